@@ -1,0 +1,31 @@
+package dev.tally.core;
+
+import java.util.Objects;
+
+/**
+ * An attempt that ended for a reason that is not the case's own: the job is retried on another worker,
+ * up to its run's attempt limit.
+ *
+ * @param kind what happened
+ * @param detail a sentence for the attempt history (never null)
+ */
+public record InfraFailure(Kind kind, String detail) {
+  /** The retryable ways an attempt can end. */
+  public enum Kind {
+    /** The case ran past its run's case timeout and was killed. */
+    TIMEOUT,
+    /** The case's process was killed by a signal it did not ask for. */
+    SIGNALED,
+    /** The evaluator itself failed (a bug or a broken environment on the worker). */
+    EVALUATOR_CRASHED,
+    /** The worker's connection closed, or it was reaped for silence, with the attempt in flight. */
+    WORKER_LOST,
+    /** The coordinator restarted while the attempt was leased. */
+    COORDINATOR_RESTARTED
+  }
+
+  public InfraFailure {
+    Objects.requireNonNull(kind, "kind");
+    detail = detail == null ? "" : detail;
+  }
+}

@@ -1,0 +1,21 @@
+package dev.tally.core;
+
+import java.util.Objects;
+
+/**
+ * What an evaluator made of one case: a final result, recorded once and never retried.
+ *
+ * @param verdict pass, fail or error
+ * @param score a number the evaluator reported, or {@code null} when it reported none
+ * @param outputTail a bounded tail of the case's output (may be empty, never null)
+ * @param durationMillis how long the attempt ran, in milliseconds, {@code >= 0}
+ */
+public record Outcome(Verdict verdict, Double score, String outputTail, long durationMillis) {
+  public Outcome {
+    Objects.requireNonNull(verdict, "verdict");
+    outputTail = outputTail == null ? "" : outputTail;
+    if (durationMillis < 0) {
+      throw new IllegalArgumentException("durationMillis must be >= 0, got " + durationMillis);
+    }
+  }
+}

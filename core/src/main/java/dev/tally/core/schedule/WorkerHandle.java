@@ -1,0 +1,40 @@
+package dev.tally.core.schedule;
+
+import dev.tally.core.Assignment;
+import java.util.List;
+
+/**
+ * What the scheduler dispatches through: one worker session, remote (a TCP connection) or local
+ * (in-process). The scheduler cannot tell the kinds apart.
+ *
+ * <p>Every method is non-blocking and safe to call from any thread. Sending to a handle whose session has
+ * ended is not an error: the message is dropped, and the session's end reaches the scheduler as
+ * {@link WorkerEvents#workerLost}. Reports come back through the {@link WorkerEvents} the handle was
+ * created with, never as return values: a result can arrive for an assignment made on an earlier session
+ * (a worker's outbox re-sent after a reconnect), and it must be recorded all the same.
+ *
+ * <p>Identity: two handles are the same worker session only if they are the same object.
+ */
+public interface WorkerHandle {
+
+  /** The worker's stable id (the same across its reconnects). */
+  String workerId();
+
+  /** The worker's name for people and results files. */
+  String name();
+
+  /** How many assignments this worker may hold at once (its slots plus a prefetch); at least 1. */
+  int dispatchWindow();
+
+  /** Sends leased assignments to the worker. */
+  void assign(List<Assignment> assignments);
+
+  /** Tells the worker what became of its reports; it drops them from its outbox. */
+  void acknowledge(List<Ack> acks);
+
+  /** Tells the worker to stop a job whose lease it no longer holds. */
+  void abandon(long jobId, long token, String reason);
+
+  /** Ends the session (the worker may reconnect); {@link WorkerEvents#workerLost} follows. */
+  void close(String reason);
+}

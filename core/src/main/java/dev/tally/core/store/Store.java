@@ -1,0 +1,100 @@
+package dev.tally.core.store;
+
+import dev.tally.core.CaseRecord;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * The source of truth for runs, jobs, leases and outcomes.
+ *
+ * <p>Semantics every implementation keeps (checked by the shared contract tests):
+ *
+ * <ul>
+ *   <li><b>Fencing tokens.</b> Each lease gets a token strictly greater than every token issued before for
+ *       that job, across restarts of the process: the token is committed with the lease, before anyone can
+ *       send it to a worker.
+ *   <li><b>Fenced, idempotent recording.</b> An outcome is accepted only from the holder of the job's
+ *       current lease (state leased, same token): {@link dev.tally.core.RecordStatus#RECORDED}. The same
+ *       holder's resend after that is {@code DUPLICATE}; any other token, or a job no longer leased under
+ *       that token, is {@code FENCED}. Only {@code RECORDED} advances a run's counters, in the same
+ *       transaction.
+ *   <li><b>Atomic batches.</b> {@link #apply} runs a whole batch in one transaction: all of it commits,
+ *       or none of it and a {@link StoreException} is thrown.
+ * </ul>
+ *
+ * <p>Thread-safety: implementations are safe for use from many threads; writes are serialized inside.
+ * Reads ({@link #run}, {@link #runs}, {@link #jobs}, {@link #attempts}) may run beside a write.
+ */
+public interface Store extends AutoCloseable {
+
+  /**
+   * Creates a run and all its jobs ({@code pending}) in one transaction.
+   *
+   * @param spec what the run was submitted with
+   * @param cases the cases, in dataset order, each with a unique id
+   * @return the new run's id
+   * @throws IllegalArgumentException if {@code cases} has two cases with one id; nothing is written
+   * @throws StoreException if the store fails; nothing is written
+   */
+  long createRun(RunSpec spec, List<CaseRecord> cases);
+
+  /**
+   * Applies one scheduler step's records, releases and leases in one transaction (see {@link StoreBatch}).
+   *
+   * @return what each request did; returned only after the commit
+   * @throws StoreException if the transaction fails; nothing of the batch is applied
+   */
+  StoreBatchResult apply(StoreBatch batch);
+
+  /**
+   * Ends every lease in the store as an attempt lost to a coordinator restart and puts its job back to
+   * pending (or {@code failed} if it has used {@code maxAttempts} of its run). Called once when a
+   * coordinator starts on an existing store.
+   *
+   * @param nowMillis wall time, epoch ms
+   * @return how many leases were released
+   * @throws StoreException if the store fails; nothing is changed
+   */
+  int releaseAllLeases(long nowMillis);
+
+  /**
+   * Reads one run.
+   *
+   * @return the run, or empty if there is no run with that id
+   * @throws StoreException if the store fails
+   */
+  Optional<RunView> run(long runId);
+
+  /**
+   * Reads every run, oldest first.
+   *
+   * @throws StoreException if the store fails
+   */
+  List<RunView> runs();
+
+  /**
+   * Reads the jobs of a run in dataset order.
+   *
+   * @return the jobs; empty if the run does not exist
+   * @throws StoreException if the store fails
+   */
+  List<JobView> jobs(long runId);
+
+  /**
+   * Reads the ended attempts of a run's jobs, by job, then token.
+   *
+   * @throws StoreException if the store fails
+   */
+  List<AttemptView> attempts(long runId);
+
+  /** How many write transactions this instance has committed since it was opened. */
+  long commits();
+
+  /**
+   * Closes the store's connections.
+   *
+   * @throws StoreException if closing fails
+   */
+  @Override
+  void close();
+}

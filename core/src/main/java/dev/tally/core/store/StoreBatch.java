@@ -1,0 +1,87 @@
+package dev.tally.core.store;
+
+import dev.tally.core.InfraFailure;
+import dev.tally.core.Outcome;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * Everything one scheduler step asks of the store, applied in one transaction by {@link Store#apply}:
+ * first the records, then the releases, then the leases (so a job released in this batch may be leased
+ * again in it, to another worker, once its backoff allows).
+ *
+ * @param nowMillis the step's wall time, epoch milliseconds (lease start, attempt end, backoff checks)
+ * @param records outcomes to record
+ * @param releases attempts that ended retryably, to put back or to end
+ * @param leases requests for new leases
+ */
+public record StoreBatch(
+    long nowMillis, List<RecordRequest> records, List<ReleaseRequest> releases, List<LeaseRequest> leases) {
+  public StoreBatch {
+    records = List.copyOf(records);
+    releases = List.copyOf(releases);
+    leases = List.copyOf(leases);
+  }
+
+  /** Whether the batch asks for nothing at all. */
+  public boolean isEmpty() {
+    return records.isEmpty() && releases.isEmpty() && leases.isEmpty();
+  }
+
+  /**
+   * Record an outcome reported under a lease.
+   *
+   * @param jobId the job
+   * @param token the token the worker reported; checked against the job's current lease (fencing)
+   * @param worker the reporting worker's name, kept with the outcome
+   * @param outcome what the evaluator made of the case
+   */
+  public record RecordRequest(long jobId, long token, String worker, Outcome outcome) {
+    public RecordRequest {
+      Objects.requireNonNull(worker, "worker");
+      Objects.requireNonNull(outcome, "outcome");
+    }
+  }
+
+  /**
+   * End an attempt retryably. Applied only while the job is still leased under {@code token}; otherwise
+   * it is {@link ReleaseStatus#STALE} and nothing changes.
+   *
+   * @param jobId the job
+   * @param token the lease being ended
+   * @param failure why the attempt ended
+   * @param notBeforeMillis the job may not be leased again before this wall time (backoff), epoch ms
+   * @param terminal true to end the job {@code failed} instead of putting it back (out of attempts)
+   */
+  public record ReleaseRequest(long jobId, long token, InfraFailure failure, long notBeforeMillis, boolean terminal) {
+    public ReleaseRequest {
+      Objects.requireNonNull(failure, "failure");
+    }
+  }
+
+  /**
+   * Lease up to {@code maxJobs} pending jobs (in run, then dataset order) whose backoff has passed.
+   *
+   * @param worker the worker's name, stored as the lease's owner
+   * @param maxJobs at most this many; at least 1
+   * @param leaseExpiryMillis the leases expire at this wall time unless renewed, epoch ms
+   */
+  public record LeaseRequest(String worker, int maxJobs, long leaseExpiryMillis) {
+    public LeaseRequest {
+      Objects.requireNonNull(worker, "worker");
+      if (maxJobs < 1) {
+        throw new IllegalArgumentException("maxJobs must be >= 1, got " + maxJobs);
+      }
+    }
+  }
+
+  /** What a release did. */
+  public enum ReleaseStatus {
+    /** The job is pending again. */
+    RELEASED,
+    /** The job ended failed. */
+    FAILED,
+    /** The lease was no longer current (recorded, released or re-leased already); nothing changed. */
+    STALE
+  }
+}

@@ -1,0 +1,34 @@
+package dev.tally.core.store;
+
+import dev.tally.core.Assignment;
+import dev.tally.core.RecordStatus;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * What {@link Store#apply} did, index for index with the batch's lists. Returned only after the
+ * transaction committed.
+ *
+ * @param recordStatuses one status per {@link StoreBatch#records()} entry, in order
+ * @param releaseStatuses one status per {@link StoreBatch#releases()} entry, in order
+ * @param leases one list of new assignments per {@link StoreBatch#leases()} entry, in order (possibly
+ *     empty)
+ * @param counters the counters, after the commit, of every run the batch touched
+ * @param nextNotBeforeMillis the earliest backoff time among pending jobs that could not be leased yet,
+ *     epoch ms, or {@link Long#MAX_VALUE} when there is none
+ * @param pendingLeft whether jobs that were eligible for a lease are still pending after this batch
+ */
+public record StoreBatchResult(
+    List<RecordStatus> recordStatuses,
+    List<StoreBatch.ReleaseStatus> releaseStatuses,
+    List<List<Assignment>> leases,
+    Map<Long, RunCounters> counters,
+    long nextNotBeforeMillis,
+    boolean pendingLeft) {
+  public StoreBatchResult {
+    recordStatuses = List.copyOf(recordStatuses);
+    releaseStatuses = List.copyOf(releaseStatuses);
+    leases = List.copyOf(leases);
+    counters = Map.copyOf(counters);
+  }
+}
