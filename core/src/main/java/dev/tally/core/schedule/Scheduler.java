@@ -1,0 +1,395 @@
+package dev.tally.core.schedule;
+
+import dev.tally.core.Assignment;
+import dev.tally.core.InfraFailure;
+import dev.tally.core.RecordStatus;
+import dev.tally.core.store.RunCounters;
+import dev.tally.core.store.RunView;
+import dev.tally.core.store.Store;
+import dev.tally.core.store.StoreBatch;
+import dev.tally.core.store.StoreBatch.LeaseRequest;
+import dev.tally.core.store.StoreBatch.RecordRequest;
+import dev.tally.core.store.StoreBatch.ReleaseRequest;
+import dev.tally.core.store.StoreBatch.ReleaseStatus;
+import dev.tally.core.store.StoreBatchResult;
+import dev.tally.core.store.StoreException;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Queue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.random.RandomGenerator;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Leases jobs to workers, records what they report, and puts retryably failed attempts back.
+ *
+ * <p><b>How it runs.</b> Worker sessions report through the {@link WorkerEvents} methods, from any thread;
+ * those only queue the event and call the wake-up hook. A driver thread calls {@link #step()}: one step
+ * drains every queued event, turns them into one {@link StoreBatch} (records, releases, and leases for
+ * every worker with a free place in its dispatch window), applies it in <em>one</em> store transaction,
+ * and only then sends acks and assignments. While a step's commit runs, new reports queue up and the next
+ * step takes them all: that is the group commit, and under load one commit carries many evals.
+ *
+ * <p><b>Guarantees.</b> An ack leaves only after its outcome is committed (I5). An assignment leaves only
+ * after its lease and fencing token are committed (I3). Every assignment made through a session that ends
+ * before reporting is released retryably when the session's {@link WorkerEvents#workerLost} is stepped,
+ * so nothing is lost (I1); the store's fencing and duplicate checks make late and repeated reports
+ * harmless (I2).
+ *
+ * <p><b>Time and randomness</b> come from the constructor ({@link Clock}, {@link RandomGenerator}); the
+ * scheduler does no I/O besides the {@link Store} and {@link WorkerHandle} ports, so a simulation can
+ * drive it step by step.
+ *
+ * <p>Thread-safety: the {@link WorkerEvents} methods, {@link #counters}, {@link #completion} and
+ * {@link #activate} are safe from any thread. {@link #step()} must be called from one thread at a time.
+ */
+public final class Scheduler implements WorkerEvents {
+  private static final Logger log = LoggerFactory.getLogger(Scheduler.class);
+
+  private final Store store;
+  private final Clock clock;
+  private final RandomGenerator random;
+  private final RetryPolicy retryPolicy;
+  private final Settings settings;
+  private final Runnable wakeup;
+
+  private final Queue<Object> inbox = new ConcurrentLinkedQueue<>();
+  private final Map<WorkerHandle, WorkerState> workers = new LinkedHashMap<>();
+  private final Map<Long, RunView> runSpecs = new HashMap<>();
+  private final Map<Long, RunCounters> latestCounters = new ConcurrentHashMap<>();
+  private final Map<Long, CompletableFuture<RunCounters>> completions = new ConcurrentHashMap<>();
+
+  // Requests that a failed commit left unapplied: carried to the next step, because a report that is
+  // neither recorded nor acked would sit in a worker's outbox until it reconnects.
+  private final List<RecordRequest> records = new ArrayList<>();
+  private final List<WorkerHandle> recordSenders = new ArrayList<>();
+  private final List<ReleaseRequest> releases = new ArrayList<>();
+  private final List<WorkerHandle> releaseSenders = new ArrayList<>();
+
+  private boolean pendingMayBeAvailable = true;
+  private long nextNotBeforeMillis = Long.MAX_VALUE;
+  private int consecutiveStoreFailures;
+
+  /**
+   * Creates a scheduler.
+   *
+   * @param store the source of truth
+   * @param clock wall time for leases, backoff and attempt history
+   * @param random randomness for backoff jitter
+   * @param retryPolicy spacing of redeliveries
+   * @param settings limits and durations
+   * @param wakeup called (from any thread) after an event is queued; the driver then calls {@link #step()}
+   */
+  public Scheduler(
+      Store store, Clock clock, RandomGenerator random, RetryPolicy retryPolicy, Settings settings, Runnable wakeup) {
+    this.store = Objects.requireNonNull(store, "store");
+    this.clock = Objects.requireNonNull(clock, "clock");
+    this.random = Objects.requireNonNull(random, "random");
+    this.retryPolicy = Objects.requireNonNull(retryPolicy, "retryPolicy");
+    this.settings = Objects.requireNonNull(settings, "settings");
+    this.wakeup = Objects.requireNonNull(wakeup, "wakeup");
+  }
+
+  /**
+   * Limits and durations of a scheduler.
+   *
+   * @param leaseDuration how long a lease lasts unless renewed (stored as the lease's expiry)
+   * @param storeRetryDelay how long to wait before retrying a batch whose commit failed
+   * @param maxConsecutiveStoreFailures after this many failed commits in a row, {@link #step()} throws:
+   *     a store that keeps failing is an outage, not a hiccup
+   */
+  public record Settings(Duration leaseDuration, Duration storeRetryDelay, int maxConsecutiveStoreFailures) {
+    /** 15 minutes: longer than the default case timeout (10 minutes), so a lease outlives its attempt. */
+    public static final Duration DEFAULT_LEASE_DURATION = Duration.ofMinutes(15);
+
+    public Settings {
+      if (leaseDuration.isNegative() || leaseDuration.isZero()) {
+        throw new IllegalArgumentException("leaseDuration must be positive, got " + leaseDuration);
+      }
+      if (storeRetryDelay.isNegative()) {
+        throw new IllegalArgumentException("storeRetryDelay must be >= 0, got " + storeRetryDelay);
+      }
+      if (maxConsecutiveStoreFailures < 1) {
+        throw new IllegalArgumentException(
+            "maxConsecutiveStoreFailures must be >= 1, got " + maxConsecutiveStoreFailures);
+      }
+    }
+
+    /** Lease 15 min, retry a failed commit after 200 ms, give up after 10 failed commits in a row. */
+    public static Settings defaults() {
+      return new Settings(DEFAULT_LEASE_DURATION, Duration.ofMillis(200), 10);
+    }
+  }
+
+  // ---- events, from any thread -------------------------------------------------------------------
+
+  private record Joined(WorkerHandle worker) {}
+
+  private record Ended(WorkerHandle worker, AttemptReport report) {}
+
+  private record Lost(WorkerHandle worker, String reason) {}
+
+  private record Activated(long runId) {}
+
+  @Override
+  public void workerJoined(WorkerHandle worker) {
+    enqueue(new Joined(Objects.requireNonNull(worker)));
+  }
+
+  @Override
+  public void attemptEnded(WorkerHandle worker, AttemptReport report) {
+    enqueue(new Ended(Objects.requireNonNull(worker), Objects.requireNonNull(report)));
+  }
+
+  @Override
+  public void workerLost(WorkerHandle worker, String reason) {
+    enqueue(new Lost(Objects.requireNonNull(worker), reason));
+  }
+
+  /**
+   * Tells the scheduler that a run's jobs are in the store and may be leased. Returns at once.
+   *
+   * @param runId a run created with {@link Store#createRun}
+   * @return a future completed with the run's final counters when every job has ended; completed
+   *     exceptionally if the scheduler gives up on the store
+   */
+  public CompletableFuture<RunCounters> activate(long runId) {
+    CompletableFuture<RunCounters> done = completion(runId);
+    enqueue(new Activated(runId));
+    return done;
+  }
+
+  /** The future completed when run {@code runId} finishes (see {@link #activate}). */
+  public CompletableFuture<RunCounters> completion(long runId) {
+    return completions.computeIfAbsent(runId, id -> new CompletableFuture<>());
+  }
+
+  /** The run's counters as of the last committed step, or null if the scheduler has not seen the run. */
+  public RunCounters counters(long runId) {
+    return latestCounters.get(runId);
+  }
+
+  private void enqueue(Object event) {
+    inbox.add(event);
+    wakeup.run();
+  }
+
+  /** Whether events are queued for the next step. */
+  public boolean hasQueuedEvents() {
+    return !inbox.isEmpty();
+  }
+
+  // ---- the step, on the driver's thread ------------------------------------------------------------
+
+  /**
+   * Drains the queued events, commits one batch, then sends acks and assignments.
+   *
+   * @return the wall time (epoch ms) at which a step is due even if no event arrives (a backoff ends,
+   *     or a failed commit is to be retried), or {@link Long#MAX_VALUE} if only an event can make work
+   * @throws StoreException if the store failed {@link Settings#maxConsecutiveStoreFailures} times in a
+   *     row; every waiting run's future is completed exceptionally first
+   */
+  public long step() {
+    long now = clock.millis();
+    drainInbox(now);
+    if (now >= nextNotBeforeMillis) {
+      pendingMayBeAvailable = true;
+    }
+
+    List<WorkerHandle> leaseHolders = new ArrayList<>();
+    List<LeaseRequest> leases = new ArrayList<>();
+    if (pendingMayBeAvailable) {
+      long expiry = now + settings.leaseDuration().toMillis();
+      for (Map.Entry<WorkerHandle, WorkerState> e : workers.entrySet()) {
+        int free = e.getKey().dispatchWindow() - e.getValue().inFlight.size();
+        if (free > 0) {
+          leaseHolders.add(e.getKey());
+          leases.add(new LeaseRequest(e.getKey().name(), free, expiry));
+        }
+      }
+    }
+
+    StoreBatch batch = new StoreBatch(now, records, releases, leases);
+    if (batch.isEmpty()) {
+      return nextNotBeforeMillis;
+    }
+    StoreBatchResult result;
+    try {
+      result = store.apply(batch);
+      consecutiveStoreFailures = 0;
+    } catch (StoreException e) {
+      consecutiveStoreFailures++;
+      if (consecutiveStoreFailures >= settings.maxConsecutiveStoreFailures()) {
+        log.error("store failed {} times in a row; giving up", consecutiveStoreFailures, e);
+        completions.values().forEach(f -> f.completeExceptionally(e));
+        throw e;
+      }
+      log.warn("store commit failed (attempt {}); retrying the batch", consecutiveStoreFailures, e);
+      return now + settings.storeRetryDelay().toMillis();
+    }
+
+    sendAcks(result);
+    sendAssignments(now, leaseHolders, result.leases());
+    pendingMayBeAvailable = result.pendingLeft();
+    nextNotBeforeMillis = result.nextNotBeforeMillis();
+    publish(result.counters());
+    return pendingMayBeAvailable && hasFreeWindow() ? now : nextNotBeforeMillis;
+  }
+
+  private void drainInbox(long now) {
+    Object event;
+    while ((event = inbox.poll()) != null) {
+      if (event instanceof Ended ended) {
+        onEnded(now, ended.worker(), ended.report());
+      } else if (event instanceof Joined joined) {
+        workers.putIfAbsent(joined.worker(), new WorkerState());
+        pendingMayBeAvailable = true;
+        log.info("worker {} joined (window {})", joined.worker().name(), joined.worker().dispatchWindow());
+      } else if (event instanceof Lost lost) {
+        onLost(now, lost.worker(), lost.reason());
+      } else if (event instanceof Activated activated) {
+        pendingMayBeAvailable = true;
+        runSpec(activated.runId());
+      }
+    }
+  }
+
+  private void onEnded(long now, WorkerHandle worker, AttemptReport report) {
+    WorkerState state = workers.get(worker);
+    InFlight inFlight = state == null ? null : state.inFlight.get(report.jobId());
+    if (inFlight != null && inFlight.token == report.token()) {
+      state.inFlight.remove(report.jobId());
+    } else {
+      // A report for an assignment this session does not hold: an outbox resend after a reconnect, or a
+      // late result from a session we already released. The store decides (fenced or duplicate).
+      inFlight = null;
+    }
+    if (report.outcome() != null) {
+      records.add(new RecordRequest(report.jobId(), report.token(), worker.name(), report.outcome()));
+      recordSenders.add(worker);
+    } else {
+      releases.add(releaseFor(now, report.jobId(), report.token(), inFlight, report.failure()));
+      releaseSenders.add(worker);
+    }
+  }
+
+  private void onLost(long now, WorkerHandle worker, String reason) {
+    WorkerState state = workers.remove(worker);
+    if (state == null) {
+      return;
+    }
+    log.warn("worker {} lost ({}); releasing {} in-flight jobs", worker.name(), reason, state.inFlight.size());
+    InfraFailure failure = new InfraFailure(InfraFailure.Kind.WORKER_LOST, reason);
+    for (Map.Entry<Long, InFlight> e : state.inFlight.entrySet()) {
+      releases.add(releaseFor(now, e.getKey(), e.getValue().token, e.getValue(), failure));
+      releaseSenders.add(null); // nobody to ack: the session is gone
+    }
+  }
+
+  private ReleaseRequest releaseFor(long now, long jobId, long token, InFlight inFlight, InfraFailure failure) {
+    if (inFlight == null) {
+      // Not an attempt we hold: the store will find the lease stale and change nothing.
+      return new ReleaseRequest(jobId, token, failure, now, false);
+    }
+    int maxAttempts = runSpec(inFlight.runId).spec().maxAttempts();
+    boolean terminal = inFlight.attempt >= maxAttempts;
+    long notBefore = now + retryPolicy.backoff(inFlight.attempt, random).toMillis();
+    return new ReleaseRequest(jobId, token, failure, notBefore, terminal);
+  }
+
+  private RunView runSpec(long runId) {
+    RunView run = runSpecs.get(runId);
+    if (run == null) {
+      run = store.run(runId).orElseThrow(() -> new IllegalStateException("no run " + runId + " in the store"));
+      runSpecs.put(runId, run);
+      publish(Map.of(runId, run.counters()));
+    }
+    return run;
+  }
+
+  private void sendAcks(StoreBatchResult result) {
+    Map<WorkerHandle, List<Ack>> acks = new LinkedHashMap<>();
+    for (int i = 0; i < records.size(); i++) {
+      RecordRequest r = records.get(i);
+      RecordStatus status = result.recordStatuses().get(i);
+      acks.computeIfAbsent(recordSenders.get(i), w -> new ArrayList<>())
+          .add(new Ack(r.jobId(), r.token(), AckStatus.valueOf(status.name())));
+    }
+    for (int i = 0; i < releases.size(); i++) {
+      WorkerHandle sender = releaseSenders.get(i);
+      if (sender != null) {
+        ReleaseRequest r = releases.get(i);
+        AckStatus status = result.releaseStatuses().get(i) == ReleaseStatus.STALE ? AckStatus.FENCED : AckStatus.RELEASED;
+        acks.computeIfAbsent(sender, w -> new ArrayList<>()).add(new Ack(r.jobId(), r.token(), status));
+      }
+    }
+    records.clear();
+    recordSenders.clear();
+    releases.clear();
+    releaseSenders.clear();
+    acks.forEach(WorkerHandle::acknowledge);
+  }
+
+  private void sendAssignments(long now, List<WorkerHandle> holders, List<List<Assignment>> leased) {
+    for (int i = 0; i < holders.size(); i++) {
+      List<Assignment> assignments = leased.get(i);
+      if (assignments.isEmpty()) {
+        continue;
+      }
+      WorkerHandle worker = holders.get(i);
+      WorkerState state = workers.get(worker);
+      for (Assignment a : assignments) {
+        state.inFlight.put(a.jobId(), new InFlight(a.runId(), a.token(), a.attempt(), now));
+      }
+      worker.assign(assignments);
+    }
+  }
+
+  private boolean hasFreeWindow() {
+    for (Map.Entry<WorkerHandle, WorkerState> e : workers.entrySet()) {
+      if (e.getKey().dispatchWindow() > e.getValue().inFlight.size()) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private void publish(Map<Long, RunCounters> counters) {
+    counters.forEach(
+        (runId, c) -> {
+          latestCounters.put(runId, c);
+          if (c.finished()) {
+            completion(runId).complete(c);
+          }
+        });
+  }
+
+  /** How many workers are connected (as of the last step). Only for the driver's thread. */
+  public int workerCount() {
+    return workers.size();
+  }
+
+  /** How many assignments are out on workers (as of the last step). Only for the driver's thread. */
+  public int inFlightCount() {
+    int n = 0;
+    for (WorkerState s : workers.values()) {
+      n += s.inFlight.size();
+    }
+    return n;
+  }
+
+  private static final class WorkerState {
+    final Map<Long, InFlight> inFlight = new HashMap<>();
+  }
+
+  private record InFlight(long runId, long token, int attempt, long leasedAtMillis) {}
+}

@@ -1,0 +1,103 @@
+package dev.tally.store;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
+
+import dev.tally.core.store.Store;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+
+/** The store contract against {@link SqliteStore}, plus what is particular to one SQLite file. */
+class SqliteStoreTest extends StoreContractTest {
+
+  private static final String FILE = "tally.db";
+
+  @Override
+  protected Store newStore(Path dir) {
+    return SqliteStore.open(dir.resolve(FILE));
+  }
+
+  /**
+   * A trigger makes SQLite itself abort the statement that leases a job, so the failure happens inside
+   * the store's transaction after its records and releases have run.
+   */
+  @Override
+  protected AutoCloseable failLeasesIn(Path dir) throws SQLException {
+    try (Connection c = connect(dir); Statement s = c.createStatement()) {
+      s.execute("CREATE TRIGGER injected_lease_failure BEFORE UPDATE OF state ON jobs"
+          + " WHEN NEW.state = 'leased' BEGIN SELECT RAISE(ABORT, 'injected lease failure'); END");
+    }
+    return () -> {
+      try (Connection c = connect(dir); Statement s = c.createStatement()) {
+        s.execute("DROP TRIGGER injected_lease_failure");
+      }
+    };
+  }
+
+  private static Connection connect(Path dir) throws SQLException {
+    Connection c = DriverManager.getConnection("jdbc:sqlite:" + dir.resolve(FILE));
+    try (Statement s = c.createStatement()) {
+      s.execute("PRAGMA busy_timeout = 5000");
+    }
+    return c;
+  }
+
+  private static String query(Connection c, String sql) throws SQLException {
+    try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
+      rs.next();
+      return rs.getString(1);
+    }
+  }
+
+  @Test
+  void createsTheFileAndItsDirectoriesInWalModeWithTheSchemaMigratedOnce() throws SQLException {
+    Path nested = dir.resolve("a/b");
+    try (Store store = newStore(nested)) {
+      store.createRun(spec(3), cases(1));
+    }
+    try (Store store = newStore(nested)) {
+      assertThat(store.runs()).hasSize(1);
+    }
+    try (Connection c = connect(nested)) {
+      assertThat(query(c, "PRAGMA journal_mode")).isEqualTo("wal");
+      assertThat(query(c, "SELECT count(*) FROM flyway_schema_history WHERE success = 1 AND version = '1'"))
+          .isEqualTo("1");
+    }
+  }
+
+  @Test
+  void readsWhileAnotherProcessHoldsTheWriteLock() throws SQLException {
+    try (Store store = newStore(dir)) {
+      long runId = store.createRun(spec(3), cases(3));
+      try (Connection other = connect(dir); Statement s = other.createStatement()) {
+        s.execute("BEGIN IMMEDIATE");
+        s.execute("UPDATE runs SET dataset = 'uncommitted' WHERE id = " + runId);
+        // The store's busy timeout is 10 s; a read that waited for the lock would miss this deadline.
+        assertTimeoutPreemptively(Duration.ofSeconds(3), () -> {
+          assertThat(store.jobs(runId)).hasSize(3);
+          assertThat(store.run(runId).orElseThrow().counters().total()).isEqualTo(3);
+        });
+        s.execute("ROLLBACK");
+      }
+    }
+  }
+
+  @Test
+  void runsBothConnectionsWithTheDocumentedDurabilityAndLockingSettings() {
+    try (SqliteStore store = SqliteStore.open(dir.resolve(FILE))) {
+      for (boolean writer : new boolean[] {true, false}) {
+        assertThat(store.pragma(writer, "journal_mode")).isEqualTo("wal");
+        assertThat(store.pragma(writer, "synchronous")).as("NORMAL").isEqualTo("1");
+        assertThat(store.pragma(writer, "foreign_keys")).isEqualTo("1");
+        assertThat(store.pragma(writer, "busy_timeout")).isEqualTo("10000");
+      }
+      assertThat(store.pragma(false, "query_only")).isEqualTo("1");
+    }
+  }
+}

@@ -1,0 +1,846 @@
+package dev.tally.store;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.tally.core.Assignment;
+import dev.tally.core.CaseRecord;
+import dev.tally.core.EvaluatorSpec;
+import dev.tally.core.InfraFailure;
+import dev.tally.core.Outcome;
+import dev.tally.core.RecordStatus;
+import dev.tally.core.Verdict;
+import dev.tally.core.store.AttemptView;
+import dev.tally.core.store.JobState;
+import dev.tally.core.store.JobView;
+import dev.tally.core.store.RunCounters;
+import dev.tally.core.store.RunSpec;
+import dev.tally.core.store.RunView;
+import dev.tally.core.store.Store;
+import dev.tally.core.store.StoreBatch;
+import dev.tally.core.store.StoreBatch.LeaseRequest;
+import dev.tally.core.store.StoreBatch.RecordRequest;
+import dev.tally.core.store.StoreBatch.ReleaseRequest;
+import dev.tally.core.store.StoreBatch.ReleaseStatus;
+import dev.tally.core.store.StoreBatchResult;
+import dev.tally.core.store.StoreException;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import java.util.stream.IntStream;
+import java.util.stream.Stream;
+import net.jqwik.api.Arbitraries;
+import net.jqwik.api.Arbitrary;
+import net.jqwik.api.Combinators;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.Provide;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The {@link Store} contract: fencing, idempotent recording, atomic batches, leases, releases and run
+ * completion. Every store implementation runs this whole suite by extending it.
+ *
+ * <p>Each test gets a fresh directory; {@link #newStore(Path)} called twice with the same directory must
+ * open the same store (that is how a coordinator restart is simulated).
+ */
+public abstract class StoreContractTest {
+
+  /** Opens (creating if missing) the store that lives in {@code dir}. */
+  protected abstract Store newStore(Path dir);
+
+  /**
+   * Arranges for the next lease in the store in {@code dir} to fail inside the store (not in the
+   * caller), so a batch can be made to fail halfway. Closing the handle removes the fault. Stores that
+   * cannot inject such a fault leave this as is and the test that needs it is skipped.
+   */
+  protected AutoCloseable failLeasesIn(Path dir) throws Exception {
+    Assumptions.abort("this store has no way to inject a failure mid-batch");
+    return null;
+  }
+
+  protected static final EvaluatorSpec EVALUATOR =
+      new EvaluatorSpec("exec", Map.of("cmd", "python3 score.py", "quote", "a \"b\" = c,\nd"), Duration.ofSeconds(30));
+  protected static final long T0 = 1_700_000_000_000L;
+  private static final long EXPIRY = T0 + 60_000;
+
+  @TempDir Path dir;
+
+  // ------------------------------------------------------------------------------------------------
+  // helpers
+
+  protected static RunSpec spec(int maxAttempts) {
+    return new RunSpec("cases.jsonl", EVALUATOR, maxAttempts);
+  }
+
+  protected static List<CaseRecord> cases(int n) {
+    return IntStream.range(0, n).mapToObj(i -> new CaseRecord(i, "c" + i, "{\"id\":\"c" + i + "\"}")).toList();
+  }
+
+  protected static Outcome outcome(Verdict v) {
+    return new Outcome(v, v == Verdict.PASS ? 1.0 : null, "tail of " + v, 12);
+  }
+
+  protected static StoreBatch lease(long now, String worker, int max) {
+    return new StoreBatch(now, List.of(), List.of(), List.of(new LeaseRequest(worker, max, now + 60_000)));
+  }
+
+  protected static StoreBatch record(long now, RecordRequest... records) {
+    return new StoreBatch(now, List.of(records), List.of(), List.of());
+  }
+
+  protected static StoreBatch release(long now, ReleaseRequest... releases) {
+    return new StoreBatch(now, List.of(), List.of(releases), List.of());
+  }
+
+  protected static RecordRequest rec(Assignment a, String worker, Verdict v) {
+    return new RecordRequest(a.jobId(), a.token(), worker, outcome(v));
+  }
+
+  protected static ReleaseRequest lost(Assignment a, long notBefore, boolean terminal) {
+    return new ReleaseRequest(a.jobId(), a.token(), new InfraFailure(InfraFailure.Kind.WORKER_LOST, "connection reset"),
+        notBefore, terminal);
+  }
+
+  private static RunCounters counters(Store store, long runId) {
+    return store.run(runId).orElseThrow().counters();
+  }
+
+  private static JobView job(Store store, long runId, long jobId) {
+    return store.jobs(runId).stream().filter(j -> j.jobId() == jobId).findFirst().orElseThrow();
+  }
+
+  // ------------------------------------------------------------------------------------------------
+  // runs and leases
+
+  @Test
+  void createsRunWhoseJobsArePendingInDatasetOrderAndWhoseSpecReadsBack() {
+    try (Store store = newStore(dir)) {
+      long runId = store.createRun(spec(3), cases(5));
+      RunView run = store.run(runId).orElseThrow();
+      assertThat(run.spec()).isEqualTo(spec(3));
+      assertThat(run.finished()).isFalse();
+      assertThat(run.counters()).isEqualTo(new RunCounters(5, 0, 0, 0, 0, 0, 0, 0));
+      List<JobView> jobs = store.jobs(runId);
+      assertThat(jobs).extracting(JobView::position).containsExactly(0, 1, 2, 3, 4);
+      assertThat(jobs).extracting(JobView::caseId).containsExactly("c0", "c1", "c2", "c3", "c4");
+      assertThat(jobs).allSatisfy(j -> {
+        assertThat(j.state()).isEqualTo(JobState.PENDING);
+        assertThat(j.token()).isZero();
+        assertThat(j.attempts()).isZero();
+      });
+      assertThat(store.runs()).extracting(RunView::runId).containsExactly(runId);
+      assertThat(store.run(runId + 1000)).isEmpty();
+      assertThat(store.jobs(runId + 1000)).isEmpty();
+    }
+    // The spec, options included, survives a reopen (it is not only cached in memory).
+    try (Store store = newStore(dir)) {
+      assertThat(store.runs()).singleElement().satisfies(r -> assertThat(r.spec()).isEqualTo(spec(3)));
+    }
+  }
+
+  @Test
+  void leasesPendingJobsInDatasetOrderWithTheRunsEvaluator() {
+    try (Store store = newStore(dir)) {
+      long first = store.createRun(spec(3), cases(2));
+      long second = store.createRun(spec(3), cases(3));
+      StoreBatchResult r = store.apply(lease(T0, "w1", 4));
+      List<Assignment> got = r.leases().get(0);
+      assertThat(got).extracting(Assignment::runId).containsExactly(first, first, second, second);
+      assertThat(got).extracting(Assignment::caseId).containsExactly("c0", "c1", "c0", "c1");
+      assertThat(got).allSatisfy(a -> {
+        assertThat(a.token()).isEqualTo(1);
+        assertThat(a.attempt()).isEqualTo(1);
+        assertThat(a.evaluator()).isEqualTo(EVALUATOR);
+      });
+      assertThat(got.get(0).caseJson()).isEqualTo("{\"id\":\"c0\"}");
+      assertThat(r.counters()).containsOnlyKeys(first, second);
+      assertThat(r.pendingLeft()).isTrue();
+      assertThat(r.nextNotBeforeMillis()).isEqualTo(Long.MAX_VALUE);
+      assertThat(job(store, second, got.get(2).jobId())).satisfies(j -> {
+        assertThat(j.state()).isEqualTo(JobState.LEASED);
+        assertThat(j.worker()).isEqualTo("w1");
+      });
+
+      StoreBatchResult rest = store.apply(lease(T0, "w2", 10));
+      assertThat(rest.leases().get(0)).extracting(Assignment::caseId).containsExactly("c2");
+      assertThat(rest.pendingLeft()).isFalse();
+      assertThat(store.apply(lease(T0, "w3", 10)).leases().get(0)).isEmpty();
+    }
+  }
+
+  @Test
+  void leasesByPositionEvenWhenCasesWereListedOutOfOrder() {
+    try (Store store = newStore(dir)) {
+      List<CaseRecord> shuffled = new ArrayList<>(cases(6));
+      java.util.Collections.reverse(shuffled);
+      long runId = store.createRun(spec(3), shuffled);
+      assertThat(store.jobs(runId)).extracting(JobView::caseId).containsExactly("c0", "c1", "c2", "c3", "c4", "c5");
+      assertThat(store.apply(lease(T0, "w1", 4)).leases().get(0)).extracting(Assignment::caseId)
+          .containsExactly("c0", "c1", "c2", "c3");
+    }
+  }
+
+  @Test
+  void givesEachLeaseRequestInOneBatchDistinctJobs() {
+    try (Store store = newStore(dir)) {
+      store.createRun(spec(3), cases(5));
+      StoreBatch batch = new StoreBatch(T0, List.of(), List.of(),
+          List.of(new LeaseRequest("w1", 2, EXPIRY), new LeaseRequest("w2", 2, EXPIRY), new LeaseRequest("w3", 2, EXPIRY)));
+      StoreBatchResult r = store.apply(batch);
+      assertThat(r.leases()).extracting(List::size).containsExactly(2, 2, 1);
+      assertThat(r.leases().stream().flatMap(List::stream).map(Assignment::caseId))
+          .containsExactly("c0", "c1", "c2", "c3", "c4");
+    }
+  }
+
+  // ------------------------------------------------------------------------------------------------
+  // fencing and idempotent recording
+
+  @Test
+  void countsTheSameResultTwiceOnlyOnceAndCallsTheResendDuplicate() {
+    try (Store store = newStore(dir)) {
+      long runId = store.createRun(spec(3), cases(2));
+      Assignment a = store.apply(lease(T0, "w1", 1)).leases().get(0).get(0);
+
+      StoreBatchResult first = store.apply(record(T0 + 5, rec(a, "w1", Verdict.PASS)));
+      assertThat(first.recordStatuses()).containsExactly(RecordStatus.RECORDED);
+      assertThat(first.counters().get(runId)).isEqualTo(new RunCounters(2, 1, 0, 0, 0, 0, 0, 0));
+
+      StoreBatchResult resend = store.apply(record(T0 + 9, rec(a, "w1", Verdict.FAIL)));
+      assertThat(resend.recordStatuses()).containsExactly(RecordStatus.DUPLICATE);
+      assertThat(resend.counters().get(runId)).isEqualTo(new RunCounters(2, 1, 0, 0, 0, 1, 0, 0));
+
+      JobView j = job(store, runId, a.jobId());
+      assertThat(j.state()).isEqualTo(JobState.DONE);
+      assertThat(j.worker()).isEqualTo("w1");
+      assertThat(j.outcome()).isEqualTo(outcome(Verdict.PASS));
+      assertThat(store.attempts(runId)).containsExactly(
+          new AttemptView(a.jobId(), a.token(), "w1", T0, T0 + 5, "recorded", ""));
+    }
+  }
+
+  @Test
+  void behavesAsIfTwoRecordsForOneJobInOneBatchWereAppliedOneAfterTheOther() {
+    try (Store store = newStore(dir)) {
+      long runId = store.createRun(spec(3), cases(1));
+      Assignment a = store.apply(lease(T0, "w1", 1)).leases().get(0).get(0);
+      StoreBatchResult r = store.apply(record(T0, rec(a, "w1", Verdict.FAIL), rec(a, "w1", Verdict.PASS),
+          new RecordRequest(a.jobId(), a.token() + 1, "w9", outcome(Verdict.PASS))));
+      assertThat(r.recordStatuses()).containsExactly(RecordStatus.RECORDED, RecordStatus.DUPLICATE, RecordStatus.FENCED);
+      assertThat(r.counters().get(runId)).isEqualTo(new RunCounters(1, 0, 1, 0, 0, 1, 1, 0));
+      assertThat(job(store, runId, a.jobId()).outcome().verdict()).isEqualTo(Verdict.FAIL);
+    }
+  }
+
+  @Test
+  void fencesTheOlderTokenOnceTheJobIsReleasedAndLeasedAgain() {
+    try (Store store = newStore(dir)) {
+      long runId = store.createRun(spec(3), cases(1));
+      Assignment old = store.apply(lease(T0, "w1", 1)).leases().get(0).get(0);
+      assertThat(store.apply(release(T0 + 1, lost(old, T0 + 1, false))).releaseStatuses())
+          .containsExactly(ReleaseStatus.RELEASED);
+      Assignment current = store.apply(lease(T0 + 2, "w2", 1)).leases().get(0).get(0);
+      assertThat(current.token()).isGreaterThan(old.token());
+
+      StoreBatchResult late = store.apply(record(T0 + 3, rec(old, "w1", Verdict.PASS)));
+      assertThat(late.recordStatuses()).containsExactly(RecordStatus.FENCED);
+      assertThat(late.counters().get(runId).staleResultsFenced()).isEqualTo(1);
+      assertThat(late.counters().get(runId).recorded()).isZero();
+
+      assertThat(store.apply(record(T0 + 4, rec(current, "w2", Verdict.PASS))).recordStatuses())
+          .containsExactly(RecordStatus.RECORDED);
+      // Once the job is done under the new token, the old holder is still fenced, not a duplicate.
+      assertThat(store.apply(record(T0 + 5, rec(old, "w1", Verdict.PASS))).recordStatuses())
+          .containsExactly(RecordStatus.FENCED);
+      assertThat(counters(store, runId)).isEqualTo(new RunCounters(1, 1, 0, 0, 0, 0, 2, 1));
+    }
+  }
+
+  @Test
+  void fencesAResultForAJobThatWasReleasedAndIsPending() {
+    try (Store store = newStore(dir)) {
+      long runId = store.createRun(spec(3), cases(1));
+      Assignment a = store.apply(lease(T0, "w1", 1)).leases().get(0).get(0);
+      store.apply(release(T0 + 1, lost(a, T0 + 1_000, false)));
+      assertThat(store.apply(record(T0 + 2, rec(a, "w1", Verdict.PASS))).recordStatuses())
+          .containsExactly(RecordStatus.FENCED);
+      JobView j = job(store, runId, a.jobId());
+      assertThat(j.state()).isEqualTo(JobState.PENDING);
+      assertThat(j.outcome()).isNull();
+      assertThat(counters(store, runId)).isEqualTo(new RunCounters(1, 0, 0, 0, 0, 0, 1, 1));
+    }
+  }
+
+  @Test
+  void fencesAResultForAJobThatEndedFailed() {
+    try (Store store = newStore(dir)) {
+      long runId = store.createRun(spec(3), cases(1));
+      Assignment a = store.apply(lease(T0, "w1", 1)).leases().get(0).get(0);
+      store.apply(release(T0 + 1, lost(a, T0, true)));
+      assertThat(store.apply(record(T0 + 2, rec(a, "w1", Verdict.PASS))).recordStatuses())
+          .containsExactly(RecordStatus.FENCED);
+      assertThat(job(store, runId, a.jobId()).state()).isEqualTo(JobState.FAILED);
+    }
+  }
+
+  /** Decided: a job id the store never issued is a writer without a lease, so FENCED; no run is charged. */
+  @Test
+  void fencesAResultForAJobThatDoesNotExist() {
+    try (Store store = newStore(dir)) {
+      long runId = store.createRun(spec(3), cases(1));
+      StoreBatchResult r = store.apply(record(T0, new RecordRequest(987_654, 1, "w1", outcome(Verdict.PASS))));
+      assertThat(r.recordStatuses()).containsExactly(RecordStatus.FENCED);
+      assertThat(r.counters()).isEmpty();
+      assertThat(counters(store, runId)).isEqualTo(new RunCounters(1, 0, 0, 0, 0, 0, 0, 0));
+      assertThat(store.apply(release(T0, new ReleaseRequest(987_654, 1,
+          new InfraFailure(InfraFailure.Kind.TIMEOUT, ""), T0, false))).releaseStatuses())
+          .containsExactly(ReleaseStatus.STALE);
+    }
+  }
+
+  @Test
+  void issuesStrictlyGreaterTokensAcrossLeasesRestartsAndReleaseAllLeases() {
+    long jobId;
+    long lastToken;
+    long runId;
+    try (Store store = newStore(dir)) {
+      runId = store.createRun(spec(10), cases(1));
+      Assignment a1 = store.apply(lease(T0, "w1", 1)).leases().get(0).get(0);
+      store.apply(release(T0, lost(a1, T0, false)));
+      Assignment a2 = store.apply(lease(T0, "w1", 1)).leases().get(0).get(0);
+      assertThat(a2.jobId()).isEqualTo(a1.jobId());
+      assertThat(a2.token()).isGreaterThan(a1.token());
+      assertThat(a2.attempt()).isEqualTo(2);
+      jobId = a2.jobId();
+      lastToken = a2.token();
+    }
+    // Simulated coordinator restart: the lease is still there; the new coordinator ends it.
+    try (Store store = newStore(dir)) {
+      assertThat(job(store, runId, jobId).state()).isEqualTo(JobState.LEASED);
+      assertThat(store.releaseAllLeases(T0 + 10)).isEqualTo(1);
+      Assignment a3 = store.apply(lease(T0 + 10, "w2", 1)).leases().get(0).get(0);
+      assertThat(a3.token()).isGreaterThan(lastToken);
+      assertThat(a3.attempt()).isEqualTo(3);
+      lastToken = a3.token();
+      // A result from before the restart is fenced.
+      assertThat(store.apply(record(T0 + 11, new RecordRequest(jobId, lastToken - 1, "w1", outcome(Verdict.PASS))))
+          .recordStatuses()).containsExactly(RecordStatus.FENCED);
+    }
+    try (Store store = newStore(dir)) {
+      store.releaseAllLeases(T0 + 20);
+      Assignment a4 = store.apply(lease(T0 + 20, "w3", 1)).leases().get(0).get(0);
+      assertThat(a4.token()).isGreaterThan(lastToken);
+      assertThat(store.attempts(runId)).extracting(AttemptView::token).isSorted().doesNotHaveDuplicates();
+      assertThat(store.attempts(runId)).extracting(AttemptView::ending)
+          .containsExactly("worker_lost", "coordinator_restarted", "coordinator_restarted");
+    }
+  }
+
+  @Test
+  void releaseAllLeasesRequeuesLeasedJobsAndFailsThoseOutOfAttempts() {
+    try (Store store = newStore(dir)) {
+      long runId = store.createRun(spec(2), cases(3));
+      List<Assignment> first = store.apply(lease(T0, "w1", 2)).leases().get(0);
+      store.apply(release(T0, lost(first.get(0), T0, false)));
+      // c0 is on its 2nd (last) attempt, c1 on its 1st, c2 was never leased.
+      List<Assignment> second = store.apply(lease(T0, "w1", 1)).leases().get(0);
+      assertThat(second).extracting(Assignment::caseId, Assignment::attempt).containsExactly(
+          org.assertj.core.groups.Tuple.tuple("c0", 2));
+      long before = store.commits();
+
+      assertThat(store.releaseAllLeases(T0 + 100)).isEqualTo(2);
+
+      assertThat(store.commits()).isEqualTo(before + 1);
+      List<JobView> jobs = store.jobs(runId);
+      assertThat(jobs).extracting(JobView::state).containsExactly(JobState.FAILED, JobState.PENDING, JobState.PENDING);
+      assertThat(jobs.get(0).failureReason()).contains("coordinator_restarted").contains("2 attempts");
+      assertThat(counters(store, runId)).isEqualTo(new RunCounters(3, 0, 0, 0, 1, 0, 0, 2));
+      assertThat(store.attempts(runId)).filteredOn(v -> v.ending().equals("coordinator_restarted"))
+          .extracting(AttemptView::worker, AttemptView::endedAtMillis)
+          .containsOnly(org.assertj.core.groups.Tuple.tuple("w1", T0 + 100));
+      assertThat(store.releaseAllLeases(T0 + 200)).isZero();
+    }
+  }
+
+  @Test
+  void countsEachJobOnceWhenManyThreadsRecordTheSameResults() throws Exception {
+    int jobs = 200;
+    int threads = 8;
+    try (Store store = newStore(dir)) {
+      long runId = store.createRun(spec(3), cases(jobs));
+      List<Assignment> leased = store.apply(lease(T0, "w1", jobs)).leases().get(0);
+      assertThat(leased).hasSize(jobs);
+
+      ExecutorService pool = Executors.newFixedThreadPool(threads);
+      try {
+        CountDownLatch start = new CountDownLatch(1);
+        List<Future<Map<RecordStatus, Long>>> futures = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+          int seed = t;
+          futures.add(pool.submit((Callable<Map<RecordStatus, Long>>) () -> {
+            List<Assignment> mine = new ArrayList<>(leased);
+            java.util.Collections.shuffle(mine, new java.util.Random(seed));
+            start.await();
+            List<RecordStatus> statuses = new ArrayList<>();
+            for (int i = 0; i < mine.size(); i += 7) {
+              RecordRequest[] batch = mine.subList(i, Math.min(i + 7, mine.size())).stream()
+                  .map(a -> rec(a, "w1", Verdict.PASS)).toArray(RecordRequest[]::new);
+              statuses.addAll(store.apply(record(T0 + 1, batch)).recordStatuses());
+            }
+            return statuses.stream().collect(Collectors.groupingBy(s -> s, Collectors.counting()));
+          }));
+        }
+        start.countDown();
+        Map<RecordStatus, Long> total = new HashMap<>();
+        for (Future<Map<RecordStatus, Long>> f : futures) {
+          f.get(60, TimeUnit.SECONDS).forEach((k, v) -> total.merge(k, v, Long::sum));
+        }
+        assertThat(total).containsOnlyKeys(RecordStatus.RECORDED, RecordStatus.DUPLICATE);
+        assertThat(total.get(RecordStatus.RECORDED)).isEqualTo(jobs);
+        assertThat(total.get(RecordStatus.DUPLICATE)).isEqualTo((long) jobs * (threads - 1));
+      } finally {
+        pool.shutdownNow();
+      }
+      RunView run = store.run(runId).orElseThrow();
+      assertThat(run.counters()).isEqualTo(new RunCounters(jobs, jobs, 0, 0, 0, (long) jobs * (threads - 1), 0, 0));
+      assertThat(run.finished()).isTrue();
+      assertThat(store.jobs(runId)).allSatisfy(j -> assertThat(j.state()).isEqualTo(JobState.DONE));
+      assertThat(store.attempts(runId)).hasSize(jobs);
+    }
+  }
+
+  // ------------------------------------------------------------------------------------------------
+  // releases
+
+  @Test
+  void putsAReleasedJobBackWithBackoff() {
+    try (Store store = newStore(dir)) {
+      long runId = store.createRun(spec(3), cases(1));
+      Assignment a = store.apply(lease(T0, "w1", 1)).leases().get(0).get(0);
+      long notBefore = T0 + 5_000;
+
+      StoreBatchResult r = store.apply(release(T0 + 10, lost(a, notBefore, false)));
+      assertThat(r.releaseStatuses()).containsExactly(ReleaseStatus.RELEASED);
+      assertThat(r.nextNotBeforeMillis()).isEqualTo(notBefore);
+      assertThat(r.pendingLeft()).isFalse();
+      assertThat(r.counters().get(runId).redeliveries()).isEqualTo(1);
+      JobView j = job(store, runId, a.jobId());
+      assertThat(j.state()).isEqualTo(JobState.PENDING);
+      assertThat(j.worker()).isNull();
+      assertThat(store.attempts(runId)).containsExactly(
+          new AttemptView(a.jobId(), a.token(), "w1", T0, T0 + 10, "worker_lost", "connection reset"));
+
+      StoreBatchResult early = store.apply(lease(notBefore - 1, "w2", 1));
+      assertThat(early.leases().get(0)).isEmpty();
+      assertThat(early.nextNotBeforeMillis()).isEqualTo(notBefore);
+      assertThat(early.pendingLeft()).isFalse();
+
+      StoreBatchResult onTime = store.apply(lease(notBefore, "w2", 1));
+      assertThat(onTime.leases().get(0)).singleElement().satisfies(b -> {
+        assertThat(b.jobId()).isEqualTo(a.jobId());
+        assertThat(b.token()).isGreaterThan(a.token());
+        assertThat(b.attempt()).isEqualTo(2);
+      });
+      assertThat(onTime.nextNotBeforeMillis()).isEqualTo(Long.MAX_VALUE);
+    }
+  }
+
+  @Test
+  void releasesAndLeasesAJobAgainInOneBatchOnceItsBackoffAllows() {
+    try (Store store = newStore(dir)) {
+      store.createRun(spec(3), cases(1));
+      Assignment a = store.apply(lease(T0, "w1", 1)).leases().get(0).get(0);
+      StoreBatchResult r = store.apply(new StoreBatch(T0 + 1, List.of(), List.of(lost(a, T0 + 1, false)),
+          List.of(new LeaseRequest("w2", 1, EXPIRY))));
+      assertThat(r.releaseStatuses()).containsExactly(ReleaseStatus.RELEASED);
+      assertThat(r.leases().get(0)).singleElement().satisfies(b -> assertThat(b.token()).isEqualTo(a.token() + 1));
+    }
+  }
+
+  @Test
+  void endsATerminallyReleasedJobFailedWithItsReasonAndHistory() {
+    try (Store store = newStore(dir)) {
+      long runId = store.createRun(spec(3), cases(2));
+      Assignment a = store.apply(lease(T0, "w1", 1)).leases().get(0).get(0);
+      ReleaseRequest poison = new ReleaseRequest(a.jobId(), a.token(),
+          new InfraFailure(InfraFailure.Kind.SIGNALED, "killed by SIGKILL"), T0, true);
+      StoreBatchResult r = store.apply(release(T0 + 7, poison));
+      assertThat(r.releaseStatuses()).containsExactly(ReleaseStatus.FAILED);
+      assertThat(r.counters().get(runId)).isEqualTo(new RunCounters(2, 0, 0, 0, 1, 0, 0, 0));
+      JobView j = job(store, runId, a.jobId());
+      assertThat(j.state()).isEqualTo(JobState.FAILED);
+      assertThat(j.outcome()).isNull();
+      assertThat(j.failureReason()).contains("signaled").contains("killed by SIGKILL");
+      assertThat(store.attempts(runId)).containsExactly(
+          new AttemptView(a.jobId(), a.token(), "w1", T0, T0 + 7, "signaled", "killed by SIGKILL"));
+      // A failed job is never leased again.
+      assertThat(store.apply(lease(T0 + 8, "w1", 5)).leases().get(0)).extracting(Assignment::caseId)
+          .containsExactly("c1");
+    }
+  }
+
+  @Test
+  void changesNothingForAStaleRelease() {
+    try (Store store = newStore(dir)) {
+      long runId = store.createRun(spec(3), cases(2));
+      List<Assignment> got = store.apply(lease(T0, "w1", 2)).leases().get(0);
+      Assignment done = got.get(0);
+      Assignment held = got.get(1);
+      store.apply(record(T0 + 1, rec(done, "w1", Verdict.PASS)));
+      List<JobView> jobsBefore = store.jobs(runId);
+      List<AttemptView> attemptsBefore = store.attempts(runId);
+      RunCounters countersBefore = counters(store, runId);
+
+      StoreBatchResult r = store.apply(release(T0 + 2, lost(done, T0, false), lost(done, T0, true),
+          new ReleaseRequest(held.jobId(), held.token() - 1, new InfraFailure(InfraFailure.Kind.TIMEOUT, ""), T0, false),
+          new ReleaseRequest(held.jobId(), held.token() + 1, new InfraFailure(InfraFailure.Kind.TIMEOUT, ""), T0, true)));
+
+      assertThat(r.releaseStatuses()).containsOnly(ReleaseStatus.STALE).hasSize(4);
+      assertThat(store.jobs(runId)).isEqualTo(jobsBefore);
+      assertThat(store.attempts(runId)).isEqualTo(attemptsBefore);
+      assertThat(counters(store, runId)).isEqualTo(countersBefore);
+    }
+  }
+
+  // ------------------------------------------------------------------------------------------------
+  // run completion and atomicity
+
+  @Test
+  void finishesARunExactlyWhenItsLastJobEnds() {
+    try (Store store = newStore(dir)) {
+      long runId = store.createRun(spec(3), cases(3));
+      List<Assignment> got = store.apply(lease(T0, "w1", 3)).leases().get(0);
+      store.apply(record(T0 + 1, rec(got.get(0), "w1", Verdict.PASS), rec(got.get(1), "w1", Verdict.ERROR)));
+      RunView running = store.run(runId).orElseThrow();
+      assertThat(running.finished()).isFalse();
+      assertThat(running.finishedAtMillis()).isZero();
+
+      StoreBatchResult last = store.apply(release(T0 + 2, lost(got.get(2), T0, true)));
+      assertThat(last.counters().get(runId).finished()).isTrue();
+      RunView finished = store.run(runId).orElseThrow();
+      assertThat(finished.finished()).isTrue();
+      assertThat(finished.finishedAtMillis()).isEqualTo(T0 + 2);
+      assertThat(finished.counters()).isEqualTo(new RunCounters(3, 1, 0, 1, 1, 0, 0, 0));
+
+      // Late duplicates move the duplicate counter but neither reopen nor re-finish the run.
+      store.apply(record(T0 + 50, rec(got.get(0), "w1", Verdict.PASS)));
+      assertThat(store.run(runId).orElseThrow().finishedAtMillis()).isEqualTo(T0 + 2);
+    }
+  }
+
+  @Test
+  void finishesARunWithNoCasesAtCreation() {
+    try (Store store = newStore(dir)) {
+      long runId = store.createRun(spec(3), List.of());
+      RunView run = store.run(runId).orElseThrow();
+      assertThat(run.finished()).isTrue();
+      assertThat(run.finishedAtMillis()).isEqualTo(run.createdAtMillis());
+      assertThat(run.counters().total()).isZero();
+    }
+  }
+
+  @Test
+  void writesNothingForARunWithADuplicateCaseId() {
+    try (Store store = newStore(dir)) {
+      long commits = store.commits();
+      List<CaseRecord> dup = new ArrayList<>(cases(3));
+      dup.add(new CaseRecord(3, "c1", "{}"));
+      assertThatThrownBy(() -> store.createRun(spec(3), dup))
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("c1");
+      assertThat(store.runs()).isEmpty();
+      assertThat(store.commits()).isEqualTo(commits);
+      assertThat(store.apply(lease(T0, "w1", 10)).leases().get(0)).isEmpty();
+    }
+  }
+
+  @Test
+  void rollsBackTheWholeBatchWhenItFailsHalfway() throws Exception {
+    try (Store store = newStore(dir)) {
+      long runId = store.createRun(spec(3), cases(3));
+      List<Assignment> got = store.apply(lease(T0, "w1", 2)).leases().get(0);
+      long commits = store.commits();
+      StoreBatch batch = new StoreBatch(T0 + 1, List.of(rec(got.get(0), "w1", Verdict.PASS)),
+          List.of(lost(got.get(1), T0, false)), List.of(new LeaseRequest("w2", 5, EXPIRY)));
+
+      try (AutoCloseable fault = failLeasesIn(dir)) {
+        assertThatThrownBy(() -> store.apply(batch)).isInstanceOf(StoreException.class).hasMessageContaining("apply");
+      }
+
+      assertThat(store.commits()).isEqualTo(commits);
+      assertThat(counters(store, runId)).isEqualTo(new RunCounters(3, 0, 0, 0, 0, 0, 0, 0));
+      assertThat(store.jobs(runId)).extracting(JobView::state)
+          .containsExactly(JobState.LEASED, JobState.LEASED, JobState.PENDING);
+      assertThat(store.attempts(runId)).isEmpty();
+
+      // With the fault gone the same batch applies in full: the failure left nothing half-done behind.
+      StoreBatchResult r = store.apply(batch);
+      assertThat(r.recordStatuses()).containsExactly(RecordStatus.RECORDED);
+      assertThat(r.releaseStatuses()).containsExactly(ReleaseStatus.RELEASED);
+      assertThat(r.leases().get(0)).extracting(Assignment::caseId).containsExactly("c1", "c2");
+      assertThat(store.commits()).isEqualTo(commits + 1);
+    }
+  }
+
+  @Test
+  void countsCommittedWriteTransactions() {
+    try (Store store = newStore(dir)) {
+      assertThat(store.commits()).isZero();
+      store.createRun(spec(3), cases(2));
+      store.apply(lease(T0, "w1", 1));
+      assertThat(store.commits()).isEqualTo(2);
+    }
+  }
+
+  @Test
+  void refusesWorkAfterClose() {
+    Store store = newStore(dir);
+    store.close();
+    store.close();
+    assertThatThrownBy(() -> store.apply(lease(T0, "w1", 1))).isInstanceOf(StoreException.class);
+    assertThatThrownBy(store::runs).isInstanceOf(StoreException.class);
+  }
+
+  // ------------------------------------------------------------------------------------------------
+  // property: random interleavings keep the invariants
+
+  /** One step of a scenario; {@code pick} selects among the leases issued so far. */
+  sealed interface Op permits LeaseOp, RecordOp, ReleaseOp, RestartOp {}
+
+  record LeaseOp(int worker, int max) implements Op {}
+
+  /** {@code tokenShift} 0 reports the issued token; others report a token that was never issued. */
+  record RecordOp(int pick, Verdict verdict, int tokenShift) implements Op {}
+
+  record ReleaseOp(int pick, boolean terminal, int backoff) implements Op {}
+
+  /** The coordinator restarts: close, reopen, release every lease. */
+  record RestartOp() implements Op {}
+
+  @Provide
+  Arbitrary<List<List<Op>>> scenarios() {
+    Arbitrary<Op> lease = Combinators.combine(Arbitraries.integers().between(0, 2), Arbitraries.integers().between(1, 4))
+        .as(LeaseOp::new);
+    Arbitrary<Op> record = Combinators.combine(Arbitraries.integers().between(0, 1_000),
+            Arbitraries.of(Verdict.class), Arbitraries.of(0, 0, 0, 0, -1, 1))
+        .as(RecordOp::new);
+    Arbitrary<Op> release = Combinators.combine(Arbitraries.integers().between(0, 1_000),
+            Arbitraries.of(false, false, true), Arbitraries.integers().between(0, 3))
+        .as(ReleaseOp::new);
+    Arbitrary<Op> restart = Arbitraries.just(new RestartOp());
+    Arbitrary<Op> op = Arbitraries.frequencyOf(
+        net.jqwik.api.Tuple.of(4, lease), net.jqwik.api.Tuple.of(5, record), net.jqwik.api.Tuple.of(2, release),
+        net.jqwik.api.Tuple.of(1, restart));
+    return op.list().ofMinSize(1).ofMaxSize(6).list().ofMinSize(1).ofMaxSize(25);
+  }
+
+  /** The model's view of one job. */
+  private static final class ModelJob {
+    JobState state = JobState.PENDING;
+    long token;
+    int attempts;
+    long notBefore;
+    int position;
+  }
+
+  @Property(tries = 40)
+  void randomInterleavingsKeepTheInvariants(@ForAll("scenarios") List<List<Op>> scenario) throws IOException {
+    int maxAttempts = 3;
+    Path home = Files.createTempDirectory("tally-store-property");
+    Store store = newStore(home);
+    try {
+      long runId = store.createRun(spec(maxAttempts), cases(6));
+      Map<Long, ModelJob> model = new HashMap<>();
+      List<JobView> initial = store.jobs(runId);
+      for (JobView j : initial) {
+        ModelJob m = new ModelJob();
+        m.position = j.position();
+        model.put(j.jobId(), m);
+      }
+      List<Assignment> issued = new ArrayList<>();
+      long passed = 0;
+      long failed = 0;
+      long errored = 0;
+      long jobsFailed = 0;
+      long duplicates = 0;
+      long fenced = 0;
+      long redeliveries = 0;
+      long now = T0;
+
+      for (List<Op> step : scenario) {
+        now += step.size() % 3;
+        if (step.get(0) instanceof RestartOp) {
+          store.close();
+          store = newStore(home);
+          int released = store.releaseAllLeases(now);
+          int expected = 0;
+          for (ModelJob m : model.values()) {
+            if (m.state == JobState.LEASED) {
+              expected++;
+              if (m.attempts >= maxAttempts) {
+                m.state = JobState.FAILED;
+                jobsFailed++;
+              } else {
+                m.state = JobState.PENDING;
+                m.notBefore = now;
+                redeliveries++;
+              }
+            }
+          }
+          assertThat(released).isEqualTo(expected);
+          continue;
+        }
+        List<RecordRequest> records = new ArrayList<>();
+        List<RecordStatus> expectedRecords = new ArrayList<>();
+        List<ReleaseRequest> releases = new ArrayList<>();
+        List<ReleaseStatus> expectedReleases = new ArrayList<>();
+        List<LeaseRequest> leases = new ArrayList<>();
+        // Build the model's expectations in the store's order: records, then releases, then leases.
+        for (Op op : step) {
+          if (op instanceof RecordOp r && !issued.isEmpty()) {
+            Assignment a = issued.get(r.pick() % issued.size());
+            long token = a.token() + r.tokenShift();
+            records.add(new RecordRequest(a.jobId(), token, "w", outcome(r.verdict())));
+          }
+        }
+        for (RecordRequest r : records) {
+          ModelJob m = model.get(r.jobId());
+          if (m.state == JobState.LEASED && m.token == r.token()) {
+            m.state = JobState.DONE;
+            expectedRecords.add(RecordStatus.RECORDED);
+            switch (r.outcome().verdict()) {
+              case PASS -> passed++;
+              case FAIL -> failed++;
+              case ERROR -> errored++;
+            }
+          } else if (m.state == JobState.DONE && m.token == r.token()) {
+            expectedRecords.add(RecordStatus.DUPLICATE);
+            duplicates++;
+          } else {
+            expectedRecords.add(RecordStatus.FENCED);
+            fenced++;
+          }
+        }
+        for (Op op : step) {
+          if (op instanceof ReleaseOp r && !issued.isEmpty()) {
+            Assignment a = issued.get(r.pick() % issued.size());
+            releases.add(new ReleaseRequest(a.jobId(), a.token(), new InfraFailure(InfraFailure.Kind.WORKER_LOST, "x"),
+                now + r.backoff(), r.terminal()));
+          }
+        }
+        for (ReleaseRequest r : releases) {
+          ModelJob m = model.get(r.jobId());
+          if (m.state == JobState.LEASED && m.token == r.token()) {
+            if (r.terminal()) {
+              m.state = JobState.FAILED;
+              jobsFailed++;
+              expectedReleases.add(ReleaseStatus.FAILED);
+            } else {
+              m.state = JobState.PENDING;
+              m.notBefore = r.notBeforeMillis();
+              redeliveries++;
+              expectedReleases.add(ReleaseStatus.RELEASED);
+            }
+          } else {
+            expectedReleases.add(ReleaseStatus.STALE);
+          }
+        }
+        for (Op op : step) {
+          if (op instanceof LeaseOp l) {
+            leases.add(new LeaseRequest("w" + l.worker(), l.max(), now + 1_000));
+          }
+        }
+        long stepNow = now;
+        List<List<Long>> expectedLeases = new ArrayList<>();
+        for (LeaseRequest l : leases) {
+          List<Long> ids = model.entrySet().stream()
+              .filter(e -> e.getValue().state == JobState.PENDING && e.getValue().notBefore <= stepNow)
+              .sorted(Comparator.comparingInt(e -> e.getValue().position))
+              .limit(l.maxJobs())
+              .map(Map.Entry::getKey)
+              .toList();
+          for (long id : ids) {
+            ModelJob m = model.get(id);
+            m.state = JobState.LEASED;
+            m.token++;
+            m.attempts++;
+          }
+          expectedLeases.add(ids);
+        }
+
+        StoreBatchResult result = store.apply(new StoreBatch(now, records, releases, leases));
+
+        assertThat(result.recordStatuses()).isEqualTo(expectedRecords);
+        assertThat(result.releaseStatuses()).isEqualTo(expectedReleases);
+        assertThat(result.leases()).hasSameSizeAs(expectedLeases);
+        for (int i = 0; i < expectedLeases.size(); i++) {
+          List<Assignment> got = result.leases().get(i);
+          assertThat(got).extracting(Assignment::jobId).isEqualTo(expectedLeases.get(i));
+          for (Assignment a : got) {
+            assertThat(a.token()).isEqualTo(model.get(a.jobId()).token);
+            assertThat(a.attempt()).isEqualTo(model.get(a.jobId()).attempts);
+          }
+          issued.addAll(got);
+        }
+        RunCounters expected = new RunCounters(6, passed, failed, errored, jobsFailed, duplicates, fenced, redeliveries);
+        if (result.counters().containsKey(runId)) {
+          assertThat(result.counters().get(runId)).isEqualTo(expected);
+        }
+        checkInvariants(store, runId, model, expected);
+      }
+      checkInvariants(store, runId, model,
+          new RunCounters(6, passed, failed, errored, jobsFailed, duplicates, fenced, redeliveries));
+    } finally {
+      store.close();
+      deleteRecursively(home);
+    }
+  }
+
+  /** I1/I2 as read back: counters equal the jobs table, never exceed the total, one state per job. */
+  private static void checkInvariants(Store store, long runId, Map<Long, ModelJob> model, RunCounters expected) {
+    RunView run = store.run(runId).orElseThrow();
+    List<JobView> jobs = store.jobs(runId);
+    assertThat(run.counters()).isEqualTo(expected);
+    long done = jobs.stream().filter(j -> j.state() == JobState.DONE).count();
+    long failed = jobs.stream().filter(j -> j.state() == JobState.FAILED).count();
+    assertThat(run.counters().recorded()).isEqualTo(done);
+    assertThat(run.counters().jobsFailed()).isEqualTo(failed);
+    assertThat(run.counters().recorded() + run.counters().jobsFailed()).isLessThanOrEqualTo(run.counters().total());
+    assertThat(run.finished()).isEqualTo(done + failed == jobs.size());
+    for (JobView j : jobs) {
+      ModelJob m = model.get(j.jobId());
+      assertThat(j.state()).as("state of job %d", j.jobId()).isEqualTo(m.state);
+      assertThat(j.token()).isEqualTo(m.token);
+      assertThat(j.outcome() != null).isEqualTo(j.state() == JobState.DONE);
+      assertThat(j.failureReason() != null).isEqualTo(j.state() == JobState.FAILED);
+    }
+    // Each ended attempt is recorded once, and a job has at most one 'recorded' attempt.
+    List<AttemptView> attempts = store.attempts(runId);
+    assertThat(attempts.stream().map(a -> a.jobId() + "/" + a.token())).doesNotHaveDuplicates();
+    assertThat(attempts.stream().filter(a -> a.ending().equals("recorded")).count()).isEqualTo(done);
+  }
+
+  private static void deleteRecursively(Path root) throws IOException {
+    try (Stream<Path> paths = Files.walk(root)) {
+      for (Path p : paths.sorted(Comparator.reverseOrder()).toList()) {
+        Files.deleteIfExists(p);
+      }
+    }
+  }
+}
