@@ -1,0 +1,177 @@
+package dev.tally.coordinator.net;
+
+import com.google.protobuf.ByteString;
+import dev.tally.core.Assignment;
+import dev.tally.core.EvaluatorSpec;
+import dev.tally.core.InfraFailure;
+import dev.tally.core.Outcome;
+import dev.tally.core.Verdict;
+import dev.tally.core.schedule.Ack;
+import dev.tally.core.schedule.AttemptReport;
+import dev.tally.protocol.AckEntry;
+import dev.tally.protocol.Assign;
+import dev.tally.protocol.Result;
+import dev.tally.protocol.RunConfig;
+import java.nio.charset.StandardCharsets;
+
+/**
+ * Conversions between core values ({@code dev.tally.core}) and their protobuf wire forms
+ * ({@code dev.tally.protocol}), in one place so that each field's mapping is decided once.
+ *
+ * <p>Unsigned wire integers ({@code uint64} tokens and durations) travel as the same 64 bits in a Java
+ * {@code long}. A wire value the core cannot hold (a duration at or above 2^63 ms, a missing verdict) is
+ * refused with an {@link IllegalArgumentException} naming the field: the connection that sent it is
+ * closed as malformed.
+ *
+ * <p>This lives in the coordinator rather than the protocol module because the protocol module does not
+ * depend on core. Thread-safety: stateless; safe from any thread.
+ */
+public final class WireMapping {
+  private WireMapping() {}
+
+  // ---- core -> wire ----
+
+  /**
+   * The wire form of a leased attempt: ids, token, attempt number, case id and the case's JSON as UTF-8.
+   * The evaluator travels separately, once per run, as a {@link #runConfig RunConfig}.
+   */
+  public static Assign toWire(Assignment a) {
+    return Assign.newBuilder()
+        .setJobId(a.jobId())
+        .setRunId(a.runId())
+        .setToken(a.token())
+        .setAttempt(a.attempt())
+        .setCaseId(a.caseId())
+        .setCaseJson(ByteString.copyFrom(a.caseJson(), StandardCharsets.UTF_8))
+        .build();
+  }
+
+  /** The wire form of how run {@code runId} evaluates its cases; the case timeout in whole milliseconds. */
+  public static RunConfig runConfig(long runId, EvaluatorSpec spec) {
+    return RunConfig.newBuilder()
+        .setRunId(runId)
+        .setEvaluator(spec.kind())
+        .putAllOptions(spec.options())
+        .setCaseTimeoutMillis(spec.caseTimeout().toMillis())
+        .build();
+  }
+
+  /** The wire form of one settled report. */
+  public static AckEntry toWire(Ack ack) {
+    return AckEntry.newBuilder()
+        .setJobId(ack.jobId())
+        .setToken(ack.token())
+        .setStatus(toWire(ack.status()))
+        .build();
+  }
+
+  static AckEntry.Status toWire(dev.tally.core.schedule.AckStatus status) {
+    return switch (status) {
+      case RECORDED -> AckEntry.Status.RECORDED;
+      case DUPLICATE -> AckEntry.Status.DUPLICATE;
+      case FENCED -> AckEntry.Status.FENCED;
+      case RELEASED -> AckEntry.Status.RELEASED;
+    };
+  }
+
+  /** The wire form of an evaluator's outcome; a null score becomes {@code has_score = false}. */
+  public static dev.tally.protocol.Outcome toWire(Outcome o) {
+    dev.tally.protocol.Outcome.Builder b = dev.tally.protocol.Outcome.newBuilder()
+        .setVerdict(toWire(o.verdict()))
+        .setOutputTail(o.outputTail())
+        .setDurationMillis(o.durationMillis());
+    if (o.score() != null) {
+      b.setHasScore(true).setScore(o.score());
+    }
+    return b.build();
+  }
+
+  static dev.tally.protocol.Verdict toWire(Verdict v) {
+    return switch (v) {
+      case PASS -> dev.tally.protocol.Verdict.PASS;
+      case FAIL -> dev.tally.protocol.Verdict.FAIL;
+      case ERROR -> dev.tally.protocol.Verdict.ERROR;
+    };
+  }
+
+  /**
+   * The wire form of a worker-side infrastructure failure, with its duration.
+   *
+   * @throws IllegalArgumentException for {@code WORKER_LOST} and {@code COORDINATOR_RESTARTED}: the
+   *     coordinator decides those itself, so they have no wire form
+   */
+  public static dev.tally.protocol.InfraFailure toWire(InfraFailure f, long durationMillis) {
+    dev.tally.protocol.InfraFailure.Kind kind = switch (f.kind()) {
+      case TIMEOUT -> dev.tally.protocol.InfraFailure.Kind.TIMEOUT;
+      case SIGNALED -> dev.tally.protocol.InfraFailure.Kind.SIGNALED;
+      case EVALUATOR_CRASHED -> dev.tally.protocol.InfraFailure.Kind.EVALUATOR_CRASHED;
+      case WORKER_LOST, COORDINATOR_RESTARTED -> throw new IllegalArgumentException(
+          "failure kind " + f.kind() + " is decided by the coordinator and has no wire form");
+    };
+    return dev.tally.protocol.InfraFailure.newBuilder()
+        .setKind(kind)
+        .setDetail(f.detail())
+        .setDurationMillis(durationMillis)
+        .build();
+  }
+
+  // ---- wire -> core ----
+
+  /**
+   * How a worker says an attempt ended.
+   *
+   * @throws IllegalArgumentException if the Result sets neither outcome nor failure, or its outcome cannot
+   *     be read (see {@link #toCore(dev.tally.protocol.Outcome)})
+   */
+  public static AttemptReport toReport(Result r) {
+    return switch (r.getEndingCase()) {
+      case OUTCOME -> AttemptReport.of(r.getJobId(), r.getToken(), toCore(r.getOutcome()));
+      case FAILURE -> AttemptReport.failed(r.getJobId(), r.getToken(), toCore(r.getFailure()));
+      case ENDING_NOT_SET -> throw new IllegalArgumentException(
+          "Result for job " + r.getJobId() + " (token " + Long.toUnsignedString(r.getToken())
+              + ") has neither outcome nor failure");
+    };
+  }
+
+  /**
+   * An evaluator's outcome; {@code has_score = false} becomes a null score.
+   *
+   * @throws IllegalArgumentException if the verdict is unset or unknown to this version (an outcome is
+   *     final, so the coordinator refuses to guess one), or the duration is at or above 2^63 ms
+   */
+  public static Outcome toCore(dev.tally.protocol.Outcome o) {
+    Verdict verdict = switch (o.getVerdict()) {
+      case PASS -> Verdict.PASS;
+      case FAIL -> Verdict.FAIL;
+      case ERROR -> Verdict.ERROR;
+      case VERDICT_UNSPECIFIED, UNRECOGNIZED -> throw new IllegalArgumentException(
+          "outcome verdict must be PASS, FAIL or ERROR, got " + o.getVerdictValue());
+    };
+    return new Outcome(verdict, o.getHasScore() ? o.getScore() : null, o.getOutputTail(),
+        duration(o.getDurationMillis()));
+  }
+
+  /**
+   * A worker-side infrastructure failure. An unset or unknown kind (from a newer worker) is read as
+   * {@code EVALUATOR_CRASHED} with the raw kind number in the detail: either way the attempt failed
+   * retryably, which is all the scheduler needs to know. The wire's {@code duration_millis} is dropped:
+   * the core {@link InfraFailure} has no field for it.
+   */
+  public static InfraFailure toCore(dev.tally.protocol.InfraFailure f) {
+    return switch (f.getKind()) {
+      case TIMEOUT -> new InfraFailure(InfraFailure.Kind.TIMEOUT, f.getDetail());
+      case SIGNALED -> new InfraFailure(InfraFailure.Kind.SIGNALED, f.getDetail());
+      case EVALUATOR_CRASHED -> new InfraFailure(InfraFailure.Kind.EVALUATOR_CRASHED, f.getDetail());
+      case KIND_UNSPECIFIED, UNRECOGNIZED -> new InfraFailure(
+          InfraFailure.Kind.EVALUATOR_CRASHED, "unknown failure kind " + f.getKindValue() + ": " + f.getDetail());
+    };
+  }
+
+  private static long duration(long durationMillis) {
+    if (durationMillis < 0) {
+      throw new IllegalArgumentException(
+          "duration_millis " + Long.toUnsignedString(durationMillis) + " is beyond 2^63-1 ms");
+    }
+    return durationMillis;
+  }
+}

@@ -1,0 +1,432 @@
+package dev.tally.coordinator.net;
+
+import dev.tally.core.Ticker;
+import dev.tally.core.detect.FailureDetector;
+import dev.tally.core.detect.FixedTimeoutDetector;
+import dev.tally.core.schedule.WorkerEvents;
+import dev.tally.protocol.codec.FrameCodec;
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.group.ChannelGroup;
+import io.netty.channel.group.DefaultChannelGroup;
+import io.netty.channel.nio.NioIoHandler;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.util.concurrent.GlobalEventExecutor;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentMap;
+import java.util.concurrent.TimeUnit;
+import java.util.function.LongFunction;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The coordinator's worker port: a Netty TCP server that gives every accepted socket its own
+ * {@link WorkerConnection} (the connection actor) and reports sessions to a {@link WorkerEvents} sink.
+ *
+ * <p>Usage:
+ *
+ * <pre>{@code
+ * try (WorkerServer server = WorkerServer.start(new InetSocketAddress("0.0.0.0", 7311),
+ *     WorkerServer.Settings.defaults(), events)) {
+ *   int port = server.port();   // the bound port; useful when started on port 0
+ *   ...
+ * }
+ * }</pre>
+ *
+ * <p>The server also keeps the map from worker id to its live connection: a {@code Hello} with a worker
+ * id that already has a live connection closes the older one ("superseded by a new session") before the
+ * new one joins.
+ *
+ * <p>Thread-safety: {@link #port()} and {@link #close()} are safe from any thread. Connections run on the
+ * server's I/O event loops.
+ */
+public final class WorkerServer implements AutoCloseable {
+  private static final Logger log = LoggerFactory.getLogger(WorkerServer.class);
+
+  /** How long {@link #close()} waits for the event loops to finish their queued work. */
+  private static final long SHUTDOWN_TIMEOUT_MILLIS = 2_000;
+
+  private final Settings settings;
+  private final WorkerEvents events;
+  private final EventLoopGroup bossGroup;
+  private final EventLoopGroup ioGroup;
+  private final ChannelGroup allChannels = new DefaultChannelGroup("tally-workers", GlobalEventExecutor.INSTANCE);
+  private final ConcurrentMap<String, WorkerConnection> liveByWorkerId = new ConcurrentHashMap<>();
+  private final Channel serverChannel;
+  private volatile boolean closed;
+
+  private WorkerServer(InetSocketAddress listen, Settings settings, WorkerEvents events) {
+    this.settings = settings;
+    this.events = events;
+    this.bossGroup = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
+    this.ioGroup = new MultiThreadIoEventLoopGroup(settings.ioThreads(), NioIoHandler.newFactory());
+    ServerBootstrap bootstrap = new ServerBootstrap()
+        .group(bossGroup, ioGroup)
+        .channel(NioServerSocketChannel.class)
+        .childOption(ChannelOption.TCP_NODELAY, true) // small frames (heartbeats, acks) must not wait
+        .childOption(ChannelOption.SO_KEEPALIVE, true)
+        .childHandler(new ChannelInitializer<SocketChannel>() {
+          @Override
+          protected void initChannel(SocketChannel ch) {
+            if (closed) {
+              ch.close();
+              return;
+            }
+            allChannels.add(ch);
+            FrameCodec.install(ch.pipeline(), settings.maxFrameBytes());
+            ch.pipeline().addLast("tally-connection", new WorkerConnection(WorkerServer.this, ch));
+          }
+        });
+    try {
+      this.serverChannel = bootstrap.bind(listen).syncUninterruptibly().channel();
+    } catch (Exception e) { // Netty rethrows the bind's checked exception undeclared
+      shutdownGroups();
+      throw new UncheckedIOException(
+          new IOException("cannot bind the worker port " + listen + ": " + e.getMessage(), e));
+    }
+    log.info("worker server listening on {} ({})", serverChannel.localAddress(), settings);
+  }
+
+  /**
+   * Binds the worker port and starts accepting workers.
+   *
+   * @param listen the address to bind, e.g. {@code 0.0.0.0:7311}; port 0 picks a free ephemeral port
+   *     (see {@link #port()})
+   * @param settings heartbeat, detection and frame settings
+   * @param events where sessions are reported; called from I/O threads, must not block
+   * @throws UncheckedIOException if the address cannot be bound (for example, the port is in use)
+   */
+  public static WorkerServer start(InetSocketAddress listen, Settings settings, WorkerEvents events) {
+    Objects.requireNonNull(listen, "listen");
+    Objects.requireNonNull(settings, "settings");
+    Objects.requireNonNull(events, "events");
+    return new WorkerServer(listen, settings, events);
+  }
+
+  /**
+   * Binds {@code host:port} and starts accepting workers; see {@link #start(InetSocketAddress, Settings,
+   * WorkerEvents)}.
+   *
+   * @throws IllegalArgumentException if {@code port} is outside 0..65535
+   * @throws UncheckedIOException if the address cannot be bound
+   */
+  public static WorkerServer start(String host, int port, Settings settings, WorkerEvents events) {
+    Objects.requireNonNull(host, "host");
+    if (port < 0 || port > 65_535) {
+      throw new IllegalArgumentException("port must be between 0 and 65535, got " + port);
+    }
+    return start(new InetSocketAddress(host, port), settings, events);
+  }
+
+  /** The port actually bound (the ephemeral one when started on port 0). */
+  public int port() {
+    return ((InetSocketAddress) serverChannel.localAddress()).getPort();
+  }
+
+  /** The bound address. */
+  public InetSocketAddress address() {
+    return (InetSocketAddress) serverChannel.localAddress();
+  }
+
+  /** The settings this server runs with. */
+  public Settings settings() {
+    return settings;
+  }
+
+  /**
+   * Stops accepting, closes every connection (each joined session reports
+   * {@link WorkerEvents#workerLost} with reason "coordinator shutting down") and stops the I/O threads.
+   * Idempotent; blocks for at most a few seconds.
+   */
+  @Override
+  public void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    serverChannel.close().awaitUninterruptibly();
+    for (WorkerConnection c : liveByWorkerId.values()) {
+      c.closeFromAnyThread("coordinator shutting down");
+    }
+    allChannels.close().awaitUninterruptibly(SHUTDOWN_TIMEOUT_MILLIS);
+    shutdownGroups();
+    log.info("worker server stopped");
+  }
+
+  private void shutdownGroups() {
+    bossGroup.shutdownGracefully(0, SHUTDOWN_TIMEOUT_MILLIS, TimeUnit.MILLISECONDS);
+    ioGroup.shutdownGracefully(0, SHUTDOWN_TIMEOUT_MILLIS, TimeUnit.MILLISECONDS).awaitUninterruptibly();
+    bossGroup.terminationFuture().awaitUninterruptibly();
+  }
+
+  // ---- for WorkerConnection (same package) ----
+
+  boolean isClosing() {
+    return closed;
+  }
+
+  WorkerEvents events() {
+    return events;
+  }
+
+  /** Registers {@code c} as {@code workerId}'s live connection; returns the one it replaces, or null. */
+  WorkerConnection register(String workerId, WorkerConnection c) {
+    WorkerConnection previous = liveByWorkerId.put(workerId, c);
+    return previous == c ? null : previous;
+  }
+
+  /** Removes {@code c} if it is still {@code workerId}'s live connection (a successor may have replaced it). */
+  void unregister(String workerId, WorkerConnection c) {
+    liveByWorkerId.remove(workerId, c);
+  }
+
+  /**
+   * How the worker server runs: heartbeat interval, detection window, frame limit, prefetch, clock and
+   * detector. Immutable; built with {@link #builder()}.
+   *
+   * <p>Defaults:
+   *
+   * <ul>
+   *   <li>{@code heartbeatInterval}: {@link #DEFAULT_HEARTBEAT_INTERVAL} (1 s), told to workers in Welcome;
+   *   <li>{@code detectionWindow}: {@link FixedTimeoutDetector#DEFAULT_WINDOW} (5 s). The interval must fit
+   *       at least {@link #MIN_HEARTBEATS_PER_WINDOW} times in it;
+   *   <li>{@code detectorFactory}: a {@link FixedTimeoutDetector} over the window;
+   *   <li>{@code maxFrameBytes}: {@link FrameCodec#DEFAULT_MAX_FRAME_BYTES} (4 MiB);
+   *   <li>{@code prefetch}: 0, meaning "as many as the worker's slots", so a worker's dispatch window is
+   *       twice its slots: it always has a next case queued while its slots run;
+   *   <li>{@code ticker}: {@link Ticker#system()};
+   *   <li>{@code ioThreads}: 0, Netty's default (twice the processors);
+   *   <li>{@code coordinatorEpoch}: 0, sent in Welcome for the worker's log.
+   * </ul>
+   */
+  public static final class Settings {
+    /** The default heartbeat interval: one second. */
+    public static final Duration DEFAULT_HEARTBEAT_INTERVAL = Duration.ofSeconds(1);
+
+    /**
+     * The fewest heartbeat intervals the detection window must hold. With fewer, one late heartbeat
+     * (a GC pause, a busy network) is most of the window and live workers are reaped.
+     */
+    public static final int MIN_HEARTBEATS_PER_WINDOW = 3;
+
+    /**
+     * The largest extra prefetch per worker. Leased-but-unstarted jobs sit idle on one worker while others
+     * could run them; thousands of them on one worker is a misconfiguration.
+     */
+    public static final int MAX_PREFETCH = 10_000;
+
+    /** The slowest the reaper looks for convicted connections; it looks every tenth of the window if less. */
+    static final Duration MAX_REAP_CHECK_PERIOD = Duration.ofMillis(250);
+
+    private final Duration heartbeatInterval;
+    private final Duration detectionWindow;
+    private final LongFunction<FailureDetector> detectorFactory;
+    private final int maxFrameBytes;
+    private final int prefetch;
+    private final Ticker ticker;
+    private final int ioThreads;
+    private final long coordinatorEpoch;
+
+    private Settings(Builder b) {
+      this.heartbeatInterval = b.heartbeatInterval;
+      this.detectionWindow = b.detectionWindow;
+      Duration window = b.detectionWindow;
+      this.detectorFactory = b.detectorFactory != null
+          ? b.detectorFactory
+          : startNanos -> new FixedTimeoutDetector(window, startNanos);
+      this.maxFrameBytes = b.maxFrameBytes;
+      this.prefetch = b.prefetch;
+      this.ticker = b.ticker;
+      this.ioThreads = b.ioThreads;
+      this.coordinatorEpoch = b.coordinatorEpoch;
+    }
+
+    /** The settings with every default. */
+    public static Settings defaults() {
+      return builder().build();
+    }
+
+    /** A builder holding every default. */
+    public static Builder builder() {
+      return new Builder();
+    }
+
+    /** How often workers heartbeat (told to them in Welcome). */
+    public Duration heartbeatInterval() {
+      return heartbeatInterval;
+    }
+
+    /** The silence the default detector convicts after; also sets how often the reaper looks. */
+    public Duration detectionWindow() {
+      return detectionWindow;
+    }
+
+    /** Makes a connection's detector, given the ticker reading when the connection opened. */
+    public LongFunction<FailureDetector> detectorFactory() {
+      return detectorFactory;
+    }
+
+    /** The largest Envelope accepted or sent, in bytes. */
+    public int maxFrameBytes() {
+      return maxFrameBytes;
+    }
+
+    /** Extra assignments a worker may hold beyond its slots; 0 means "as many as its slots". */
+    public int prefetch() {
+      return prefetch;
+    }
+
+    /** The monotonic clock fed to detectors. */
+    public Ticker ticker() {
+      return ticker;
+    }
+
+    /** I/O event loop threads; 0 means Netty's default. */
+    public int ioThreads() {
+      return ioThreads;
+    }
+
+    /** The coordinator's epoch, for Welcome. */
+    public long coordinatorEpoch() {
+      return coordinatorEpoch;
+    }
+
+    /** The dispatch window of a worker with {@code slots} slots: slots plus the prefetch. */
+    int dispatchWindow(int slots) {
+      return slots + (prefetch == 0 ? slots : prefetch);
+    }
+
+    /** How often a connection asks its detector whether it is convicted: min(window / 10, 250 ms). */
+    Duration reapCheckPeriod() {
+      Duration tenth = detectionWindow.dividedBy(10);
+      Duration period = tenth.compareTo(MAX_REAP_CHECK_PERIOD) < 0 ? tenth : MAX_REAP_CHECK_PERIOD;
+      return period.isZero() ? Duration.ofMillis(1) : period;
+    }
+
+    @Override
+    public String toString() {
+      return "heartbeat every " + heartbeatInterval.toMillis() + "ms, detection window "
+          + detectionWindow.toMillis() + "ms, max frame " + maxFrameBytes + " bytes, prefetch "
+          + (prefetch == 0 ? "= slots" : prefetch);
+    }
+
+    /** Builds {@link Settings}; every setter validates its argument and says the rule it broke. */
+    public static final class Builder {
+      private Duration heartbeatInterval = DEFAULT_HEARTBEAT_INTERVAL;
+      private Duration detectionWindow = FixedTimeoutDetector.DEFAULT_WINDOW;
+      private LongFunction<FailureDetector> detectorFactory;
+      private int maxFrameBytes = FrameCodec.DEFAULT_MAX_FRAME_BYTES;
+      private int prefetch;
+      private Ticker ticker = Ticker.system();
+      private int ioThreads;
+      private long coordinatorEpoch;
+
+      private Builder() {}
+
+      /**
+       * @throws IllegalArgumentException if not positive or not a whole number of milliseconds
+       *     (it travels as milliseconds) or above 2^32-1 ms
+       */
+      public Builder heartbeatInterval(Duration interval) {
+        this.heartbeatInterval = positiveMillis("heartbeatInterval", interval);
+        if (interval.toMillis() > 0xFFFF_FFFFL) {
+          throw new IllegalArgumentException(
+              "heartbeatInterval must fit the wire's uint32 milliseconds, got " + interval);
+        }
+        return this;
+      }
+
+      /** @throws IllegalArgumentException if not positive or not a whole number of milliseconds */
+      public Builder detectionWindow(Duration window) {
+        this.detectionWindow = positiveMillis("detectionWindow", window);
+        return this;
+      }
+
+      /**
+       * Replaces the default {@link FixedTimeoutDetector}; the factory is given the ticker reading at
+       * which the connection opened. The detection window still sets how often the reaper looks.
+       */
+      public Builder detectorFactory(LongFunction<FailureDetector> factory) {
+        this.detectorFactory = Objects.requireNonNull(factory, "detectorFactory");
+        return this;
+      }
+
+      /** @throws IllegalArgumentException if below 1 or above {@code Integer.MAX_VALUE - 4} */
+      public Builder maxFrameBytes(int maxFrameBytes) {
+        if (maxFrameBytes < 1 || maxFrameBytes > Integer.MAX_VALUE - FrameCodec.LENGTH_PREFIX_BYTES) {
+          throw new IllegalArgumentException("maxFrameBytes must be between 1 and "
+              + (Integer.MAX_VALUE - FrameCodec.LENGTH_PREFIX_BYTES) + ", got " + maxFrameBytes);
+        }
+        this.maxFrameBytes = maxFrameBytes;
+        return this;
+      }
+
+      /**
+       * Extra assignments per worker beyond its slots; 0 (the default) means "as many as its slots".
+       *
+       * @throws IllegalArgumentException if negative or above {@link #MAX_PREFETCH}
+       */
+      public Builder prefetch(int prefetch) {
+        if (prefetch < 0 || prefetch > MAX_PREFETCH) {
+          throw new IllegalArgumentException(
+              "prefetch must be between 0 and " + MAX_PREFETCH + " (0 = as many as the worker's slots), got "
+                  + prefetch);
+        }
+        this.prefetch = prefetch;
+        return this;
+      }
+
+      public Builder ticker(Ticker ticker) {
+        this.ticker = Objects.requireNonNull(ticker, "ticker");
+        return this;
+      }
+
+      /** @throws IllegalArgumentException if negative */
+      public Builder ioThreads(int ioThreads) {
+        if (ioThreads < 0) {
+          throw new IllegalArgumentException("ioThreads must be >= 0 (0 = Netty's default), got " + ioThreads);
+        }
+        this.ioThreads = ioThreads;
+        return this;
+      }
+
+      public Builder coordinatorEpoch(long epoch) {
+        this.coordinatorEpoch = epoch;
+        return this;
+      }
+
+      /**
+       * @throws IllegalArgumentException if the heartbeat interval does not fit at least
+       *     {@link #MIN_HEARTBEATS_PER_WINDOW} times in the detection window
+       */
+      public Settings build() {
+        if (heartbeatInterval.multipliedBy(MIN_HEARTBEATS_PER_WINDOW).compareTo(detectionWindow) > 0) {
+          throw new IllegalArgumentException(
+              "heartbeat interval " + heartbeatInterval.toMillis() + "ms must fit at least "
+                  + MIN_HEARTBEATS_PER_WINDOW + " times in the detection window " + detectionWindow.toMillis()
+                  + "ms: with fewer, one late heartbeat (a GC pause, a busy network) reaps a live worker");
+        }
+        return new Settings(this);
+      }
+
+      private static Duration positiveMillis(String name, Duration d) {
+        Objects.requireNonNull(d, name);
+        if (d.isNegative() || d.isZero() || !d.equals(Duration.ofMillis(d.toMillis()))) {
+          throw new IllegalArgumentException(
+              name + " must be a positive whole number of milliseconds, got " + d);
+        }
+        return d;
+      }
+    }
+  }
+}

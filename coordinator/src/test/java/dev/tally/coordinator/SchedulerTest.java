@@ -1,0 +1,275 @@
+package dev.tally.coordinator;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.tally.core.Assignment;
+import dev.tally.core.CaseRecord;
+import dev.tally.core.EvaluatorSpec;
+import dev.tally.core.InfraFailure;
+import dev.tally.core.Outcome;
+import dev.tally.core.Verdict;
+import dev.tally.core.schedule.Ack;
+import dev.tally.core.schedule.AckStatus;
+import dev.tally.core.schedule.AttemptReport;
+import dev.tally.core.schedule.RetryPolicy;
+import dev.tally.core.schedule.Scheduler;
+import dev.tally.core.schedule.WorkerHandle;
+import dev.tally.core.store.AttemptView;
+import dev.tally.core.store.JobState;
+import dev.tally.core.store.JobView;
+import dev.tally.core.store.RunCounters;
+import dev.tally.core.store.RunSpec;
+import dev.tally.core.store.Store;
+import dev.tally.store.SqliteStore;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.concurrent.CompletableFuture;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The scheduler stepped by hand against a real SQLite store, with fake worker handles and virtual time. */
+class SchedulerTest {
+  @TempDir Path dir;
+
+  private Store store;
+  private MutableClock clock;
+  private Scheduler scheduler;
+
+  @BeforeEach
+  void setUp() {
+    store = SqliteStore.open(dir.resolve("t.db"));
+    clock = new MutableClock(Instant.parse("2026-11-30T00:00:00Z"));
+    scheduler =
+        new Scheduler(store, clock, new SplittableRandom(7), RetryPolicy.defaults(), Scheduler.Settings.defaults(), () -> {});
+  }
+
+  @AfterEach
+  void tearDown() {
+    store.close();
+  }
+
+  private long createRun(int cases, int maxAttempts) {
+    List<CaseRecord> records = new ArrayList<>();
+    for (int i = 0; i < cases; i++) {
+      records.add(new CaseRecord(i, "c" + i, "{\"id\":\"c" + i + "\"}"));
+    }
+    EvaluatorSpec spec = new EvaluatorSpec("noop", Map.of(), Duration.ofMinutes(1));
+    return store.createRun(new RunSpec("test", spec, maxAttempts), records);
+  }
+
+  private static Outcome pass() {
+    return new Outcome(Verdict.PASS, 1.0, "ok", 3);
+  }
+
+  @Test
+  void assignsUpToTheDispatchWindowAndFinishesWithExactCounters() {
+    long runId = createRun(10, 3);
+    FakeWorker w = new FakeWorker("w1", 4);
+    CompletableFuture<RunCounters> done = scheduler.activate(runId);
+    scheduler.workerJoined(w);
+    scheduler.step();
+    assertThat(w.assigned).hasSize(4);
+
+    while (!done.isDone()) {
+      List<Assignment> batch = w.takeAssigned();
+      assertThat(batch).as("work must keep flowing until the run is done").isNotEmpty();
+      for (Assignment a : batch) {
+        scheduler.attemptEnded(w, AttemptReport.of(a.jobId(), a.token(), pass()));
+      }
+      scheduler.step();
+    }
+    RunCounters c = done.join();
+    assertThat(c.recorded()).isEqualTo(10);
+    assertThat(c.passed()).isEqualTo(10);
+    assertThat(c.duplicatesSuppressed()).isZero();
+    assertThat(w.acks).hasSize(10).allMatch(a -> a.status() == AckStatus.RECORDED);
+  }
+
+  @Test
+  void lostWorkersJobsAreRedeliveredAndItsLateResultsFenced() {
+    long runId = createRun(2, 3);
+    FakeWorker doomed = new FakeWorker("doomed", 2);
+    scheduler.activate(runId);
+    scheduler.workerJoined(doomed);
+    scheduler.step();
+    List<Assignment> lost = doomed.takeAssigned();
+    assertThat(lost).hasSize(2);
+
+    scheduler.workerLost(doomed, "reaped after 5000ms of silence");
+    FakeWorker survivor = new FakeWorker("survivor", 2);
+    scheduler.workerJoined(survivor);
+    scheduler.step();
+    clock.advance(Duration.ofSeconds(1)); // past any first backoff (at most 100 ms)
+    scheduler.step();
+    List<Assignment> redelivered = survivor.takeAssigned();
+    assertThat(redelivered).extracting(Assignment::jobId).containsExactlyInAnyOrderElementsOf(lost.stream().map(Assignment::jobId).toList());
+    assertThat(redelivered).allMatch(a -> a.attempt() == 2);
+    for (int i = 0; i < 2; i++) {
+      assertThat(redelivered.get(i).token()).isGreaterThan(tokenOf(lost, redelivered.get(i).jobId()));
+    }
+
+    // The frozen worker thaws and reports: fenced, and told so.
+    scheduler.attemptEnded(doomed, AttemptReport.of(lost.get(0).jobId(), lost.get(0).token(), pass()));
+    for (Assignment a : redelivered) {
+      scheduler.attemptEnded(survivor, AttemptReport.of(a.jobId(), a.token(), pass()));
+    }
+    scheduler.step();
+    assertThat(doomed.acks).containsExactly(new Ack(lost.get(0).jobId(), lost.get(0).token(), AckStatus.FENCED));
+    RunCounters c = scheduler.completion(runId).join();
+    assertThat(c.recorded()).isEqualTo(2);
+    assertThat(c.redeliveries()).isEqualTo(2);
+    assertThat(c.staleResultsFenced()).isEqualTo(1);
+  }
+
+  @Test
+  void aResentResultIsADuplicateAndCountsOnce() {
+    long runId = createRun(1, 3);
+    FakeWorker w = new FakeWorker("w", 1);
+    scheduler.activate(runId);
+    scheduler.workerJoined(w);
+    scheduler.step();
+    Assignment a = w.takeAssigned().get(0);
+    scheduler.attemptEnded(w, AttemptReport.of(a.jobId(), a.token(), pass()));
+    scheduler.attemptEnded(w, AttemptReport.of(a.jobId(), a.token(), pass()));
+    scheduler.step();
+    assertThat(w.acks).extracting(Ack::status).containsExactly(AckStatus.RECORDED, AckStatus.DUPLICATE);
+    RunCounters c = scheduler.completion(runId).join();
+    assertThat(c.recorded()).isEqualTo(1);
+    assertThat(c.duplicatesSuppressed()).isEqualTo(1);
+  }
+
+  @Test
+  void aJobPastItsAttemptLimitEndsFailedWithItsHistory() {
+    long runId = createRun(1, 2);
+    FakeWorker w = new FakeWorker("w", 1);
+    scheduler.activate(runId);
+    scheduler.workerJoined(w);
+    for (int attempt = 1; attempt <= 2; attempt++) {
+      scheduler.step();
+      clock.advance(Duration.ofSeconds(1));
+      scheduler.step();
+      Assignment a = w.takeAssigned().get(0);
+      assertThat(a.attempt()).isEqualTo(attempt);
+      scheduler.attemptEnded(w, AttemptReport.failed(a.jobId(), a.token(), new InfraFailure(InfraFailure.Kind.TIMEOUT, "ran past 60000ms")));
+    }
+    scheduler.step();
+    RunCounters c = scheduler.completion(runId).join();
+    assertThat(c.jobsFailed()).isEqualTo(1);
+    assertThat(c.recorded()).isZero();
+    JobView job = store.jobs(runId).get(0);
+    assertThat(job.state()).isEqualTo(JobState.FAILED);
+    assertThat(job.failureReason()).contains("timeout");
+    assertThat(store.attempts(runId)).extracting(AttemptView::ending).containsExactly("timeout", "timeout");
+    assertThat(w.acks).extracting(Ack::status).containsExactly(AckStatus.RELEASED, AckStatus.RELEASED);
+  }
+
+  @Test
+  void aRetryableFailureWaitsForItsBackoff() {
+    RetryPolicy slow = RetryPolicy.builder().base(Duration.ofSeconds(10)).max(Duration.ofSeconds(10)).build();
+    Scheduler s = new Scheduler(store, clock, new SplittableRandom(1), slow, Scheduler.Settings.defaults(), () -> {});
+    long runId = createRun(1, 3);
+    FakeWorker w = new FakeWorker("w", 1);
+    s.activate(runId);
+    s.workerJoined(w);
+    s.step();
+    Assignment a = w.takeAssigned().get(0);
+    s.attemptEnded(w, AttemptReport.failed(a.jobId(), a.token(), new InfraFailure(InfraFailure.Kind.SIGNALED, "killed by signal 9")));
+    long due = s.step();
+    assertThat(w.assigned).isEmpty();
+    assertThat(due).isBetween(clock.millis(), clock.millis() + 10_000);
+    clock.advance(Duration.ofMillis(due - clock.millis()));
+    s.step();
+    assertThat(w.takeAssigned()).hasSize(1);
+  }
+
+  private static long tokenOf(List<Assignment> assignments, long jobId) {
+    return assignments.stream().filter(a -> a.jobId() == jobId).findFirst().orElseThrow().token();
+  }
+
+  /** A worker handle that records what the scheduler sends it. */
+  static final class FakeWorker implements WorkerHandle {
+    final String name;
+    final int window;
+    final List<Assignment> assigned = new ArrayList<>();
+    final List<Ack> acks = new ArrayList<>();
+
+    FakeWorker(String name, int window) {
+      this.name = name;
+      this.window = window;
+    }
+
+    List<Assignment> takeAssigned() {
+      List<Assignment> copy = new ArrayList<>(assigned);
+      assigned.clear();
+      return copy;
+    }
+
+    @Override
+    public String workerId() {
+      return name;
+    }
+
+    @Override
+    public String name() {
+      return name;
+    }
+
+    @Override
+    public int dispatchWindow() {
+      return window;
+    }
+
+    @Override
+    public void assign(List<Assignment> assignments) {
+      assigned.addAll(assignments);
+    }
+
+    @Override
+    public void acknowledge(List<Ack> acks) {
+      this.acks.addAll(acks);
+    }
+
+    @Override
+    public void abandon(long jobId, long token, String reason) {}
+
+    @Override
+    public void close(String reason) {}
+  }
+
+  /** A clock moved by the test. */
+  static final class MutableClock extends Clock {
+    private Instant now;
+
+    MutableClock(Instant start) {
+      this.now = start;
+    }
+
+    void advance(Duration d) {
+      now = now.plus(d);
+    }
+
+    @Override
+    public java.time.ZoneId getZone() {
+      return ZoneOffset.UTC;
+    }
+
+    @Override
+    public Clock withZone(java.time.ZoneId zone) {
+      return this;
+    }
+
+    @Override
+    public Instant instant() {
+      return now;
+    }
+  }
+}

@@ -1,0 +1,55 @@
+package dev.tally.coordinator.net;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.tally.core.InfraFailure;
+import dev.tally.core.Outcome;
+import dev.tally.core.Verdict;
+import dev.tally.protocol.Result;
+import org.junit.jupiter.api.Test;
+
+class WireMappingTest {
+
+  @Test
+  void outcomesRoundTripWithAndWithoutScore() {
+    for (Outcome o : new Outcome[] {
+        new Outcome(Verdict.PASS, 1.5, "tail", 10), new Outcome(Verdict.ERROR, null, "", 0),
+        new Outcome(Verdict.FAIL, 0.0, "x", Long.MAX_VALUE)}) {
+      assertThat(WireMapping.toCore(WireMapping.toWire(o))).isEqualTo(o);
+    }
+    assertThat(WireMapping.toWire(new Outcome(Verdict.PASS, 0.0, "", 1)).getHasScore()).isTrue();
+  }
+
+  @Test
+  void workerSideFailuresRoundTripAndCoordinatorSideOnesHaveNoWireForm() {
+    for (InfraFailure.Kind k : new InfraFailure.Kind[] {
+        InfraFailure.Kind.TIMEOUT, InfraFailure.Kind.SIGNALED, InfraFailure.Kind.EVALUATOR_CRASHED}) {
+      InfraFailure f = new InfraFailure(k, "why");
+      assertThat(WireMapping.toCore(WireMapping.toWire(f, 5))).isEqualTo(f);
+    }
+    assertThatThrownBy(() -> WireMapping.toWire(new InfraFailure(InfraFailure.Kind.WORKER_LOST, ""), 0))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("no wire form");
+  }
+
+  @Test
+  void anUnknownFailureKindIsReadAsAnEvaluatorCrashThatNamesIt() {
+    InfraFailure f = WireMapping.toCore(dev.tally.protocol.InfraFailure.newBuilder().setKindValue(9).setDetail("d").build());
+    assertThat(f).isEqualTo(new InfraFailure(InfraFailure.Kind.EVALUATOR_CRASHED, "unknown failure kind 9: d"));
+  }
+
+  @Test
+  void anOutcomeWithoutAVerdictIsRefused() {
+    Result r = Result.newBuilder().setJobId(1).setOutcome(dev.tally.protocol.Outcome.newBuilder()).build();
+    assertThatThrownBy(() -> WireMapping.toReport(r))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("verdict must be PASS, FAIL or ERROR, got 0");
+  }
+
+  @Test
+  void aDurationBeyondALongIsRefused() {
+    Result r = Result.newBuilder().setJobId(1).setOutcome(dev.tally.protocol.Outcome.newBuilder()
+        .setVerdict(dev.tally.protocol.Verdict.PASS).setDurationMillis(-1L)).build();
+    assertThatThrownBy(() -> WireMapping.toReport(r))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("18446744073709551615");
+  }
+}
