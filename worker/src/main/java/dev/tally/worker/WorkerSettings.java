@@ -1,0 +1,216 @@
+package dev.tally.worker;
+
+import dev.tally.core.Ticker;
+import dev.tally.worker.eval.Evaluator;
+import dev.tally.worker.eval.EvaluatorFactory;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Objects;
+import java.util.UUID;
+import java.util.function.BiFunction;
+
+/**
+ * How a {@link WorkerSession} runs: where the coordinator is, how many slots, and its limits. Immutable;
+ * build with {@link #builder(String, int)}, which validates every value.
+ *
+ * <p>Defaults: {@code slots} 1; {@code name} {@code <hostname>-<pid>}; {@code workerId} a random UUID
+ * (fixed for the settings' lifetime, hence for the process); reconnect backoff from {@value
+ * #DEFAULT_INITIAL_BACKOFF_MILLIS} ms to {@value #DEFAULT_MAX_BACKOFF_MILLIS} ms with full jitter; {@code
+ * maxFrameBytes} {@value #DEFAULT_MAX_FRAME_BYTES}; {@code maxQueuedAssignments} {@link
+ * #defaultQueueLimit(int)}; the system ticker; the built-in evaluators.
+ */
+public record WorkerSettings(
+    String host,
+    int port,
+    int slots,
+    String name,
+    UUID workerId,
+    Duration initialBackoff,
+    Duration maxBackoff,
+    Duration connectTimeout,
+    int maxFrameBytes,
+    int maxQueuedAssignments,
+    Ticker ticker,
+    BiFunction<String, Map<String, String>, Evaluator> evaluatorFactory,
+    String version) {
+
+  public static final long DEFAULT_INITIAL_BACKOFF_MILLIS = 100;
+  public static final long DEFAULT_MAX_BACKOFF_MILLIS = 5_000;
+
+  /**
+   * Largest frame accepted from the coordinator, the protocol's default (4 MiB): far above any real
+   * Assign (a case's JSON), small enough that a corrupt length cannot make the worker allocate gigabytes.
+   */
+  public static final int DEFAULT_MAX_FRAME_BYTES = 4 * 1024 * 1024;
+
+  /**
+   * Assignments queued per slot before the queue counts as overflowing. The coordinator sends at most its
+   * dispatch window (slots plus a small prefetch) so the queue never gets near this; the limit exists so a
+   * coordinator bug shows up as a closed connection and a log line, not as a worker out of memory.
+   */
+  public static final int QUEUED_ASSIGNMENTS_PER_SLOT = 64;
+
+  /** Floor of the queue limit, so a 1-slot worker can still be fed deep pipelines at high throughput. */
+  public static final int MIN_QUEUED_ASSIGNMENTS = 1024;
+
+  public WorkerSettings {
+    Objects.requireNonNull(host, "host");
+    if (host.isBlank()) {
+      throw new IllegalArgumentException("host must not be blank");
+    }
+    if (port < 1 || port > 65_535) {
+      throw new IllegalArgumentException("port must be in 1..65535, got " + port);
+    }
+    if (slots < 1) {
+      throw new IllegalArgumentException("slots must be >= 1, got " + slots);
+    }
+    Objects.requireNonNull(name, "name");
+    Objects.requireNonNull(workerId, "workerId");
+    Objects.requireNonNull(initialBackoff, "initialBackoff");
+    Objects.requireNonNull(maxBackoff, "maxBackoff");
+    if (initialBackoff.isZero() || initialBackoff.isNegative()) {
+      throw new IllegalArgumentException("initialBackoff must be positive, got " + initialBackoff);
+    }
+    if (maxBackoff.compareTo(initialBackoff) < 0) {
+      throw new IllegalArgumentException(
+          "maxBackoff must be >= initialBackoff " + initialBackoff + ", got " + maxBackoff);
+    }
+    Objects.requireNonNull(connectTimeout, "connectTimeout");
+    if (connectTimeout.isZero() || connectTimeout.isNegative()) {
+      throw new IllegalArgumentException("connectTimeout must be positive, got " + connectTimeout);
+    }
+    if (maxFrameBytes < 64) {
+      throw new IllegalArgumentException("maxFrameBytes must be >= 64, got " + maxFrameBytes);
+    }
+    if (maxQueuedAssignments < 1) {
+      throw new IllegalArgumentException("maxQueuedAssignments must be >= 1, got " + maxQueuedAssignments);
+    }
+    Objects.requireNonNull(ticker, "ticker");
+    Objects.requireNonNull(evaluatorFactory, "evaluatorFactory");
+    Objects.requireNonNull(version, "version");
+  }
+
+  /** The default queue limit for {@code slots} slots: {@code max(1024, 64 * slots)}. */
+  public static int defaultQueueLimit(int slots) {
+    return Math.max(MIN_QUEUED_ASSIGNMENTS, QUEUED_ASSIGNMENTS_PER_SLOT * slots);
+  }
+
+  /** Settings for a worker of the coordinator at {@code host:port}, with every default. */
+  public static Builder builder(String host, int port) {
+    return new Builder(host, port);
+  }
+
+  /** A builder; {@link #build()} validates. Not thread-safe. */
+  public static final class Builder {
+    private final String host;
+    private final int port;
+    private int slots = 1;
+    private String name;
+    private UUID workerId = UUID.randomUUID();
+    private Duration initialBackoff = Duration.ofMillis(DEFAULT_INITIAL_BACKOFF_MILLIS);
+    private Duration maxBackoff = Duration.ofMillis(DEFAULT_MAX_BACKOFF_MILLIS);
+    private Duration connectTimeout = Duration.ofSeconds(5);
+    private int maxFrameBytes = DEFAULT_MAX_FRAME_BYTES;
+    private Integer maxQueuedAssignments;
+    private Ticker ticker = Ticker.system();
+    private BiFunction<String, Map<String, String>, Evaluator> evaluatorFactory = EvaluatorFactory::create;
+    private String version = defaultVersion();
+
+    private Builder(String host, int port) {
+      this.host = host;
+      this.port = port;
+    }
+
+    public Builder slots(int slots) {
+      this.slots = slots;
+      return this;
+    }
+
+    public Builder name(String name) {
+      this.name = name;
+      return this;
+    }
+
+    public Builder workerId(UUID workerId) {
+      this.workerId = workerId;
+      return this;
+    }
+
+    public Builder initialBackoff(Duration initialBackoff) {
+      this.initialBackoff = initialBackoff;
+      return this;
+    }
+
+    public Builder maxBackoff(Duration maxBackoff) {
+      this.maxBackoff = maxBackoff;
+      return this;
+    }
+
+    public Builder connectTimeout(Duration connectTimeout) {
+      this.connectTimeout = connectTimeout;
+      return this;
+    }
+
+    public Builder maxFrameBytes(int maxFrameBytes) {
+      this.maxFrameBytes = maxFrameBytes;
+      return this;
+    }
+
+    public Builder maxQueuedAssignments(int maxQueuedAssignments) {
+      this.maxQueuedAssignments = maxQueuedAssignments;
+      return this;
+    }
+
+    public Builder ticker(Ticker ticker) {
+      this.ticker = ticker;
+      return this;
+    }
+
+    /** Replaces the built-in evaluators (tests, or an embedding that adds its own kinds). */
+    public Builder evaluatorFactory(BiFunction<String, Map<String, String>, Evaluator> evaluatorFactory) {
+      this.evaluatorFactory = evaluatorFactory;
+      return this;
+    }
+
+    public Builder version(String version) {
+      this.version = version;
+      return this;
+    }
+
+    /** @throws IllegalArgumentException if a value breaks its rule (the message restates the rule) */
+    public WorkerSettings build() {
+      return new WorkerSettings(
+          host,
+          port,
+          slots,
+          name != null ? name : defaultName(),
+          workerId,
+          initialBackoff,
+          maxBackoff,
+          connectTimeout,
+          maxFrameBytes,
+          maxQueuedAssignments != null ? maxQueuedAssignments : defaultQueueLimit(Math.max(1, slots)),
+          ticker,
+          evaluatorFactory,
+          version);
+    }
+  }
+
+  /** {@code <hostname>-<pid>}, the hostname falling back to {@code $HOSTNAME} and then {@code worker}. */
+  static String defaultName() {
+    String host;
+    try {
+      host = InetAddress.getLocalHost().getHostName();
+    } catch (UnknownHostException e) {
+      host = System.getenv().getOrDefault("HOSTNAME", "worker");
+    }
+    return host + "-" + ProcessHandle.current().pid();
+  }
+
+  private static String defaultVersion() {
+    String v = WorkerSettings.class.getPackage().getImplementationVersion();
+    return v != null ? v : "dev";
+  }
+}

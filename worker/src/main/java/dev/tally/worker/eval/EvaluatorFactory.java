@@ -1,0 +1,59 @@
+package dev.tally.worker.eval;
+
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * Builds the built-in evaluators from a run's configuration ({@code RunConfig.evaluator} and {@code
+ * options}).
+ *
+ * <ul>
+ *   <li>{@code noop}: passes at once, no score. No options.
+ *   <li>{@code sleep}: waits the case's {@code millis} field, else option {@code millis} (default 0),
+ *       then passes.
+ *   <li>{@code exec}: runs option {@code cmd} per case, see {@link ExecEvaluator}.
+ * </ul>
+ */
+public final class EvaluatorFactory {
+  /** The kinds {@link #create} knows, in the order error messages list them. */
+  public static final List<String> KINDS = List.of("exec", "sleep", "noop");
+
+  private EvaluatorFactory() {}
+
+  /**
+   * Builds an evaluator.
+   *
+   * @param kind {@code exec}, {@code sleep} or {@code noop}
+   * @param options the run's evaluator options
+   * @return a thread-safe evaluator, to be shared by every slot running the run's cases
+   * @throws IllegalArgumentException if {@code kind} is none of {@link #KINDS} (the message names it and
+   *     the known ones), if {@code exec} has no {@code cmd} or an unusable one, or if {@code sleep}'s
+   *     {@code millis} is not a non-negative integer
+   */
+  public static Evaluator create(String kind, Map<String, String> options) {
+    Objects.requireNonNull(kind, "kind");
+    Objects.requireNonNull(options, "options");
+    switch (kind) {
+      case "noop":
+        return new NoopEvaluator();
+      case "sleep":
+        String millis = options.getOrDefault("millis", "0").trim();
+        try {
+          return new SleepEvaluator(Long.parseLong(millis));
+        } catch (NumberFormatException e) {
+          throw new IllegalArgumentException(
+              "sleep option millis must be a non-negative integer, got '" + millis + "'", e);
+        }
+      case "exec":
+        String cmd = options.get("cmd");
+        if (cmd == null || cmd.isBlank()) {
+          throw new IllegalArgumentException("exec needs option cmd (the command template), got " + options);
+        }
+        return new ExecEvaluator(CommandTemplate.parse(cmd));
+      default:
+        throw new IllegalArgumentException(
+            "unknown evaluator kind '" + kind + "'; known kinds: " + String.join(", ", KINDS));
+    }
+  }
+}

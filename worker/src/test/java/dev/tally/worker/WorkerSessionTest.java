@@ -1,0 +1,373 @@
+package dev.tally.worker;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.tally.core.Verdict;
+import dev.tally.protocol.AckEntry;
+import dev.tally.protocol.Envelope;
+import dev.tally.protocol.InfraFailure;
+import dev.tally.protocol.Result;
+import dev.tally.worker.eval.Evaluation;
+import dev.tally.worker.eval.Evaluator;
+import dev.tally.worker.eval.EvaluatorFactory;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+class WorkerSessionTest {
+  private static final Duration WAIT = Duration.ofSeconds(10);
+
+  private FakeCoordinator coordinator;
+  private final List<WorkerSession> sessions = new ArrayList<>();
+
+  @BeforeEach
+  void setUp() throws Exception {
+    coordinator = new FakeCoordinator();
+  }
+
+  @AfterEach
+  void tearDown() throws Exception {
+    sessions.forEach(WorkerSession::close);
+    coordinator.close();
+  }
+
+  /** The built-in evaluators plus {@code spin}: a pure-CPU busy loop of option {@code millis}. */
+  private static Evaluator evaluators(String kind, Map<String, String> options) {
+    if (!kind.equals("spin")) {
+      return EvaluatorFactory.create(kind, options);
+    }
+    long millis = Long.parseLong(options.get("millis"));
+    return ctx -> {
+      long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
+      long x = 0;
+      while (System.nanoTime() < end && !ctx.cancelled()) {
+        x += x * 31 + 7; // keep the core busy; no sleeping, no blocking
+      }
+      return Evaluation.finished(Verdict.PASS, (double) (x & 1), "", ctx.elapsedMillis());
+    };
+  }
+
+  private WorkerSession start(int slots) {
+    return start(WorkerSettings.builder("127.0.0.1", coordinator.port()).slots(slots));
+  }
+
+  private WorkerSession start(WorkerSettings.Builder builder) {
+    WorkerSession s =
+        new WorkerSession(
+            builder
+                .initialBackoff(Duration.ofMillis(20))
+                .maxBackoff(Duration.ofMillis(200))
+                .evaluatorFactory(WorkerSessionTest::evaluators)
+                .build());
+    sessions.add(s);
+    s.start();
+    return s;
+  }
+
+  private static boolean isResultFor(Envelope e, long jobId) {
+    return e.hasResult() && e.getResult().getJobId() == jobId;
+  }
+
+  private static long resultsFor(FakeCoordinator.Conn conn, long jobId) {
+    return conn.envelopes().stream().filter(e -> isResultFor(e, jobId)).count();
+  }
+
+  @Test
+  void sendsHelloAsTheFirstFrameWithItsSlotsAndWorkerId() {
+    UUID id = UUID.randomUUID();
+    start(WorkerSettings.builder("127.0.0.1", coordinator.port()).slots(3).workerId(id).name("w-1"));
+
+    FakeCoordinator.Conn conn = coordinator.awaitConnection(1);
+    await().atMost(WAIT).until(() -> !conn.frames().isEmpty());
+
+    Envelope first = conn.frames().get(0).envelope();
+    assertThat(first.hasHello()).isTrue();
+    assertThat(first.getHello().getSlots()).isEqualTo(3);
+    assertThat(first.getHello().getWorkerId()).isEqualTo(id.toString());
+    assertThat(first.getHello().getName()).isEqualTo("w-1");
+  }
+
+  @Test
+  void heartbeatsArriveAtTheWelcomeIntervalWithIncreasingSeq() {
+    WorkerSession session = start(1);
+    FakeCoordinator.Conn conn = coordinator.awaitConnection(1);
+    conn.awaitFrame(Envelope::hasHello, WAIT);
+    long welcomedAt = System.nanoTime();
+    conn.welcome(100);
+    await().atMost(WAIT).until(session::connected);
+
+    await().atMost(WAIT).until(() -> heartbeats(conn).size() >= 6);
+    List<FakeCoordinator.Frame> hbs = heartbeats(conn);
+    for (int i = 1; i < hbs.size(); i++) {
+      assertThat(hbs.get(i).envelope().getHeartbeat().getSeq())
+          .isGreaterThan(hbs.get(i - 1).envelope().getHeartbeat().getSeq());
+    }
+    // 6 heartbeats at 100 ms: the 6th comes ~600 ms after the Welcome; neither flooding nor idle.
+    long sixthMillis = TimeUnit.NANOSECONDS.toMillis(hbs.get(5).arrivalNanos() - welcomedAt);
+    assertThat(sixthMillis).isBetween(450L, 1_500L);
+  }
+
+  private static List<FakeCoordinator.Frame> heartbeats(FakeCoordinator.Conn conn) {
+    return conn.frames().stream().filter(f -> f.envelope().hasHeartbeat()).toList();
+  }
+
+  @Test
+  void keepsHeartbeatingWhileEverySlotRunsACpuBoundCase() {
+    int slots = Math.max(2, Runtime.getRuntime().availableProcessors() * 2); // oversubscribe the CPUs
+    WorkerSession session = start(slots);
+    FakeCoordinator.Conn conn = coordinator.awaitConnection(1);
+    conn.awaitFrame(Envelope::hasHello, WAIT);
+    long intervalMillis = 100;
+    conn.welcome(intervalMillis);
+    conn.runConfig(1, "spin", Map.of("millis", "2000"), 60_000);
+    for (int job = 1; job <= slots; job++) {
+      conn.assign(job, 1, 7, "{}");
+    }
+
+    // Every slot is busy once a heartbeat lists every job as in flight.
+    await().atMost(WAIT)
+        .until(() -> heartbeats(conn).stream().anyMatch(f -> f.envelope().getHeartbeat().getInFlightCount() == slots));
+    long busyFrom = System.nanoTime();
+    await().atMost(WAIT).until(() -> session.completedCount() == slots);
+    long busyUntil = System.nanoTime();
+
+    List<Long> arrivals =
+        heartbeats(conn).stream()
+            .map(FakeCoordinator.Frame::arrivalNanos)
+            .filter(t -> t >= busyFrom - TimeUnit.MILLISECONDS.toNanos(intervalMillis) && t <= busyUntil)
+            .toList();
+    assertThat(TimeUnit.NANOSECONDS.toMillis(busyUntil - busyFrom)).isGreaterThan(1_000);
+    assertThat(arrivals).hasSizeGreaterThan(5);
+    long maxGapMillis = 0;
+    for (int i = 1; i < arrivals.size(); i++) {
+      maxGapMillis = Math.max(maxGapMillis, TimeUnit.NANOSECONDS.toMillis(arrivals.get(i) - arrivals.get(i - 1)));
+    }
+    assertThat(maxGapMillis).isLessThanOrEqualTo(3 * intervalMillis);
+    await().atMost(WAIT).until(() -> conn.envelopes().stream().filter(Envelope::hasResult).count() == slots);
+  }
+
+  @Test
+  void runsAnAssignedCaseAndReportsItsResultWithTheToken() {
+    WorkerSession session = start(2);
+    FakeCoordinator.Conn conn = coordinator.awaitConnection(1);
+    conn.awaitFrame(Envelope::hasHello, WAIT);
+    conn.welcome(1_000);
+    conn.runConfig(5, "noop", Map.of(), 10_000);
+    conn.assign(42, 5, 9, "{\"id\":\"x\"}");
+
+    Result r = conn.awaitFrame(e -> isResultFor(e, 42), WAIT).getResult();
+    assertThat(r.getToken()).isEqualTo(9);
+    assertThat(r.getOutcome().getVerdict()).isEqualTo(dev.tally.protocol.Verdict.PASS);
+    assertThat(r.getOutcome().getHasScore()).isFalse();
+    assertThat(session.completedCount()).isEqualTo(1);
+    assertThat(session.outboxSize()).isEqualTo(1);
+
+    conn.ack(42, 9, AckEntry.Status.RECORDED);
+    await().atMost(WAIT).until(() -> session.outboxSize() == 0);
+  }
+
+  @Test
+  void anAssignForAnUnknownRunIsReportedAsARetryableEvaluatorCrash() {
+    start(1);
+    FakeCoordinator.Conn conn = coordinator.awaitConnection(1);
+    conn.awaitFrame(Envelope::hasHello, WAIT);
+    conn.welcome(1_000);
+    conn.assign(3, 77, 1, "{}");
+
+    Result r = conn.awaitFrame(e -> isResultFor(e, 3), WAIT).getResult();
+    assertThat(r.getFailure().getKind()).isEqualTo(InfraFailure.Kind.EVALUATOR_CRASHED);
+    assertThat(r.getFailure().getDetail()).isEqualTo("no RunConfig for run 77");
+  }
+
+  @Test
+  void resendsUnackedResultsAfterReconnectingWithTheSameWorkerIdButNotAckedOnes() {
+    WorkerSession session = start(2);
+    FakeCoordinator.Conn first = coordinator.awaitConnection(1);
+    String workerId = first.awaitFrame(Envelope::hasHello, WAIT).getHello().getWorkerId();
+    first.welcome(1_000);
+    first.runConfig(1, "noop", Map.of(), 10_000);
+    first.assign(1, 1, 11, "{}");
+    first.assign(2, 1, 12, "{}");
+    first.awaitFrame(e -> isResultFor(e, 1), WAIT);
+    first.awaitFrame(e -> isResultFor(e, 2), WAIT);
+    first.ack(1, 11, AckEntry.Status.RECORDED);
+    await().atMost(WAIT).until(() -> session.outboxSize() == 1);
+
+    first.drop();
+    await().atMost(WAIT).until(() -> !session.connected());
+    FakeCoordinator.Conn second = coordinator.awaitConnection(2);
+    Envelope hello = second.awaitFrame(Envelope::hasHello, WAIT);
+    assertThat(hello.getHello().getWorkerId()).isEqualTo(workerId);
+    assertThat(hello.getHello().getHeldList()).extracting(h -> h.getJobId()).containsExactly(2L);
+    assertThat(resultsFor(second, 2)).isZero(); // nothing before the Welcome
+
+    second.welcome(1_000);
+    Result again = second.awaitFrame(e -> isResultFor(e, 2), WAIT).getResult();
+    assertThat(again.getToken()).isEqualTo(12);
+    second.ack(2, 12, AckEntry.Status.DUPLICATE);
+    await().atMost(WAIT).until(() -> session.outboxSize() == 0);
+    // The outbox is re-sent in one burst right after the Welcome, so by now job 1 would be there.
+    assertThat(resultsFor(second, 1)).isZero();
+  }
+
+  @Test
+  void aCaseThatFinishesWhileDisconnectedIsDeliveredAfterTheReconnect() {
+    WorkerSession session = start(1);
+    FakeCoordinator.Conn first = coordinator.awaitConnection(1);
+    first.awaitFrame(Envelope::hasHello, WAIT);
+    first.welcome(50);
+    first.runConfig(1, "sleep", Map.of(), 10_000);
+    first.assign(8, 1, 3, "{\"millis\": 700}");
+    first.awaitFrame(e -> e.hasHeartbeat() && e.getHeartbeat().getInFlightList().contains(8L), WAIT);
+
+    first.drop(); // while the case runs
+    await().atMost(WAIT).until(() -> session.completedCount() == 1);
+    FakeCoordinator.Conn second = coordinator.awaitConnection(2);
+    second.awaitFrame(Envelope::hasHello, WAIT);
+    second.welcome(1_000);
+
+    Result r = second.awaitFrame(e -> isResultFor(e, 8), WAIT).getResult();
+    assertThat(r.getToken()).isEqualTo(3);
+    assertThat(r.getOutcome().getVerdict()).isEqualTo(dev.tally.protocol.Verdict.PASS);
+    assertThat(r.getOutcome().getDurationMillis()).isGreaterThanOrEqualTo(700);
+    assertThat(resultsFor(first, 8)).isZero();
+  }
+
+  @Test
+  void abandonStopsTheRunningCaseWhichIsNotReportedAndFreesItsSlot() {
+    WorkerSession session = start(1);
+    FakeCoordinator.Conn conn = coordinator.awaitConnection(1);
+    conn.awaitFrame(Envelope::hasHello, WAIT);
+    conn.welcome(50);
+    conn.runConfig(1, "sleep", Map.of(), 60_000);
+    conn.assign(1, 1, 4, "{\"millis\": 30000}");
+    conn.assign(2, 1, 5, "{\"millis\": 30000}"); // queued behind job 1 on the one slot
+    conn.awaitFrame(e -> e.hasHeartbeat() && e.getHeartbeat().getInFlightCount() == 2, WAIT);
+
+    conn.send(abandon(1, 3)); // an older token: not this lease, ignored
+    conn.send(abandon(2, 5)); // queued: dropped
+    conn.send(abandon(1, 4)); // running: cancelled
+    conn.assign(3, 1, 6, "{\"millis\": 0}");
+
+    conn.awaitFrame(e -> isResultFor(e, 3), Duration.ofSeconds(5)); // the slot is free again
+    assertThat(resultsFor(conn, 1)).isZero();
+    assertThat(resultsFor(conn, 2)).isZero();
+    assertThat(session.completedCount()).isEqualTo(1);
+  }
+
+  private static Envelope abandon(long jobId, long token) {
+    return Envelope.newBuilder()
+        .setAbandon(dev.tally.protocol.Abandon.newBuilder().setJobId(jobId).setToken(token).setReason("test"))
+        .build();
+  }
+
+  @Test
+  void anAssignOverflowingTheQueueClosesTheConnection() {
+    start(WorkerSettings.builder("127.0.0.1", coordinator.port()).slots(1).maxQueuedAssignments(2));
+    FakeCoordinator.Conn conn = coordinator.awaitConnection(1);
+    conn.awaitFrame(Envelope::hasHello, WAIT);
+    conn.welcome(1_000);
+    conn.runConfig(1, "sleep", Map.of(), 60_000);
+    conn.assign(1, 1, 1, "{\"millis\": 30000}");
+    conn.awaitFrame(e -> e.hasHeartbeat() && e.getHeartbeat().getInFlightCount() == 1, WAIT); // job 1 runs
+    conn.assign(2, 1, 1, "{}");
+    conn.assign(3, 1, 1, "{}");
+    assertThat(conn.ended()).isFalse();
+
+    conn.assign(4, 1, 1, "{}");
+
+    await().atMost(WAIT).until(conn::ended);
+    coordinator.awaitConnection(2); // and it comes back
+  }
+
+  @Test
+  void afterDrainNewAssignmentsAreRefusedButHeldOnesFinish() {
+    start(1);
+    FakeCoordinator.Conn conn = coordinator.awaitConnection(1);
+    conn.awaitFrame(Envelope::hasHello, WAIT);
+    conn.welcome(1_000);
+    conn.runConfig(1, "sleep", Map.of(), 60_000);
+    conn.assign(1, 1, 1, "{\"millis\": 300}");
+    conn.send(
+        Envelope.newBuilder().setDrain(dev.tally.protocol.Drain.newBuilder().setReason("maintenance")).build());
+    conn.assign(2, 1, 1, "{}");
+
+    Result refused = conn.awaitFrame(e -> isResultFor(e, 2), WAIT).getResult();
+    assertThat(refused.getFailure().getKind()).isEqualTo(InfraFailure.Kind.EVALUATOR_CRASHED);
+    assertThat(refused.getFailure().getDetail()).contains("draining");
+    Result finished = conn.awaitFrame(e -> isResultFor(e, 1), WAIT).getResult();
+    assertThat(finished.getOutcome().getVerdict()).isEqualTo(dev.tally.protocol.Verdict.PASS);
+  }
+
+  @Test
+  void closeSaysGoodbyeAndStopsRunningCases() throws Exception {
+    WorkerSession session = start(1);
+    FakeCoordinator.Conn conn = coordinator.awaitConnection(1);
+    conn.awaitFrame(Envelope::hasHello, WAIT);
+    conn.welcome(50);
+    conn.runConfig(1, "sleep", Map.of(), 60_000);
+    conn.assign(1, 1, 1, "{\"millis\": 30000}");
+    conn.awaitFrame(e -> e.hasHeartbeat() && e.getHeartbeat().getInFlightList().contains(1L), WAIT);
+
+    long before = System.nanoTime();
+    session.close();
+
+    // Well under the 30 s case, and under the 5 s close() would wait for a slot that ignored the cancel.
+    assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - before)).isLessThan(3_000);
+    assertThat(session.awaitTermination(Duration.ZERO)).isTrue();
+    conn.awaitFrame(Envelope::hasGoodbye, WAIT);
+    await().atMost(WAIT).until(conn::ended);
+    assertThat(resultsFor(conn, 1)).isZero();
+    assertThat(session.connected()).isFalse();
+  }
+
+  @Test
+  void deliversTwentyThousandNoopResultsInAFewSeconds() {
+    int jobs = 20_000;
+    WorkerSession session =
+        start(WorkerSettings.builder("127.0.0.1", coordinator.port()).slots(4).maxQueuedAssignments(jobs));
+    FakeCoordinator.Conn conn = coordinator.awaitConnection(1);
+    conn.awaitFrame(Envelope::hasHello, WAIT);
+    conn.autoAck(); // else the outbox fills at OUTBOX_LIMIT and the slots wait, as designed
+    conn.welcome(1_000);
+    conn.runConfig(1, "noop", Map.of(), 10_000);
+    long start = System.nanoTime();
+    for (int job = 1; job <= jobs; job++) {
+      conn.assign(job, 1, 1, "{}");
+    }
+    await().atMost(Duration.ofSeconds(20)).until(() -> conn.envelopes().stream().filter(Envelope::hasResult).count() == jobs);
+    long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+    System.out.printf("%d noop results in %d ms (%.0f/s)%n", jobs, millis, jobs * 1000.0 / Math.max(1, millis));
+    assertThat(session.completedCount()).isEqualTo(jobs);
+    await().atMost(WAIT).until(() -> session.outboxSize() == 0);
+  }
+
+  @Test
+  void whileTheOutboxIsFullSlotsStartNoNewCaseUntilAnAckMakesRoom() {
+    int limit = WorkerSession.OUTBOX_LIMIT;
+    WorkerSession session =
+        start(WorkerSettings.builder("127.0.0.1", coordinator.port()).slots(1).maxQueuedAssignments(limit + 10));
+    FakeCoordinator.Conn conn = coordinator.awaitConnection(1);
+    conn.awaitFrame(Envelope::hasHello, WAIT);
+    conn.welcome(1_000);
+    conn.runConfig(1, "noop", Map.of(), 10_000);
+    for (int job = 1; job <= limit + 5; job++) {
+      conn.assign(job, 1, 1, "{}");
+    }
+
+    await().atMost(WAIT).until(() -> session.completedCount() == limit);
+    await().during(Duration.ofMillis(300)).atMost(WAIT).until(() -> session.completedCount() == limit);
+    assertThat(session.outboxSize()).isEqualTo(limit);
+
+    conn.ack(1, 1, AckEntry.Status.RECORDED);
+
+    await().atMost(WAIT).until(() -> session.completedCount() == limit + 1);
+  }
+}
