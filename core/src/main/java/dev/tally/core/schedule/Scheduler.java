@@ -287,7 +287,11 @@ public final class Scheduler implements WorkerEvents {
     if (state == null) {
       return;
     }
-    log.warn("worker {} lost ({}); releasing {} in-flight jobs", worker.name(), reason, state.inFlight.size());
+    if (state.inFlight.isEmpty()) {
+      log.info("worker {} left ({})", worker.name(), reason);
+    } else {
+      log.warn("worker {} lost ({}); redelivering its {} in-flight jobs", worker.name(), reason, state.inFlight.size());
+    }
     InfraFailure failure = new InfraFailure(InfraFailure.Kind.WORKER_LOST, reason);
     for (Map.Entry<Long, InFlight> e : state.inFlight.entrySet()) {
       releases.add(releaseFor(now, e.getKey(), e.getValue().token, e.getValue(), failure));

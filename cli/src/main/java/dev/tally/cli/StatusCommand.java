@@ -1,0 +1,53 @@
+package dev.tally.cli;
+
+import dev.tally.core.store.RunCounters;
+import dev.tally.core.store.RunView;
+import dev.tally.core.store.Store;
+import dev.tally.store.SqliteStore;
+import java.io.PrintWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.List;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/** {@code tally status --db FILE}: the runs in a store and their counters. Reads only. */
+@Command(name = "status", mixinStandardHelpOptions = true, description = "Show the runs in a store and their counters.")
+final class StatusCommand implements Callable<Integer> {
+  @Spec CommandSpec spec;
+
+  @Option(names = "--db", required = true, description = "SQLite store file.")
+  Path db;
+
+  @Override
+  public Integer call() {
+    PrintWriter out = spec.commandLine().getOut();
+    if (!Files.isRegularFile(db)) {
+      spec.commandLine().getErr().println("tally: no store at " + db);
+      return Main.EXIT_USAGE;
+    }
+    try (Store store = SqliteStore.open(db)) {
+      List<RunView> runs = store.runs();
+      if (runs.isEmpty()) {
+        out.println("no runs in " + db);
+        return 0;
+      }
+      out.printf("%-5s %-9s %8s %8s %8s %8s %8s %8s %8s %8s  %-20s %s%n",
+          "run", "state", "total", "passed", "failed", "errored", "ended-f", "redeliv", "dups", "fenced", "created", "dataset");
+      for (RunView r : runs) {
+        RunCounters c = r.counters();
+        out.printf("%-5d %-9s %8d %8d %8d %8d %8d %8d %8d %8d  %-20s %s%n",
+            r.runId(), r.finished() ? "finished" : "running", c.total(), c.passed(), c.failed(), c.errored(), c.jobsFailed(),
+            c.redeliveries(), c.duplicatesSuppressed(), c.staleResultsFenced(),
+            Instant.ofEpochMilli(r.createdAtMillis()).toString().substring(0, 19), r.spec().dataset());
+      }
+      return 0;
+    } finally {
+      out.flush();
+    }
+  }
+}

@@ -1,0 +1,132 @@
+package dev.tally.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.tally.store.SqliteStore;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+/** {@code tally run} end to end in this JVM (its worker processes are real JVMs). */
+class RunCommandTest {
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  @TempDir Path dir;
+
+  private final StringWriter out = new StringWriter();
+  private final StringWriter err = new StringWriter();
+
+  private int tally(String... args) {
+    CommandLine cl = Main.commandLine();
+    cl.setOut(new PrintWriter(out, true));
+    cl.setErr(new PrintWriter(err, true));
+    return cl.execute(args);
+  }
+
+  @Test
+  void execRunWritesOneResultPerCaseInOrderAndExitsOneOnAFailure() throws Exception {
+    Path dataset = dir.resolve("cases.jsonl");
+    Files.write(dataset, List.of(
+        "{\"id\":\"ok\",\"script\":\"echo fine\"}",
+        "",
+        "{\"id\":\"bad\",\"script\":\"echo broken >&2; exit 3\"}",
+        "{\"id\":\"scored\",\"script\":\"echo '{\\\"verdict\\\": \\\"pass\\\", \\\"score\\\": 0.75}'\"}",
+        "{\"id\":\"has space\",\"script\":\"printf %s \\\"$0\\\"\"}"));
+    int exit = tally("run", dataset.toString(), "--workers=1", "--slots=2", "--evaluator=exec", "--cmd=sh -c {script} {id}",
+        "--out=" + dir.resolve("r.jsonl"), "--summary=" + dir.resolve("s.json"), "--no-progress");
+
+    assertThat(exit).as("stderr: %s", err).isEqualTo(Main.EXIT_FAILED);
+    List<JsonNode> rows = new ArrayList<>();
+    for (String line : Files.readAllLines(dir.resolve("r.jsonl"))) {
+      rows.add(JSON.readTree(line));
+    }
+    assertThat(rows).extracting(r -> r.get("id").asText()).containsExactly("ok", "bad", "scored", "has space");
+    assertThat(rows).extracting(r -> r.get("verdict").asText()).containsExactly("pass", "fail", "pass", "pass");
+    assertThat(rows.get(1).get("output").asText()).contains("broken");
+    assertThat(rows.get(2).get("score").asDouble()).isEqualTo(0.75);
+    assertThat(rows.get(0).get("score").isNull()).isTrue();
+    assertThat(rows.get(3).get("output").asText()).isEqualTo("has space");
+    assertThat(rows).allMatch(r -> r.get("attempts").asInt() == 1 && r.get("worker").asText().equals("local-1"));
+
+    JsonNode summary = JSON.readTree(dir.resolve("s.json").toFile());
+    assertThat(summary.get("total").asInt()).isEqualTo(4);
+    assertThat(summary.get("passed").asInt()).isEqualTo(3);
+    assertThat(summary.get("failed").asInt()).isEqualTo(1);
+    assertThat(summary.get("recorded").asInt()).isEqualTo(4);
+    assertThat(summary.get("duplicatesSuppressed").asInt()).isZero();
+    assertThat(out.toString()).contains("passed").contains("stale results fenced");
+
+    assertThat(tally("status", "--db=" + dir.resolve("tally.db"))).isZero();
+    assertThat(out.toString()).contains("finished").contains(dataset.toString());
+  }
+
+  @Test
+  void aDuplicateIdStopsTheSubmissionWithFileAndLineAndWritesNothing() throws Exception {
+    Path dataset = dir.resolve("dup.jsonl");
+    Files.write(dataset, List.of("{\"id\":\"a\"}", "{\"id\":\"b\"}", "{\"id\":\"a\"}"));
+    int exit = tally("run", dataset.toString(), "--evaluator=noop", "--no-progress");
+    assertThat(exit).isEqualTo(Main.EXIT_USAGE);
+    assertThat(err.toString()).contains(dataset + ":3").contains("duplicate id \"a\"").contains("line 1");
+    assertThat(dir.resolve("tally.db")).doesNotExist();
+  }
+
+  @Test
+  void aLineThatIsNotAnObjectOrLacksAnIdIsRefusedWithItsLine() throws Exception {
+    Path dataset = dir.resolve("bad.jsonl");
+    Files.write(dataset, List.of("{\"id\":\"a\"}", "[1,2]"));
+    assertThat(tally("run", dataset.toString(), "--evaluator=noop")).isEqualTo(Main.EXIT_USAGE);
+    assertThat(err.toString()).contains(dataset + ":2").contains("expected a JSON object");
+
+    Files.write(dataset, List.of("{\"id\":\"a\"}", "{\"name\":\"x\"}"));
+    assertThat(tally("run", dataset.toString(), "--evaluator=noop")).isEqualTo(Main.EXIT_USAGE);
+    assertThat(err.toString()).contains(dataset + ":2").contains("no \"id\"");
+
+    Files.write(dataset, List.of("{\"id\":\"a\"} trailing"));
+    assertThat(tally("run", dataset.toString(), "--evaluator=noop")).isEqualTo(Main.EXIT_USAGE);
+    assertThat(err.toString()).contains(dataset + ":1").contains("not valid JSON");
+    assertThat(dir.resolve("tally.db")).doesNotExist();
+  }
+
+  @Test
+  void aTemplateFieldMissingFromACaseIsRefusedBeforeAnythingRuns() throws Exception {
+    Path dataset = dir.resolve("c.jsonl");
+    Files.write(dataset, List.of("{\"id\":\"a\",\"file\":\"x\"}", "{\"id\":\"b\"}"));
+    assertThat(tally("run", dataset.toString(), "--cmd=cat {file}")).isEqualTo(Main.EXIT_USAGE);
+    assertThat(err.toString()).contains(dataset + ":2").contains("no field \"file\"");
+    assertThat(dir.resolve("tally.db")).doesNotExist();
+  }
+
+  @Test
+  void badUsageExitsTwo() throws Exception {
+    Path dataset = dir.resolve("c.jsonl");
+    Files.write(dataset, List.of("{\"id\":\"a\"}"));
+    assertThat(tally("run", dataset.toString(), "--evaluator=exec")).isEqualTo(Main.EXIT_USAGE);
+    assertThat(err.toString()).contains("--cmd");
+    assertThat(tally("run", dataset.toString(), "--evaluator=noop", "--heartbeat-interval=2s", "--detection-window=5s"))
+        .isEqualTo(Main.EXIT_USAGE);
+    assertThat(err.toString()).contains("3");
+    assertThat(tally("run", dataset.toString(), "--evaluator=noop", "--workers=0")).isEqualTo(Main.EXIT_USAGE);
+    assertThat(tally("status", "--db=" + dir.resolve("missing.db"))).isEqualTo(Main.EXIT_USAGE);
+  }
+
+  @Test
+  void storeKeepsEveryRunAcrossInvocations() throws Exception {
+    Path dataset = dir.resolve("c.jsonl");
+    Files.write(dataset, List.of("{\"id\":\"a\"}", "{\"id\":\"b\"}"));
+    for (int i = 0; i < 2; i++) {
+      assertThat(tally("run", dataset.toString(), "--workers=1", "--slots=1", "--evaluator=noop", "--no-progress",
+          "--out=" + dir.resolve("r.jsonl"), "--summary=" + dir.resolve("s.json"))).as("stderr: %s", err).isZero();
+    }
+    try (SqliteStore store = SqliteStore.open(dir.resolve("tally.db"))) {
+      assertThat(store.runs()).hasSize(2).allMatch(r -> r.finished() && r.counters().passed() == 2);
+    }
+  }
+}

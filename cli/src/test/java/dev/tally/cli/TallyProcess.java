@@ -1,0 +1,68 @@
+package dev.tally.cli;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A real {@code tally} process started from the test classpath, for tests that kill and freeze processes.
+ * Output goes to a file, so a test can show it when it fails.
+ */
+final class TallyProcess implements AutoCloseable {
+  final Process process;
+  final Path log;
+
+  private TallyProcess(Process process, Path log) {
+    this.process = process;
+    this.log = log;
+  }
+
+  static TallyProcess start(Path dir, String logName, List<String> args) throws IOException {
+    String java = Paths.get(System.getProperty("java.home"), "bin", "java").toString();
+    List<String> command = new ArrayList<>(List.of(java, "-Xmx512m", "-XX:+UseSerialGC", "-cp", System.getProperty("java.class.path"), Main.class.getName()));
+    command.addAll(args);
+    Path log = dir.resolve(logName);
+    Process p = new ProcessBuilder(command).directory(dir.toFile()).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+    return new TallyProcess(p, log);
+  }
+
+  /** The worker processes this run started, found by their {@code --name=} argument. */
+  Optional<ProcessHandle> worker(String name) {
+    return process.descendants()
+        .filter(h -> h.info().arguments().map(a -> List.of(a).contains("--name=" + name)).orElse(false))
+        .findFirst();
+  }
+
+  int waitFor(long seconds) throws InterruptedException {
+    if (!process.waitFor(seconds, TimeUnit.SECONDS)) {
+      throw new AssertionError("tally did not finish in " + seconds + " s; output:\n" + output());
+    }
+    return process.exitValue();
+  }
+
+  String output() {
+    try {
+      return Files.readString(log);
+    } catch (IOException e) {
+      return "(no output: " + e.getMessage() + ")";
+    }
+  }
+
+  static void signal(long pid, String signal) throws IOException, InterruptedException {
+    Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(pid)).inheritIO().start();
+    if (kill.waitFor() != 0) {
+      throw new AssertionError("kill -" + signal + " " + pid + " failed");
+    }
+  }
+
+  @Override
+  public void close() {
+    process.descendants().forEach(ProcessHandle::destroyForcibly);
+    process.destroyForcibly();
+  }
+}

@@ -1,0 +1,118 @@
+package dev.tally.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.tally.core.store.AttemptView;
+import dev.tally.core.store.JobState;
+import dev.tally.core.store.JobView;
+import dev.tally.core.store.RunCounters;
+import dev.tally.core.store.RunView;
+import dev.tally.store.SqliteStore;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Random;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The promise under the two plain deaths, with real processes and real signals: a worker killed with
+ * {@code kill -9} (its socket closes) and a worker frozen with {@code SIGSTOP} (its socket stays open,
+ * silent) while {@code tally run} works through 300 sleep cases on 3 worker JVMs.
+ */
+class WorkerFailureProcessTest {
+  private static final ObjectMapper JSON = new ObjectMapper();
+  private static final Duration WINDOW = Duration.ofSeconds(1);
+
+  @TempDir Path dir;
+
+  @Test
+  void runFinishesEveryCaseExactlyOnceThroughKillAndFreeze() throws Exception {
+    int total = 300;
+    Path dataset = dir.resolve("cases.jsonl");
+    Random random = new Random(42);
+    List<String> lines = new ArrayList<>();
+    for (int i = 0; i < total; i++) {
+      lines.add("{\"id\":\"sleep-" + i + "\",\"millis\":" + (20 + random.nextInt(61)) + "}");
+    }
+    Files.write(dataset, lines);
+    Path db = dir.resolve("t.db");
+
+    try (TallyProcess tally =
+        TallyProcess.start(dir, "tally.log", List.of(
+            "run", dataset.toString(), "--workers=3", "--slots=2", "--evaluator=sleep", "--db=" + db,
+            "--out=" + dir.resolve("results.jsonl"), "--summary=" + dir.resolve("summary.json"),
+            "--heartbeat-interval=200ms", "--detection-window=" + WINDOW.toMillis() + "ms", "--no-progress"))) {
+      await("three workers started").atMost(Duration.ofSeconds(30))
+          .until(() -> tally.worker("local-1").isPresent() && tally.worker("local-2").isPresent() && tally.worker("local-3").isPresent());
+      ProcessHandle killed = tally.worker("local-1").orElseThrow();
+      ProcessHandle frozen = tally.worker("local-2").orElseThrow();
+
+      await("40% recorded").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(20))
+          .until(() -> counters(db).map(c -> c.recorded() >= total * 4 / 10).orElse(false));
+      TallyProcess.signal(killed.pid(), "KILL");
+
+      TallyProcess.signal(frozen.pid(), "STOP");
+      long redeliveriesAtFreeze = counters(db).orElseThrow().redeliveries();
+      // Hold the freeze for twice the detection window (the scenario), and until the reap shows.
+      await("frozen worker reaped").pollDelay(WINDOW.multipliedBy(2)).atMost(Duration.ofSeconds(30))
+          .until(() -> counters(db).orElseThrow().redeliveries() > redeliveriesAtFreeze);
+      long thawedAtMillis = System.currentTimeMillis();
+      TallyProcess.signal(frozen.pid(), "CONT");
+
+      int exit = tally.waitFor(120);
+      assertThat(exit).as("exit code; output:%n%s", tally.output()).isZero();
+      assertThat(killed.isAlive()).isFalse();
+
+      // Every case exactly once in the results, in dataset order, all passed.
+      List<String> results = Files.readAllLines(dir.resolve("results.jsonl"));
+      assertThat(results).hasSize(total);
+      Set<String> ids = new HashSet<>();
+      for (int i = 0; i < total; i++) {
+        JsonNode row = JSON.readTree(results.get(i));
+        assertThat(row.get("id").asText()).isEqualTo("sleep-" + i);
+        assertThat(row.get("verdict").asText()).isEqualTo("pass");
+        ids.add(row.get("id").asText());
+      }
+      assertThat(ids).hasSize(total);
+
+      JsonNode summary = JSON.readTree(dir.resolve("summary.json").toFile());
+      assertThat(summary.get("total").asLong()).isEqualTo(total);
+      assertThat(summary.get("recorded").asLong()).isEqualTo(total);
+      assertThat(summary.get("passed").asLong()).isEqualTo(total);
+      assertThat(summary.get("redeliveries").asLong()).as("the killed and the frozen worker's jobs were redelivered").isPositive();
+      assertThat(summary.get("staleResultsFenced").asLong()).as("the frozen worker's late results are fenced").isPositive();
+
+      try (SqliteStore store = SqliteStore.open(db)) {
+        RunView run = store.runs().get(0);
+        assertThat(run.finished()).isTrue();
+        assertThat(run.counters().recorded()).isEqualTo(total);
+        List<JobView> jobs = store.jobs(run.runId());
+        assertThat(jobs).hasSize(total).allMatch(j -> j.state() == JobState.DONE);
+        List<AttemptView> attempts = store.attempts(run.runId());
+        assertThat(attempts.stream().filter(a -> a.ending().equals("recorded")).count())
+            .as("each job recorded exactly once").isEqualTo(total);
+        assertThat(attempts)
+            .as("the thawed worker rejoined and took new work")
+            .anyMatch(a -> a.worker().equals("local-2") && a.ending().equals("recorded") && a.startedAtMillis() > thawedAtMillis);
+      }
+    }
+  }
+
+  private static java.util.Optional<RunCounters> counters(Path db) throws IOException {
+    if (!Files.exists(db)) {
+      return java.util.Optional.empty();
+    }
+    try (SqliteStore store = SqliteStore.open(db)) {
+      return store.runs().stream().findFirst().map(RunView::counters);
+    }
+  }
+}
