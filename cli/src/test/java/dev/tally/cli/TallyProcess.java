@@ -33,9 +33,16 @@ final class TallyProcess implements AutoCloseable {
 
   /** The worker processes this run started, found by their {@code --name=} argument. */
   Optional<ProcessHandle> worker(String name) {
-    return process.descendants()
-        .filter(h -> h.info().arguments().map(a -> List.of(a).contains("--name=" + name)).orElse(false))
-        .findFirst();
+    return process.descendants().filter(h -> commandLine(h.pid()).contains("--name=" + name)).findFirst();
+  }
+
+  /** A process's arguments from /proc (ProcessHandle.Info leaves them out for long command lines). */
+  private static List<String> commandLine(long pid) {
+    try {
+      return List.of(Files.readString(Path.of("/proc", Long.toString(pid), "cmdline")).split("\0"));
+    } catch (IOException e) {
+      return List.of();
+    }
   }
 
   int waitFor(long seconds) throws InterruptedException {
