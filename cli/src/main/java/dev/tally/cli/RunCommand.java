@@ -7,6 +7,7 @@ import dev.tally.core.store.RunCounters;
 import dev.tally.core.store.RunSpec;
 import dev.tally.core.store.Store;
 import dev.tally.store.SqliteStore;
+import dev.tally.worker.LocalWorker;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.net.InetSocketAddress;
@@ -61,6 +62,9 @@ final class RunCommand implements Callable<Integer> {
   @Option(names = "--workers", defaultValue = "2", description = "Local worker processes to start (default: ${DEFAULT-VALUE}); 0 waits for remote workers on --listen.")
   int workers;
 
+  @Option(names = "--in-process", defaultValue = "0", description = "Slots of a worker inside this process, beside (or instead of) the worker processes (default: ${DEFAULT-VALUE}).")
+  int inProcessSlots;
+
   @Option(names = "--slots", description = "Cases each local worker runs at once (default: the number of cores).")
   Integer slots;
 
@@ -88,8 +92,11 @@ final class RunCommand implements Callable<Integer> {
     if (workers < 0) {
       throw new ParameterException(spec.commandLine(), "--workers must be >= 0, got " + workers);
     }
-    if (workers == 0 && listen.port() == 0) {
-      throw new ParameterException(spec.commandLine(), "--workers 0 needs --listen HOST:PORT with a fixed port, so remote workers can find the coordinator");
+    if (inProcessSlots < 0) {
+      throw new ParameterException(spec.commandLine(), "--in-process must be >= 0, got " + inProcessSlots);
+    }
+    if (workers == 0 && inProcessSlots == 0 && listen.port() == 0) {
+      throw new ParameterException(spec.commandLine(), "--workers 0 needs --listen HOST:PORT with a fixed port, so remote workers can find the coordinator (or --in-process K)");
     }
     if (maxAttempts < 1) {
       throw new ParameterException(spec.commandLine(), "--max-attempts must be >= 1, got " + maxAttempts);
@@ -119,7 +126,8 @@ final class RunCommand implements Callable<Integer> {
       long runId = store.createRun(new RunSpec(dataset.toAbsolutePath().toString(), evaluator, maxAttempts), cases.cases());
       try (Coordinator coordinator =
               Coordinator.start(store, new InetSocketAddress(listen.host(), listen.port()), serverSettings, coordinatorOptions.retryPolicy(), coordinatorOptions.schedulerSettings());
-          LocalWorkerProcesses local = LocalWorkerProcesses.start(workers, workerSlots, coordinator.port(), logDir(dbFile, runId))) {
+          LocalWorkerProcesses local = LocalWorkerProcesses.start(workers, workerSlots, coordinator.port(), logDir(dbFile, runId));
+          InProcessWorker inProcess = new InProcessWorker(inProcessSlots > 0 ? LocalWorker.start("in-process", inProcessSlots, inProcessSlots, coordinator.scheduler()) : null)) {
         err.printf(
             "tally: run %d: %d cases, %d local workers x %d slots, workers connect to %s:%d, store %s%n",
             runId, cases.cases().size(), workers, workerSlots, listen.host(), coordinator.port(), dbFile);
@@ -172,6 +180,16 @@ final class RunCommand implements Callable<Integer> {
     }
     bar.stepTo(c.recorded() + c.jobsFailed());
     bar.setExtraMessage("redeliveries " + c.redeliveries());
+  }
+
+  /** Closes the in-process worker (if any) before the coordinator, so its slots stop first. */
+  private record InProcessWorker(LocalWorker worker) implements AutoCloseable {
+    @Override
+    public void close() {
+      if (worker != null) {
+        worker.close("run over");
+      }
+    }
   }
 
   private static Path logDir(Path dbFile, long runId) {

@@ -118,6 +118,20 @@ class RunCommandTest {
   }
 
   @Test
+  void anInProcessWorkerAloneRunsTheWholeDataset() throws Exception {
+    Path dataset = dir.resolve("c.jsonl");
+    List<String> lines = new ArrayList<>();
+    for (int i = 0; i < 50; i++) {
+      lines.add("{\"id\":\"n" + i + "\"}");
+    }
+    Files.write(dataset, lines);
+    assertThat(tally("run", dataset.toString(), "--workers=0", "--in-process=2", "--evaluator=noop", "--no-progress",
+        "--out=" + dir.resolve("r.jsonl"), "--summary=" + dir.resolve("s.json"))).as("stderr: %s", err).isZero();
+    List<String> results = Files.readAllLines(dir.resolve("r.jsonl"));
+    assertThat(results).hasSize(50).allMatch(r -> r.contains("\"worker\":\"in-process\"") && r.contains("\"verdict\":\"pass\""));
+  }
+
+  @Test
   void storeKeepsEveryRunAcrossInvocations() throws Exception {
     Path dataset = dir.resolve("c.jsonl");
     Files.write(dataset, List.of("{\"id\":\"a\"}", "{\"id\":\"b\"}"));

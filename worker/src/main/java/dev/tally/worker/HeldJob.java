@@ -1,9 +1,14 @@
 package dev.tally.worker;
 
+import dev.tally.core.InfraFailure;
+import dev.tally.core.Ticker;
 import dev.tally.worker.eval.EvalContext;
+import dev.tally.worker.eval.Evaluation;
 import dev.tally.worker.eval.Evaluator;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicReference;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * One assignment the worker holds, from its Assign until its result is handed to the outbox (or it is
@@ -14,6 +19,8 @@ import java.util.concurrent.atomic.AtomicReference;
  * (slot thread) race safely: exactly one of them wins, and only a {@code DONE} job is reported.
  */
 final class HeldJob {
+  private static final Logger log = LoggerFactory.getLogger(HeldJob.class);
+
   /** A job and the lease token it was assigned under: the identity of one attempt. */
   record Key(long jobId, long token) {}
 
@@ -56,6 +63,29 @@ final class HeldJob {
       return true;
     }
     return false;
+  }
+
+  /**
+   * Runs the case on the calling slot thread, unless it was abandoned while queued.
+   *
+   * @return how the attempt ended (an evaluator that throws or returns nothing is a retryable
+   *     {@code EVALUATOR_CRASHED}), or null if the job was abandoned before it started
+   */
+  Evaluation run(Ticker ticker) {
+    EvalContext ctx = new EvalContext(caseId, caseJson, setup.caseTimeout(), ticker);
+    context = ctx;
+    if (!state.compareAndSet(State.QUEUED, State.RUNNING)) {
+      return null;
+    }
+    try {
+      Evaluation evaluation = setup.evaluator().evaluate(ctx);
+      return evaluation != null
+          ? evaluation
+          : Evaluation.failed(InfraFailure.Kind.EVALUATOR_CRASHED, "the evaluator returned nothing", ctx.elapsedMillis());
+    } catch (RuntimeException | StackOverflowError | LinkageError e) {
+      log.warn("evaluator crashed on job {}: {}", key, e.toString(), e);
+      return Evaluation.failed(InfraFailure.Kind.EVALUATOR_CRASHED, e.toString(), ctx.elapsedMillis());
+    }
   }
 
   boolean active() {

@@ -5,6 +5,7 @@ import dev.tally.protocol.Abandon;
 import dev.tally.protocol.AckEntry;
 import dev.tally.protocol.Assign;
 import dev.tally.protocol.Envelope;
+import dev.tally.protocol.codec.FrameCodec;
 import dev.tally.protocol.Goodbye;
 import dev.tally.protocol.HeldJob.Builder;
 import dev.tally.protocol.Heartbeat;
@@ -14,7 +15,6 @@ import dev.tally.protocol.ResultAck;
 import dev.tally.protocol.RunConfig;
 import dev.tally.protocol.Welcome;
 import dev.tally.worker.HeldJob.RunSetup;
-import dev.tally.worker.eval.EvalContext;
 import dev.tally.worker.eval.Evaluation;
 import dev.tally.worker.eval.Evaluator;
 import io.netty.bootstrap.Bootstrap;
@@ -32,10 +32,6 @@ import io.netty.channel.SimpleChannelInboundHandler;
 import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioSocketChannel;
-import io.netty.handler.codec.LengthFieldBasedFrameDecoder;
-import io.netty.handler.codec.LengthFieldPrepender;
-import io.netty.handler.codec.protobuf.ProtobufDecoder;
-import io.netty.handler.codec.protobuf.ProtobufEncoder;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.netty.util.concurrent.ScheduledFuture;
 import java.time.Duration;
@@ -175,23 +171,12 @@ public final class WorkerSession implements AutoCloseable {
                 new ChannelInitializer<SocketChannel>() {
                   @Override
                   protected void initChannel(SocketChannel ch) {
-                    installFrameCodec(ch.pipeline(), settings.maxFrameBytes());
+                    FrameCodec.install(ch.pipeline(), settings.maxFrameBytes());
                     ch.pipeline().addLast("session", new Handler());
                   }
                 });
   }
 
-  /**
-   * The frame codec: 4-byte big-endian length, then a protobuf Envelope. To be replaced by the protocol
-   * module's {@code FrameCodec.install(pipeline, maxFrameBytes)} once it exists.
-   */
-  private static void installFrameCodec(ChannelPipeline pipeline, int maxFrameBytes) {
-    // maxFrameLength counts the 4 length bytes too; a larger length fails fast, before allocating.
-    pipeline.addLast("frameDecoder", new LengthFieldBasedFrameDecoder(maxFrameBytes + 4, 0, 4, 0, 4));
-    pipeline.addLast("envelopeDecoder", new ProtobufDecoder(Envelope.getDefaultInstance()));
-    pipeline.addLast("framePrepender", new LengthFieldPrepender(4));
-    pipeline.addLast("envelopeEncoder", new ProtobufEncoder());
-  }
 
   // ---------------------------------------------------------------- public API
 
@@ -510,24 +495,8 @@ public final class WorkerSession implements AutoCloseable {
 
   private void runJob(HeldJob job) {
     try {
-      EvalContext ctx =
-          new EvalContext(job.caseId, job.caseJson, job.setup.caseTimeout(), settings.ticker());
-      job.context = ctx;
-      if (!job.state.compareAndSet(HeldJob.State.QUEUED, HeldJob.State.RUNNING)) {
-        return; // abandoned while queued
-      }
-      Evaluation evaluation;
-      try {
-        evaluation = job.setup.evaluator().evaluate(ctx);
-        if (evaluation == null) {
-          evaluation = Evaluation.failed(
-              InfraFailure.Kind.EVALUATOR_CRASHED, "the evaluator returned nothing", ctx.elapsedMillis());
-        }
-      } catch (RuntimeException | StackOverflowError | LinkageError e) {
-        log.warn("evaluator crashed on job {}: {}", job.key, e.toString(), e);
-        evaluation = Evaluation.failed(InfraFailure.Kind.EVALUATOR_CRASHED, e.toString(), ctx.elapsedMillis());
-      }
-      if (job.state.compareAndSet(HeldJob.State.RUNNING, HeldJob.State.DONE) && !closed) {
+      Evaluation evaluation = job.run(settings.ticker());
+      if (evaluation != null && job.state.compareAndSet(HeldJob.State.RUNNING, HeldJob.State.DONE) && !closed) {
         completed.incrementAndGet(); // before the hand-off, so a test that saw the result sees the count
         handOff(Wire.result(job.key, evaluation));
       }
