@@ -179,7 +179,7 @@ final class RunCommand implements Callable<Integer> {
       return;
     }
     bar.stepTo(c.recorded() + c.jobsFailed());
-    bar.setExtraMessage("redeliveries " + c.redeliveries());
+    bar.setExtraMessage(" redeliveries " + c.redeliveries());
   }
 
   /** Closes the in-process worker (if any) before the coordinator, so its slots stop first. */
