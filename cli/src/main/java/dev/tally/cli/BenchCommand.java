@@ -66,7 +66,7 @@ final class BenchCommand implements Callable<Integer> {
     EvaluatorSpec noop = new EvaluatorSpec("noop", Map.of(), Duration.ofMinutes(1));
     try (Store store = SqliteStore.open(dbFile);
         Coordinator coordinator = Coordinator.start(store, new InetSocketAddress("127.0.0.1", 0), coordinatorOptions.validatedServerSettings(spec.commandLine()), coordinatorOptions.retryPolicy(), coordinatorOptions.schedulerSettings());
-        LocalWorkerProcesses local = LocalWorkerProcesses.start(workers, slots, coordinator.port(), dir.resolve("bench-logs"))) {
+        LocalWorkerProcesses local = LocalWorkerProcesses.start(workers, slots, new HostPort("127.0.0.1", coordinator.port()), dir.resolve("bench-logs"))) {
       Measurement warmup = measure(store, coordinator, noop, Math.max(1, cases / 10), "warmup");
       Measurement m = measure(store, coordinator, noop, cases, "measured");
       out.printf("tally bench: %d cores, %s %s, %s %s; java %s%n",

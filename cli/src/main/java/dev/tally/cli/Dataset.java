@@ -5,30 +5,41 @@ import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.tally.core.CaseRecord;
-import java.io.BufferedReader;
+import com.fasterxml.jackson.core.JsonParser;
+import java.io.BufferedInputStream;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.io.InputStream;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CharsetDecoder;
+import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 
 /**
  * A dataset in JSON Lines: one case per line, each a JSON object with a unique, non-empty string
- * {@code id} and any other fields. Lines that are empty or only white space are skipped.
+ * {@code id} and any other fields. Lines that are empty or only white space are skipped; a UTF-8
+ * byte-order mark at the start of the file is ignored; a line may end in {@code \r\n}.
  *
  * <p>Reading is all or nothing: the first bad line stops it with a {@link DatasetException} naming the
  * file and line, before anything is submitted.
  */
 public final class Dataset {
   /** A case line longer than this is refused: one case is a prompt or a test, not a data dump. */
-  public static final int MAX_LINE_CHARS = 1 << 20;
+  public static final int MAX_LINE_BYTES = 1 << 20;
 
   private static final ObjectMapper JSON =
-      new ObjectMapper().enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
+      new ObjectMapper()
+          .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
+          .enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION);
 
   private final Path file;
   private final List<CaseRecord> cases;
@@ -45,45 +56,49 @@ public final class Dataset {
    *
    * @param file a JSON Lines file, UTF-8
    * @return the cases in file order
-   * @throws DatasetException if the file cannot be read, is empty, or a line is not a JSON object, has no
-   *     string {@code id}, repeats an earlier {@code id}, or is longer than {@link #MAX_LINE_CHARS}
+   * @throws DatasetException if the file cannot be read or has no case, or a line is not UTF-8, is longer
+   *     than {@link #MAX_LINE_BYTES}, is not one JSON object (a repeated key counts as not), has no
+   *     non-empty string {@code id} free of control characters, or repeats an earlier {@code id}
    */
   public static Dataset read(Path file) throws DatasetException {
     List<CaseRecord> cases = new ArrayList<>();
     List<Integer> lines = new ArrayList<>();
     Map<String, Integer> seen = new HashMap<>();
-    try (BufferedReader in = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
-      String text;
+    CharsetDecoder utf8 = StandardCharsets.UTF_8.newDecoder()
+        .onMalformedInput(CodingErrorAction.REPORT)
+        .onUnmappableCharacter(CodingErrorAction.REPORT);
+    // Lines are split as bytes and decoded one by one, so a bad byte is reported on its own line.
+    try (InputStream in = new BufferedInputStream(Files.newInputStream(file), 1 << 16)) {
+      ByteArrayOutputStream line = new ByteArrayOutputStream();
       int lineNo = 0;
-      while ((text = in.readLine()) != null) {
+      boolean more = true;
+      while (more) {
+        line.reset();
+        int b;
+        while ((b = in.read()) != -1 && b != '\n') {
+          if (line.size() > MAX_LINE_BYTES) {
+            throw new DatasetException(file, lineNo + 1, "line is longer than the limit of " + MAX_LINE_BYTES + " bytes");
+          }
+          line.write(b);
+        }
+        more = b != -1;
+        if (!more && line.size() == 0) {
+          break;
+        }
         lineNo++;
+        String text;
+        try {
+          text = utf8.decode(ByteBuffer.wrap(line.toByteArray())).toString();
+        } catch (CharacterCodingException e) {
+          throw new DatasetException(file, lineNo, "not valid UTF-8");
+        }
+        if (lineNo == 1 && text.startsWith("\uFEFF")) {
+          text = text.substring(1); // a byte-order mark some editors write: not part of the data
+        }
         if (text.isBlank()) {
           continue;
         }
-        if (text.length() > MAX_LINE_CHARS) {
-          throw new DatasetException(file, lineNo, "line is " + text.length() + " characters, over the limit of " + MAX_LINE_CHARS);
-        }
-        JsonNode node;
-        try {
-          node = JSON.readTree(text);
-        } catch (JsonProcessingException e) {
-          throw new DatasetException(file, lineNo, "not valid JSON: " + e.getOriginalMessage());
-        }
-        if (node == null || !node.isObject()) {
-          throw new DatasetException(file, lineNo, "expected a JSON object, got " + (node == null ? "nothing" : node.getNodeType().name().toLowerCase()));
-        }
-        JsonNode id = node.get("id");
-        if (id == null) {
-          throw new DatasetException(file, lineNo, "case has no \"id\" field");
-        }
-        if (!id.isTextual() || id.asText().isEmpty()) {
-          throw new DatasetException(file, lineNo, "\"id\" must be a non-empty string, got " + id);
-        }
-        Integer earlier = seen.putIfAbsent(id.asText(), lineNo);
-        if (earlier != null) {
-          throw new DatasetException(file, lineNo, "duplicate id \"" + id.asText() + "\" (first on line " + earlier + ")");
-        }
-        cases.add(new CaseRecord(cases.size(), id.asText(), text.strip()));
+        cases.add(parseCase(file, lineNo, text, cases.size(), seen));
         lines.add(lineNo);
       }
     } catch (IOException e) {
@@ -93,6 +108,35 @@ public final class Dataset {
       throw new DatasetException(file, 0, "dataset has no cases");
     }
     return new Dataset(file, cases, lines);
+  }
+
+  private static CaseRecord parseCase(Path file, int lineNo, String text, int position, Map<String, Integer> seen)
+      throws DatasetException {
+    JsonNode node;
+    try {
+      node = JSON.readTree(text);
+    } catch (JsonProcessingException e) {
+      throw new DatasetException(file, lineNo, "not valid JSON: " + e.getOriginalMessage());
+    }
+    if (node == null || !node.isObject()) {
+      throw new DatasetException(file, lineNo, "expected a JSON object, got " + (node == null ? "nothing" : node.getNodeType().name().toLowerCase(Locale.ROOT)));
+    }
+    JsonNode id = node.get("id");
+    if (id == null) {
+      throw new DatasetException(file, lineNo, "case has no \"id\" field");
+    }
+    if (!id.isTextual() || id.asText().isEmpty()) {
+      throw new DatasetException(file, lineNo, "\"id\" must be a non-empty string, got " + id);
+    }
+    String caseId = id.asText();
+    if (caseId.chars().anyMatch(c -> c < 0x20 || c == 0x7F)) {
+      throw new DatasetException(file, lineNo, "\"id\" " + id + " contains a control character");
+    }
+    Integer earlier = seen.putIfAbsent(caseId, lineNo);
+    if (earlier != null) {
+      throw new DatasetException(file, lineNo, "duplicate id \"" + caseId + "\" (first on line " + earlier + ")");
+    }
+    return new CaseRecord(position, caseId, text.strip());
   }
 
   /**

@@ -29,19 +29,19 @@ final class LocalWorkerProcesses implements AutoCloseable {
   }
 
   /**
-   * Starts {@code count} workers connecting to {@code port} on loopback.
+   * Starts {@code count} workers connecting to {@code coordinator}.
    *
    * @param count how many processes, at least 0
    * @param slots slots per worker, at least 1
    * @param logDir where each worker writes {@code worker-N.log}
    * @throws IOException if a process cannot be started (those already started are stopped)
    */
-  static LocalWorkerProcesses start(int count, int slots, int port, Path logDir) throws IOException {
+  static LocalWorkerProcesses start(int count, int slots, HostPort coordinator, Path logDir) throws IOException {
     Files.createDirectories(logDir);
     LocalWorkerProcesses workers = new LocalWorkerProcesses(logDir);
     try {
       for (int i = 1; i <= count; i++) {
-        workers.startOne(i, slots, port);
+        workers.startOne(i, slots, coordinator);
       }
     } catch (IOException | RuntimeException e) {
       workers.close();
@@ -50,7 +50,7 @@ final class LocalWorkerProcesses implements AutoCloseable {
     return workers;
   }
 
-  private void startOne(int index, int slots, int port) throws IOException {
+  private void startOne(int index, int slots, HostPort coordinator) throws IOException {
     String java = ProcessHandle.current().info().command().orElse(Paths.get(System.getProperty("java.home"), "bin", "java").toString());
     List<String> command = new ArrayList<>();
     command.add(java);
@@ -59,7 +59,7 @@ final class LocalWorkerProcesses implements AutoCloseable {
     command.add(System.getProperty("java.class.path"));
     command.add(Main.class.getName());
     command.add("worker");
-    command.add("--coordinator=127.0.0.1:" + port);
+    command.add("--coordinator=" + coordinator);
     command.add("--slots=" + slots);
     command.add("--name=local-" + index);
     command.add("--parent-pid=" + ProcessHandle.current().pid());

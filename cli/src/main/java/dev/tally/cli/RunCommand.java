@@ -6,9 +6,11 @@ import dev.tally.core.EvaluatorSpec;
 import dev.tally.core.store.RunCounters;
 import dev.tally.core.store.RunSpec;
 import dev.tally.core.store.Store;
+import dev.tally.core.store.StoreException;
 import dev.tally.store.SqliteStore;
 import dev.tally.worker.LocalWorker;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.io.PrintWriter;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
@@ -48,6 +50,15 @@ import picocli.CommandLine.Spec;
       "Exit code: 0 every case passed; 1 a case failed or errored; 2 bad usage or bad input."
     })
 final class RunCommand implements Callable<Integer> {
+  /** After this long with no worker connected, and as often again while it lasts, the run says so. */
+  static final Duration NO_WORKERS_WARNING = Duration.ofSeconds(10);
+
+  /** The most local worker processes: each is a JVM of its own (up to 512 MiB of heap). */
+  static final int MAX_LOCAL_WORKERS = 64;
+
+  /** The most slots per worker; the worker port refuses more (see WorkerServer). */
+  static final int MAX_SLOTS = 1024;
+
   /** Placeholders in an exec template: {field}. */
   static final Pattern PLACEHOLDER = Pattern.compile("\\{([^{}\\s]+)}");
 
@@ -89,8 +100,8 @@ final class RunCommand implements Callable<Integer> {
   @Override
   public Integer call() throws Exception {
     PrintWriter err = spec.commandLine().getErr();
-    if (workers < 0) {
-      throw new ParameterException(spec.commandLine(), "--workers must be >= 0, got " + workers);
+    if (workers < 0 || workers > MAX_LOCAL_WORKERS) {
+      throw new ParameterException(spec.commandLine(), "--workers must be from 0 to " + MAX_LOCAL_WORKERS + ", got " + workers);
     }
     if (inProcessSlots < 0) {
       throw new ParameterException(spec.commandLine(), "--in-process must be >= 0, got " + inProcessSlots);
@@ -102,8 +113,11 @@ final class RunCommand implements Callable<Integer> {
       throw new ParameterException(spec.commandLine(), "--max-attempts must be >= 1, got " + maxAttempts);
     }
     int workerSlots = slots == null ? Runtime.getRuntime().availableProcessors() : slots;
-    if (workerSlots < 1) {
-      throw new ParameterException(spec.commandLine(), "--slots must be >= 1, got " + workerSlots);
+    if (workerSlots < 1 || workerSlots > MAX_SLOTS) {
+      throw new ParameterException(spec.commandLine(), "--slots must be from 1 to " + MAX_SLOTS + ", got " + workerSlots);
+    }
+    if (inProcessSlots > MAX_SLOTS) {
+      throw new ParameterException(spec.commandLine(), "--in-process must be at most " + MAX_SLOTS + ", got " + inProcessSlots);
     }
     EvaluatorSpec evaluator = evaluatorOptions.toSpec(spec.commandLine());
     WorkerServer.Settings serverSettings = coordinatorOptions.validatedServerSettings(spec.commandLine());
@@ -122,15 +136,33 @@ final class RunCommand implements Callable<Integer> {
 
     Path dbFile = db != null ? db : dataset.toAbsolutePath().getParent().resolve("tally.db");
     long started = System.nanoTime();
-    try (Store store = SqliteStore.open(dbFile)) {
+    Store store;
+    try {
+      store = SqliteStore.open(dbFile);
+    } catch (StoreException e) {
+      err.println("tally: " + dbFile + " is not a usable Tally store: " + e.getMessage());
+      return Main.EXIT_USAGE;
+    }
+    // The worker port is bound before the run is written: a bad --listen leaves no half-started run.
+    Coordinator coordinator;
+    try {
+      coordinator = Coordinator.start(store, new InetSocketAddress(listen.host(), listen.port()), serverSettings,
+          coordinatorOptions.retryPolicy(), coordinatorOptions.schedulerSettings());
+    } catch (UncheckedIOException | IllegalArgumentException e) {
+      store.close();
+      err.println("tally: cannot listen for workers on " + listen + ": " + e.getMessage());
+      return Main.EXIT_USAGE;
+    }
+    try (store;
+        coordinator) {
       long runId = store.createRun(new RunSpec(dataset.toAbsolutePath().toString(), evaluator, maxAttempts), cases.cases());
-      try (Coordinator coordinator =
-              Coordinator.start(store, new InetSocketAddress(listen.host(), listen.port()), serverSettings, coordinatorOptions.retryPolicy(), coordinatorOptions.schedulerSettings());
-          LocalWorkerProcesses local = LocalWorkerProcesses.start(workers, workerSlots, coordinator.port(), logDir(dbFile, runId));
+      HostPort connectTo = new HostPort(loopbackFor(listen.host()), coordinator.port());
+      try (LocalWorkerProcesses local = LocalWorkerProcesses.start(workers, workerSlots, connectTo, logDir(dbFile, runId));
           InProcessWorker inProcess = new InProcessWorker(inProcessSlots > 0 ? LocalWorker.start("in-process", inProcessSlots, inProcessSlots, coordinator.scheduler()) : null)) {
         err.printf(
-            "tally: run %d: %d cases, %d local workers x %d slots, workers connect to %s:%d, store %s%n",
-            runId, cases.cases().size(), workers, workerSlots, listen.host(), coordinator.port(), dbFile);
+            "tally: run %d: %d cases, %d local workers x %d slots%s, workers connect to %s, store %s%n",
+            runId, cases.cases().size(), workers, workerSlots, inProcessSlots > 0 ? " + " + inProcessSlots + " in-process slots" : "",
+            new HostPort(listen.host(), coordinator.port()), dbFile);
         Thread hook = new Thread(local::close, "tally-stop-workers");
         Runtime.getRuntime().addShutdownHook(hook);
         RunCounters counters = await(coordinator, runId, cases.cases().size(), err);
@@ -148,8 +180,23 @@ final class RunCommand implements Callable<Integer> {
     }
   }
 
+  /** Where local workers reach a coordinator listening on {@code host}: loopback for a wildcard address. */
+  static String loopbackFor(String host) {
+    switch (host) {
+      case "0.0.0.0":
+        return "127.0.0.1";
+      case "::":
+      case "0:0:0:0:0:0:0:0":
+        return "::1";
+      default:
+        return host;
+    }
+  }
+
   private RunCounters await(Coordinator coordinator, long runId, int total, PrintWriter err) throws InterruptedException, IOException {
     CompletableFuture<RunCounters> done = coordinator.submit(runId);
+    long noWorkersSinceNanos = System.nanoTime();
+    long lastWarningNanos = 0;
     boolean drawBar = !noProgress && System.console() != null;
     ProgressBar bar =
         drawBar
@@ -163,6 +210,14 @@ final class RunCommand implements Callable<Integer> {
           return c;
         } catch (TimeoutException e) {
           update(bar, coordinator.progress(runId));
+          long now = System.nanoTime();
+          if (coordinator.connectedWorkers() > 0) {
+            noWorkersSinceNanos = now;
+          } else if (now - noWorkersSinceNanos > NO_WORKERS_WARNING.toNanos() && now - lastWarningNanos > NO_WORKERS_WARNING.toNanos()) {
+            lastWarningNanos = now;
+            err.printf("tally: no worker has been connected for %d s; the run waits for workers (start one with: tally worker --coordinator %s)%n",
+                TimeUnit.NANOSECONDS.toSeconds(now - noWorkersSinceNanos), new HostPort(loopbackFor(listen.host()), coordinator.port()));
+          }
         } catch (ExecutionException e) {
           throw new IOException("run " + runId + " could not finish: " + e.getCause().getMessage(), e.getCause());
         }
@@ -237,7 +292,7 @@ final class RunCommand implements Callable<Integer> {
           break;
         case sleep:
           if (millis != null) {
-            if (millis < 0) {
+            if (millis < 0) { // checked here too, though only sleep uses it
               throw new ParameterException(cl, "--millis must be >= 0, got " + millis);
             }
             options.put("millis", Long.toString(millis));
@@ -245,6 +300,9 @@ final class RunCommand implements Callable<Integer> {
           break;
         default:
           break;
+      }
+      if (millis != null && evaluator != Kind.sleep) {
+        throw new ParameterException(cl, "--millis is only for --evaluator sleep");
       }
       if (cmd != null && evaluator != Kind.exec) {
         throw new ParameterException(cl, "--cmd is only for --evaluator exec");

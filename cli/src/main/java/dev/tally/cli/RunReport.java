@@ -122,8 +122,11 @@ final class RunReport {
     row(out, "total", c.total());
     row(out, "passed", c.passed());
     row(out, "failed", c.failed());
-    row(out, "errored", c.errored());
-    row(out, "failed (out of attempts)", c.jobsFailed());
+    // As in results.jsonl and summary.json: a case out of attempts counts as errored.
+    row(out, "errored", c.errored() + c.jobsFailed());
+    if (c.jobsFailed() > 0) {
+      row(out, "  of which out of attempts", c.jobsFailed());
+    }
     row(out, "recorded", c.recorded());
     row(out, "redeliveries", c.redeliveries());
     row(out, "duplicates suppressed", c.duplicatesSuppressed());

@@ -3,6 +3,7 @@ package dev.tally.cli;
 import dev.tally.core.store.RunCounters;
 import dev.tally.core.store.RunView;
 import dev.tally.core.store.Store;
+import dev.tally.core.store.StoreException;
 import dev.tally.store.SqliteStore;
 import java.io.PrintWriter;
 import java.nio.file.Files;
@@ -30,7 +31,14 @@ final class StatusCommand implements Callable<Integer> {
       spec.commandLine().getErr().println("tally: no store at " + db);
       return Main.EXIT_USAGE;
     }
-    try (Store store = SqliteStore.open(db)) {
+    Store opened;
+    try {
+      opened = SqliteStore.open(db);
+    } catch (StoreException e) {
+      spec.commandLine().getErr().println("tally: " + db + " is not a usable Tally store: " + e.getMessage());
+      return Main.EXIT_USAGE;
+    }
+    try (Store store = opened) {
       List<RunView> runs = store.runs();
       if (runs.isEmpty()) {
         out.println("no runs in " + db);

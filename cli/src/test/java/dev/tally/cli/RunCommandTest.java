@@ -96,6 +96,51 @@ class RunCommandTest {
   }
 
   @Test
+  void badBytesRepeatedKeysAndControlCharactersAreRefusedWithTheirLine() throws Exception {
+    Path dataset = dir.resolve("bad.jsonl");
+    Files.write(dataset, new byte[] {'{', '"', 'i', 'd', '"', ':', '"', 'a', '"', '}', '\n', '{', '"', 'i', 'd', '"', ':', '"', (byte) 0xC3, '"', '}', '\n'});
+    assertThat(tally("run", dataset.toString(), "--evaluator=noop")).isEqualTo(Main.EXIT_USAGE);
+    assertThat(err.toString()).contains(dataset + ":2: not valid UTF-8");
+
+    Files.write(dataset, List.of("{\"id\":\"a\",\"id\":\"b\"}"));
+    assertThat(tally("run", dataset.toString(), "--evaluator=noop")).isEqualTo(Main.EXIT_USAGE);
+    assertThat(err.toString()).contains(dataset + ":1").contains("Duplicate field 'id'");
+
+    Files.write(dataset, List.of("{\"id\":\"a\\u0000b\"}"));
+    assertThat(tally("run", dataset.toString(), "--evaluator=noop")).isEqualTo(Main.EXIT_USAGE);
+    assertThat(err.toString()).contains(dataset + ":1").contains("control character");
+    assertThat(dir.resolve("tally.db")).doesNotExist();
+  }
+
+  @Test
+  void aByteOrderMarkAndCrLfLineEndsAreAccepted() throws Exception {
+    Path dataset = dir.resolve("bom.jsonl");
+    Files.write(dataset, "\uFEFF{\"id\":\"a\"}\r\n{\"id\":\"b\"}\r\n".getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    assertThat(tally("run", dataset.toString(), "--workers=0", "--in-process=1", "--evaluator=noop", "--no-progress",
+        "--out=" + dir.resolve("r.jsonl"), "--summary=" + dir.resolve("s.json"))).as("stderr: %s", err).isZero();
+    assertThat(Files.readAllLines(dir.resolve("r.jsonl"))).hasSize(2);
+  }
+
+  @Test
+  void anAddressThatCannotBeBoundIsRefusedBeforeTheRunIsWritten() throws Exception {
+    Path dataset = dir.resolve("c.jsonl");
+    Files.write(dataset, List.of("{\"id\":\"a\"}"));
+    assertThat(tally("run", dataset.toString(), "--evaluator=noop", "--listen=192.0.2.1:7070")).isEqualTo(Main.EXIT_USAGE);
+    assertThat(err.toString()).contains("cannot listen for workers on 192.0.2.1:7070");
+    try (SqliteStore store = SqliteStore.open(dir.resolve("tally.db"))) {
+      assertThat(store.runs()).isEmpty();
+    }
+  }
+
+  @Test
+  void aFileThatIsNotAStoreIsReportedNotThrown() throws Exception {
+    Path garbage = dir.resolve("garbage.db");
+    Files.write(garbage, "this is not sqlite".repeat(100).getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    assertThat(tally("status", "--db=" + garbage)).isEqualTo(Main.EXIT_USAGE);
+    assertThat(err.toString()).contains("is not a usable Tally store");
+  }
+
+  @Test
   void aTemplateFieldMissingFromACaseIsRefusedBeforeAnythingRuns() throws Exception {
     Path dataset = dir.resolve("c.jsonl");
     Files.write(dataset, List.of("{\"id\":\"a\",\"file\":\"x\"}", "{\"id\":\"b\"}"));
@@ -114,6 +159,10 @@ class RunCommandTest {
         .isEqualTo(Main.EXIT_USAGE);
     assertThat(err.toString()).contains("3");
     assertThat(tally("run", dataset.toString(), "--evaluator=noop", "--workers=0")).isEqualTo(Main.EXIT_USAGE);
+    assertThat(tally("run", dataset.toString(), "--evaluator=noop", "--slots=100000")).isEqualTo(Main.EXIT_USAGE);
+    assertThat(tally("run", dataset.toString(), "--evaluator=noop", "--workers=1000")).isEqualTo(Main.EXIT_USAGE);
+    assertThat(tally("run", dataset.toString(), "--evaluator=sleep", "--millis=-5")).isEqualTo(Main.EXIT_USAGE);
+    assertThat(tally("run", dataset.toString(), "--evaluator=noop", "--millis=5")).isEqualTo(Main.EXIT_USAGE);
     assertThat(tally("status", "--db=" + dir.resolve("missing.db"))).isEqualTo(Main.EXIT_USAGE);
   }
 

@@ -82,6 +82,11 @@ public final class Coordinator implements AutoCloseable {
     return scheduler.counters(runId);
   }
 
+  /** How many workers the scheduler had as of its last step. */
+  public int connectedWorkers() {
+    return scheduler.connectedWorkers();
+  }
+
   /** The exception that stopped the scheduler, or null. */
   public Throwable failure() {
     return loop.failure();

@@ -131,6 +131,20 @@ class SchedulerTest {
   }
 
   @Test
+  void leasesOnlyFromTheRunsItWasGiven() {
+    long other = createRun(3, 3); // e.g. another process's run in the same store file
+    long mine = createRun(2, 3);
+    FakeWorker w = new FakeWorker("w", 10);
+    scheduler.workerJoined(w);
+    scheduler.step();
+    assertThat(w.assigned).as("no run activated yet").isEmpty();
+    scheduler.activate(mine);
+    scheduler.step();
+    assertThat(w.takeAssigned()).hasSize(2).allMatch(a -> a.runId() == mine);
+    assertThat(store.jobs(other)).allMatch(j -> j.state() == JobState.PENDING);
+  }
+
+  @Test
   void aResentResultIsADuplicateAndCountsOnce() {
     long runId = createRun(1, 3);
     FakeWorker w = new FakeWorker("w", 1);

@@ -344,7 +344,7 @@ public final class SqliteStore implements Store {
     boolean exhausted = false;
     for (LeaseRequest l : batch.leases()) {
       // Eligibility depends only on now, so once one request comes up short the rest would find nothing.
-      List<Assignment> got = exhausted ? List.of() : lease(l, now, touched);
+      List<Assignment> got = exhausted ? List.of() : lease(l, batch.runIds(), now, touched);
       exhausted |= got.size() < l.maxJobs();
       leases.add(got);
     }
@@ -354,16 +354,22 @@ public final class SqliteStore implements Store {
       counters.put(e.getKey(), writeCounters(e.getKey(), e.getValue(), now));
     }
 
-    long nextNotBefore;
-    boolean pendingLeft;
+    long nextNotBefore = Long.MAX_VALUE;
+    boolean pendingLeft = false;
     PreparedStatement q = w.pendingSummary;
-    q.setLong(1, now);
-    q.setLong(2, now);
-    try (ResultSet rs = q.executeQuery()) {
-      rs.next();
-      long min = rs.getLong(1);
-      nextNotBefore = rs.wasNull() ? Long.MAX_VALUE : min;
-      pendingLeft = rs.getBoolean(2);
+    for (long runId : batch.runIds()) {
+      q.setLong(1, runId);
+      q.setLong(2, now);
+      q.setLong(3, runId);
+      q.setLong(4, now);
+      try (ResultSet rs = q.executeQuery()) {
+        rs.next();
+        long min = rs.getLong(1);
+        if (!rs.wasNull()) {
+          nextNotBefore = Math.min(nextNotBefore, min);
+        }
+        pendingLeft |= rs.getBoolean(2);
+      }
     }
     return new StoreBatchResult(recordStatuses, releaseStatuses, leases, counters, nextNotBefore, pendingLeft);
   }
@@ -484,22 +490,31 @@ public final class SqliteStore implements Store {
   private static final Comparator<Leased> DATASET_ORDER =
       Comparator.comparingLong(Leased::runId).thenComparingInt(Leased::position);
 
-  private List<Assignment> lease(LeaseRequest l, long now, Map<Long, RunDelta> touched) throws SQLException {
+  private List<Assignment> lease(LeaseRequest l, List<Long> runIds, long now, Map<Long, RunDelta> touched)
+      throws SQLException {
     PreparedStatement s = w.leaseJobs;
-    s.setString(1, l.worker());
-    s.setLong(2, now);
-    s.setLong(3, l.leaseExpiryMillis());
-    s.setLong(4, now);
-    s.setInt(5, l.maxJobs());
     List<Leased> rows = new ArrayList<>(Math.min(l.maxJobs(), 1024));
-    try (ResultSet rs = s.executeQuery()) {
-      while (rs.next()) {
-        rows.add(new Leased(rs.getLong(1), rs.getLong(2), rs.getInt(3), rs.getLong(4), rs.getInt(5),
-            rs.getString(6), rs.getString(7)));
+    for (long runId : runIds) {
+      int wanted = l.maxJobs() - rows.size();
+      if (wanted <= 0) {
+        break;
       }
+      int before = rows.size();
+      s.setString(1, l.worker());
+      s.setLong(2, now);
+      s.setLong(3, l.leaseExpiryMillis());
+      s.setLong(4, runId);
+      s.setLong(5, now);
+      s.setInt(6, wanted);
+      try (ResultSet rs = s.executeQuery()) {
+        while (rs.next()) {
+          rows.add(new Leased(rs.getLong(1), rs.getLong(2), rs.getInt(3), rs.getLong(4), rs.getInt(5),
+              rs.getString(6), rs.getString(7)));
+        }
+      }
+      // SQLite does not promise RETURNING rows in any order; callers get run, then dataset order.
+      rows.subList(before, rows.size()).sort(DATASET_ORDER);
     }
-    // SQLite does not promise RETURNING rows in any order; callers get dataset order.
-    rows.sort(DATASET_ORDER);
     List<Assignment> out = new ArrayList<>(rows.size());
     for (Leased r : rows) {
       touched.computeIfAbsent(r.runId(), k -> new RunDelta());
@@ -937,13 +952,12 @@ public final class SqliteStore implements Store {
       insertAttempt = c.prepareStatement(
           "INSERT INTO attempts (job_id, token, worker, started_at_millis, ended_at_millis, ending, detail)"
               + " VALUES (?, ?, ?, ?, ?, ?, ?)");
-      // A finished run has no pending jobs (finished means every job ended), so "pending" alone already
-      // excludes finished runs and the walk stays on one partial index in (run, position) order.
+      // One run at a time, walking that run's part of the partial index in dataset order.
       leaseJobs = c.prepareStatement(
           "UPDATE jobs SET state = 'leased', token = token + 1, attempts = attempts + 1, owner = ?,"
               + " leased_at_millis = ?, lease_expiry_millis = ?"
               + " WHERE id IN (SELECT id FROM jobs INDEXED BY jobs_pending_in_order"
-              + "   WHERE state = 'pending' AND not_before_millis <= ? ORDER BY run_id, position LIMIT ?)"
+              + "   WHERE run_id = ? AND state = 'pending' AND not_before_millis <= ? ORDER BY position LIMIT ?)"
               + " RETURNING id, run_id, position, token, attempts, case_id, case_json");
       addCounters = c.prepareStatement(
           "UPDATE runs SET passed = passed + ?, failed = failed + ?, errored = errored + ?,"
@@ -960,12 +974,13 @@ public final class SqliteStore implements Store {
       selectCounters = c.prepareStatement(
           "SELECT total, passed, failed, errored, jobs_failed, duplicates_suppressed, stale_results_fenced,"
               + " redeliveries FROM runs WHERE id = ?");
-      // Two seeks on the not-before index: the next backoff to end, and whether anything is leasable now.
+      // Two seeks on one run's part of the not-before index: the next backoff to end, and whether anything
+      // is leasable now.
       pendingSummary = c.prepareStatement(
-          "SELECT (SELECT min(not_before_millis) FROM jobs INDEXED BY jobs_pending_by_not_before"
-              + "   WHERE state = 'pending' AND not_before_millis > ?),"
-              + " EXISTS (SELECT 1 FROM jobs INDEXED BY jobs_pending_by_not_before"
-              + "   WHERE state = 'pending' AND not_before_millis <= ?)");
+          "SELECT (SELECT min(not_before_millis) FROM jobs INDEXED BY jobs_pending_by_run_not_before"
+              + "   WHERE run_id = ? AND state = 'pending' AND not_before_millis > ?),"
+              + " EXISTS (SELECT 1 FROM jobs INDEXED BY jobs_pending_by_run_not_before"
+              + "   WHERE run_id = ? AND state = 'pending' AND not_before_millis <= ?)");
     }
   }
 }

@@ -84,6 +84,12 @@ public abstract class StoreContractTest {
   // ------------------------------------------------------------------------------------------------
   // helpers
 
+  /**
+   * The runs a test's batches lease from: every run a test creates, since a new store numbers its runs
+   * from 1 and no test makes more than a few. Tests of the run filter itself name their runs.
+   */
+  protected static final List<Long> TEST_RUNS = java.util.stream.LongStream.rangeClosed(1, 32).boxed().toList();
+
   protected static RunSpec spec(int maxAttempts) {
     return new RunSpec("cases.jsonl", EVALUATOR, maxAttempts);
   }
@@ -97,15 +103,15 @@ public abstract class StoreContractTest {
   }
 
   protected static StoreBatch lease(long now, String worker, int max) {
-    return new StoreBatch(now, List.of(), List.of(), List.of(new LeaseRequest(worker, max, now + 60_000)));
+    return new StoreBatch(now, TEST_RUNS, List.of(), List.of(), List.of(new LeaseRequest(worker, max, now + 60_000)));
   }
 
   protected static StoreBatch record(long now, RecordRequest... records) {
-    return new StoreBatch(now, List.of(records), List.of(), List.of());
+    return new StoreBatch(now, TEST_RUNS, List.of(records), List.of(), List.of());
   }
 
   protected static StoreBatch release(long now, ReleaseRequest... releases) {
-    return new StoreBatch(now, List.of(), List.of(releases), List.of());
+    return new StoreBatch(now, TEST_RUNS, List.of(), List.of(releases), List.of());
   }
 
   protected static RecordRequest rec(Assignment a, String worker, Verdict v) {
@@ -155,6 +161,22 @@ public abstract class StoreContractTest {
   }
 
   @Test
+  void leasesOnlyFromTheBatchsRunsInTheirOrder() {
+    try (Store store = newStore(dir)) {
+      long mine = store.createRun(spec(3), cases(2));
+      long other = store.createRun(spec(3), cases(2));
+      long third = store.createRun(spec(3), cases(1));
+      LeaseRequest ask = new LeaseRequest("w1", 10, T0 + 60_000);
+      StoreBatchResult r = store.apply(new StoreBatch(T0, List.of(third, mine), List.of(), List.of(), List.of(ask)));
+      assertThat(r.leases().get(0)).extracting(Assignment::runId).containsExactly(third, mine, mine);
+      assertThat(r.pendingLeft()).as("the other run's pending jobs are not this batch's business").isFalse();
+      assertThat(store.jobs(other)).allMatch(j -> j.state() == JobState.PENDING);
+      assertThat(store.apply(new StoreBatch(T0, List.of(), List.of(), List.of(), List.of(ask))).leases().get(0))
+          .as("a batch with no runs leases nothing").isEmpty();
+    }
+  }
+
+  @Test
   void leasesPendingJobsInDatasetOrderWithTheRunsEvaluator() {
     try (Store store = newStore(dir)) {
       long first = store.createRun(spec(3), cases(2));
@@ -200,7 +222,7 @@ public abstract class StoreContractTest {
   void givesEachLeaseRequestInOneBatchDistinctJobs() {
     try (Store store = newStore(dir)) {
       store.createRun(spec(3), cases(5));
-      StoreBatch batch = new StoreBatch(T0, List.of(), List.of(),
+      StoreBatch batch = new StoreBatch(T0, TEST_RUNS, List.of(), List.of(),
           List.of(new LeaseRequest("w1", 2, EXPIRY), new LeaseRequest("w2", 2, EXPIRY), new LeaseRequest("w3", 2, EXPIRY)));
       StoreBatchResult r = store.apply(batch);
       assertThat(r.leases()).extracting(List::size).containsExactly(2, 2, 1);
@@ -466,7 +488,7 @@ public abstract class StoreContractTest {
     try (Store store = newStore(dir)) {
       store.createRun(spec(3), cases(1));
       Assignment a = store.apply(lease(T0, "w1", 1)).leases().get(0).get(0);
-      StoreBatchResult r = store.apply(new StoreBatch(T0 + 1, List.of(), List.of(lost(a, T0 + 1, false)),
+      StoreBatchResult r = store.apply(new StoreBatch(T0 + 1, TEST_RUNS, List.of(), List.of(lost(a, T0 + 1, false)),
           List.of(new LeaseRequest("w2", 1, EXPIRY))));
       assertThat(r.releaseStatuses()).containsExactly(ReleaseStatus.RELEASED);
       assertThat(r.leases().get(0)).singleElement().satisfies(b -> assertThat(b.token()).isEqualTo(a.token() + 1));
@@ -576,7 +598,7 @@ public abstract class StoreContractTest {
       long runId = store.createRun(spec(3), cases(3));
       List<Assignment> got = store.apply(lease(T0, "w1", 2)).leases().get(0);
       long commits = store.commits();
-      StoreBatch batch = new StoreBatch(T0 + 1, List.of(rec(got.get(0), "w1", Verdict.PASS)),
+      StoreBatch batch = new StoreBatch(T0 + 1, TEST_RUNS, List.of(rec(got.get(0), "w1", Verdict.PASS)),
           List.of(lost(got.get(1), T0, false)), List.of(new LeaseRequest("w2", 5, EXPIRY)));
 
       try (AutoCloseable fault = failLeasesIn(dir)) {
@@ -784,7 +806,7 @@ public abstract class StoreContractTest {
           expectedLeases.add(ids);
         }
 
-        StoreBatchResult result = store.apply(new StoreBatch(now, records, releases, leases));
+        StoreBatchResult result = store.apply(new StoreBatch(now, TEST_RUNS, records, releases, leases));
 
         assertThat(result.recordStatuses()).isEqualTo(expectedRecords);
         assertThat(result.releaseStatuses()).isEqualTo(expectedReleases);

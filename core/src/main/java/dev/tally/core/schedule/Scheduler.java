@@ -65,6 +65,8 @@ public final class Scheduler implements WorkerEvents {
   private final Queue<Object> inbox = new ConcurrentLinkedQueue<>();
   private final Map<WorkerHandle, WorkerState> workers = new LinkedHashMap<>();
   private final Map<Long, RunView> runSpecs = new HashMap<>();
+  // The runs this scheduler leases from, in activation order; a run leaves when it finishes.
+  private final java.util.LinkedHashSet<Long> activeRuns = new java.util.LinkedHashSet<>();
   private final Map<Long, RunCounters> latestCounters = new ConcurrentHashMap<>();
   private final Map<Long, CompletableFuture<RunCounters>> completions = new ConcurrentHashMap<>();
 
@@ -75,6 +77,7 @@ public final class Scheduler implements WorkerEvents {
   private final List<ReleaseRequest> releases = new ArrayList<>();
   private final List<WorkerHandle> releaseSenders = new ArrayList<>();
 
+  private volatile int connectedWorkers;
   private boolean pendingMayBeAvailable = true;
   private long nextNotBeforeMillis = Long.MAX_VALUE;
   private int consecutiveStoreFailures;
@@ -207,7 +210,7 @@ public final class Scheduler implements WorkerEvents {
 
     List<WorkerHandle> leaseHolders = new ArrayList<>();
     List<LeaseRequest> leases = new ArrayList<>();
-    if (pendingMayBeAvailable) {
+    if (pendingMayBeAvailable && !activeRuns.isEmpty()) {
       long expiry = now + settings.leaseDuration().toMillis();
       for (Map.Entry<WorkerHandle, WorkerState> e : workers.entrySet()) {
         int free = e.getKey().dispatchWindow() - e.getValue().inFlight.size();
@@ -218,7 +221,7 @@ public final class Scheduler implements WorkerEvents {
       }
     }
 
-    StoreBatch batch = new StoreBatch(now, records, releases, leases);
+    StoreBatch batch = new StoreBatch(now, List.copyOf(activeRuns), records, releases, leases);
     if (batch.isEmpty()) {
       return nextNotBeforeMillis;
     }
@@ -246,6 +249,11 @@ public final class Scheduler implements WorkerEvents {
   }
 
   private void drainInbox(long now) {
+    drainEvents(now);
+    connectedWorkers = workers.size();
+  }
+
+  private void drainEvents(long now) {
     Object event;
     while ((event = inbox.poll()) != null) {
       if (event instanceof Ended ended) {
@@ -258,7 +266,9 @@ public final class Scheduler implements WorkerEvents {
         onLost(now, lost.worker(), lost.reason());
       } else if (event instanceof Activated activated) {
         pendingMayBeAvailable = true;
-        runSpec(activated.runId());
+        if (!runSpec(activated.runId()).finished()) {
+          activeRuns.add(activated.runId());
+        }
       }
     }
   }
@@ -372,14 +382,15 @@ public final class Scheduler implements WorkerEvents {
         (runId, c) -> {
           latestCounters.put(runId, c);
           if (c.finished()) {
+            activeRuns.remove(runId);
             completion(runId).complete(c);
           }
         });
   }
 
-  /** How many workers are connected (as of the last step). Only for the driver's thread. */
-  public int workerCount() {
-    return workers.size();
+  /** How many workers are connected, as of the last step. Safe from any thread. */
+  public int connectedWorkers() {
+    return connectedWorkers;
   }
 
   /** How many assignments are out on workers (as of the last step). Only for the driver's thread. */

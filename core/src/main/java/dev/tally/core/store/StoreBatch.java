@@ -10,14 +10,25 @@ import java.util.Objects;
  * first the records, then the releases, then the leases (so a job released in this batch may be leased
  * again in it, to another worker, once its backoff allows).
  *
+ * <p>Leases come only from the runs in {@code runIds}, in that order: a coordinator serves the runs it
+ * was given, never another process's runs that happen to share the store. Records and releases are not
+ * limited (a late result for any run is still judged by the fencing rule).
+ *
  * @param nowMillis the step's wall time, epoch milliseconds (lease start, attempt end, backoff checks)
+ * @param runIds the runs leases may come from, in priority order; also the runs that {@link
+ *     StoreBatchResult#nextNotBeforeMillis()} and {@link StoreBatchResult#pendingLeft()} describe
  * @param records outcomes to record
  * @param releases attempts that ended retryably, to put back or to end
  * @param leases requests for new leases
  */
 public record StoreBatch(
-    long nowMillis, List<RecordRequest> records, List<ReleaseRequest> releases, List<LeaseRequest> leases) {
+    long nowMillis,
+    List<Long> runIds,
+    List<RecordRequest> records,
+    List<ReleaseRequest> releases,
+    List<LeaseRequest> leases) {
   public StoreBatch {
+    runIds = List.copyOf(runIds);
     records = List.copyOf(records);
     releases = List.copyOf(releases);
     leases = List.copyOf(leases);
@@ -60,7 +71,8 @@ public record StoreBatch(
   }
 
   /**
-   * Lease up to {@code maxJobs} pending jobs (in run, then dataset order) whose backoff has passed.
+   * Lease up to {@code maxJobs} pending jobs of the batch's runs (in the batch's run order, then dataset
+   * order) whose backoff has passed.
    *
    * @param worker the worker's name, stored as the lease's owner
    * @param maxJobs at most this many; at least 1

@@ -14,9 +14,10 @@ import java.util.Map;
  * @param leases one list of new assignments per {@link StoreBatch#leases()} entry, in order (possibly
  *     empty)
  * @param counters the counters, after the commit, of every run the batch touched
- * @param nextNotBeforeMillis the earliest backoff time among pending jobs that could not be leased yet,
- *     epoch ms, or {@link Long#MAX_VALUE} when there is none
- * @param pendingLeft whether jobs that were eligible for a lease are still pending after this batch
+ * @param nextNotBeforeMillis the earliest backoff time among the batch's runs' pending jobs that could
+ *     not be leased yet, epoch ms, or {@link Long#MAX_VALUE} when there is none
+ * @param pendingLeft whether jobs of the batch's runs that were eligible for a lease are still pending
+ *     after this batch
  */
 public record StoreBatchResult(
     List<RecordStatus> recordStatuses,
