@@ -30,6 +30,8 @@ SLOW_OR_HEAVY = {
     "test_devpoll", "test_asyncore", "test_asynchat", "test_smtpd", "test_nntplib", "test_winreg",
     "test_dtrace", "test_perf_profiler", "test_clinic", "test_traceback", "test_sys", "test_set", "test_dict",
     "test_list", "test_tuple", "test_bigmem", "test_bigaddrspace", "test_memoryio", "test_file_eintr",
+    # Hangs (futex wait, no CPU) on CPython 3.11.7 here, run directly or under Tally alike: measured 2026-11-30.
+    "test__xxsubinterpreters",
 }
 
 
