@@ -13,8 +13,8 @@ import org.slf4j.LoggerFactory;
  * The worker's slots: a fixed set of long-lived threads taking assignments from one bounded queue.
  *
  * <p>Why hand-made threads and not a {@code ThreadPoolExecutor}: an exec case runs under {@code setpriv
- * --pdeathsig KILL}, and the kernel sends that signal when the <em>thread</em> that forked the case exits,
- * not the process. A slot thread must therefore live as long as the worker: it never times out, and a task
+ * --pdeathsig} (its supervisor kills the case's process group on that signal, see {@code ExecEvaluator}),
+ * and the kernel sends that signal when the <em>thread</em> that forked the case exits, not the process. A slot thread must therefore live as long as the worker: it never times out, and a task
  * that throws does not end it (an executor would replace the thread, killing nothing today but inviting
  * the bug tomorrow). The threads end only in {@link #shutdown}.
  *

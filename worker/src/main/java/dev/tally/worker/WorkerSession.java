@@ -114,6 +114,12 @@ public final class WorkerSession implements AutoCloseable {
   /** The heartbeat interval used if a Welcome gives 0 (a coordinator bug; logged). */
   static final Duration FALLBACK_HEARTBEAT_INTERVAL = Duration.ofSeconds(1);
 
+  /**
+   * While connecting keeps failing, the least time between two WARN lines saying so (INFO in between). The
+   * first failure after start or after a lost session is always a WARN.
+   */
+  static final Duration CONNECT_FAILURE_WARN_INTERVAL = Duration.ofSeconds(30);
+
   /** How long {@link #close()} waits for each step (Goodbye sent, slots ended, event loop stopped). */
   static final Duration CLOSE_STEP_TIMEOUT = Duration.ofSeconds(5);
 
@@ -132,6 +138,9 @@ public final class WorkerSession implements AutoCloseable {
   private long heartbeatSeq;
   private ScheduledFuture<?> heartbeatTask;
   private ScheduledFuture<?> reconnectTask;
+  private boolean connectFailing; // a connect failed since start, the last Welcome or the last lost session
+  private long lastConnectWarnNanos;
+  private String closeReason; // why the current channel is closing, if known (an error, a Goodbye)
   private final Map<Long, RunSetup> runs = new HashMap<>();
   private final Map<HeldJob.Key, Result> outbox = new LinkedHashMap<>();
 
@@ -263,15 +272,40 @@ public final class WorkerSession implements AutoCloseable {
     }
     ChannelFuture f = bootstrap.connect(settings.host(), settings.port());
     channel = f.channel();
+    closeReason = null;
     f.addListener(
         (ChannelFutureListener)
             future -> {
               if (!future.isSuccess() && future.channel() == channel) {
                 channel = null;
-                log.debug("connect to {}:{} failed: {}", settings.host(), settings.port(), future.cause().toString());
+                onConnectFailure(reason(future.cause()));
                 scheduleReconnect();
               }
             });
+  }
+
+  /**
+   * Logs a failed attempt to reach the coordinator: WARN for the first since start or since a lost
+   * session, then at most once per {@link #CONNECT_FAILURE_WARN_INTERVAL}, INFO in between (the CLI shows
+   * WARN and up only).
+   */
+  private void onConnectFailure(String reason) {
+    long now = settings.ticker().nanos();
+    if (!connectFailing || now - lastConnectWarnNanos >= CONNECT_FAILURE_WARN_INTERVAL.toNanos()) {
+      connectFailing = true;
+      lastConnectWarnNanos = now;
+      log.warn("cannot reach coordinator {}:{}: {}; retrying with backoff", settings.host(), settings.port(), reason);
+    } else {
+      log.info("cannot reach coordinator {}:{}: {}; retrying with backoff", settings.host(), settings.port(), reason);
+    }
+  }
+
+  private static String reason(Throwable cause) {
+    if (cause == null) {
+      return "unknown error";
+    }
+    String message = cause.getMessage();
+    return message == null || message.isBlank() ? cause.getClass().getSimpleName() : message;
   }
 
   private void scheduleReconnect() {
@@ -319,9 +353,15 @@ public final class WorkerSession implements AutoCloseable {
       heartbeatTask = null;
     }
     if (!closed) {
-      log.info(
-          "connection to {}:{} lost{}; {} results in the outbox, {} jobs held; reconnecting",
-          settings.host(), settings.port(), wasWelcomed ? "" : " before Welcome", outbox.size(), held.size());
+      String reason = closeReason != null ? closeReason : "connection closed";
+      if (wasWelcomed) {
+        connectFailing = false; // the next failure to reconnect is news: WARN it
+        log.warn(
+            "lost the coordinator at {}:{}: {}; reconnecting ({} results in the outbox, {} jobs held)",
+            settings.host(), settings.port(), reason, outbox.size(), held.size());
+      } else {
+        onConnectFailure(reason + " before Welcome");
+      }
       scheduleReconnect();
     }
   }
@@ -337,6 +377,7 @@ public final class WorkerSession implements AutoCloseable {
     connected = true;
     draining = false; // a Drain belongs to the session that sent it
     backoff.reset();
+    connectFailing = false;
     runs.clear(); // RunConfig is sent once per run per session; queued jobs keep their own setup
     if (heartbeatTask != null) {
       heartbeatTask.cancel(false);
@@ -378,9 +419,13 @@ public final class WorkerSession implements AutoCloseable {
         draining = true;
         log.info("draining: {} ({} jobs held); new assignments will be refused", env.getDrain().getReason(), held.size());
       }
-      case GOODBYE -> log.info("coordinator said goodbye: {}", env.getGoodbye().getReason());
+      case GOODBYE -> {
+        closeReason = "coordinator said goodbye: " + env.getGoodbye().getReason();
+        log.info("coordinator said goodbye: {}", env.getGoodbye().getReason());
+      }
       case BODY_NOT_SET -> {
         log.error("protocol violation: an Envelope with no body; closing the connection");
+        closeReason = "closed it after a protocol violation (an Envelope with no body)";
         ch.close();
       }
       default -> log.warn("ignoring a {} from the coordinator (a worker's message)", env.getBodyCase());
@@ -433,6 +478,7 @@ public final class WorkerSession implements AutoCloseable {
           "protocol violation: Assign for job {} overflows the queue of {} assignments (more than the"
               + " dispatch window); closing the connection",
           a.getJobId(), settings.maxQueuedAssignments());
+      closeReason = "closed it after a protocol violation (Assign queue overflow)";
       ch.close();
     }
   }
@@ -622,7 +668,11 @@ public final class WorkerSession implements AutoCloseable {
 
     @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-      log.warn("connection to {}:{} failed: {}; closing it", settings.host(), settings.port(), cause.toString());
+      // Logged when the channel goes inactive (a lost session, or a failed attempt), with this reason.
+      log.debug("connection to {}:{} failed: {}; closing it", settings.host(), settings.port(), cause.toString());
+      if (ctx.channel() == channel && closeReason == null) {
+        closeReason = reason(cause);
+      }
       ctx.close();
     }
   }

@@ -3,6 +3,12 @@ package dev.tally.worker;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
+import org.slf4j.LoggerFactory;
+
 import dev.tally.core.Verdict;
 import dev.tally.protocol.AckEntry;
 import dev.tally.protocol.Envelope;
@@ -369,5 +375,50 @@ class WorkerSessionTest {
     conn.ack(1, 1, AckEntry.Status.RECORDED);
 
     await().atMost(WAIT).until(() -> session.completedCount() == limit + 1);
+  }
+
+  /** The CLI shows WARN and up: a worker that cannot reach its coordinator, or loses it, must say so there. */
+  @Test
+  void connectionTroubleIsLoggedAtWarnOnceThenAtInfo() throws Exception {
+    Logger logger = (Logger) LoggerFactory.getLogger(WorkerSession.class);
+    ListAppender<ILoggingEvent> appender = new ListAppender<>();
+    appender.start();
+    logger.addAppender(appender);
+    try {
+      int deadPort;
+      try (java.net.ServerSocket probe = new java.net.ServerSocket(0)) {
+        deadPort = probe.getLocalPort(); // nothing listens there once closed
+      }
+      start(WorkerSettings.builder("127.0.0.1", deadPort).slots(1));
+      await().atMost(WAIT).until(() -> count(appender, Level.INFO, "cannot reach coordinator 127.0.0.1:" + deadPort) >= 3);
+      assertThat(count(appender, Level.WARN, "cannot reach coordinator 127.0.0.1:" + deadPort)).isEqualTo(1);
+      assertThat(warnings(appender).get(0)).contains("retrying with backoff");
+
+      WorkerSession session = start(1);
+      FakeCoordinator.Conn conn = coordinator.awaitConnection(1);
+      conn.welcome(1_000);
+      await().atMost(WAIT).until(session::connected);
+      conn.drop();
+      await().atMost(WAIT).until(() -> count(appender, Level.WARN, "lost the coordinator at 127.0.0.1:" + coordinator.port()) == 1);
+    } finally {
+      logger.detachAppender(appender);
+    }
+  }
+
+  private static long count(ListAppender<ILoggingEvent> appender, Level level, String prefix) {
+    synchronized (appender) { // AppenderBase.doAppend holds this lock
+      return appender.list.stream()
+          .filter(e -> e.getLevel() == level && e.getFormattedMessage().startsWith(prefix))
+          .count();
+    }
+  }
+
+  private static List<String> warnings(ListAppender<ILoggingEvent> appender) {
+    synchronized (appender) { // AppenderBase.doAppend holds this lock
+      return appender.list.stream()
+          .filter(e -> e.getLevel() == Level.WARN)
+          .map(ILoggingEvent::getFormattedMessage)
+          .toList();
+    }
   }
 }

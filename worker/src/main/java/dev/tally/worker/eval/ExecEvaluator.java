@@ -1,6 +1,8 @@
 package dev.tally.worker.eval;
 
+import com.fasterxml.jackson.core.json.JsonReadFeature;
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectReader;
 import dev.tally.core.InfraFailure;
 import dev.tally.core.Verdict;
 import java.io.File;
@@ -32,7 +34,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  * {@code error} outcome naming it); the command is started, the case's JSON and a newline are written to
  * its stdin, and stdin is closed. Exit 0 is {@code pass}, any other exit {@code fail}, unless the last
  * non-empty line of stdout is a JSON object with {@code "verdict"} ({@code pass}, {@code fail},
- * {@code error}) and/or {@code "score"} (a number): what it gives wins. The outcome's output tail is the
+ * {@code error}) and/or {@code "score"} (a finite number): what it gives wins, and a bad value there (a
+ * {@code "verdict": "maybe"}, a {@code "score": "NaN"}) makes the outcome {@code error}, quoting it
+ * ({@link #parseVerdictLine}). The outcome's output tail is the
  * last characters of stdout then stderr, at most {@link #OUTPUT_TAIL_LIMIT} in all.
  *
  * <p>Endings that are not the case's own are retryable {@link InfraFailure}s: past the case timeout the
@@ -41,15 +45,40 @@ import java.util.concurrent.atomic.AtomicInteger;
  * exits with such a code on purpose is taken for signaled too). A command that cannot be started (not
  * found, not executable) is the case's own problem: an {@code error} outcome, recorded, not retried.
  *
- * <p><b>No orphans when the worker dies.</b> On Linux, when {@code /usr/bin/setpriv} exists, each case runs
- * as {@code setpriv --pdeathsig KILL -- <command...>}: the kernel sends SIGKILL to the case's process when
- * its parent dies, so a worker killed with {@code kill -9} leaves no case running. Caution: the "parent" the
- * kernel watches is the <em>thread</em> that forked the child, not the JVM process; if that thread ends,
- * the case is killed even though the worker lives. So {@link #evaluate} must only be called on long-lived
- * threads (the worker's slot threads, a fixed pool that never shrinks), never on a short-lived or pooled
- * thread that may time out. Only the direct child is covered: its own children are killed with it on a
- * timeout or an Abandon ({@link ProcessHandle#descendants()} first, then the process), but a grandchild
- * that outlives the case's process, or one that daemonizes, escapes; full containment needs cgroups.
+ * <p><b>No orphans: every case runs in a process group of its own, killed whole.</b> On Linux, when
+ * util-linux's {@code setpriv} and {@code setsid} exist, each case is started as
+ * {@code setpriv --pdeathsig TERM -- /bin/sh -c SUPERVISOR tally-case <command...>}: a small POSIX
+ * shell script (the <em>supervisor</em>, see {@link #SUPERVISOR_SCRIPT}) starts the command under
+ * {@code setsid} (a new session, so a new process group whose id is the command's pid), hands it the
+ * stdin Java writes the case to, waits for it, then SIGKILLs the whole group and exits with the command's
+ * status. So the case's processes are killed together
+ * <ol>
+ *   <li>when the worker dies: the kernel sends SIGTERM to the supervisor when its parent dies
+ *       ({@code kill -9} of the JVM included), and the supervisor's trap kills the group;
+ *   <li>when the case's main process exits: anything it left running in the background is killed;
+ *   <li>on a timeout or an Abandon ({@link #killTree}): SIGTERM to the supervisor (which kills the group),
+ *       and SIGKILL to every descendant still attached to the tree.
+ * </ol>
+ * The command itself runs as its own program (the supervisor execs, through {@code setsid} and {@code
+ * env}, into it), so {@code ps} shows it by name, and the supervisor shows as {@code sh -c ... tally-case
+ * <command...>}. Java sees the supervisor's exit code, which is the command's: its exit status, or
+ * 128 + the signal that killed it (what Java itself reports for a signaled child), so the SIGNALED
+ * detection above is unchanged. Side effects of the group: the case has no controlling terminal, and its
+ * SIGINT/SIGQUIT are reset to their default action (a shell ignores them in a background job; {@code env
+ * --default-signal} undoes that, when coreutils is 8.31 or later).
+ *
+ * <p>Caution: the "parent" the kernel watches for {@code --pdeathsig} is the <em>thread</em> that forked
+ * the supervisor, not the JVM process; if that thread ends, the case is killed even though the worker
+ * lives. So {@link #evaluate} must only be called on long-lived threads (the worker's slot threads, a
+ * fixed pool that never shrinks), never on a short-lived or pooled thread that may time out.
+ *
+ * <p>Limits: a process that moves itself out of the group ({@code setsid}, a daemon's double fork with a
+ * new session) escapes the group kill, and so does everything if the supervisor itself is SIGKILLed
+ * (say, by the OOM killer); full containment needs cgroups. Without {@code setsid} (or without {@code
+ * /bin/sh}) cases run as {@code setpriv --pdeathsig KILL -- <command...>}: only the direct child dies
+ * with the worker, a grandchild is re-parented to init and goes on. Without {@code setpriv} (not Linux)
+ * the command is started as it is, and nothing dies with the worker. In both fallbacks a timeout or an
+ * Abandon still kills the case's process and its descendants ({@link ProcessHandle#descendants()}).
  *
  * <p>Threading: stateless per case, safe to share between slot threads. Stdout and stderr are read by
  * two pump tasks, and stdin written by a third, on a shared cached pool of daemon threads, so a chatty
@@ -80,9 +109,87 @@ public final class ExecEvaluator implements Evaluator {
   static final Duration KILL_WAIT = Duration.ofSeconds(5);
 
   private static final Path SETPRIV = Path.of("/usr/bin/setpriv");
+  private static final Path SETSID = Path.of("/usr/bin/setsid");
+  private static final Path SH = Path.of("/bin/sh");
+  private static final Path ENV = Path.of("/usr/bin/env");
 
-  /** Whether cases run under {@code setpriv --pdeathsig KILL} (Linux with util-linux). */
+  /** Whether cases run under {@code setpriv --pdeathsig} (Linux with util-linux). */
   static final boolean USE_SETPRIV = Files.isExecutable(SETPRIV);
+
+  /** Whether cases run under the group-killing supervisor ({@link #SUPERVISOR_SCRIPT}). */
+  static final boolean USE_SUPERVISOR = USE_SETPRIV && Files.isExecutable(SETSID) && Files.isExecutable(SH);
+
+  /** {@code $0} of the supervisor shell: how it shows in {@code ps} and in its own error messages. */
+  static final String SUPERVISOR_NAME = "tally-case";
+
+  /**
+   * The supervisor, run as {@code sh -c SCRIPT tally-case <command...>} under {@code setpriv --pdeathsig
+   * TERM}; {@code %s} becomes {@code /usr/bin/setsid /usr/bin/env --default-signal=INT,QUIT}, or just
+   * {@code /usr/bin/setsid} where {@code env} lacks that option. POSIX sh (dash here), line by line:
+   *
+   * <ul>
+   *   <li>{@code trap}s: on TERM (the worker died, or {@link #killTree}), HUP or INT, SIGKILL the case's
+   *       group and its main process, and exit with 128 + the signal. A trapped signal interrupts {@code
+   *       wait} at once. The group id is the command's pid ({@code $!}); killing the pid too covers the
+   *       instant between the fork and {@code setsid}. {@code kill -s KILL -- -PGID} is the spelling dash
+   *       accepts ({@code kill -KILL -- -PGID} is "Illegal number" there).
+   *   <li>{@code exec 3<&0} / {@code 0<&3 3<&-}: without job control, POSIX gives a background command
+   *       {@code /dev/null} as its stdin; the case's JSON is on the supervisor's stdin, so the command gets
+   *       a copy of it through fd 3 (explicit redirections come after that {@code /dev/null}). The
+   *       supervisor then drops its own copies, so a command that closes its stdin early makes Java's write
+   *       fail as before instead of filling the pipe. ({@code set -m} would give the job its own group, but
+   *       a non-interactive dash with no terminal refuses it: "can't access tty; job control turned off".)
+   *   <li>{@code setsid ... &}: {@code setsid} is not a group leader here (a background child of a shell
+   *       without job control), so it calls {@code setsid()} and execs in place: {@code $!} is the command's
+   *       pid, its session id and its group id. {@code env --default-signal=INT,QUIT} undoes the shell's
+   *       ignoring of SIGINT and SIGQUIT in background commands (dash marks them "hard ignored": {@code
+   *       trap - INT} cannot).
+   *   <li>{@code wait "$!"} returns the command's exit status, or 128 + the signal that killed it; the group
+   *       is then killed (leftover background processes) and that status is the supervisor's.
+   * </ul>
+   */
+  static final String SUPERVISOR_SCRIPT =
+      "trap 'kill -s KILL -- \"-$!\" \"$!\" 2>/dev/null; exit 143' TERM\n"
+          + "trap 'kill -s KILL -- \"-$!\" \"$!\" 2>/dev/null; exit 129' HUP\n"
+          + "trap 'kill -s KILL -- \"-$!\" \"$!\" 2>/dev/null; exit 130' INT\n"
+          + "exec 3<&0\n"
+          + "%s \"$@\" 0<&3 3<&- &\n"
+          + "exec 0</dev/null 3<&-\n"
+          + "wait \"$!\"\n"
+          + "s=$?\n"
+          + "kill -s KILL -- \"-$!\" 2>/dev/null\n"
+          + "exit \"$s\"\n";
+
+  /** The supervisor script as run here (built once, on first use: it probes {@code env}). */
+  private static final class Supervisor {
+    static final String SCRIPT = SUPERVISOR_SCRIPT.formatted(starter());
+
+    private static String starter() {
+      String setsid = SETSID.toString();
+      return envResetsSignals() ? setsid + " " + ENV + " --default-signal=INT,QUIT" : setsid;
+    }
+
+    /** Whether {@code env --default-signal} works (coreutils 8.31+); one short process, once. */
+    private static boolean envResetsSignals() {
+      if (!Files.isExecutable(ENV)) {
+        return false;
+      }
+      try {
+        Process p =
+            new ProcessBuilder(ENV.toString(), "--default-signal=INT,QUIT", "true")
+                .redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                .start();
+        p.getOutputStream().close();
+        return p.waitFor(5, TimeUnit.SECONDS) && p.exitValue() == 0;
+      } catch (IOException e) {
+        return false;
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return false;
+      }
+    }
+  }
 
   private static final ExecutorService PUMPS = Executors.newCachedThreadPool(daemonThreads("tally-exec-io-"));
 
@@ -140,7 +247,7 @@ public final class ExecEvaluator implements Evaluator {
     }
     if (!exited) {
       killTree(process);
-      waitQuietly(process, KILL_WAIT);
+      reap(process, KILL_WAIT);
       return Evaluation.failed(
           InfraFailure.Kind.TIMEOUT,
           "ran past the case timeout of " + ctx.timeout().toMillis() + " ms; its process tree was killed",
@@ -163,62 +270,105 @@ public final class ExecEvaluator implements Evaluator {
     }
     Verdict verdict = exit == 0 ? Verdict.PASS : Verdict.FAIL;
     Double score = null;
-    JsonNode verdictLine = parseVerdictLine(out.lastNonEmptyLine());
-    if (verdictLine != null) {
-      JsonNode v = verdictLine.get("verdict");
-      if (v != null && v.isTextual()) {
-        verdict = Verdict.parse(v.textValue());
+    VerdictLine line = parseVerdictLine(out.lastNonEmptyLine());
+    if (line != null) {
+      if (line.problem() != null) {
+        String message = "malformed verdict line (the last line of stdout): " + line.problem() + "; output tail:\n";
+        return Evaluation.error(
+            message + lastChars(tail, Math.max(0, OUTPUT_TAIL_LIMIT - message.length() - 3)), durationMillis);
       }
-      JsonNode s = verdictLine.get("score");
-      if (s != null && s.isNumber()) {
-        score = s.doubleValue();
-      }
+      verdict = line.verdict() != null ? line.verdict() : verdict;
+      score = line.score();
     }
     return Evaluation.finished(verdict, score, tail, durationMillis);
   }
 
   /**
-   * The JSON verdict object on the last line, or null if the line is not a JSON object with a valid
-   * {@code verdict} and/or a numeric {@code score}. A line that is not such an object is ordinary output.
+   * A last stdout line that is a JSON object with {@code verdict} and/or {@code score}: what it gives
+   * (null where it gives nothing), or, if a value is unusable, why ({@code problem} non-null).
    */
-  static JsonNode parseVerdictLine(String line) {
+  record VerdictLine(Verdict verdict, Double score, String problem) {}
+
+  /** The verdict line's parser: also reads {@code NaN} and {@code Infinity}, to reject them by name. */
+  private static final ObjectReader VERDICT_READER =
+      CaseJson.MAPPER.reader().with(JsonReadFeature.ALLOW_NON_NUMERIC_NUMBERS);
+
+  /**
+   * Reads the last line of stdout as a verdict line. Null if it is not a JSON object, or is one with
+   * neither {@code verdict} nor {@code score}: ordinary output, the exit code decides. Otherwise the
+   * object wins, so it must be right: a {@code verdict} that is not {@code pass}, {@code fail} or {@code
+   * error} (any case), or a {@code score} that is not a finite number ({@code "NaN"}, {@code NaN}, {@code
+   * null}, {@code 1e999}), is a {@link VerdictLine#problem} quoting the bad value: the evaluator's output
+   * is malformed and the case's verdict cannot be trusted.
+   */
+  static VerdictLine parseVerdictLine(String line) {
     if (line == null || !line.strip().startsWith("{")) {
       return null;
     }
     JsonNode node;
     try {
-      node = CaseJson.MAPPER.readTree(line);
+      node = VERDICT_READER.readTree(line);
     } catch (IOException e) {
       return null;
     }
-    if (node == null || !node.isObject()) {
+    if (node == null || !node.isObject() || (!node.has("verdict") && !node.has("score"))) {
       return null;
     }
+    List<String> problems = new ArrayList<>(2);
+    Verdict verdict = null;
     JsonNode v = node.get("verdict");
-    boolean validVerdict = false;
-    if (v != null && v.isTextual()) {
+    if (v != null) {
       try {
-        Verdict.parse(v.textValue());
-        validVerdict = true;
+        if (!v.isTextual()) {
+          throw new IllegalArgumentException("not a string");
+        }
+        verdict = Verdict.parse(v.textValue());
       } catch (IllegalArgumentException e) {
-        return null; // "verdict": "passed" is a typo, not a verdict: the exit code decides
+        problems.add("\"verdict\": " + quote(v) + " is not pass, fail or error");
       }
     }
+    Double score = null;
     JsonNode s = node.get("score");
-    boolean validScore = s != null && s.isNumber();
-    return validVerdict || validScore ? node : null;
+    if (s != null) {
+      if (s.isNumber() && Double.isFinite(s.doubleValue())) {
+        score = s.doubleValue();
+      } else {
+        problems.add("\"score\": " + quote(s) + " is not a finite number");
+      }
+    }
+    return problems.isEmpty()
+        ? new VerdictLine(verdict, score, null)
+        : new VerdictLine(null, null, String.join("; ", problems));
   }
 
-  /** The command actually started: under {@code setpriv --pdeathsig KILL} when available. */
+  /** A JSON value as written (at most 100 characters), for a message. */
+  private static String quote(JsonNode value) {
+    String text = value.isNumber() && !Double.isFinite(value.doubleValue()) ? value.asText() : value.toString();
+    return text.length() <= 100 ? text : text.substring(0, 100) + "...";
+  }
+
+  /**
+   * The command actually started: under the supervisor when available, else under {@code setpriv
+   * --pdeathsig KILL}, else as it is (see the class comment).
+   */
   static List<String> launchCommand(List<String> command) {
     if (!USE_SETPRIV) {
       return command;
     }
-    List<String> wrapped = new ArrayList<>(command.size() + 4);
+    List<String> wrapped = new ArrayList<>(command.size() + 8);
     wrapped.add(SETPRIV.toString());
     wrapped.add("--pdeathsig");
-    wrapped.add("KILL");
-    wrapped.add("--");
+    if (USE_SUPERVISOR) {
+      wrapped.add("TERM");
+      wrapped.add("--");
+      wrapped.add(SH.toString());
+      wrapped.add("-c");
+      wrapped.add(Supervisor.SCRIPT);
+      wrapped.add(SUPERVISOR_NAME);
+    } else {
+      wrapped.add("KILL");
+      wrapped.add("--");
+    }
     wrapped.addAll(command);
     return wrapped;
   }
@@ -249,12 +399,28 @@ public final class ExecEvaluator implements Evaluator {
   }
 
   /**
-   * Kills a case's process and its descendants with SIGKILL, descendants first so that none is
-   * re-parented out of reach. Does not wait. Safe to call more than once and from any thread.
+   * Kills a case: SIGTERM to the supervisor, whose trap SIGKILLs the case's process group (reaching
+   * processes re-parented to init), then SIGKILL to every descendant still in the tree, and, without a
+   * supervisor, SIGKILL to the process itself. The supervisor is left to exit on its own (killing it at
+   * once could beat its trap to it); {@link #reap} finishes it off if it does not. Does not wait. Safe to
+   * call more than once and from any thread.
    */
   static void killTree(Process process) {
+    if (USE_SUPERVISOR) {
+      process.destroy();
+    }
     process.descendants().forEach(ProcessHandle::destroyForcibly);
-    process.destroyForcibly();
+    if (!USE_SUPERVISOR) {
+      process.destroyForcibly();
+    }
+  }
+
+  /** Waits up to {@code max} for a killed case's process to end, then SIGKILLs it if it has not. */
+  private static void reap(Process process, Duration max) {
+    waitQuietly(process, max);
+    if (process.isAlive()) {
+      process.destroyForcibly();
+    }
   }
 
   private static void feed(OutputStream stdin, byte[] input) {

@@ -69,9 +69,47 @@ class ExecEvaluatorTest {
   void aJsonLineThatIsNotTheLastLineOrNotAVerdictChangesNothing() {
     Outcome notLast = outcome(run("printf %s\\ndone {line}", "{\"line\": \"{\\\"verdict\\\": \\\"fail\\\"}\"}"));
     assertThat(notLast.verdict()).isEqualTo(Verdict.PASS);
+    Outcome noVerdictKeys = outcome(run("printf %s {line}", "{\"line\": \"{\\\"status\\\": \\\"fail\\\"}\"}"));
+    assertThat(noVerdictKeys.verdict()).isEqualTo(Verdict.PASS);
+    assertThat(noVerdictKeys.score()).isNull();
+  }
+
+  /** A verdict line is trusted only whole: a bad verdict or score makes the outcome error, quoting it. */
+  @Test
+  void aVerdictLineWithABadVerdictOrScoreIsAnErrorQuotingTheValue() {
+    Outcome maybe = outcome(run("printf %s {line}", "{\"line\": \"{\\\"verdict\\\":\\\"maybe\\\",\\\"score\\\":\\\"NaN\\\"}\"}"));
+    assertThat(maybe.verdict()).isEqualTo(Verdict.ERROR);
+    assertThat(maybe.score()).isNull();
+    assertThat(maybe.outputTail())
+        .contains("malformed verdict line")
+        .contains("\"verdict\": \"maybe\" is not pass, fail or error")
+        .contains("\"score\": \"NaN\" is not a finite number");
+
+    // The typo "passed" is no verdict either (it used to be ignored, and the case passed).
     Outcome typo = outcome(run("printf %s {line}", "{\"line\": \"{\\\"verdict\\\": \\\"passed\\\", \\\"score\\\": 1}\"}"));
-    assertThat(typo.verdict()).isEqualTo(Verdict.PASS);
-    assertThat(typo.score()).isNull();
+    assertThat(typo.verdict()).isEqualTo(Verdict.ERROR);
+    assertThat(typo.outputTail()).contains("\"passed\"");
+
+    // Python's json.dumps writes NaN bare; read it, to reject it by name. A failing exit does not matter.
+    Outcome bareNaN = outcome(run("sh -c 'echo \"{\\\"verdict\\\": \\\"pass\\\", \\\"score\\\": NaN}\"; exit 1'", "{}"));
+    assertThat(bareNaN.verdict()).isEqualTo(Verdict.ERROR);
+    assertThat(bareNaN.outputTail()).contains("\"score\": NaN is not a finite number");
+  }
+
+  @Test
+  void verdictLineParsing() {
+    assertThat(ExecEvaluator.parseVerdictLine("{\"verdict\": \"FAIL\", \"score\": 0.5}"))
+        .isEqualTo(new ExecEvaluator.VerdictLine(Verdict.FAIL, 0.5, null));
+    assertThat(ExecEvaluator.parseVerdictLine("{\"score\": 2}")).isEqualTo(new ExecEvaluator.VerdictLine(null, 2.0, null));
+    assertThat(ExecEvaluator.parseVerdictLine("{\"other\": 1}")).isNull();
+    assertThat(ExecEvaluator.parseVerdictLine("{not json")).isNull();
+    assertThat(ExecEvaluator.parseVerdictLine("[1]")).isNull();
+    for (String bad :
+        List.of(
+            "{\"score\": Infinity}", "{\"score\": -1e999}", "{\"score\": null}", "{\"score\": \"0.5\"}",
+            "{\"verdict\": 1}", "{\"verdict\": null}", "{\"verdict\": \"\"}", "{\"verdict\": \"pass\", \"score\": true}")) {
+      assertThat(ExecEvaluator.parseVerdictLine(bad).problem()).as(bad).isNotNull();
+    }
   }
 
   @Test
@@ -168,9 +206,55 @@ class ExecEvaluatorTest {
   }
 
   @Test
-  void casesAreLaunchedUnderSetprivPdeathsigWhenItExists() {
-    assumeThat(Path.of("/usr/bin/setpriv")).isExecutable();
-    assertThat(ExecEvaluator.launchCommand(List.of("/bin/echo", "x")))
-        .containsExactly("/usr/bin/setpriv", "--pdeathsig", "KILL", "--", "/bin/echo", "x");
+  void casesAreLaunchedUnderTheSupervisorWhenSetprivAndSetsidExist() {
+    assumeThat(ExecEvaluator.USE_SUPERVISOR).isTrue();
+    List<String> launched = ExecEvaluator.launchCommand(List.of("/bin/echo", "x"));
+    assertThat(launched).startsWith("/usr/bin/setpriv", "--pdeathsig", "TERM", "--", "/bin/sh", "-c");
+    assertThat(launched.subList(launched.size() - 3, launched.size())).containsExactly("tally-case", "/bin/echo", "x");
+  }
+
+  /** (b) of the supervisor: what a case leaves running in the background dies when the case ends. */
+  @Test
+  void aBackgroundProcessLeftBehindByACaseIsKilledWhenTheCaseEnds() throws Exception {
+    assumeThat(ExecEvaluator.USE_SUPERVISOR).isTrue();
+    Path pid = tmp.resolve("pid");
+    // (sleep &) in a subshell: re-parented to init at once, so no descendant of the case's process.
+    Outcome o = outcome(run("sh -c '(sleep 60 & echo $! > \"$1\"); echo started' sh {pid}", "{\"pid\": \"" + pid + "\"}"));
+
+    assertThat(o.verdict()).isEqualTo(Verdict.PASS);
+    assertThat(o.outputTail()).isEqualTo("started\n");
+    long leftover = Long.parseLong(Files.readString(pid).trim());
+    await().atMost(Duration.ofSeconds(2)).until(() -> Processes.gone(leftover));
+  }
+
+  /** (c): a timeout kills processes that left the tree but not the group. */
+  @Test
+  void pastTheTimeoutEvenAReparentedProcessOfTheCaseIsKilled() throws Exception {
+    assumeThat(ExecEvaluator.USE_SUPERVISOR).isTrue();
+    Path pid = tmp.resolve("pid");
+    Evaluation e =
+        run("sh -c '(sleep 60 & echo $! > \"$1\"); exec sleep 60' sh {pid}", "{\"pid\": \"" + pid + "\"}", Duration.ofMillis(700));
+
+    assertThat(failure(e).kind()).isEqualTo(InfraFailure.Kind.TIMEOUT);
+    long orphan = Long.parseLong(Files.readString(pid).trim());
+    await().atMost(Duration.ofSeconds(5)).until(() -> Processes.gone(orphan));
+  }
+
+  /** The supervisor changes none of what the case sees: stdin, stdout/stderr, exit codes, signals. */
+  @Test
+  void underTheSupervisorStdinOutputExitCodesAndSignalsAreTheCommands() {
+    String json = "{\"id\": \"q1\", \"big\": \"" + "x".repeat(200_000) + "\"}";
+    Outcome echoed = outcome(run("sh -c 'wc -c; echo err >&2; exit 3'", json));
+    assertThat(echoed.verdict()).isEqualTo(Verdict.FAIL);
+    assertThat(echoed.outputTail()).isEqualTo((json.length() + 1) + "\nerr\n");
+    assertThat(outcome(run("sh -c 'exit 0'", "{}")).verdict()).isEqualTo(Verdict.PASS);
+    assertThat(outcome(run("sh -c 'exit 200'", "{}")).verdict()).isEqualTo(Verdict.FAIL);
+    InfraFailure term = failure(run("sh -c 'kill -TERM $$'", "{}"));
+    assertThat(term.kind()).isEqualTo(InfraFailure.Kind.SIGNALED);
+    assertThat(term.detail()).contains("signal 15");
+    // A shell ignores SIGINT and SIGQUIT in background jobs; the case must not inherit that.
+    assumeThat(ExecEvaluator.launchCommand(List.of("/bin/true")).toString()).contains("--default-signal=INT,QUIT");
+    InfraFailure interrupted = failure(run("sh -c 'kill -INT $$; echo survived'", "{}"));
+    assertThat(interrupted.detail()).contains("signal 2").doesNotContain("survived");
   }
 }

@@ -9,50 +9,69 @@ import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
- * "A worker that dies leaves no case process behind": the mechanism the exec evaluator relies on
- * ({@code setpriv --pdeathsig KILL}), shown with a real parent killed by SIGKILL. A shell stands in for the
- * worker JVM: the kernel treats both the same.
+ * "A worker that dies leaves no case process behind": the mechanisms the exec evaluator relies on, shown
+ * with a real parent killed by SIGKILL. A shell stands in for the worker JVM: the kernel treats both the
+ * same ({@code --pdeathsig} watches the forking thread; bash has one).
+ *
+ * <p>The case is {@code sh -c 'sleep 300 & echo $!; wait'}: the worker's grandchild (great-grandchild
+ * under the supervisor) is the {@code sleep}, whose pid the case prints.
  */
 class PdeathsigTest {
+  private static final List<String> CASE = List.of("/bin/sh", "-c", "sleep 300 & echo $!; wait");
 
+  /** What ExecEvaluator starts today: the supervisor kills the case's whole process group. */
   @Test
-  void aCaseStartedUnderSetprivDiesWhenItsParentIsKilled() throws Exception {
-    assumeThat(Path.of("/usr/bin/setpriv")).isExecutable();
-    long child = startParentAndKillIt("setpriv --pdeathsig KILL -- sleep 300");
+  void aCaseAndItsChildrenDieWhenTheWorkerIsKilled() throws Exception {
+    assumeThat(ExecEvaluator.USE_SUPERVISOR).isTrue();
+    long grandchild = startParentAndKillIt(ExecEvaluator.launchCommand(CASE));
 
-    await().atMost(Duration.ofSeconds(5)).until(() -> Processes.gone(child));
+    await().atMost(Duration.ofSeconds(5)).until(() -> Processes.gone(grandchild));
   }
 
-  /** The control: without setpriv the same child outlives its parent, so the test above can fail. */
+  /**
+   * The control, and the fallback without setsid: {@code setpriv --pdeathsig KILL} alone kills the case's
+   * process ({@code sh}) but its child is re-parented to init and goes on, so the test above can fail.
+   */
   @Test
-  void withoutSetprivTheChildOutlivesItsParent() throws Exception {
-    long child = startParentAndKillIt("sleep 300");
+  void underPdeathsigAloneTheCasesChildOutlivesTheWorker() throws Exception {
+    assumeThat(Path.of("/usr/bin/setpriv")).isExecutable();
+    List<String> bare = new ArrayList<>(List.of("/usr/bin/setpriv", "--pdeathsig", "KILL", "--"));
+    bare.addAll(CASE);
+    long grandchild = startParentAndKillIt(bare);
     try {
-      await().during(Duration.ofMillis(500)).atMost(Duration.ofSeconds(2)).until(() -> !Processes.gone(child));
+      await().during(Duration.ofMillis(500)).atMost(Duration.ofSeconds(2)).until(() -> !Processes.gone(grandchild));
     } finally {
-      ProcessHandle.of(child).ifPresent(ProcessHandle::destroyForcibly);
+      ProcessHandle.of(grandchild).ifPresent(ProcessHandle::destroyForcibly);
     }
   }
 
-  /** Starts {@code bash} running {@code childCommand} in the background, kills bash with SIGKILL. */
-  private static long startParentAndKillIt(String childCommand) throws Exception {
-    Process parent = new ProcessBuilder("bash", "-c", childCommand + " & echo $!; wait").start();
-    long child;
+  /**
+   * Starts {@code bash} running {@code caseCommand} in the background, waits for the case's {@code sleep}
+   * to run, kills bash with SIGKILL; returns the {@code sleep}'s pid.
+   */
+  private static long startParentAndKillIt(List<String> caseCommand) throws Exception {
+    List<String> parentCommand = new ArrayList<>(List.of("bash", "-c", "\"$@\" & wait", "worker"));
+    parentCommand.addAll(caseCommand);
+    Process parent = new ProcessBuilder(parentCommand).start();
+    long sleeper;
     try (BufferedReader out =
         new BufferedReader(new InputStreamReader(parent.getInputStream(), StandardCharsets.UTF_8))) {
-      child = Long.parseLong(out.readLine().trim());
-      // The child runs (past setpriv's exec into sleep) before its parent dies.
+      sleeper = Long.parseLong(out.readLine().trim());
       await().atMost(Duration.ofSeconds(5))
-          .until(() -> ProcessHandle.of(child).flatMap(h -> h.info().command()).map(c -> c.endsWith("sleep")).orElse(false));
-      assertThat(Processes.gone(child)).isFalse();
+          .until(() -> ProcessHandle.of(sleeper).flatMap(h -> h.info().command()).map(c -> c.endsWith("sleep")).orElse(false));
+      assertThat(Processes.gone(sleeper)).isFalse();
 
       parent.destroyForcibly(); // SIGKILL: no chance to clean up
       assertThat(parent.waitFor(5, TimeUnit.SECONDS)).isTrue();
+    } finally {
+      parent.destroyForcibly();
     }
-    return child;
+    return sleeper;
   }
 }
