@@ -1,31 +1,66 @@
 package dev.tally.cli;
 
+import dev.tally.worker.Backoff;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
+import java.util.SplittableRandom;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The worker processes {@code tally run} starts on this machine: separate JVMs running
  * {@code tally worker}, so that each can die (or be killed, or frozen) on its own.
  *
+ * <p><b>Supervision.</b> A worker that exits while the run goes on is started again under the same name,
+ * after a jittered backoff that doubles with each quick death ({@value #RESTART_BACKOFF_INITIAL_MILLIS} ms
+ * up to {@value #RESTART_BACKOFF_MAX_MILLIS} ms) and starts over once a worker has stayed up
+ * {@value #STABLE_AFTER_MILLIS} ms: a case that crashes its worker, or a run of crashes, cannot drain the
+ * fleet, and a worker that dies at once is not restarted in a tight loop.
+ *
  * <p>Each worker is told this process's pid and exits when it disappears, so a {@code tally run} that is
  * killed with {@code kill -9} leaves no worker behind. Each worker's output goes to its own log file.
  *
- * <p>Thread-safety: confined to the thread that created it.
+ * <p>Thread-safety: safe from any thread; restarts happen on the processes' exit-notification threads.
  */
 final class LocalWorkerProcesses implements AutoCloseable {
+  private static final Logger log = LoggerFactory.getLogger(LocalWorkerProcesses.class);
+
+  /** The first restart waits up to this long (full jitter). */
+  static final long RESTART_BACKOFF_INITIAL_MILLIS = 500;
+  /** A worker that keeps dying is restarted at most this often. */
+  static final long RESTART_BACKOFF_MAX_MILLIS = 30_000;
+  /** A worker that stayed up this long counts as healthy again: its next restart waits little. */
+  static final long STABLE_AFTER_MILLIS = 60_000;
   /** Worker JVMs are small; the serial collector keeps a 2-core machine's cores for the cases. */
   private static final List<String> WORKER_JVM_OPTIONS = List.of("-Xmx512m", "-XX:+UseSerialGC", "-Xss512k");
 
   private final List<Process> processes = new ArrayList<>();
   private final Path logDir;
+  private final int slots;
+  private final HostPort coordinator;
+  private final ScheduledExecutorService restarter =
+      Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "tally-worker-supervisor");
+        t.setDaemon(true);
+        return t;
+      });
+  private volatile boolean closing;
+  private final AtomicLong restarts = new AtomicLong();
 
-  private LocalWorkerProcesses(Path logDir) {
+  private LocalWorkerProcesses(Path logDir, int slots, HostPort coordinator) {
     this.logDir = logDir;
+    this.slots = slots;
+    this.coordinator = coordinator;
   }
 
   /**
@@ -38,10 +73,13 @@ final class LocalWorkerProcesses implements AutoCloseable {
    */
   static LocalWorkerProcesses start(int count, int slots, HostPort coordinator, Path logDir) throws IOException {
     Files.createDirectories(logDir);
-    LocalWorkerProcesses workers = new LocalWorkerProcesses(logDir);
+    LocalWorkerProcesses workers = new LocalWorkerProcesses(logDir, slots, coordinator);
     try {
       for (int i = 1; i <= count; i++) {
-        workers.startOne(i, slots, coordinator);
+        workers.processes.add(null);
+        workers.startOne(i, new Backoff(
+            Duration.ofMillis(RESTART_BACKOFF_INITIAL_MILLIS), Duration.ofMillis(RESTART_BACKOFF_MAX_MILLIS),
+            new SplittableRandom()));
       }
     } catch (IOException | RuntimeException e) {
       workers.close();
@@ -50,10 +88,10 @@ final class LocalWorkerProcesses implements AutoCloseable {
     return workers;
   }
 
-  private void startOne(int index, int slots, HostPort coordinator) throws IOException {
-    String java = ProcessHandle.current().info().command().orElse(Paths.get(System.getProperty("java.home"), "bin", "java").toString());
+  private void startOne(int index, Backoff backoff) throws IOException {
+    String javaBin = ProcessHandle.current().info().command().orElse(Paths.get(System.getProperty("java.home"), "bin", "java").toString());
     List<String> command = new ArrayList<>();
-    command.add(java);
+    command.add(javaBin);
     command.addAll(WORKER_JVM_OPTIONS);
     command.add("-cp");
     command.add(System.getProperty("java.class.path"));
@@ -63,23 +101,58 @@ final class LocalWorkerProcesses implements AutoCloseable {
     command.add("--slots=" + slots);
     command.add("--name=local-" + index);
     command.add("--parent-pid=" + ProcessHandle.current().pid());
-    Path log = logDir.resolve("worker-" + index + ".log");
-    ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
-    processes.add(pb.start());
+    Path logFile = logDir.resolve("worker-" + index + ".log");
+    ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(logFile.toFile()));
+    Process p = pb.start();
+    long startedNanos = System.nanoTime();
+    synchronized (processes) {
+      processes.set(index - 1, p);
+    }
+    p.onExit().thenAccept(dead -> {
+      if (closing) {
+        return;
+      }
+      if (System.nanoTime() - startedNanos > TimeUnit.MILLISECONDS.toNanos(STABLE_AFTER_MILLIS)) {
+        backoff.reset();
+      }
+      long delay = backoff.next().toMillis();
+      log.warn("worker local-{} (pid {}) exited with code {}; starting it again in {} ms", index, dead.pid(), dead.exitValue(), delay);
+      restarter.schedule(() -> restart(index, backoff), delay, TimeUnit.MILLISECONDS);
+    });
   }
 
-  /** The worker processes' pids, in start order. */
-  List<Long> pids() {
-    return processes.stream().map(Process::pid).toList();
+  private void restart(int index, Backoff backoff) {
+    if (closing) {
+      return;
+    }
+    try {
+      startOne(index, backoff);
+      restarts.incrementAndGet();
+    } catch (IOException e) {
+      long delay = backoff.next().toMillis();
+      log.error("cannot start worker local-{}: {}; trying again in {} ms", index, e.getMessage(), delay);
+      restarter.schedule(() -> restart(index, backoff), delay, TimeUnit.MILLISECONDS);
+    }
   }
 
-  /** Stops every worker: politely first, then forcibly after 5 s. */
+  /** How many times a worker was started again after it died. */
+  long restarts() {
+    return restarts.get();
+  }
+
+  /** Stops every worker: politely first, then forcibly after 5 s. No worker is restarted after this. */
   @Override
   public void close() {
-    for (Process p : processes) {
+    closing = true;
+    restarter.shutdownNow();
+    List<Process> current;
+    synchronized (processes) {
+      current = processes.stream().filter(Objects::nonNull).toList();
+    }
+    for (Process p : current) {
       p.destroy();
     }
-    for (Process p : processes) {
+    for (Process p : current) {
       try {
         if (!p.waitFor(5, TimeUnit.SECONDS)) {
           p.destroyForcibly().waitFor(5, TimeUnit.SECONDS);

@@ -26,7 +26,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * The promise under the two plain deaths, with real processes and real signals: a worker killed with
  * {@code kill -9} (its socket closes) and a worker frozen with {@code SIGSTOP} (its socket stays open,
- * silent) while {@code tally run} works through 300 sleep cases on 3 worker JVMs.
+ * silent) while {@code tally run} works through 300 sleep cases on 3 worker JVMs; the killed worker is
+ * started again by its supervisor.
  */
 class WorkerFailureProcessTest {
   private static final ObjectMapper JSON = new ObjectMapper();
@@ -59,6 +60,8 @@ class WorkerFailureProcessTest {
       await("40% recorded").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(20))
           .until(() -> counters(db).map(c -> c.recorded() >= total * 4 / 10).orElse(false));
       TallyProcess.signal(killed.pid(), "KILL");
+      await("the killed worker is started again by tally run").atMost(Duration.ofSeconds(30))
+          .until(() -> tally.worker("local-1").map(p -> p.pid() != killed.pid()).orElse(false));
 
       TallyProcess.signal(frozen.pid(), "STOP");
       long redeliveriesAtFreeze = counters(db).orElseThrow().redeliveries();
