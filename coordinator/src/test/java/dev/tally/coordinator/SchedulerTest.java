@@ -11,6 +11,7 @@ import dev.tally.core.Verdict;
 import dev.tally.core.schedule.Ack;
 import dev.tally.core.schedule.AckStatus;
 import dev.tally.core.schedule.AttemptReport;
+import dev.tally.core.schedule.HeldLease;
 import dev.tally.core.schedule.RetryPolicy;
 import dev.tally.core.schedule.Scheduler;
 import dev.tally.core.schedule.WorkerHandle;
@@ -205,6 +206,80 @@ class SchedulerTest {
     assertThat(w.takeAssigned()).hasSize(1);
   }
 
+  @Test
+  void aConnectedWorkersLeasesAreRenewedAndNeverExpire() {
+    long runId = createRun(1, 3);
+    FakeWorker w = new FakeWorker("w", 1);
+    scheduler.activate(runId);
+    scheduler.workerJoined(w);
+    scheduler.step();
+    Assignment a = w.takeAssigned().get(0);
+    for (int i = 0; i < 20; i++) { // 100 s, more than three lease durations, stepping every 5 s
+      clock.advance(Duration.ofSeconds(5));
+      scheduler.step();
+    }
+    assertThat(w.abandoned).isEmpty();
+    scheduler.attemptEnded(w, AttemptReport.of(a.jobId(), a.token(), pass()));
+    scheduler.step();
+    assertThat(w.acks).extracting(Ack::status).containsExactly(AckStatus.RECORDED);
+  }
+
+  @Test
+  void afterACoordinatorRestartALeaseWhoseHolderNeverReturnsIsSweptAndRedelivered() {
+    long runId = createRun(1, 3);
+    FakeWorker gone = new FakeWorker("gone", 1);
+    scheduler.activate(runId);
+    scheduler.workerJoined(gone);
+    scheduler.step();
+    Assignment a = gone.takeAssigned().get(0);
+
+    // A new coordinator on the same store: it knows nothing of the lease, which nobody renews now.
+    Scheduler restarted = new Scheduler(store, clock, new SplittableRandom(3), RetryPolicy.defaults(), Scheduler.Settings.defaults(), () -> {});
+    FakeWorker survivor = new FakeWorker("survivor", 1);
+    restarted.activate(runId);
+    restarted.workerJoined(survivor);
+    restarted.step();
+    assertThat(survivor.assigned).as("the job is still leased to the old holder").isEmpty();
+    clock.advance(Scheduler.Settings.DEFAULT_LEASE_DURATION.plusSeconds(1));
+    restarted.step();
+    clock.advance(Duration.ofSeconds(1));
+    restarted.step();
+    Assignment again = survivor.takeAssigned().get(0);
+    assertThat(again.jobId()).isEqualTo(a.jobId());
+    assertThat(again.token()).isGreaterThan(a.token());
+    assertThat(store.attempts(runId)).extracting(AttemptView::ending).containsExactly("lease_expired");
+  }
+
+  @Test
+  void aReconnectingWorkerKeepsItsCurrentLeasesAndIsToldToAbandonStaleOnes() {
+    long runId = createRun(2, 3);
+    FakeWorker before = new FakeWorker("w", 2);
+    scheduler.activate(runId);
+    scheduler.workerJoined(before);
+    scheduler.step();
+    List<Assignment> held = before.takeAssigned();
+
+    Scheduler restarted = new Scheduler(store, clock, new SplittableRandom(3), RetryPolicy.defaults(), Scheduler.Settings.defaults(), () -> {});
+    FakeWorker back = new FakeWorker("w", 2);
+    back.held = List.of(new HeldLease(held.get(0).jobId(), held.get(0).token()), new HeldLease(held.get(1).jobId(), held.get(1).token() - 1));
+    restarted.activate(runId);
+    restarted.workerJoined(back);
+    restarted.step();
+    assertThat(back.abandoned).containsExactly(held.get(1).jobId());
+    assertThat(back.assigned).as("its window is taken by the lease it kept").isEmpty();
+
+    restarted.attemptEnded(back, AttemptReport.of(held.get(0).jobId(), held.get(0).token(), pass()));
+    restarted.step();
+    assertThat(back.acks).extracting(Ack::status).containsExactly(AckStatus.RECORDED);
+    // The kept lease is renewed, and the one it abandoned expires and comes back to it.
+    clock.advance(Scheduler.Settings.DEFAULT_LEASE_DURATION.plusSeconds(1));
+    restarted.step();
+    clock.advance(Duration.ofSeconds(1));
+    restarted.step();
+    assertThat(back.takeAssigned()).extracting(Assignment::jobId).containsExactly(held.get(1).jobId());
+    assertThat(restarted.counters(runId).recorded()).isEqualTo(1);
+  }
+
   private static long tokenOf(List<Assignment> assignments, long jobId) {
     return assignments.stream().filter(a -> a.jobId() == jobId).findFirst().orElseThrow().token();
   }
@@ -215,10 +290,17 @@ class SchedulerTest {
     final int window;
     final List<Assignment> assigned = new ArrayList<>();
     final List<Ack> acks = new ArrayList<>();
+    final List<Long> abandoned = new ArrayList<>();
+    List<HeldLease> held = List.of();
 
     FakeWorker(String name, int window) {
       this.name = name;
       this.window = window;
+    }
+
+    @Override
+    public List<HeldLease> heldAtJoin() {
+      return held;
     }
 
     List<Assignment> takeAssigned() {
@@ -253,7 +335,9 @@ class SchedulerTest {
     }
 
     @Override
-    public void abandon(long jobId, long token, String reason) {}
+    public void abandon(long jobId, long token, String reason) {
+      abandoned.add(jobId);
+    }
 
     @Override
     public void close(String reason) {}

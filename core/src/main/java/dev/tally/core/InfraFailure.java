@@ -21,7 +21,9 @@ public record InfraFailure(Kind kind, String detail) {
     /** The worker's connection closed, or it was reaped for silence, with the attempt in flight. */
     WORKER_LOST,
     /** The coordinator restarted while the attempt was leased. */
-    COORDINATOR_RESTARTED
+    COORDINATOR_RESTARTED,
+    /** Nobody renewed the lease before it expired (its holder was not heard from). */
+    LEASE_EXPIRED
   }
 
   public InfraFailure {

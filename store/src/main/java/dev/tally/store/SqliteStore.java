@@ -18,7 +18,10 @@ import dev.tally.core.store.StoreBatch;
 import dev.tally.core.store.StoreBatch.LeaseRequest;
 import dev.tally.core.store.StoreBatch.RecordRequest;
 import dev.tally.core.store.StoreBatch.ReleaseRequest;
+import dev.tally.core.store.StoreBatch.ExpiredLease;
 import dev.tally.core.store.StoreBatch.ReleaseStatus;
+import dev.tally.core.store.StoreBatch.RenewRequest;
+import dev.tally.core.store.StoreBatch.RenewResult;
 import dev.tally.core.store.StoreBatchResult;
 import dev.tally.core.store.StoreException;
 import java.io.IOException;
@@ -349,6 +352,13 @@ public final class SqliteStore implements Store {
       leases.add(got);
     }
 
+    List<RenewResult> renewals = new ArrayList<>(batch.renewals().size());
+    for (RenewRequest r : batch.renewals()) {
+      renewals.add(renew(r));
+    }
+
+    List<ExpiredLease> expired = batch.sweepExpiredLeases() ? sweepExpired(batch.runIds(), now, touched) : List.of();
+
     Map<Long, RunCounters> counters = new HashMap<>();
     for (Map.Entry<Long, RunDelta> e : touched.entrySet()) {
       counters.put(e.getKey(), writeCounters(e.getKey(), e.getValue(), now));
@@ -371,7 +381,8 @@ public final class SqliteStore implements Store {
         pendingLeft |= rs.getBoolean(2);
       }
     }
-    return new StoreBatchResult(recordStatuses, releaseStatuses, leases, counters, nextNotBefore, pendingLeft);
+    return new StoreBatchResult(
+        recordStatuses, releaseStatuses, leases, counters, nextNotBefore, pendingLeft, renewals, expired);
   }
 
   private RecordStatus record(RecordRequest r, long now, Map<Long, RunDelta> touched) throws SQLException {
@@ -523,6 +534,47 @@ public final class SqliteStore implements Store {
           spec.evaluator()));
     }
     return out;
+  }
+
+  private RenewResult renew(RenewRequest r) throws SQLException {
+    PreparedStatement s = w.renewLease;
+    s.setLong(1, r.leaseExpiryMillis());
+    s.setLong(2, r.jobId());
+    s.setLong(3, r.token());
+    try (ResultSet rs = s.executeQuery()) {
+      if (rs.next()) {
+        return new RenewResult(true, rs.getLong(1), rs.getInt(2));
+      }
+    }
+    return new RenewResult(false, 0, 0);
+  }
+
+  /** Ends every expired lease of the given runs, through the same path as a release. */
+  private List<ExpiredLease> sweepExpired(List<Long> runIds, long now, Map<Long, RunDelta> touched) throws SQLException {
+    List<ExpiredLease> expired = new ArrayList<>();
+    for (long runId : runIds) {
+      List<long[]> found = new ArrayList<>();
+      PreparedStatement q = w.selectExpiredLeases;
+      q.setLong(1, runId);
+      q.setLong(2, now);
+      try (ResultSet rs = q.executeQuery()) {
+        while (rs.next()) {
+          found.add(new long[] {rs.getLong(1), rs.getLong(2), rs.getLong(3), rs.getLong(4)});
+        }
+      }
+      int maxAttempts = spec(runId, writer).maxAttempts();
+      for (long[] f : found) {
+        boolean terminal = f[2] >= maxAttempts;
+        InfraFailure why = new InfraFailure(InfraFailure.Kind.LEASE_EXPIRED,
+            "lease expired " + (now - f[3]) + " ms ago without being renewed");
+        ReleaseStatus status = release(new ReleaseRequest(f[0], f[1], why, now, terminal), now, touched);
+        if (status != ReleaseStatus.STALE) {
+          expired.add(new ExpiredLease(f[0], f[1], runId, status == ReleaseStatus.FAILED));
+        }
+      }
+    }
+    w.insertAttempt.executeBatch();
+    return expired;
   }
 
   private RunCounters writeCounters(long runId, RunDelta d, long now) throws SQLException {
@@ -921,6 +973,8 @@ public final class SqliteStore implements Store {
     final PreparedStatement addCounters;
     final PreparedStatement selectCounters;
     final PreparedStatement pendingSummary;
+    final PreparedStatement renewLease;
+    final PreparedStatement selectExpiredLeases;
     final PreparedStatement begin;
     final PreparedStatement commit;
     final PreparedStatement rollback;
@@ -974,6 +1028,12 @@ public final class SqliteStore implements Store {
       selectCounters = c.prepareStatement(
           "SELECT total, passed, failed, errored, jobs_failed, duplicates_suppressed, stale_results_fenced,"
               + " redeliveries FROM runs WHERE id = ?");
+      renewLease = c.prepareStatement(
+          "UPDATE jobs SET lease_expiry_millis = ? WHERE id = ? AND token = ? AND state = 'leased'"
+              + " RETURNING run_id, attempts");
+      selectExpiredLeases = c.prepareStatement(
+          "SELECT id, token, attempts, lease_expiry_millis FROM jobs INDEXED BY jobs_leased_by_run_expiry"
+              + " WHERE run_id = ? AND state = 'leased' AND lease_expiry_millis < ?");
       // Two seeks on one run's part of the not-before index: the next backoff to end, and whether anything
       // is leasable now.
       pendingSummary = c.prepareStatement(

@@ -21,7 +21,10 @@ import dev.tally.core.store.StoreBatch;
 import dev.tally.core.store.StoreBatch.LeaseRequest;
 import dev.tally.core.store.StoreBatch.RecordRequest;
 import dev.tally.core.store.StoreBatch.ReleaseRequest;
+import dev.tally.core.store.StoreBatch.ExpiredLease;
 import dev.tally.core.store.StoreBatch.ReleaseStatus;
+import dev.tally.core.store.StoreBatch.RenewRequest;
+import dev.tally.core.store.StoreBatch.RenewResult;
 import dev.tally.core.store.StoreBatchResult;
 import dev.tally.core.store.StoreException;
 import java.io.IOException;
@@ -157,6 +160,51 @@ public abstract class StoreContractTest {
     // The spec, options included, survives a reopen (it is not only cached in memory).
     try (Store store = newStore(dir)) {
       assertThat(store.runs()).singleElement().satisfies(r -> assertThat(r.spec()).isEqualTo(spec(3)));
+    }
+  }
+
+  @Test
+  void aRenewedLeaseOutlivesItsFirstExpiryAndAnUnrenewedOneIsSweptBackToPending() {
+    try (Store store = newStore(dir)) {
+      long runId = store.createRun(spec(3), cases(2));
+      List<Assignment> got = store.apply(new StoreBatch(T0, List.of(runId), List.of(), List.of(),
+          List.of(new LeaseRequest("w1", 2, T0 + 1_000)))).leases().get(0);
+      Assignment kept = got.get(0);
+      Assignment dropped = got.get(1);
+
+      StoreBatchResult renewed = store.apply(new StoreBatch(T0 + 500, List.of(runId), List.of(), List.of(), List.of(),
+          List.of(new RenewRequest(kept.jobId(), kept.token(), T0 + 5_000), new RenewRequest(dropped.jobId(), dropped.token() + 7, T0 + 5_000)), false));
+      assertThat(renewed.renewals()).containsExactly(new RenewResult(true, runId, 1), new RenewResult(false, 0, 0));
+
+      StoreBatchResult swept = store.apply(new StoreBatch(T0 + 2_000, List.of(runId), List.of(), List.of(), List.of(), List.of(), true));
+      assertThat(swept.expired()).containsExactly(new ExpiredLease(dropped.jobId(), dropped.token(), runId, false));
+      assertThat(swept.counters().get(runId).redeliveries()).isEqualTo(1);
+      assertThat(job(store, runId, kept.jobId()).state()).isEqualTo(JobState.LEASED);
+      assertThat(job(store, runId, dropped.jobId()).state()).isEqualTo(JobState.PENDING);
+      assertThat(store.attempts(runId)).extracting(AttemptView::ending).containsExactly("lease_expired");
+
+      // The late holder of the swept lease is fenced, and cannot renew it either.
+      assertThat(store.apply(record(T0 + 2_100, rec(dropped, "w1", Verdict.PASS))).recordStatuses()).containsExactly(RecordStatus.FENCED);
+      assertThat(store.apply(new StoreBatch(T0 + 2_200, List.of(runId), List.of(), List.of(), List.of(),
+          List.of(new RenewRequest(dropped.jobId(), dropped.token(), T0 + 9_000)), false)).renewals().get(0).current()).isFalse();
+
+      assertThat(store.apply(new StoreBatch(T0 + 4_000, List.of(runId), List.of(), List.of(), List.of(), List.of(), true)).expired())
+          .as("the renewed lease holds until its new expiry").isEmpty();
+      assertThat(store.apply(new StoreBatch(T0 + 6_000, List.of(runId), List.of(), List.of(), List.of(), List.of(), true)).expired())
+          .extracting(ExpiredLease::jobId).containsExactly(kept.jobId());
+    }
+  }
+
+  @Test
+  void anExpiredLeaseOnTheLastAttemptEndsTheJobFailed() {
+    try (Store store = newStore(dir)) {
+      long runId = store.createRun(spec(1), cases(1));
+      Assignment a = store.apply(new StoreBatch(T0, List.of(runId), List.of(), List.of(),
+          List.of(new LeaseRequest("w1", 1, T0 + 1_000)))).leases().get(0).get(0);
+      StoreBatchResult swept = store.apply(new StoreBatch(T0 + 1_001, List.of(runId), List.of(), List.of(), List.of(), List.of(), true));
+      assertThat(swept.expired()).containsExactly(new ExpiredLease(a.jobId(), a.token(), runId, true));
+      assertThat(swept.counters().get(runId).finished()).isTrue();
+      assertThat(job(store, runId, a.jobId()).failureReason()).contains("lease_expired");
     }
   }
 

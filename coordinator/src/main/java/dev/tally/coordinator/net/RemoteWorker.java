@@ -2,6 +2,7 @@ package dev.tally.coordinator.net;
 
 import dev.tally.core.Assignment;
 import dev.tally.core.schedule.Ack;
+import dev.tally.core.schedule.HeldLease;
 import dev.tally.core.schedule.WorkerHandle;
 import dev.tally.protocol.Abandon;
 import dev.tally.protocol.Envelope;
@@ -29,12 +30,20 @@ public final class RemoteWorker implements WorkerHandle {
   private final String workerId;
   private final String name;
   private final int dispatchWindow;
+  private final List<HeldLease> heldAtJoin;
 
-  RemoteWorker(WorkerConnection connection, String workerId, String name, int dispatchWindow) {
+  RemoteWorker(WorkerConnection connection, String workerId, String name, int dispatchWindow, List<HeldLease> heldAtJoin) {
     this.connection = connection;
     this.workerId = workerId;
     this.name = name;
     this.dispatchWindow = dispatchWindow;
+    this.heldAtJoin = List.copyOf(heldAtJoin);
+  }
+
+  /** The jobs the worker's Hello said it holds (running, or with a result in its outbox). */
+  @Override
+  public List<HeldLease> heldAtJoin() {
+    return heldAtJoin;
   }
 
   @Override

@@ -97,7 +97,7 @@ public final class WireMapping {
   /**
    * The wire form of a worker-side infrastructure failure, with its duration.
    *
-   * @throws IllegalArgumentException for {@code WORKER_LOST} and {@code COORDINATOR_RESTARTED}: the
+   * @throws IllegalArgumentException for {@code WORKER_LOST}, {@code COORDINATOR_RESTARTED} and {@code LEASE_EXPIRED}: the
    *     coordinator decides those itself, so they have no wire form
    */
   public static dev.tally.protocol.InfraFailure toWire(InfraFailure f, long durationMillis) {
@@ -105,7 +105,7 @@ public final class WireMapping {
       case TIMEOUT -> dev.tally.protocol.InfraFailure.Kind.TIMEOUT;
       case SIGNALED -> dev.tally.protocol.InfraFailure.Kind.SIGNALED;
       case EVALUATOR_CRASHED -> dev.tally.protocol.InfraFailure.Kind.EVALUATOR_CRASHED;
-      case WORKER_LOST, COORDINATOR_RESTARTED -> throw new IllegalArgumentException(
+      case WORKER_LOST, COORDINATOR_RESTARTED, LEASE_EXPIRED -> throw new IllegalArgumentException(
           "failure kind " + f.kind() + " is decided by the coordinator and has no wire form");
     };
     return dev.tally.protocol.InfraFailure.newBuilder()

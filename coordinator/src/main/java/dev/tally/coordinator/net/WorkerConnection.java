@@ -5,6 +5,7 @@ import dev.tally.core.InfraFailure;
 import dev.tally.core.Ticker;
 import dev.tally.core.detect.FailureDetector;
 import dev.tally.core.schedule.AttemptReport;
+import dev.tally.core.schedule.HeldLease;
 import dev.tally.core.schedule.WorkerEvents;
 import dev.tally.protocol.Envelope;
 import dev.tally.protocol.Goodbye;
@@ -175,7 +176,8 @@ final class WorkerConnection extends ChannelInboundHandlerAdapter {
       return;
     }
     workerId = hello.getWorkerId();
-    handle = new RemoteWorker(this, workerId, hello.getName(), settings.dispatchWindow(hello.getSlots()));
+    handle = new RemoteWorker(this, workerId, hello.getName(), settings.dispatchWindow(hello.getSlots()),
+        hello.getHeldList().stream().map(h -> new HeldLease(h.getJobId(), h.getToken())).toList());
     state = State.JOINING;
     WorkerConnection previous = server.register(workerId, this);
     if (previous == null) {

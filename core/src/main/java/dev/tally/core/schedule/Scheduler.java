@@ -10,7 +10,10 @@ import dev.tally.core.store.StoreBatch;
 import dev.tally.core.store.StoreBatch.LeaseRequest;
 import dev.tally.core.store.StoreBatch.RecordRequest;
 import dev.tally.core.store.StoreBatch.ReleaseRequest;
+import dev.tally.core.store.StoreBatch.ExpiredLease;
 import dev.tally.core.store.StoreBatch.ReleaseStatus;
+import dev.tally.core.store.StoreBatch.RenewRequest;
+import dev.tally.core.store.StoreBatch.RenewResult;
 import dev.tally.core.store.StoreBatchResult;
 import dev.tally.core.store.StoreException;
 import java.time.Clock;
@@ -78,6 +81,9 @@ public final class Scheduler implements WorkerEvents {
   private final List<WorkerHandle> releaseSenders = new ArrayList<>();
 
   private volatile int connectedWorkers;
+  private final List<Adoption> adoptions = new ArrayList<>();
+  private long lastRenewalMillis;
+  private long lastSweepMillis;
   private boolean pendingMayBeAvailable = true;
   private long nextNotBeforeMillis = Long.MAX_VALUE;
   private int consecutiveStoreFailures;
@@ -105,14 +111,24 @@ public final class Scheduler implements WorkerEvents {
   /**
    * Limits and durations of a scheduler.
    *
-   * @param leaseDuration how long a lease lasts unless renewed (stored as the lease's expiry)
+   * @param leaseDuration how long a lease lasts unless renewed (stored as the lease's expiry). The leases
+   *     of connected workers are renewed every third of it; after a coordinator restart, a lease whose
+   *     holder does not come back within it is swept back to pending. Too short, and a slow store or a
+   *     long restart expires leases that live workers hold (their results are then fenced); too long, and
+   *     a restarted coordinator waits that long for the jobs of workers that died with it.
    * @param storeRetryDelay how long to wait before retrying a batch whose commit failed
    * @param maxConsecutiveStoreFailures after this many failed commits in a row, {@link #step()} throws:
    *     a store that keeps failing is an outage, not a hiccup
    */
   public record Settings(Duration leaseDuration, Duration storeRetryDelay, int maxConsecutiveStoreFailures) {
-    /** 15 minutes: longer than the default case timeout (10 minutes), so a lease outlives its attempt. */
-    public static final Duration DEFAULT_LEASE_DURATION = Duration.ofMinutes(15);
+    /**
+     * 30 seconds: six default detection windows, so a worker reconnecting after a coordinator restart
+     * (jittered backoff capped at 5 s) reclaims its leases long before they expire.
+     */
+    public static final Duration DEFAULT_LEASE_DURATION = Duration.ofSeconds(30);
+
+    /** How often expired leases are looked for: often enough that I4 holds within a second of expiry. */
+    public static final Duration SWEEP_INTERVAL = Duration.ofSeconds(1);
 
     public Settings {
       if (leaseDuration.isNegative() || leaseDuration.isZero()) {
@@ -127,7 +143,7 @@ public final class Scheduler implements WorkerEvents {
       }
     }
 
-    /** Lease 15 min, retry a failed commit after 200 ms, give up after 10 failed commits in a row. */
+    /** Lease 30 s, retry a failed commit after 200 ms, give up after 10 failed commits in a row. */
     public static Settings defaults() {
       return new Settings(DEFAULT_LEASE_DURATION, Duration.ofMillis(200), 10);
     }
@@ -221,7 +237,27 @@ public final class Scheduler implements WorkerEvents {
       }
     }
 
-    StoreBatch batch = new StoreBatch(now, List.copyOf(activeRuns), records, releases, leases);
+    // Renewals: the leases reconnecting workers claim, and (every third of a lease) those of every
+    // connected worker: a live connection is the proof of life that keeps its leases.
+    List<Adoption> claims = List.copyOf(adoptions);
+    adoptions.clear();
+    List<RenewRequest> renewals = new ArrayList<>();
+    long expiry = now + settings.leaseDuration().toMillis();
+    for (Adoption a : claims) {
+      renewals.add(new RenewRequest(a.lease().jobId(), a.lease().token(), expiry));
+    }
+    if (now - lastRenewalMillis >= settings.leaseDuration().toMillis() / 3) {
+      lastRenewalMillis = now;
+      for (WorkerState state : workers.values()) {
+        state.inFlight.forEach((jobId, f) -> renewals.add(new RenewRequest(jobId, f.token, expiry)));
+      }
+    }
+    boolean sweep = !activeRuns.isEmpty() && now - lastSweepMillis >= Settings.SWEEP_INTERVAL.toMillis();
+    if (sweep) {
+      lastSweepMillis = now;
+    }
+
+    StoreBatch batch = new StoreBatch(now, List.copyOf(activeRuns), records, releases, leases, renewals, sweep);
     if (batch.isEmpty()) {
       return nextNotBeforeMillis;
     }
@@ -242,6 +278,8 @@ public final class Scheduler implements WorkerEvents {
 
     sendAcks(result);
     sendAssignments(now, leaseHolders, result.leases());
+    settleClaims(now, claims, result.renewals());
+    abandonExpired(result.expired());
     pendingMayBeAvailable = result.pendingLeft();
     nextNotBeforeMillis = result.nextNotBeforeMillis();
     publish(result.counters());
@@ -260,6 +298,9 @@ public final class Scheduler implements WorkerEvents {
         onEnded(now, ended.worker(), ended.report());
       } else if (event instanceof Joined joined) {
         workers.putIfAbsent(joined.worker(), new WorkerState());
+        for (HeldLease held : joined.worker().heldAtJoin()) {
+          adoptions.add(new Adoption(joined.worker(), held));
+        }
         pendingMayBeAvailable = true;
         log.info("worker {} joined (window {})", joined.worker().name(), joined.worker().dispatchWindow());
       } else if (event instanceof Lost lost) {
@@ -368,6 +409,33 @@ public final class Scheduler implements WorkerEvents {
     }
   }
 
+  private void settleClaims(long now, List<Adoption> claims, List<RenewResult> results) {
+    for (int i = 0; i < claims.size(); i++) {
+      Adoption claim = claims.get(i);
+      RenewResult r = results.get(i);
+      WorkerState state = workers.get(claim.worker());
+      if (r.current() && state != null) {
+        state.inFlight.put(claim.lease().jobId(), new InFlight(r.runId(), claim.lease().token(), r.attempt(), now));
+        log.info("worker {} kept its lease on job {} (token {})", claim.worker().name(), claim.lease().jobId(), claim.lease().token());
+      } else {
+        claim.worker().abandon(claim.lease().jobId(), claim.lease().token(), "the lease is no longer current");
+      }
+    }
+  }
+
+  private void abandonExpired(List<ExpiredLease> expired) {
+    for (ExpiredLease e : expired) {
+      log.warn("lease on job {} (token {}) expired unrenewed; {}", e.jobId(), e.token(), e.failed() ? "out of attempts" : "back to the queue");
+      for (Map.Entry<WorkerHandle, WorkerState> w : workers.entrySet()) {
+        InFlight f = w.getValue().inFlight.get(e.jobId());
+        if (f != null && f.token == e.token()) {
+          w.getValue().inFlight.remove(e.jobId());
+          w.getKey().abandon(e.jobId(), e.token(), "lease expired");
+        }
+      }
+    }
+  }
+
   private boolean hasFreeWindow() {
     for (Map.Entry<WorkerHandle, WorkerState> e : workers.entrySet()) {
       if (e.getKey().dispatchWindow() > e.getValue().inFlight.size()) {
@@ -407,4 +475,6 @@ public final class Scheduler implements WorkerEvents {
   }
 
   private record InFlight(long runId, long token, int attempt, long leasedAtMillis) {}
+
+  private record Adoption(WorkerHandle worker, HeldLease lease) {}
 }

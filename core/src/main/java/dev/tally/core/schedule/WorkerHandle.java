@@ -26,6 +26,15 @@ public interface WorkerHandle {
   /** How many assignments this worker may hold at once (its slots plus a prefetch); at least 1. */
   int dispatchWindow();
 
+  /**
+   * The leases the worker said it still holds when this session began (after a reconnect, or after the
+   * coordinator restarted); empty for a new worker. The scheduler keeps those whose lease is still
+   * current (no work is thrown away) and tells the worker to abandon the others.
+   */
+  default java.util.List<HeldLease> heldAtJoin() {
+    return java.util.List.of();
+  }
+
   /** Sends leased assignments to the worker. */
   void assign(List<Assignment> assignments);
 

@@ -20,24 +20,69 @@ import java.util.Objects;
  * @param records outcomes to record
  * @param releases attempts that ended retryably, to put back or to end
  * @param leases requests for new leases
+ * @param renewals leases to extend (their holders are alive), applied after the leases
+ * @param sweepExpiredLeases whether to end, after everything else, every lease of the batch's runs whose
+ *     expiry has passed ({@link InfraFailure.Kind#LEASE_EXPIRED}): the job goes back to pending, or ends
+ *     failed if it has used its run's attempts
  */
 public record StoreBatch(
     long nowMillis,
     List<Long> runIds,
     List<RecordRequest> records,
     List<ReleaseRequest> releases,
-    List<LeaseRequest> leases) {
+    List<LeaseRequest> leases,
+    List<RenewRequest> renewals,
+    boolean sweepExpiredLeases) {
   public StoreBatch {
     runIds = List.copyOf(runIds);
     records = List.copyOf(records);
     releases = List.copyOf(releases);
     leases = List.copyOf(leases);
+    renewals = List.copyOf(renewals);
+  }
+
+  /** A batch with no renewals and no sweep. */
+  public StoreBatch(
+      long nowMillis,
+      List<Long> runIds,
+      List<RecordRequest> records,
+      List<ReleaseRequest> releases,
+      List<LeaseRequest> leases) {
+    this(nowMillis, runIds, records, releases, leases, List.of(), false);
   }
 
   /** Whether the batch asks for nothing at all. */
   public boolean isEmpty() {
-    return records.isEmpty() && releases.isEmpty() && leases.isEmpty();
+    return records.isEmpty() && releases.isEmpty() && leases.isEmpty() && renewals.isEmpty() && !sweepExpiredLeases;
   }
+
+  /**
+   * Extend a lease to {@code leaseExpiryMillis}, if the job is still leased under {@code token}.
+   *
+   * @param jobId the job
+   * @param token the lease
+   * @param leaseExpiryMillis the new expiry, epoch ms
+   */
+  public record RenewRequest(long jobId, long token, long leaseExpiryMillis) {}
+
+  /**
+   * What a renewal found.
+   *
+   * @param current whether the job was still leased under the token (and so was renewed)
+   * @param runId the job's run, or 0 if the job does not exist
+   * @param attempt the lease's attempt number (1-based), or 0 if the job does not exist
+   */
+  public record RenewResult(boolean current, long runId, int attempt) {}
+
+  /**
+   * A lease the sweep ended because its expiry passed.
+   *
+   * @param jobId the job
+   * @param token the expired lease
+   * @param runId the job's run
+   * @param failed whether the job ended failed (out of attempts) instead of going back to pending
+   */
+  public record ExpiredLease(long jobId, long token, long runId, boolean failed) {}
 
   /**
    * Record an outcome reported under a lease.

@@ -18,6 +18,8 @@ import java.util.Map;
  *     not be leased yet, epoch ms, or {@link Long#MAX_VALUE} when there is none
  * @param pendingLeft whether jobs of the batch's runs that were eligible for a lease are still pending
  *     after this batch
+ * @param renewals one result per {@link StoreBatch#renewals()} entry, in order
+ * @param expired the leases the sweep ended (empty unless the batch asked for a sweep)
  */
 public record StoreBatchResult(
     List<RecordStatus> recordStatuses,
@@ -25,11 +27,15 @@ public record StoreBatchResult(
     List<List<Assignment>> leases,
     Map<Long, RunCounters> counters,
     long nextNotBeforeMillis,
-    boolean pendingLeft) {
+    boolean pendingLeft,
+    List<StoreBatch.RenewResult> renewals,
+    List<StoreBatch.ExpiredLease> expired) {
   public StoreBatchResult {
     recordStatuses = List.copyOf(recordStatuses);
     releaseStatuses = List.copyOf(releaseStatuses);
     leases = List.copyOf(leases);
     counters = Map.copyOf(counters);
+    renewals = List.copyOf(renewals);
+    expired = List.copyOf(expired);
   }
 }
