@@ -606,14 +606,14 @@ public final class SqliteStore implements Store {
   }
 
   // ---------------------------------------------------------------------------------------------
-  // releaseAllLeases
+  // releaseLeases
 
   /** {@inheritDoc} */
   @Override
-  public int releaseAllLeases(long nowMillis) {
+  public int releaseLeases(long runId, long nowMillis) {
     writeLock.lock();
     try {
-      ensureOpen("releaseAllLeases");
+      ensureOpen("releaseLeases");
       try (Statement s = writer.createStatement()) {
         begin();
         String detail = "the coordinator restarted while the attempt was leased";
@@ -621,39 +621,46 @@ public final class SqliteStore implements Store {
         try (PreparedStatement p = writer.prepareStatement(
             "INSERT INTO attempts (job_id, token, worker, started_at_millis, ended_at_millis, ending, detail)"
                 + " SELECT id, token, owner, leased_at_millis, ?, 'coordinator_restarted', ? FROM jobs"
-                + " WHERE state = 'leased'")) {
+                + " WHERE run_id = ? AND state = 'leased'")) {
           p.setLong(1, nowMillis);
           p.setString(2, detail);
+          p.setLong(3, runId);
           released = p.executeUpdate();
         }
         if (released > 0) {
           // Counters first, while the jobs still say which were leased.
-          s.executeUpdate(
+          try (PreparedStatement p = writer.prepareStatement(
               "UPDATE runs SET"
                   + " redeliveries = redeliveries + (SELECT count(*) FROM jobs j WHERE j.run_id = runs.id"
                   + "   AND j.state = 'leased' AND j.attempts < runs.max_attempts),"
                   + " jobs_failed = jobs_failed + (SELECT count(*) FROM jobs j WHERE j.run_id = runs.id"
                   + "   AND j.state = 'leased' AND j.attempts >= runs.max_attempts)"
-                  + " WHERE id IN (SELECT run_id FROM jobs WHERE state = 'leased')");
+                  + " WHERE id = ?")) {
+            p.setLong(1, runId);
+            p.executeUpdate();
+          }
           try (PreparedStatement p = writer.prepareStatement(
               "UPDATE jobs SET state = 'failed', owner = NULL, lease_expiry_millis = NULL,"
                   + " failure_reason = 'ended failed after ' || attempts || ' attempts; the last ended with"
                   + " coordinator_restarted: ' || ?"
-                  + " WHERE state = 'leased'"
+                  + " WHERE run_id = ? AND state = 'leased'"
                   + " AND attempts >= (SELECT max_attempts FROM runs WHERE runs.id = jobs.run_id)")) {
             p.setString(1, detail);
+            p.setLong(2, runId);
             p.executeUpdate();
           }
           try (PreparedStatement p = writer.prepareStatement(
               "UPDATE jobs SET state = 'pending', owner = NULL, lease_expiry_millis = NULL, not_before_millis = ?"
-                  + " WHERE state = 'leased'")) {
+                  + " WHERE run_id = ? AND state = 'leased'")) {
             p.setLong(1, nowMillis);
+            p.setLong(2, runId);
             p.executeUpdate();
           }
           try (PreparedStatement p = writer.prepareStatement(
               "UPDATE runs SET state = 'finished', finished_at_millis = ?"
-                  + " WHERE state = 'active' AND passed + failed + errored + jobs_failed >= total")) {
+                  + " WHERE id = ? AND state = 'active' AND passed + failed + errored + jobs_failed >= total")) {
             p.setLong(1, nowMillis);
+            p.setLong(2, runId);
             p.executeUpdate();
           }
         }
@@ -661,7 +668,7 @@ public final class SqliteStore implements Store {
         commits.incrementAndGet();
         return released;
       } catch (SQLException | RuntimeException | Error e) {
-        throw abort(e, "releaseAllLeases: releasing the leases in " + file + " failed; nothing changed");
+        throw abort(e, "releaseLeases: releasing the leases of run " + runId + " in " + file + " failed; nothing changed");
       }
     } finally {
       writeLock.unlock();

@@ -209,6 +209,19 @@ public abstract class StoreContractTest {
   }
 
   @Test
+  void releaseLeasesTouchesOnlyItsRun() {
+    try (Store store = newStore(dir)) {
+      long mine = store.createRun(spec(3), cases(1));
+      long other = store.createRun(spec(3), cases(1));
+      store.apply(lease(T0, "w1", 2));
+      assertThat(store.releaseLeases(mine, T0 + 1)).isEqualTo(1);
+      assertThat(store.jobs(mine)).allMatch(j -> j.state() == JobState.PENDING);
+      assertThat(store.jobs(other)).allMatch(j -> j.state() == JobState.LEASED);
+      assertThat(store.run(other).orElseThrow().counters().redeliveries()).isZero();
+    }
+  }
+
+  @Test
   void leasesOnlyFromTheBatchsRunsInTheirOrder() {
     try (Store store = newStore(dir)) {
       long mine = store.createRun(spec(3), cases(2));
@@ -403,7 +416,7 @@ public abstract class StoreContractTest {
     // Simulated coordinator restart: the lease is still there; the new coordinator ends it.
     try (Store store = newStore(dir)) {
       assertThat(job(store, runId, jobId).state()).isEqualTo(JobState.LEASED);
-      assertThat(store.releaseAllLeases(T0 + 10)).isEqualTo(1);
+      assertThat(store.releaseLeases(runId, T0 + 10)).isEqualTo(1);
       Assignment a3 = store.apply(lease(T0 + 10, "w2", 1)).leases().get(0).get(0);
       assertThat(a3.token()).isGreaterThan(lastToken);
       assertThat(a3.attempt()).isEqualTo(3);
@@ -413,7 +426,7 @@ public abstract class StoreContractTest {
           .recordStatuses()).containsExactly(RecordStatus.FENCED);
     }
     try (Store store = newStore(dir)) {
-      store.releaseAllLeases(T0 + 20);
+      store.releaseLeases(runId, T0 + 20);
       Assignment a4 = store.apply(lease(T0 + 20, "w3", 1)).leases().get(0).get(0);
       assertThat(a4.token()).isGreaterThan(lastToken);
       assertThat(store.attempts(runId)).extracting(AttemptView::token).isSorted().doesNotHaveDuplicates();
@@ -423,7 +436,7 @@ public abstract class StoreContractTest {
   }
 
   @Test
-  void releaseAllLeasesRequeuesLeasedJobsAndFailsThoseOutOfAttempts() {
+  void releaseLeasesRequeuesARunsLeasedJobsAndFailsThoseOutOfAttempts() {
     try (Store store = newStore(dir)) {
       long runId = store.createRun(spec(2), cases(3));
       List<Assignment> first = store.apply(lease(T0, "w1", 2)).leases().get(0);
@@ -434,7 +447,7 @@ public abstract class StoreContractTest {
           org.assertj.core.groups.Tuple.tuple("c0", 2));
       long before = store.commits();
 
-      assertThat(store.releaseAllLeases(T0 + 100)).isEqualTo(2);
+      assertThat(store.releaseLeases(runId, T0 + 100)).isEqualTo(2);
 
       assertThat(store.commits()).isEqualTo(before + 1);
       List<JobView> jobs = store.jobs(runId);
@@ -444,7 +457,7 @@ public abstract class StoreContractTest {
       assertThat(store.attempts(runId)).filteredOn(v -> v.ending().equals("coordinator_restarted"))
           .extracting(AttemptView::worker, AttemptView::endedAtMillis)
           .containsOnly(org.assertj.core.groups.Tuple.tuple("w1", T0 + 100));
-      assertThat(store.releaseAllLeases(T0 + 200)).isZero();
+      assertThat(store.releaseLeases(runId, T0 + 200)).isZero();
     }
   }
 
@@ -758,7 +771,7 @@ public abstract class StoreContractTest {
         if (step.get(0) instanceof RestartOp) {
           store.close();
           store = newStore(home);
-          int released = store.releaseAllLeases(now);
+          int released = store.releaseLeases(runId, now);
           int expected = 0;
           for (ModelJob m : model.values()) {
             if (m.state == JobState.LEASED) {

@@ -28,6 +28,23 @@ public interface FailureDetector {
     return suspicion(nowNanos) >= convictionLevel();
   }
 
+  /**
+   * The suspicion at or above which the connection is <em>draining</em>: it is given no new jobs, but
+   * keeps the ones it holds and is not reaped. Never above {@link #convictionLevel}; the default, equal to
+   * it, means "no separate drain stage".
+   */
+  default double drainLevel() {
+    return convictionLevel();
+  }
+
+  /**
+   * Whether the connection is draining at {@code nowNanos}: its suspicion is at or above
+   * {@link #drainLevel}. A convicted connection is also draining.
+   */
+  default boolean draining(long nowNanos) {
+    return suspicion(nowNanos) >= drainLevel();
+  }
+
   /** A short human description of the detector and its settings, for logs. */
   String describe();
 }

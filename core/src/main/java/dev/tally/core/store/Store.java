@@ -47,15 +47,17 @@ public interface Store extends AutoCloseable {
   StoreBatchResult apply(StoreBatch batch);
 
   /**
-   * Ends every lease in the store as an attempt lost to a coordinator restart and puts its job back to
-   * pending (or {@code failed} if it has used {@code maxAttempts} of its run). Called once when a
-   * coordinator starts on an existing store.
+   * Ends every lease of one run as an attempt lost to a coordinator restart and puts its job back to
+   * pending (or {@code failed} if it has used its run's attempts), in one transaction. For a coordinator
+   * that resumes a run and knows no holder of its leases can come back (its local workers died with the
+   * previous coordinator); otherwise leases are left to be reclaimed or to expire.
    *
+   * @param runId the run
    * @param nowMillis wall time, epoch ms
    * @return how many leases were released
    * @throws StoreException if the store fails; nothing is changed
    */
-  int releaseAllLeases(long nowMillis);
+  int releaseLeases(long runId, long nowMillis);
 
   /**
    * Reads one run.
