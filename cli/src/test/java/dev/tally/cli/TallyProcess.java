@@ -37,7 +37,7 @@ final class TallyProcess implements AutoCloseable {
   }
 
   /** A process's arguments from /proc (ProcessHandle.Info leaves them out for long command lines). */
-  private static List<String> commandLine(long pid) {
+  static List<String> commandLine(long pid) {
     try {
       return List.of(Files.readString(Path.of("/proc", Long.toString(pid), "cmdline")).split("\0"));
     } catch (IOException e) {

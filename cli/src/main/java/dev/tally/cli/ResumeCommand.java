@@ -1,0 +1,59 @@
+package dev.tally.cli;
+
+import dev.tally.core.store.RunView;
+import dev.tally.core.store.Store;
+import java.io.PrintWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Optional;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Parameters;
+
+/**
+ * {@code tally resume RUN --db FILE}: takes over an unfinished run (its coordinator died) and runs it to
+ * the end. Cases already recorded are not run again; the cases come from the store, not the dataset.
+ */
+@Command(
+    name = "resume",
+    mixinStandardHelpOptions = true,
+    description = {
+      "Finish an unfinished run in a store (for example after its coordinator was killed).",
+      "Running the same 'tally run' command again does the same for its dataset.",
+      "Exit code: 0 every case passed; 1 a case failed or errored; 2 bad usage or bad input."
+    })
+final class ResumeCommand extends RunnerCommand {
+  @Parameters(index = "0", paramLabel = "RUN", description = "The run's id (see tally status).")
+  long runId;
+
+  @Override
+  boolean prepare(PrintWriter err) {
+    if (db == null) {
+      err.println("tally: resume needs --db FILE, the store that holds the run");
+      return false;
+    }
+    if (!Files.isRegularFile(db)) {
+      err.println("tally: no store at " + db);
+      return false;
+    }
+    return true;
+  }
+
+  @Override
+  Path dbFile() {
+    return db;
+  }
+
+  @Override
+  long chooseRun(Store store, PrintWriter err) {
+    Optional<RunView> run = store.run(runId);
+    if (run.isEmpty()) {
+      err.println("tally: there is no run " + runId + " in " + db);
+      return -1;
+    }
+    if (run.get().finished()) {
+      err.println("tally: run " + runId + " has already finished; writing its results");
+      return runId;
+    }
+    return resume(store, run.get(), err);
+  }
+}
