@@ -17,7 +17,7 @@ final class CoordinatorOptions {
   Duration detectionWindow;
 
   @Option(names = "--prefetch", defaultValue = "0",
-      description = "Assignments a worker may hold beyond its slots; 0 means as many again as it has slots (default: ${DEFAULT-VALUE}).")
+      description = "Assignments a worker may hold beyond its slots; 0 means as many again as it has slots (default: 0 for run and resume, 128 for bench).")
   int prefetch;
 
   /**
