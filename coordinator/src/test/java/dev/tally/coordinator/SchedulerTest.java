@@ -280,6 +280,33 @@ class SchedulerTest {
     assertThat(restarted.counters(runId).recorded()).isEqualTo(1);
   }
 
+  @Test
+  void aWorkerThatHeartbeatsButFailsEveryCaseIsEjectedAndTheRunStillPasses() {
+    long runId = createRun(100, 5);
+    FakeWorker bad = new FakeWorker("bad", 1);
+    List<FakeWorker> good = List.of(new FakeWorker("good-1", 1), new FakeWorker("good-2", 1), new FakeWorker("good-3", 1));
+    CompletableFuture<RunCounters> done = scheduler.activate(runId);
+    scheduler.workerJoined(bad);
+    good.forEach(scheduler::workerJoined);
+    int badAssignments = 0;
+    for (int i = 0; i < 10_000 && !done.isDone(); i++) {
+      scheduler.step();
+      for (Assignment a : bad.takeAssigned()) {
+        badAssignments++;
+        scheduler.attemptEnded(bad, AttemptReport.failed(a.jobId(), a.token(), new InfraFailure(InfraFailure.Kind.EVALUATOR_CRASHED, "disk full")));
+      }
+      for (FakeWorker g : good) {
+        for (Assignment a : g.takeAssigned()) {
+          scheduler.attemptEnded(g, AttemptReport.of(a.jobId(), a.token(), pass()));
+        }
+      }
+      clock.advance(Duration.ofMillis(20));
+    }
+    RunCounters c = done.join();
+    assertThat(c.passed()).isEqualTo(100);
+    assertThat(badAssignments).as("ejected after 5 consecutive infrastructure failures").isEqualTo(5);
+  }
+
   private static long tokenOf(List<Assignment> assignments, long jobId) {
     return assignments.stream().filter(a -> a.jobId() == jobId).findFirst().orElseThrow().token();
   }

@@ -36,6 +36,7 @@ public enum Ending {
         return INFRA_FAILURE;
       case WORKER_LOST:
       case COORDINATOR_RESTARTED:
+      case LEASE_EXPIRED:
         return LOST;
       default:
         throw new IllegalArgumentException("unknown infrastructure failure kind " + kind);

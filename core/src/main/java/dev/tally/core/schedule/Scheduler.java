@@ -3,6 +3,10 @@ package dev.tally.core.schedule;
 import dev.tally.core.Assignment;
 import dev.tally.core.InfraFailure;
 import dev.tally.core.RecordStatus;
+import dev.tally.core.outlier.Ending;
+import dev.tally.core.outlier.OutlierDetector;
+import dev.tally.core.outlier.OutlierEvent;
+import dev.tally.core.outlier.OutlierPolicy;
 import dev.tally.core.store.RunCounters;
 import dev.tally.core.store.RunView;
 import dev.tally.core.store.Store;
@@ -64,6 +68,7 @@ public final class Scheduler implements WorkerEvents {
   private final RetryPolicy retryPolicy;
   private final Settings settings;
   private final Runnable wakeup;
+  private final OutlierDetector outliers;
 
   private final Queue<Object> inbox = new ConcurrentLinkedQueue<>();
   private final Map<WorkerHandle, WorkerState> workers = new LinkedHashMap<>();
@@ -100,6 +105,19 @@ public final class Scheduler implements WorkerEvents {
    */
   public Scheduler(
       Store store, Clock clock, RandomGenerator random, RetryPolicy retryPolicy, Settings settings, Runnable wakeup) {
+    this(store, clock, random, retryPolicy, settings, wakeup, new OutlierDetector(OutlierPolicy.defaults()));
+  }
+
+  /**
+   * Creates a scheduler with the given outlier detector, which it feeds every attempt's ending and
+   * consults before leasing: an ejected worker keeps its connection and its jobs but gets no new ones.
+   *
+   * @param outliers owned by this scheduler from now on (touched only by the thread that steps it)
+   */
+  public Scheduler(
+      Store store, Clock clock, RandomGenerator random, RetryPolicy retryPolicy, Settings settings, Runnable wakeup,
+      OutlierDetector outliers) {
+    this.outliers = Objects.requireNonNull(outliers, "outliers");
     this.store = Objects.requireNonNull(store, "store");
     this.clock = Objects.requireNonNull(clock, "clock");
     this.random = Objects.requireNonNull(random, "random");
@@ -230,7 +248,7 @@ public final class Scheduler implements WorkerEvents {
       long expiry = now + settings.leaseDuration().toMillis();
       for (Map.Entry<WorkerHandle, WorkerState> e : workers.entrySet()) {
         int free = e.getKey().dispatchWindow() - e.getValue().inFlight.size();
-        if (free > 0) {
+        if (free > 0 && !outliers.isEjected(e.getKey().workerId(), now)) {
           leaseHolders.add(e.getKey());
           leases.add(new LeaseRequest(e.getKey().name(), free, expiry));
         }
@@ -276,6 +294,9 @@ public final class Scheduler implements WorkerEvents {
       return now + settings.storeRetryDelay().toMillis();
     }
 
+    for (OutlierEvent e : outliers.poll(now)) {
+      log.warn("outlier detection: {}", e.describe());
+    }
     sendAcks(result);
     sendAssignments(now, leaseHolders, result.leases());
     settleClaims(now, claims, result.renewals());
@@ -298,6 +319,7 @@ public final class Scheduler implements WorkerEvents {
         onEnded(now, ended.worker(), ended.report());
       } else if (event instanceof Joined joined) {
         workers.putIfAbsent(joined.worker(), new WorkerState());
+        outliers.workerJoined(joined.worker().workerId(), now);
         for (HeldLease held : joined.worker().heldAtJoin()) {
           adoptions.add(new Adoption(joined.worker(), held));
         }
@@ -324,6 +346,12 @@ public final class Scheduler implements WorkerEvents {
       // late result from a session we already released. The store decides (fenced or duplicate).
       inFlight = null;
     }
+    if (inFlight != null) {
+      // Only real traffic judges a worker, and a case's own verdict never counts against it.
+      long durationMillis = report.outcome() != null ? report.outcome().durationMillis() : now - inFlight.leasedAtMillis;
+      Ending ending = report.outcome() != null ? Ending.SUCCESS : Ending.of(report.failure().kind());
+      outliers.attemptEnded(worker.workerId(), "run-" + inFlight.runId, ending, durationMillis, now);
+    }
     if (report.outcome() != null) {
       records.add(new RecordRequest(report.jobId(), report.token(), worker.name(), report.outcome()));
       recordSenders.add(worker);
@@ -337,6 +365,9 @@ public final class Scheduler implements WorkerEvents {
     WorkerState state = workers.remove(worker);
     if (state == null) {
       return;
+    }
+    if (workers.keySet().stream().noneMatch(w -> w.workerId().equals(worker.workerId()))) {
+      outliers.workerLeft(worker.workerId());
     }
     if (state.inFlight.isEmpty()) {
       log.info("worker {} left ({})", worker.name(), reason);
