@@ -307,6 +307,54 @@ class SchedulerTest {
     assertThat(badAssignments).as("ejected after 5 consecutive infrastructure failures").isEqualTo(5);
   }
 
+  @Test
+  void aCaseThatKillsEveryWorkerRunningItEndsFailedAsPoisonAfterThreeDeathsWhileTheOthersPass() {
+    long runId = createRun(41, 10); // case c20 is the poison
+    CompletableFuture<RunCounters> done = scheduler.activate(runId);
+    List<FakeWorker> fleet = new ArrayList<>();
+    java.util.Map<FakeWorker, java.util.ArrayDeque<Assignment>> queues = new java.util.HashMap<>();
+    int started = 0;
+    for (; started < 3; started++) {
+      FakeWorker w = new FakeWorker("w" + started, 3);
+      w.slots = 1;
+      fleet.add(w);
+      queues.put(w, new java.util.ArrayDeque<>());
+      scheduler.workerJoined(w);
+    }
+    int deaths = 0;
+    for (int i = 0; i < 10_000 && !done.isDone(); i++) {
+      scheduler.step();
+      for (FakeWorker w : List.copyOf(fleet)) {
+        java.util.ArrayDeque<Assignment> queue = queues.get(w);
+        queue.addAll(w.takeAssigned());
+        Assignment running = queue.peekFirst();
+        if (running == null) {
+          continue;
+        }
+        if (running.caseId().equals("c20")) { // the case takes its worker down; a supervisor starts another
+          deaths++;
+          scheduler.workerLost(w, "closed by peer");
+          fleet.remove(w);
+          FakeWorker fresh = new FakeWorker("w" + started++, 3);
+          fresh.slots = 1;
+          fleet.add(fresh);
+          queues.put(fresh, new java.util.ArrayDeque<>());
+          scheduler.workerJoined(fresh);
+        } else {
+          queue.removeFirst();
+          scheduler.attemptEnded(w, AttemptReport.of(running.jobId(), running.token(), pass()));
+        }
+      }
+      clock.advance(Duration.ofMillis(200));
+    }
+    RunCounters c = done.join();
+    assertThat(deaths).isEqualTo(3);
+    assertThat(c.passed()).isEqualTo(40);
+    assertThat(c.jobsFailed()).isEqualTo(1);
+    JobView poison = store.jobs(runId).stream().filter(j -> j.caseId().equals("c20")).findFirst().orElseThrow();
+    assertThat(poison.failureReason()).startsWith("poison: 3 attempts in a row");
+  }
+
   private static long tokenOf(List<Assignment> assignments, long jobId) {
     return assignments.stream().filter(a -> a.jobId() == jobId).findFirst().orElseThrow().token();
   }
@@ -319,10 +367,17 @@ class SchedulerTest {
     final List<Ack> acks = new ArrayList<>();
     final List<Long> abandoned = new ArrayList<>();
     List<HeldLease> held = List.of();
+    int slots;
 
     FakeWorker(String name, int window) {
       this.name = name;
       this.window = window;
+      this.slots = window;
+    }
+
+    @Override
+    public int slots() {
+      return slots;
     }
 
     @Override

@@ -438,6 +438,8 @@ public final class SqliteStore implements Store {
     String owner;
     long startedAt;
     int attempts;
+    int lostStreak;
+    boolean poison;
     PreparedStatement j = w.selectJobForCheck;
     j.setLong(1, r.jobId());
     try (ResultSet rs = j.executeQuery()) {
@@ -452,7 +454,14 @@ public final class SqliteStore implements Store {
       owner = rs.getString(4);
       startedAt = rs.getLong(5);
       attempts = rs.getInt(6);
-      if (r.terminal()) {
+      lostStreak = rs.getInt(7);
+      if (r.diedRunning()) {
+        lostStreak++;
+      } else if (r.failure().kind() != InfraFailure.Kind.WORKER_LOST) {
+        lostStreak = 0;
+      }
+      poison = r.poisonLimit() > 0 && lostStreak >= r.poisonLimit();
+      if (r.terminal() || poison) {
         d.jobsFailed++;
       } else {
         d.redeliveries++;
@@ -460,19 +469,23 @@ public final class SqliteStore implements Store {
     }
     InfraFailure f = r.failure();
     String ending = f.kind().name().toLowerCase(Locale.ROOT);
-    if (r.terminal()) {
+    if (r.terminal() || poison) {
       PreparedStatement s = w.failJob;
-      s.setString(1, failureReason(attempts, ending, f.detail()));
-      s.setLong(2, r.jobId());
+      s.setString(1, poison
+          ? "poison: " + lostStreak + " attempts in a row ended with their worker lost while the case ran; the last: " + f.detail()
+          : failureReason(attempts, ending, f.detail()));
+      s.setInt(2, lostStreak);
+      s.setLong(3, r.jobId());
       s.executeUpdate();
     } else {
       PreparedStatement s = w.requeueJob;
       s.setLong(1, r.notBeforeMillis());
-      s.setLong(2, r.jobId());
+      s.setInt(2, lostStreak);
+      s.setLong(3, r.jobId());
       s.executeUpdate();
     }
     addAttempt(r.jobId(), r.token(), owner, startedAt, now, ending, f.detail());
-    return r.terminal() ? ReleaseStatus.FAILED : ReleaseStatus.RELEASED;
+    return r.terminal() || poison ? ReleaseStatus.FAILED : ReleaseStatus.RELEASED;
   }
 
   /** The sentence kept with a failed job: how many attempts it had and how the last one ended. */
@@ -1003,13 +1016,13 @@ public final class SqliteStore implements Store {
               + " WHERE id = ? AND state = 'leased' AND token = ?"
               + " RETURNING run_id, leased_at_millis");
       selectJobForCheck = c.prepareStatement(
-          "SELECT run_id, state, token, owner, leased_at_millis, attempts FROM jobs WHERE id = ?");
+          "SELECT run_id, state, token, owner, leased_at_millis, attempts, lost_streak FROM jobs WHERE id = ?");
       failJob = c.prepareStatement(
-          "UPDATE jobs SET state = 'failed', owner = NULL, lease_expiry_millis = NULL, failure_reason = ?"
-              + " WHERE id = ?");
+          "UPDATE jobs SET state = 'failed', owner = NULL, lease_expiry_millis = NULL, failure_reason = ?,"
+              + " lost_streak = ? WHERE id = ?");
       requeueJob = c.prepareStatement(
-          "UPDATE jobs SET state = 'pending', owner = NULL, lease_expiry_millis = NULL, not_before_millis = ?"
-              + " WHERE id = ?");
+          "UPDATE jobs SET state = 'pending', owner = NULL, lease_expiry_millis = NULL, not_before_millis = ?,"
+              + " lost_streak = ? WHERE id = ?");
       insertAttempt = c.prepareStatement(
           "INSERT INTO attempts (job_id, token, worker, started_at_millis, ended_at_millis, ending, detail)"
               + " VALUES (?, ?, ?, ?, ?, ?, ?)");

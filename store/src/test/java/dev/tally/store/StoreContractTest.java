@@ -222,6 +222,46 @@ public abstract class StoreContractTest {
   }
 
   @Test
+  void aCaseWhoseWorkerDiesWhileRunningItThreeTimesInARowEndsFailedAsPoison() {
+    try (Store store = newStore(dir)) {
+      long runId = store.createRun(spec(10), cases(1));
+      InfraFailure died = new InfraFailure(InfraFailure.Kind.WORKER_LOST, "closed by peer");
+      long now = T0;
+      for (int attempt = 1; attempt <= 4; attempt++) {
+        Assignment a = store.apply(lease(now, "w" + attempt, 1)).leases().get(0).get(0);
+        // Attempt 2 only sat queued on a worker that died: that neither counts nor breaks the streak.
+        boolean running = attempt != 2;
+        ReleaseStatus status = store.apply(release(now, new ReleaseRequest(a.jobId(), a.token(), died, now, false, running, 3)))
+            .releaseStatuses().get(0);
+        assertThat(status).as("attempt %d", attempt).isEqualTo(attempt == 4 ? ReleaseStatus.FAILED : ReleaseStatus.RELEASED);
+        now++;
+      }
+      JobView job = store.jobs(runId).get(0);
+      assertThat(job.state()).isEqualTo(JobState.FAILED);
+      assertThat(job.failureReason()).startsWith("poison: 3 attempts in a row");
+      assertThat(store.run(runId).orElseThrow().counters().jobsFailed()).isEqualTo(1);
+    }
+  }
+
+  @Test
+  void anyOtherFailureBreaksAPoisonStreak() {
+    try (Store store = newStore(dir)) {
+      long runId = store.createRun(spec(10), cases(1));
+      InfraFailure died = new InfraFailure(InfraFailure.Kind.WORKER_LOST, "closed by peer");
+      InfraFailure timeout = new InfraFailure(InfraFailure.Kind.TIMEOUT, "too slow");
+      long now = T0;
+      for (InfraFailure f : List.of(died, died, timeout, died, died)) {
+        Assignment a = store.apply(lease(now, "w", 1)).leases().get(0).get(0);
+        boolean running = f == died;
+        assertThat(store.apply(release(now, new ReleaseRequest(a.jobId(), a.token(), f, now, false, running, 3))).releaseStatuses())
+            .containsExactly(ReleaseStatus.RELEASED);
+        now++;
+      }
+      assertThat(store.jobs(runId).get(0).state()).isEqualTo(JobState.PENDING);
+    }
+  }
+
+  @Test
   void leasesOnlyFromTheBatchsRunsInTheirOrder() {
     try (Store store = newStore(dir)) {
       long mine = store.createRun(spec(3), cases(2));

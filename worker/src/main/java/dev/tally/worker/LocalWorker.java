@@ -34,6 +34,7 @@ public final class LocalWorker implements WorkerHandle {
   private final String workerId = UUID.randomUUID().toString();
   private final String name;
   private final int dispatchWindow;
+  private final int slotCount;
   private final WorkerEvents events;
   private final BiFunction<String, Map<String, String>, Evaluator> evaluatorFactory;
   private final Ticker ticker;
@@ -46,6 +47,7 @@ public final class LocalWorker implements WorkerHandle {
       BiFunction<String, Map<String, String>, Evaluator> evaluatorFactory, Ticker ticker) {
     this.name = name;
     this.dispatchWindow = slotCount + prefetch;
+    this.slotCount = slotCount;
     this.events = events;
     this.evaluatorFactory = evaluatorFactory;
     this.ticker = ticker;
@@ -99,6 +101,11 @@ public final class LocalWorker implements WorkerHandle {
   @Override
   public int dispatchWindow() {
     return dispatchWindow;
+  }
+
+  @Override
+  public int slots() {
+    return slotCount;
   }
 
   @Override

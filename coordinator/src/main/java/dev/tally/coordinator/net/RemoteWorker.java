@@ -31,13 +31,21 @@ public final class RemoteWorker implements WorkerHandle {
   private final String name;
   private final int dispatchWindow;
   private final List<HeldLease> heldAtJoin;
+  private final int slots;
 
-  RemoteWorker(WorkerConnection connection, String workerId, String name, int dispatchWindow, List<HeldLease> heldAtJoin) {
+  RemoteWorker(WorkerConnection connection, String workerId, String name, int slots, int dispatchWindow, List<HeldLease> heldAtJoin) {
     this.connection = connection;
+    this.slots = slots;
     this.workerId = workerId;
     this.name = name;
     this.dispatchWindow = dispatchWindow;
     this.heldAtJoin = List.copyOf(heldAtJoin);
+  }
+
+  /** The worker's slots, from its Hello. */
+  @Override
+  public int slots() {
+    return slots;
   }
 
   /** The jobs the worker's Hello said it holds (running, or with a result in its outbox). */

@@ -176,7 +176,7 @@ final class WorkerConnection extends ChannelInboundHandlerAdapter {
       return;
     }
     workerId = hello.getWorkerId();
-    handle = new RemoteWorker(this, workerId, hello.getName(), settings.dispatchWindow(hello.getSlots()),
+    handle = new RemoteWorker(this, workerId, hello.getName(), hello.getSlots(), settings.dispatchWindow(hello.getSlots()),
         hello.getHeldList().stream().map(h -> new HeldLease(h.getJobId(), h.getToken())).toList());
     state = State.JOINING;
     WorkerConnection previous = server.register(workerId, this);

@@ -137,8 +137,15 @@ public final class Scheduler implements WorkerEvents {
    * @param storeRetryDelay how long to wait before retrying a batch whose commit failed
    * @param maxConsecutiveStoreFailures after this many failed commits in a row, {@link #step()} throws:
    *     a store that keeps failing is an outage, not a hiccup
+   * @param poisonLimit a case whose worker dies while running it this many times in a row ends failed as
+   *     poison instead of taking the whole fleet down; 0 turns the judgement off. Too low, and a case
+   *     unlucky enough to share a dying worker twice is condemned; too high, and a poison case kills that
+   *     many more workers.
    */
-  public record Settings(Duration leaseDuration, Duration storeRetryDelay, int maxConsecutiveStoreFailures) {
+  public record Settings(Duration leaseDuration, Duration storeRetryDelay, int maxConsecutiveStoreFailures, int poisonLimit) {
+    /** Three deaths in a row: one is an accident, two a coincidence, three a pattern. */
+    public static final int DEFAULT_POISON_LIMIT = 3;
+
     /**
      * 30 seconds: six default detection windows, so a worker reconnecting after a coordinator restart
      * (jittered backoff capped at 5 s) reclaims its leases long before they expire.
@@ -155,15 +162,18 @@ public final class Scheduler implements WorkerEvents {
       if (storeRetryDelay.isNegative()) {
         throw new IllegalArgumentException("storeRetryDelay must be >= 0, got " + storeRetryDelay);
       }
+      if (poisonLimit < 0) {
+        throw new IllegalArgumentException("poisonLimit must be >= 0 (0 turns it off), got " + poisonLimit);
+      }
       if (maxConsecutiveStoreFailures < 1) {
         throw new IllegalArgumentException(
             "maxConsecutiveStoreFailures must be >= 1, got " + maxConsecutiveStoreFailures);
       }
     }
 
-    /** Lease 30 s, retry a failed commit after 200 ms, give up after 10 failed commits in a row. */
+    /** Lease 30 s, retry a failed commit after 200 ms, give up after 10 failed commits in a row, poison after 3 deaths. */
     public static Settings defaults() {
-      return new Settings(DEFAULT_LEASE_DURATION, Duration.ofMillis(200), 10);
+      return new Settings(DEFAULT_LEASE_DURATION, Duration.ofMillis(200), 10, DEFAULT_POISON_LIMIT);
     }
   }
 
@@ -375,8 +385,11 @@ public final class Scheduler implements WorkerEvents {
       log.warn("worker {} lost ({}); redelivering its {} in-flight jobs", worker.name(), reason, state.inFlight.size());
     }
     InfraFailure failure = new InfraFailure(InfraFailure.Kind.WORKER_LOST, reason);
+    int running = worker.slots();
     for (Map.Entry<Long, InFlight> e : state.inFlight.entrySet()) {
-      releases.add(releaseFor(now, e.getKey(), e.getValue().token, e.getValue(), failure));
+      ReleaseRequest r = releaseFor(now, e.getKey(), e.getValue().token, e.getValue(), failure);
+      boolean diedRunning = running-- > 0;
+      releases.add(new ReleaseRequest(r.jobId(), r.token(), r.failure(), r.notBeforeMillis(), r.terminal(), diedRunning, settings.poisonLimit()));
       releaseSenders.add(null); // nobody to ack: the session is gone
     }
   }
@@ -502,7 +515,9 @@ public final class Scheduler implements WorkerEvents {
   }
 
   private static final class WorkerState {
-    final Map<Long, InFlight> inFlight = new HashMap<>();
+    // In assignment order: a worker runs its assignments in order, so the first {@code slots} are the
+    // ones running on it (the rest are queued behind them).
+    final Map<Long, InFlight> inFlight = new LinkedHashMap<>();
   }
 
   private record InFlight(long runId, long token, int attempt, long leasedAtMillis) {}

@@ -26,6 +26,11 @@ public interface WorkerHandle {
   /** How many assignments this worker may hold at once (its slots plus a prefetch); at least 1. */
   int dispatchWindow();
 
+  /** How many cases the worker runs at once; at most {@link #dispatchWindow()}. */
+  default int slots() {
+    return dispatchWindow();
+  }
+
   /**
    * The leases the worker said it still holds when this session began (after a reconnect, or after the
    * coordinator restarted); empty for a new worker. The scheduler keeps those whose lease is still

@@ -103,15 +103,31 @@ public record StoreBatch(
    * End an attempt retryably. Applied only while the job is still leased under {@code token}; otherwise
    * it is {@link ReleaseStatus#STALE} and nothing changes.
    *
+   * <p>Poison cases: the store counts, per job, the attempts in a row that ended with their worker dying
+   * while the case ran ({@code diedRunning}). A {@code WORKER_LOST} release of a job that was only queued
+   * on the worker leaves the count as it is; any other failure resets it. When the count reaches
+   * {@code poisonLimit} (if above 0), the job ends failed as poison, whatever {@code terminal} says.
+   *
    * @param jobId the job
    * @param token the lease being ended
    * @param failure why the attempt ended
    * @param notBeforeMillis the job may not be leased again before this wall time (backoff), epoch ms
    * @param terminal true to end the job {@code failed} instead of putting it back (out of attempts)
+   * @param diedRunning whether its worker died (or was reaped) while this case was running on it
+   * @param poisonLimit deaths in a row that make the case poison; 0 to not judge
    */
-  public record ReleaseRequest(long jobId, long token, InfraFailure failure, long notBeforeMillis, boolean terminal) {
+  public record ReleaseRequest(
+      long jobId, long token, InfraFailure failure, long notBeforeMillis, boolean terminal, boolean diedRunning, int poisonLimit) {
     public ReleaseRequest {
       Objects.requireNonNull(failure, "failure");
+      if (poisonLimit < 0) {
+        throw new IllegalArgumentException("poisonLimit must be >= 0, got " + poisonLimit);
+      }
+    }
+
+    /** A release that does not judge poison. */
+    public ReleaseRequest(long jobId, long token, InfraFailure failure, long notBeforeMillis, boolean terminal) {
+      this(jobId, token, failure, notBeforeMillis, terminal, false, 0);
     }
   }
 
