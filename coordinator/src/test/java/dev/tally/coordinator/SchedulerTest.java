@@ -59,11 +59,15 @@ class SchedulerTest {
   }
 
   private long createRun(int cases, int maxAttempts) {
+    return createRun(cases, maxAttempts, Duration.ofMinutes(1));
+  }
+
+  private long createRun(int cases, int maxAttempts, Duration caseTimeout) {
     List<CaseRecord> records = new ArrayList<>();
     for (int i = 0; i < cases; i++) {
       records.add(new CaseRecord(i, "c" + i, "{\"id\":\"c" + i + "\"}"));
     }
-    EvaluatorSpec spec = new EvaluatorSpec("noop", Map.of(), Duration.ofMinutes(1));
+    EvaluatorSpec spec = new EvaluatorSpec("noop", Map.of(), caseTimeout);
     return store.createRun(new RunSpec("test", spec, maxAttempts), records);
   }
 
@@ -208,7 +212,7 @@ class SchedulerTest {
 
   @Test
   void aConnectedWorkersLeasesAreRenewedAndNeverExpire() {
-    long runId = createRun(1, 3);
+    long runId = createRun(1, 3, Duration.ofMinutes(10));
     FakeWorker w = new FakeWorker("w", 1);
     scheduler.activate(runId);
     scheduler.workerJoined(w);
@@ -353,6 +357,28 @@ class SchedulerTest {
     assertThat(c.jobsFailed()).isEqualTo(1);
     JobView poison = store.jobs(runId).stream().filter(j -> j.caseId().equals("c20")).findFirst().orElseThrow();
     assertThat(poison.failureReason()).startsWith("poison: 3 attempts in a row");
+  }
+
+  @Test
+  void anAttemptPastItsDeadlineIsEndedAndItsWorkerToldToAbandonIt() {
+    long runId = createRun(1, 3); // case timeout 1 minute
+    FakeWorker hung = new FakeWorker("hung", 1);
+    scheduler.activate(runId);
+    scheduler.workerJoined(hung);
+    scheduler.step();
+    Assignment a = hung.takeAssigned().get(0);
+    clock.advance(Duration.ofSeconds(60));
+    scheduler.step();
+    assertThat(hung.abandoned).as("still within the deadline's grace").isEmpty();
+    clock.advance(Duration.ofMillis(5_001));
+    scheduler.step();
+    assertThat(hung.abandoned).containsExactly(a.jobId());
+    clock.advance(Duration.ofSeconds(1));
+    scheduler.step();
+    Assignment again = hung.takeAssigned().get(0);
+    assertThat(again.jobId()).isEqualTo(a.jobId());
+    assertThat(again.attempt()).isEqualTo(2);
+    assertThat(store.attempts(runId)).extracting(AttemptView::ending).containsExactly("timeout");
   }
 
   private static long tokenOf(List<Assignment> assignments, long jobId) {

@@ -367,7 +367,7 @@ public final class PhiAccrualDetector implements FailureDetector {
      * The silence that convicts once a steady stream at the heartbeat interval has filled the history
      * (μ = interval, σ' = floor): interval + acceptable pause + y<sub>θ</sub>·floor. Jitter and pauses
      * in the history only lengthen it; this is the shortest it gets, and the one the heartbeat interval
-     * must fit several times into.
+     * must fit several times into. Rounded up to whole milliseconds.
      */
     public Duration detectionWindow() {
       return silenceToReach(threshold);
@@ -378,10 +378,11 @@ public final class PhiAccrualDetector implements FailureDetector {
       return silenceToReach(drainLevel);
     }
 
+    /** Rounded up to whole milliseconds, the unit the worker server's settings take. */
     private Duration silenceToReach(double level) {
       double nanos = heartbeatIntervalNanos + acceptablePauseNanos
           + standardScoreAt(level) * minStdDeviationNanos;
-      return Duration.ofNanos(Math.max(0, Math.round(nanos)));
+      return Duration.ofMillis((long) Math.ceil(Math.max(0, nanos) / 1e6));
     }
 
     /** For logs, with every setting and the steady-state detection window. */

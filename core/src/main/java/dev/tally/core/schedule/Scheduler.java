@@ -283,6 +283,7 @@ public final class Scheduler implements WorkerEvents {
     boolean sweep = !activeRuns.isEmpty() && now - lastSweepMillis >= Settings.SWEEP_INTERVAL.toMillis();
     if (sweep) {
       lastSweepMillis = now;
+      endOverdueAttempts(now);
     }
 
     StoreBatch batch = new StoreBatch(now, List.copyOf(activeRuns), records, releases, leases, renewals, sweep);
@@ -450,6 +451,37 @@ public final class Scheduler implements WorkerEvents {
         state.inFlight.put(a.jobId(), new InFlight(a.runId(), a.token(), a.attempt(), now));
       }
       worker.assign(assignments);
+    }
+  }
+
+  /** Slack past an attempt's deadline before the coordinator ends it: the worker's own timeout goes first. */
+  static final long DEADLINE_GRACE_MILLIS = 5_000;
+
+  /**
+   * Ends the attempts that outran their deadline although their worker is alive: the worker's own case
+   * timeout should have ended them (its evaluator may be hung). The deadline counts from the lease, so it
+   * allows for the wait behind the worker's other assignments: the case timeout times the rounds a full
+   * dispatch window needs ({@code ceil(window / slots)}), plus {@link #DEADLINE_GRACE_MILLIS}. The job is
+   * released as a timeout and the worker told to abandon it (which kills its process).
+   */
+  private void endOverdueAttempts(long now) {
+    for (Map.Entry<WorkerHandle, WorkerState> w : workers.entrySet()) {
+      WorkerHandle worker = w.getKey();
+      int rounds = (worker.dispatchWindow() + worker.slots() - 1) / Math.max(1, worker.slots());
+      var it = w.getValue().inFlight.entrySet().iterator();
+      while (it.hasNext()) {
+        Map.Entry<Long, InFlight> e = it.next();
+        InFlight f = e.getValue();
+        long budget = runSpec(f.runId).spec().evaluator().caseTimeout().toMillis() * rounds + DEADLINE_GRACE_MILLIS;
+        if (now - f.leasedAtMillis > budget) {
+          it.remove();
+          String why = "deadline passed: leased " + (now - f.leasedAtMillis) + " ms ago, budget " + budget + " ms";
+          log.warn("job {} on worker {}: {}; abandoning it", e.getKey(), worker.name(), why);
+          releases.add(releaseFor(now, e.getKey(), f.token, f, new InfraFailure(InfraFailure.Kind.TIMEOUT, why)));
+          releaseSenders.add(null);
+          worker.abandon(e.getKey(), f.token, why);
+        }
+      }
     }
   }
 
