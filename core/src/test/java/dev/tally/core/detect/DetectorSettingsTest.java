@@ -24,7 +24,8 @@ class DetectorSettingsTest {
     assertThat(missed.factory().apply(0)).isInstanceOf(MissedHeartbeatsDetector.class);
 
     DetectorSettings phi = DetectorSettings.parse(" phi ", SECOND);
-    assertThat(phi.detectionWindow()).isBetween(Duration.ofMillis(3_000), Duration.ofMillis(3_100));
+    assertThat(phi.detectionWindow()).isEqualTo(Duration.ofMillis(3_023));
+    assertThat(phi.detectionWindow()).isEqualTo(Duration.ofMillis(phi.detectionWindow().toMillis())); // whole ms
     assertThat(phi.drainWindow()).isLessThan(phi.detectionWindow());
     assertThat(phi.factory().apply(0)).isInstanceOf(PhiAccrualDetector.class);
     assertThat(phi.describe()).startsWith("phi-accrual(threshold=8.0");
@@ -60,7 +61,7 @@ class DetectorSettingsTest {
     assertThatThrownBy(() -> DetectorSettings.phi(
             PhiAccrualDetector.builder().acceptableHeartbeatPause(Duration.ofMillis(500)).build()))
         .hasMessageStartingWith("the heartbeat interval must fit at least 3 times inside the detection window, "
-            + "got an interval of 1000ms and a window of 2022ms");
+            + "got an interval of 1000ms and a window of 2023ms");
     assertThatThrownBy(() -> DetectorSettings.parse("fixed", Duration.ofSeconds(2)))
         .hasMessageContaining("got an interval of 2000ms and a window of 5000ms");
     assertThat(DetectorSettings.fixed(SECOND, Duration.ofSeconds(3), Duration.ofSeconds(2)).detectionWindow())
