@@ -1,6 +1,9 @@
 package dev.tally.cli;
 
 import dev.tally.coordinator.net.WorkerServer;
+import dev.tally.core.detect.DetectorSettings;
+import dev.tally.core.detect.FixedTimeoutDetector;
+import dev.tally.core.detect.MissedHeartbeatsDetector;
 import dev.tally.core.schedule.RetryPolicy;
 import dev.tally.core.schedule.Scheduler;
 import java.time.Duration;
@@ -12,8 +15,12 @@ final class CoordinatorOptions {
       description = "How often workers heartbeat (default: ${DEFAULT-VALUE}). Must fit at least 3 times in the detection window.")
   Duration heartbeatInterval;
 
-  @Option(names = "--detection-window", defaultValue = "5s", converter = DurationConverter.class,
-      description = "A worker silent for this long is reaped and its jobs redelivered (default: ${DEFAULT-VALUE}).")
+  @Option(names = "--detector",
+      description = "How silence is judged: phi (phi accrual, adapts to the link), fixed (one window of silence) or missed (N missed heartbeats). Default: phi, or fixed when --detection-window is given.")
+  String detector;
+
+  @Option(names = "--detection-window", converter = DurationConverter.class,
+      description = "For --detector fixed: a worker silent this long is reaped (default 5s). For missed: the window is this many heartbeat intervals.")
   Duration detectionWindow;
 
   @Option(names = "--prefetch", defaultValue = "0",
@@ -27,11 +34,43 @@ final class CoordinatorOptions {
    *     out of range (the message says which)
    */
   WorkerServer.Settings serverSettings() {
+    DetectorSettings ds = detectorSettings();
     return WorkerServer.Settings.builder()
-        .heartbeatInterval(heartbeatInterval)
-        .detectionWindow(detectionWindow)
+        .heartbeatInterval(ds.heartbeatInterval())
+        .detectionWindow(roundUpToMillis(ds.detectionWindow()))
+        .detectorFactory(ds.factory())
         .prefetch(prefetch)
         .build();
+  }
+
+  /**
+   * The failure detector the options describe; see {@link DetectorSettings} for each kind's defaults and
+   * the benchmark that chose them.
+   *
+   * @throws IllegalArgumentException if the kind is unknown, a window is given for phi, or the heartbeat
+   *     interval does not fit 3 times in the detection window
+   */
+  DetectorSettings detectorSettings() {
+    String kind = detector != null ? detector : detectionWindow != null ? "fixed" : "phi";
+    DetectorSettings.Kind parsed = DetectorSettings.Kind.parse(kind);
+    if (detectionWindow == null) {
+      return DetectorSettings.defaults(parsed, heartbeatInterval);
+    }
+    switch (parsed) {
+      case FIXED:
+        return DetectorSettings.fixed(heartbeatInterval, detectionWindow, FixedTimeoutDetector.defaultDrainAfter(detectionWindow));
+      case MISSED:
+        long n = detectionWindow.toNanos() / heartbeatInterval.toNanos();
+        return DetectorSettings.missed(MissedHeartbeatsDetector.builder().heartbeatInterval(heartbeatInterval)
+            .convictAfterMissed((int) Math.max(1, n)).drainAfterMissed(Math.max(1, n * 0.6)).build());
+      default:
+        throw new IllegalArgumentException("--detection-window is for --detector fixed or missed; phi derives its window from the heartbeat history");
+    }
+  }
+
+  private static Duration roundUpToMillis(Duration d) {
+    long millis = d.toMillis();
+    return d.equals(Duration.ofMillis(millis)) ? d : Duration.ofMillis(millis + 1);
   }
 
   /**

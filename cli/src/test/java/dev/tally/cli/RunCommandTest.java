@@ -159,6 +159,12 @@ class RunCommandTest {
         .isEqualTo(Main.EXIT_USAGE);
     assertThat(err.toString()).contains("3");
     assertThat(tally("run", dataset.toString(), "--evaluator=noop", "--workers=0")).isEqualTo(Main.EXIT_USAGE);
+    assertThat(tally("run", dataset.toString(), "--evaluator=noop", "--detector=bogus")).isEqualTo(Main.EXIT_USAGE);
+    assertThat(err.toString()).contains("bogus");
+    assertThat(tally("run", dataset.toString(), "--evaluator=noop", "--detector=phi", "--detection-window=3s")).isEqualTo(Main.EXIT_USAGE);
+    assertThat(err.toString()).contains("--detection-window is for --detector fixed or missed");
+    assertThat(tally("run", dataset.toString(), "--evaluator=noop", "--detector=missed", "--heartbeat-interval=1s", "--detection-window=2s"))
+        .isEqualTo(Main.EXIT_USAGE);
     assertThat(tally("run", dataset.toString(), "--evaluator=noop", "--slots=100000")).isEqualTo(Main.EXIT_USAGE);
     assertThat(tally("run", dataset.toString(), "--evaluator=noop", "--workers=1000")).isEqualTo(Main.EXIT_USAGE);
     assertThat(tally("run", dataset.toString(), "--evaluator=sleep", "--millis=-5")).isEqualTo(Main.EXIT_USAGE);

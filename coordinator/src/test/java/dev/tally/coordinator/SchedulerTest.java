@@ -381,6 +381,25 @@ class SchedulerTest {
     assertThat(store.attempts(runId)).extracting(AttemptView::ending).containsExactly("timeout");
   }
 
+  @Test
+  void aSuspectedWorkerGetsNoNewJobsButKeepsWhatItHas() {
+    long runId = createRun(4, 3);
+    FakeWorker w = new FakeWorker("w", 2);
+    scheduler.activate(runId);
+    scheduler.workerJoined(w);
+    scheduler.step();
+    List<Assignment> first = w.takeAssigned();
+    assertThat(first).hasSize(2);
+    w.accepting = false; // its detector's suspicion crossed the drain level
+    scheduler.attemptEnded(w, AttemptReport.of(first.get(0).jobId(), first.get(0).token(), pass()));
+    scheduler.step();
+    assertThat(w.assigned).isEmpty();
+    assertThat(w.acks).extracting(Ack::status).containsExactly(AckStatus.RECORDED);
+    w.accepting = true; // heard from again
+    scheduler.step();
+    assertThat(w.takeAssigned()).hasSize(1);
+  }
+
   private static long tokenOf(List<Assignment> assignments, long jobId) {
     return assignments.stream().filter(a -> a.jobId() == jobId).findFirst().orElseThrow().token();
   }
@@ -394,6 +413,12 @@ class SchedulerTest {
     final List<Long> abandoned = new ArrayList<>();
     List<HeldLease> held = List.of();
     int slots;
+    boolean accepting = true;
+
+    @Override
+    public boolean acceptingWork() {
+      return accepting;
+    }
 
     FakeWorker(String name, int window) {
       this.name = name;

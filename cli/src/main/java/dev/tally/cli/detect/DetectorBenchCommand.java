@@ -42,7 +42,7 @@ import picocli.CommandLine.Option;
  * heartbeat, then a stop at a uniformly random point of the next interval. Pure computation: no clock,
  * no threads, no sleeping.
  */
-@Command(name = "detectors", mixinStandardHelpOptions = true,
+@Command(name = "bench-detectors", mixinStandardHelpOptions = true,
     description = "Measure failure detectors' detection time and false reaps on simulated heartbeat traces.")
 public final class DetectorBenchCommand implements Callable<Integer> {
   private static final long MS = 1_000_000L;

@@ -32,6 +32,9 @@ public final class RemoteWorker implements WorkerHandle {
   private final int dispatchWindow;
   private final List<HeldLease> heldAtJoin;
   private final int slots;
+  // Written by the connection's reaper check on its event loop, read by the scheduler's thread.
+  private volatile boolean draining;
+  private volatile String suspicion = "";
 
   RemoteWorker(WorkerConnection connection, String workerId, String name, int slots, int dispatchWindow, List<HeldLease> heldAtJoin) {
     this.connection = connection;
@@ -40,6 +43,23 @@ public final class RemoteWorker implements WorkerHandle {
     this.name = name;
     this.dispatchWindow = dispatchWindow;
     this.heldAtJoin = List.copyOf(heldAtJoin);
+  }
+
+  /** False while the connection's failure detector is at or above its drain level. */
+  @Override
+  public boolean acceptingWork() {
+    return !draining;
+  }
+
+  @Override
+  public String suspicion() {
+    return suspicion;
+  }
+
+  /** Called by the connection's liveness check, on its event loop. */
+  void suspicion(double level, boolean draining, String description) {
+    this.draining = draining;
+    this.suspicion = description;
   }
 
   /** The worker's slots, from its Hello. */

@@ -104,6 +104,7 @@ final class WorkerConnection extends ChannelInboundHandlerAdapter {
 
   private State state = State.AWAITING_HELLO;
   private FailureDetector detector;
+  private boolean drainingLogged;
   private long lastFrameNanos;
   private ScheduledFuture<?> reaper;
   private String closeReason;
@@ -288,10 +289,32 @@ final class WorkerConnection extends ChannelInboundHandlerAdapter {
     ctx.fireChannelInactive();
   }
 
-  /** Runs on the reaper's schedule: closes the connection once its detector convicts it. */
+  /**
+   * Runs on the reaper's schedule: publishes the suspicion to the handle (a worker at or above the drain
+   * level gets no new jobs), logs when it crosses the drain level either way, and closes the connection
+   * once the detector convicts it.
+   */
   private void checkLiveness() {
     long now = ticker.nanos();
-    if (state == State.CLOSED || !detector.convicted(now)) {
+    if (state == State.CLOSED) {
+      return;
+    }
+    double level = detector.suspicion(now);
+    boolean draining = detector.draining(now);
+    if (handle != null) {
+      handle.suspicion(level, draining, String.format(java.util.Locale.ROOT, "%.2f of %.2f", level, detector.convictionLevel()));
+      if (draining != drainingLogged) {
+        drainingLogged = draining;
+        if (draining) {
+          log.warn("worker {} ({}) is suspected: suspicion {} at or above the drain level {} ({}); no new jobs until it is heard from",
+              workerId, handle.name(), String.format(java.util.Locale.ROOT, "%.2f", level), detector.drainLevel(), detector.describe());
+        } else {
+          log.warn("worker {} ({}) is heard from again (suspicion {}); it takes new jobs", workerId, handle.name(),
+              String.format(java.util.Locale.ROOT, "%.2f", level));
+        }
+      }
+    }
+    if (!detector.convicted(now)) {
       return;
     }
     long silenceMillis = TimeUnit.NANOSECONDS.toMillis(now - lastFrameNanos);

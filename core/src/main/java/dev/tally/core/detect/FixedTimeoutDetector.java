@@ -68,7 +68,7 @@ public final class FixedTimeoutDetector implements FailureDetector {
   }
 
   /** {@link #DEFAULT_DRAIN_FRACTION} of {@code window}, at least one nanosecond; null stays null. */
-  static Duration defaultDrainAfter(Duration window) {
+  public static Duration defaultDrainAfter(Duration window) {
     if (window == null || window.isZero() || window.isNegative()) {
       return window; // the constructor rejects it with the window's own message
     }

@@ -258,7 +258,7 @@ public final class Scheduler implements WorkerEvents {
       long expiry = now + settings.leaseDuration().toMillis();
       for (Map.Entry<WorkerHandle, WorkerState> e : workers.entrySet()) {
         int free = e.getKey().dispatchWindow() - e.getValue().inFlight.size();
-        if (free > 0 && !outliers.isEjected(e.getKey().workerId(), now)) {
+        if (free > 0 && e.getKey().acceptingWork() && !outliers.isEjected(e.getKey().workerId(), now)) {
           leaseHolders.add(e.getKey());
           leases.add(new LeaseRequest(e.getKey().name(), free, expiry));
         }

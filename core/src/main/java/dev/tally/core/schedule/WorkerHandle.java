@@ -26,6 +26,19 @@ public interface WorkerHandle {
   /** How many assignments this worker may hold at once (its slots plus a prefetch); at least 1. */
   int dispatchWindow();
 
+  /**
+   * Whether the worker may be given new jobs: false while its failure detector's suspicion is at or
+   * above the drain level (it keeps and finishes what it has). Safe from any thread.
+   */
+  default boolean acceptingWork() {
+    return true;
+  }
+
+  /** The worker's current suspicion in words, for status and logs (e.g. "phi 0.3"); may be empty. */
+  default String suspicion() {
+    return "";
+  }
+
   /** How many cases the worker runs at once; at most {@link #dispatchWindow()}. */
   default int slots() {
     return dispatchWindow();
