@@ -75,6 +75,12 @@ class FleetFailureProcessTest {
       assertThat(attempts.stream().filter(a -> a.worker().equals("local-4")).count())
           .as("the broken worker was ejected after a few failures, not fed the run").isLessThan(40);
     }
+    java.io.StringWriter status = new java.io.StringWriter();
+    picocli.CommandLine cl = Main.commandLine();
+    cl.setOut(new java.io.PrintWriter(status, true));
+    assertThat(cl.execute("status", "--db=" + dir.resolve("t.db"))).isZero();
+    assertThat(status.toString().lines().filter(l -> l.startsWith("local-4")))
+        .as("status shows the ejection and its reason:%n%s", status).singleElement().asString().contains("ejected").contains("consecutive infrastructure failures");
   }
 
   @Test

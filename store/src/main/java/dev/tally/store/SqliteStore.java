@@ -24,6 +24,7 @@ import dev.tally.core.store.StoreBatch.RenewRequest;
 import dev.tally.core.store.StoreBatch.RenewResult;
 import dev.tally.core.store.StoreBatchResult;
 import dev.tally.core.store.StoreException;
+import dev.tally.core.store.WorkerStatus;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -686,6 +687,62 @@ public final class SqliteStore implements Store {
     } finally {
       writeLock.unlock();
     }
+  }
+
+  /** {@inheritDoc} */
+  @Override
+  public void saveWorkerStatuses(List<WorkerStatus> statuses) {
+    if (statuses.isEmpty()) {
+      return;
+    }
+    writeLock.lock();
+    try {
+      ensureOpen("saveWorkerStatuses");
+      try {
+        begin();
+        try (PreparedStatement p = writer.prepareStatement(
+            "INSERT OR REPLACE INTO workers (worker_id, name, suspicion, accepting_work, ejected_until_millis,"
+                + " ejection_reason, times_ejected, in_flight, reported_at_millis) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")) {
+          for (WorkerStatus w : statuses) {
+            p.setString(1, w.workerId());
+            p.setString(2, w.name());
+            p.setString(3, w.suspicion());
+            p.setInt(4, w.acceptingWork() ? 1 : 0);
+            p.setLong(5, w.ejectedUntilMillis());
+            p.setString(6, w.ejectionReason());
+            p.setInt(7, w.timesEjected());
+            p.setInt(8, w.inFlight());
+            p.setLong(9, w.reportedAtMillis());
+            p.addBatch();
+          }
+          p.executeBatch();
+        }
+        w.commit.execute();
+        commits.incrementAndGet();
+      } catch (SQLException | RuntimeException | Error e) {
+        throw abort(e, "saveWorkerStatuses: saving " + statuses.size() + " worker reports in " + file + " failed");
+      }
+    } finally {
+      writeLock.unlock();
+    }
+  }
+
+  /** {@inheritDoc} */
+  @Override
+  public List<WorkerStatus> workerStatuses() {
+    return read("workerStatuses", () -> {
+      List<WorkerStatus> out = new ArrayList<>();
+      try (PreparedStatement s = reader.prepareStatement(
+          "SELECT worker_id, name, suspicion, accepting_work, ejected_until_millis, ejection_reason, times_ejected,"
+              + " in_flight, reported_at_millis FROM workers ORDER BY reported_at_millis DESC, name");
+          ResultSet rs = s.executeQuery()) {
+        while (rs.next()) {
+          out.add(new WorkerStatus(rs.getString(1), rs.getString(2), rs.getString(3), rs.getInt(4) != 0, rs.getLong(5),
+              rs.getString(6), rs.getInt(7), rs.getInt(8), rs.getLong(9)));
+        }
+      }
+      return out;
+    });
   }
 
   // ---------------------------------------------------------------------------------------------

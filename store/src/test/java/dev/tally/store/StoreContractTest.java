@@ -22,6 +22,7 @@ import dev.tally.core.store.StoreBatch.LeaseRequest;
 import dev.tally.core.store.StoreBatch.RecordRequest;
 import dev.tally.core.store.StoreBatch.ReleaseRequest;
 import dev.tally.core.store.StoreBatch.ExpiredLease;
+import dev.tally.core.store.WorkerStatus;
 import dev.tally.core.store.StoreBatch.ReleaseStatus;
 import dev.tally.core.store.StoreBatch.RenewRequest;
 import dev.tally.core.store.StoreBatch.RenewResult;
@@ -258,6 +259,18 @@ public abstract class StoreContractTest {
         now++;
       }
       assertThat(store.jobs(runId).get(0).state()).isEqualTo(JobState.PENDING);
+    }
+  }
+
+  @Test
+  void workerStatusesReplaceTheWorkersPreviousReport() {
+    try (Store store = newStore(dir)) {
+      store.saveWorkerStatuses(List.of(new WorkerStatus("id-1", "w1", "0.10 of 8.00", true, 0, null, 0, 2, T0),
+          new WorkerStatus("id-2", "w2", "", true, 0, null, 0, 0, T0)));
+      store.saveWorkerStatuses(List.of(new WorkerStatus("id-1", "w1", "2.50 of 8.00", false, T0 + 30_000, "5 consecutive infrastructure failures", 1, 1, T0 + 2_000)));
+      assertThat(store.workerStatuses()).containsExactly(
+          new WorkerStatus("id-1", "w1", "2.50 of 8.00", false, T0 + 30_000, "5 consecutive infrastructure failures", 1, 1, T0 + 2_000),
+          new WorkerStatus("id-2", "w2", "", true, 0, null, 0, 0, T0));
     }
   }
 

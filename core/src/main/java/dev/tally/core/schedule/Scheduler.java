@@ -20,6 +20,7 @@ import dev.tally.core.store.StoreBatch.RenewRequest;
 import dev.tally.core.store.StoreBatch.RenewResult;
 import dev.tally.core.store.StoreBatchResult;
 import dev.tally.core.store.StoreException;
+import dev.tally.core.store.WorkerStatus;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -88,6 +89,8 @@ public final class Scheduler implements WorkerEvents {
   private volatile int connectedWorkers;
   private final List<Adoption> adoptions = new ArrayList<>();
   private long lastRenewalMillis;
+  private long lastStatusMillis;
+  private final Map<String, String> lastEjectionReason = new HashMap<>();
   private long lastSweepMillis;
   private boolean pendingMayBeAvailable = true;
   private long nextNotBeforeMillis = Long.MAX_VALUE;
@@ -307,7 +310,11 @@ public final class Scheduler implements WorkerEvents {
 
     for (OutlierEvent e : outliers.poll(now)) {
       log.warn("outlier detection: {}", e.describe());
+      if (e.type() == OutlierEvent.Type.EJECTED) {
+        lastEjectionReason.put(e.workerId(), e.reason());
+      }
     }
+    reportWorkers(now);
     sendAcks(result);
     sendAssignments(now, leaseHolders, result.leases());
     settleClaims(now, claims, result.renewals());
@@ -482,6 +489,30 @@ public final class Scheduler implements WorkerEvents {
           worker.abandon(e.getKey(), f.token, why);
         }
       }
+    }
+  }
+
+  /** How often the workers' suspicion and ejection are saved for {@code tally status}. */
+  static final long WORKER_STATUS_INTERVAL_MILLIS = 2_000;
+
+  private void reportWorkers(long now) {
+    if (workers.isEmpty() || now - lastStatusMillis < WORKER_STATUS_INTERVAL_MILLIS) {
+      return;
+    }
+    lastStatusMillis = now;
+    Map<String, dev.tally.core.outlier.WorkerHealth> health = outliers.snapshot(now);
+    List<WorkerStatus> statuses = new ArrayList<>();
+    for (Map.Entry<WorkerHandle, WorkerState> e : workers.entrySet()) {
+      WorkerHandle w = e.getKey();
+      dev.tally.core.outlier.WorkerHealth h = health.get(w.workerId());
+      long ejectedUntil = h == null ? 0 : h.ejectedUntilMillis().orElse(0);
+      statuses.add(new WorkerStatus(w.workerId(), w.name(), w.suspicion(), w.acceptingWork(), ejectedUntil,
+          lastEjectionReason.get(w.workerId()), h == null ? 0 : h.timesEjected(), e.getValue().inFlight.size(), now));
+    }
+    try {
+      store.saveWorkerStatuses(statuses);
+    } catch (StoreException ex) {
+      log.warn("could not save worker statuses for tally status (the run goes on)", ex);
     }
   }
 

@@ -89,6 +89,21 @@ public interface Store extends AutoCloseable {
    */
   List<AttemptView> attempts(long runId);
 
+  /**
+   * Saves how the given workers look now (one row per worker id, replacing its previous report), in one
+   * transaction.
+   *
+   * @throws StoreException if the store fails; nothing is changed
+   */
+  void saveWorkerStatuses(List<WorkerStatus> statuses);
+
+  /**
+   * Reads the last report of every worker, most recent first.
+   *
+   * @throws StoreException if the store fails
+   */
+  List<WorkerStatus> workerStatuses();
+
   /** How many write transactions this instance has committed since it was opened. */
   long commits();
 

@@ -1,0 +1,33 @@
+package dev.tally.core.store;
+
+import java.util.Objects;
+
+/**
+ * How one worker looked to its coordinator at one moment, for {@code tally status}.
+ *
+ * @param workerId the worker's stable id
+ * @param name the worker's name
+ * @param suspicion its failure detector's suspicion in words (e.g. "0.12 of 8.00"), or empty
+ * @param acceptingWork false while its suspicion is at or above the drain level
+ * @param ejectedUntilMillis epoch ms at which its outlier ejection ends, or 0 if it is not ejected
+ * @param ejectionReason why it was last ejected (with the numbers), or null if never
+ * @param timesEjected how many times it has been ejected
+ * @param inFlight how many jobs it holds
+ * @param reportedAtMillis when this was observed, epoch ms
+ */
+public record WorkerStatus(
+    String workerId,
+    String name,
+    String suspicion,
+    boolean acceptingWork,
+    long ejectedUntilMillis,
+    String ejectionReason,
+    int timesEjected,
+    int inFlight,
+    long reportedAtMillis) {
+  public WorkerStatus {
+    Objects.requireNonNull(workerId, "workerId");
+    Objects.requireNonNull(name, "name");
+    suspicion = suspicion == null ? "" : suspicion;
+  }
+}
