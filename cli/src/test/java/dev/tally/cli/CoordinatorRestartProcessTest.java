@@ -95,6 +95,52 @@ class CoordinatorRestartProcessTest {
         ProcessHandle.allProcesses().noneMatch(p -> killedCoordinators.stream().anyMatch(pid -> TallyProcess.commandLine(p.pid()).contains("--parent-pid=" + pid))));
   }
 
+  @Test
+  void aRemoteWorkerKeepsItsLeasesAndResendsItsResultsAcrossACoordinatorRestart() throws Exception {
+    int total = 60;
+    int port;
+    try (java.net.ServerSocket probe = new java.net.ServerSocket(0)) {
+      port = probe.getLocalPort();
+    }
+    Path dataset = dir.resolve("cases.jsonl");
+    List<String> lines = new ArrayList<>();
+    for (int i = 0; i < total; i++) {
+      lines.add("{\"id\":\"c" + i + "\",\"millis\":300}");
+    }
+    Files.write(dataset, lines);
+    Path db = dir.resolve("t.db");
+    List<String> command = List.of(
+        "run", dataset.toString(), "--workers=0", "--listen=127.0.0.1:" + port, "--evaluator=sleep", "--db=" + db,
+        "--out=" + dir.resolve("results.jsonl"), "--summary=" + dir.resolve("summary.json"), "--no-progress");
+    long crashedAtMillis;
+    try (TallyProcess worker = TallyProcess.start(dir, "worker.log", List.of("worker", "--coordinator=127.0.0.1:" + port, "--slots=2", "--name=remote"))) {
+      try (TallyProcess first = TallyProcess.start(dir, "run-1.log", command)) {
+        await("a quarter recorded").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(50))
+            .until(() -> counters(db).map(c -> c.recorded() >= total / 4).orElse(false));
+        TallyProcess.signal(first.process.pid(), "KILL");
+        crashedAtMillis = System.currentTimeMillis();
+        first.process.waitFor();
+      }
+      try (TallyProcess second = TallyProcess.start(dir, "run-2.log", command)) {
+        assertThat(second.waitFor(120)).as("output:%n%s", second.output()).isZero();
+      }
+      assertThat(worker.process.isAlive()).as("the worker rode out the restart").isTrue();
+    }
+    assertThat(Files.readAllLines(dir.resolve("results.jsonl"))).hasSize(total);
+    try (SqliteStore store = SqliteStore.open(db)) {
+      RunView run = store.runs().get(0);
+      assertThat(store.runs()).hasSize(1);
+      assertThat(run.counters().recorded()).isEqualTo(total);
+      List<AttemptView> attempts = store.attempts(run.runId());
+      Map<Long, Long> recordedPerJob = attempts.stream().filter(a -> a.ending().equals("recorded"))
+          .collect(Collectors.groupingBy(AttemptView::jobId, Collectors.counting()));
+      assertThat(recordedPerJob).hasSize(total).allSatisfy((job, n) -> assertThat(n).isEqualTo(1));
+      assertThat(attempts)
+          .as("a lease issued before the crash was kept by its worker and recorded after the restart")
+          .anyMatch(a -> a.ending().equals("recorded") && a.startedAtMillis() < crashedAtMillis && a.endedAtMillis() > crashedAtMillis);
+    }
+  }
+
   private static Optional<RunCounters> counters(Path db) throws IOException {
     if (!Files.exists(db)) {
       return Optional.empty();
