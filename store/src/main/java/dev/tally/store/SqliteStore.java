@@ -576,6 +576,9 @@ public final class SqliteStore implements Store {
           found.add(new long[] {rs.getLong(1), rs.getLong(2), rs.getLong(3), rs.getLong(4)});
         }
       }
+      if (found.isEmpty()) {
+        continue; // nothing to end: and a run id that does not exist has no spec to read
+      }
       int maxAttempts = spec(runId, writer).maxAttempts();
       for (long[] f : found) {
         boolean terminal = f[2] >= maxAttempts;

@@ -270,22 +270,22 @@ public final class Scheduler implements WorkerEvents {
 
     // Renewals: the leases reconnecting workers claim, and (every third of a lease) those of every
     // connected worker: a live connection is the proof of life that keeps its leases.
+    // Claims stay queued until a commit settles them (like records and releases), and the renewal and
+    // sweep clocks move only with a commit: a failed batch must not cost a lease its renewal.
     List<Adoption> claims = List.copyOf(adoptions);
-    adoptions.clear();
     List<RenewRequest> renewals = new ArrayList<>();
     long expiry = now + settings.leaseDuration().toMillis();
     for (Adoption a : claims) {
       renewals.add(new RenewRequest(a.lease().jobId(), a.lease().token(), expiry));
     }
-    if (now - lastRenewalMillis >= settings.leaseDuration().toMillis() / 3) {
-      lastRenewalMillis = now;
+    boolean renewAll = now - lastRenewalMillis >= settings.leaseDuration().toMillis() / 3;
+    if (renewAll) {
       for (WorkerState state : workers.values()) {
         state.inFlight.forEach((jobId, f) -> renewals.add(new RenewRequest(jobId, f.token, expiry)));
       }
     }
     boolean sweep = !activeRuns.isEmpty() && now - lastSweepMillis >= Settings.SWEEP_INTERVAL.toMillis();
     if (sweep) {
-      lastSweepMillis = now;
       endOverdueAttempts(now);
     }
 
@@ -297,6 +297,13 @@ public final class Scheduler implements WorkerEvents {
     try {
       result = store.apply(batch);
       consecutiveStoreFailures = 0;
+      adoptions.clear();
+      if (renewAll) {
+        lastRenewalMillis = now;
+      }
+      if (sweep) {
+        lastSweepMillis = now;
+      }
     } catch (StoreException e) {
       consecutiveStoreFailures++;
       if (consecutiveStoreFailures >= settings.maxConsecutiveStoreFailures()) {

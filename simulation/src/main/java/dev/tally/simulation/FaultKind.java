@@ -1,0 +1,39 @@
+package dev.tally.simulation;
+
+/**
+ * The named sites at which a simulation injects faults, drawn per seed. Each names what a real fleet does
+ * to Tally, not how the simulation fakes it (see {@link Simulation} for the mechanics).
+ */
+public enum FaultKind {
+  /** A worker process dies: its connection closes, its running cases and its outbox vanish. */
+  WORKER_CRASH("worker-crash"),
+  /** A worker stops (SIGSTOP) with its connection open and silent, then resumes and sends late results. */
+  WORKER_FREEZE("worker-freeze"),
+  /** A worker's frames are held back, then arrive in a burst; or its heartbeats leave late all along. */
+  HEARTBEAT_DELAY("heartbeat-delay"),
+  /** A worker runs every case several times slower than its peers. */
+  SLOW_WORKER("slow-worker"),
+  /** A worker that heartbeats perfectly and fails every case in a few ms (gray failure). */
+  FAILING_WORKER("failing-worker"),
+  /** A case that kills whichever worker runs it. */
+  POISON_CASE("poison-case"),
+  /** A connection cut (right away, or just after a commit so that its ack is lost) and re-established. */
+  CONNECTION_CUT("connection-cut"),
+  /** A finished result held back on the worker until long after its lease was revoked. */
+  LATE_RESULT("late-result"),
+  /** A few store commits in a row fail (nothing applied) and the scheduler retries its batch. */
+  STORE_FAILURE("store-failure"),
+  /** The coordinator is killed (kill -9) and restarted on the same durable store. */
+  COORDINATOR_CRASH("coordinator-crash");
+
+  private final String siteName;
+
+  FaultKind(String siteName) {
+    this.siteName = siteName;
+  }
+
+  /** The site's name in traces and reports. */
+  public String siteName() {
+    return siteName;
+  }
+}

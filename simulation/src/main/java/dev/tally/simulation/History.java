@@ -1,0 +1,41 @@
+package dev.tally.simulation;
+
+import dev.tally.core.store.RunCounters;
+import dev.tally.core.store.Store;
+import java.util.Map;
+
+/**
+ * One simulated history, as the {@link Checker} needs it and a report shows it.
+ *
+ * @param seed the seed that made it
+ * @param planted the fault planted, or null
+ * @param runId the run it ran
+ * @param cases how many cases the run had
+ * @param store the durable store at the end, opened again (what survived every coordinator restart)
+ * @param log what the workers did, by their own account
+ * @param finished whether the coordinator reported the run finished
+ * @param endReason why the history ended
+ * @param endedAtMillis virtual time at the end, ms since the start
+ * @param healthyWorkerRemained whether a healthy worker was alive at the end
+ * @param reportedCounters the counters the coordinator reported on finishing, or null
+ * @param faults faults injected, by kind
+ * @param events events the simulation scheduled
+ * @param traceHash SHA-256 of the trace, hex
+ * @param trace the trace's text, or null if it was not kept
+ */
+public record History(
+    long seed,
+    PlantedFault planted,
+    long runId,
+    int cases,
+    Store store,
+    WorkerLog log,
+    boolean finished,
+    String endReason,
+    long endedAtMillis,
+    boolean healthyWorkerRemained,
+    RunCounters reportedCounters,
+    Map<FaultKind, Integer> faults,
+    long events,
+    String traceHash,
+    String trace) {}

@@ -1,0 +1,650 @@
+package dev.tally.simulation;
+
+import dev.tally.core.CaseRecord;
+import dev.tally.core.EvaluatorSpec;
+import dev.tally.core.Verdict;
+import dev.tally.core.detect.DetectorSettings;
+import dev.tally.core.detect.FailureDetector;
+import dev.tally.core.schedule.AttemptReport;
+import dev.tally.core.schedule.HeldLease;
+import dev.tally.core.schedule.RetryPolicy;
+import dev.tally.core.schedule.Scheduler;
+import dev.tally.core.store.RunCounters;
+import dev.tally.core.store.RunSpec;
+import dev.tally.core.store.Store;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.EnumMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.LongFunction;
+
+/**
+ * One history for one seed: the real {@link Scheduler} (with its outlier detector, retry policy and lease
+ * logic), the real φ accrual failure detector per session, and an {@link InMemoryStore} with SQLite's
+ * semantics, driven by simulated workers over a simulated network, all in one thread under virtual time.
+ * Every choice (the dataset, the fleet, every latency, duration and fault) is drawn from one
+ * {@link SplittableRandom} seeded with the seed, and events at equal times run in the order they were
+ * scheduled, so the same seed gives the same history byte for byte ({@link History#traceHash()}).
+ *
+ * <p><b>How the pieces run.</b> An {@link EventQueue} of timed actions; taking one moves the {@link
+ * VirtualClock} to its time. The scheduler is stepped as its {@code SchedulerLoop} would step it: soon
+ * after any event is queued (the wake-up hook), when a backoff ends, and at least every {@value
+ * #IDLE_STEP_MILLIS} ms (so that renewals and the expired-lease sweep run). Each session ({@link
+ * SimConnection}) is the worker handle, the connection actor (a φ detector fed every frame's arrival,
+ * checked every {@value #REAP_CHECK_MILLIS} ms: drain above its drain level, reap at conviction), and a
+ * FIFO link with drawn latency.
+ *
+ * <p><b>Fault sites</b> ({@link FaultKind}), drawn per seed: workers crash (connection closes, cases and
+ * outbox vanish), freeze and thaw (events wait, then arrive together and late), send heartbeats late or
+ * have their frames stalled and burst, run slow, fail every case, run poison cases (which kill them), have
+ * their link cut (right away, or right after a commit so that the ack is lost and the outbox resend is a
+ * duplicate), hold a finished result back until after its lease is revoked; store commits fail a few times in a
+ * row; and the coordinator is
+ * killed and restarted (a new Scheduler on the same store, reopened; workers reconnect and claim their
+ * leases). A supervisor replaces dead workers after a delay; one worker is exempt from injected faults,
+ * so that I4 always has a healthy worker to rely on.
+ *
+ * <p>The history ends when the run finishes, or when {@link #BUDGET_MILLIS} of virtual time pass.
+ *
+ * <p>Thread-safety: none; a simulation is used by one thread, once.
+ */
+public final class Simulation {
+  /** Virtual time a run gets to finish: far beyond any fault's recovery (leases last 30 s). */
+  public static final long BUDGET_MILLIS = Duration.ofHours(2).toMillis();
+  /** The interval workers heartbeat at, as the coordinator's default Welcome says. */
+  static final long HEARTBEAT_INTERVAL_MILLIS = 1_000;
+  /** How often a session's detector is checked: min(window / 10, 250 ms), as the worker server does. */
+  static final long REAP_CHECK_MILLIS = 250;
+  /** Delay between an event being queued and the step that takes it: the group commit's gathering. */
+  static final long STEP_LATENCY_MILLIS = 1;
+  /** The scheduler loop's longest park: a step at least this often. */
+  static final long IDLE_STEP_MILLIS = 200;
+  /** A case's time budget; slow workers run past it and report a timeout. */
+  static final Duration CASE_TIMEOUT = Duration.ofSeconds(20);
+  /** Dead workers replaced (besides the healthy one, always replaced): the fleet does not drain, nor grow without end. */
+  static final int MAX_REPLACEMENTS = 16;
+  /** Coordinator kills per history: each costs a restart, and two already cover a crash during recovery. */
+  static final int MAX_COORDINATOR_CRASHES = 2;
+
+  /**
+   * One case of the simulated dataset.
+   *
+   * @param baseMillis how long it runs on a normal worker
+   * @param verdict what its evaluator says
+   * @param poison whether it kills the worker that runs it
+   */
+  record SimCase(int position, String id, long baseMillis, Verdict verdict, boolean poison) {}
+
+  private final long seed;
+  private final PlantedFault planted;
+  private final SplittableRandom random;
+  private final VirtualClock clock = new VirtualClock();
+  private final EventQueue events = new EventQueue();
+  private final Trace trace;
+  private final WorkerLog log = new WorkerLog();
+  private final Map<FaultKind, Integer> faults = new EnumMap<>(FaultKind.class);
+  private final LongFunction<FailureDetector> detectors =
+      DetectorSettings.defaults(DetectorSettings.Kind.PHI, Duration.ofMillis(HEARTBEAT_INTERVAL_MILLIS)).factory();
+  private final Map<String, SimCase> cases = new LinkedHashMap<>();
+  private final List<SimWorker> workers = new ArrayList<>();
+  /** The coordinator's live session per worker id (the worker server's registry). */
+  private final Map<String, SimConnection> sessions = new LinkedHashMap<>();
+  private InMemoryStore durable;
+  private Scheduler scheduler;
+  private boolean coordinatorUp;
+  private int coordinatorEpoch;
+  private long runId;
+  private long stepAt = -1;
+  private long stepToken;
+  private boolean stopped;
+  private boolean finished;
+  private String endReason = "";
+  private RunCounters reportedCounters;
+  private long sessionCount;
+  private int workerCount;
+  private int replacements;
+  private int coordinatorCrashes;
+  /** How many of the next commits fail (fault store-failure). */
+  private int failingCommits;
+
+  /**
+   * Prepares the history of {@code seed}.
+   *
+   * @param planted a fault to plant, or null
+   * @param keepTrace whether to keep the trace's text (its hash is always computed)
+   */
+  public Simulation(long seed, PlantedFault planted, boolean keepTrace) {
+    this.seed = seed;
+    this.planted = planted;
+    this.random = new SplittableRandom(seed);
+    this.trace = new Trace(keepTrace);
+  }
+
+  /** Plays the history to its end and returns it. Call once. */
+  public History run() {
+    setUp();
+    while (!stopped) {
+      EventQueue.Event e = events.poll();
+      if (e == null) {
+        end("nothing left to happen");
+        break;
+      }
+      if (e.atMillis() > BUDGET_MILLIS) {
+        clock.advanceTo(BUDGET_MILLIS);
+        end("virtual-time budget of " + BUDGET_MILLIS + " ms ran out before the run finished");
+        break;
+      }
+      clock.advanceTo(e.atMillis());
+      e.action().run();
+    }
+    boolean healthyLeft = workers.stream().anyMatch(w -> w.alive && w.healthy);
+    trace("history ends: " + endReason + "; counters " + durable.run(runId).orElseThrow().counters());
+    return new History(seed, planted, runId, cases.size(), durable.reopen(), log, finished, endReason, now(),
+        healthyLeft, reportedCounters, Collections.unmodifiableMap(new EnumMap<>(faults)), events.scheduled(),
+        trace.hash(), trace.text());
+  }
+
+  // ---- set-up -----------------------------------------------------------------------------------
+
+  private void setUp() {
+    PlantedFault storeFault = planted == PlantedFault.DROP_ON_REAP ? null : planted;
+    durable = InMemoryStore.create(clock, storeFault);
+    int n = 20 + random.nextInt(101);
+    int poison = random.nextInt(4) == 0 ? 1 + random.nextInt(2) : 0;
+    List<Integer> poisoned = new ArrayList<>();
+    for (int i = 0; i < poison; i++) {
+      poisoned.add(random.nextInt(n));
+    }
+    List<CaseRecord> records = new ArrayList<>(n);
+    for (int i = 0; i < n; i++) {
+      // Log-uniform from 20 ms to 2.5 s, and now and then a long case of 5 to 15 s.
+      long base = random.nextInt(25) == 0 ? 5_000 + random.nextLong(10_000)
+          : Math.round(Math.exp(Math.log(20) + random.nextDouble() * (Math.log(2_500) - Math.log(20))));
+      double v = random.nextDouble();
+      Verdict verdict = v < 0.7 ? Verdict.PASS : v < 0.9 ? Verdict.FAIL : Verdict.ERROR;
+      SimCase c = new SimCase(i, "case-" + i, base, verdict, poisoned.contains(i));
+      cases.put(c.id(), c);
+      records.add(new CaseRecord(i, c.id(), "{\"id\":\"" + c.id() + "\"}"));
+      if (c.poison()) {
+        count(FaultKind.POISON_CASE);
+      }
+    }
+    RunSpec spec = new RunSpec("simulated-" + seed + ".jsonl", new EvaluatorSpec("sim", Map.of(), CASE_TIMEOUT),
+        RunSpec.DEFAULT_MAX_ATTEMPTS);
+    runId = durable.createRun(spec, records);
+    trace("seed " + seed + (planted == null ? "" : ", planted " + planted.cliName()) + ": run " + runId + " of " + n
+        + " cases" + (poisoned.isEmpty() ? "" : ", poison at " + poisoned));
+    startCoordinator();
+
+    spawnWorker(true);
+    int others = 2 + random.nextInt(4);
+    for (int i = 0; i < others; i++) {
+      spawnWorker(false);
+    }
+
+    // Faults land while the run is under way: within the time a fault-free fleet would need for it.
+    long work = cases.values().stream().mapToLong(SimCase::baseMillis).sum();
+    int slots = workers.stream().mapToInt(w -> w.slots).sum();
+    long horizon = 2_000 + work / Math.max(1, slots);
+    int timed = random.nextInt(8);
+    FaultKind[] kinds = {FaultKind.WORKER_CRASH, FaultKind.WORKER_CRASH, FaultKind.WORKER_CRASH,
+        FaultKind.WORKER_FREEZE, FaultKind.WORKER_FREEZE, FaultKind.WORKER_FREEZE,
+        FaultKind.CONNECTION_CUT, FaultKind.CONNECTION_CUT, FaultKind.CONNECTION_CUT, FaultKind.CONNECTION_CUT,
+        FaultKind.HEARTBEAT_DELAY, FaultKind.HEARTBEAT_DELAY, FaultKind.LATE_RESULT, FaultKind.LATE_RESULT,
+        FaultKind.COORDINATOR_CRASH, FaultKind.COORDINATOR_CRASH, FaultKind.STORE_FAILURE, FaultKind.STORE_FAILURE};
+    for (int i = 0; i < timed; i++) {
+      long at = random.nextLong(horizon);
+      FaultKind kind = kinds[random.nextInt(kinds.length)];
+      events.at(at, () -> inject(kind));
+    }
+  }
+
+  private void spawnWorker(boolean healthy) {
+    String name = "w" + (++workerCount);
+    SimWorker w;
+    if (healthy) {
+      w = new SimWorker(this, name, 2, true, 1.0, false, 0, 1, 5);
+    } else {
+      int slots = 1 + random.nextInt(3);
+      double slow = random.nextInt(5) == 0 ? 3 + 5 * random.nextDouble() : 1.0;
+      boolean failing = random.nextInt(8) == 0;
+      long jitter = random.nextInt(7) == 0 ? 300 + random.nextLong(1_200) : 0;
+      boolean slowNet = random.nextInt(7) == 0;
+      w = new SimWorker(this, name, slots, false, slow, failing, jitter, slowNet ? 10 : 1, slowNet ? 80 : 5);
+      if (slow != 1.0) {
+        count(FaultKind.SLOW_WORKER);
+      }
+      if (failing) {
+        count(FaultKind.FAILING_WORKER);
+      }
+      if (jitter > 0) {
+        count(FaultKind.HEARTBEAT_DELAY);
+      }
+    }
+    workers.add(w);
+    trace(name + " starts: " + w.traits());
+    w.later(random.nextLong(50), w::connect);
+  }
+
+  // ---- faults -----------------------------------------------------------------------------------
+
+  private void inject(FaultKind kind) {
+    if (stopped) {
+      return;
+    }
+    if (kind == FaultKind.COORDINATOR_CRASH) {
+      if (!coordinatorUp || coordinatorCrashes >= MAX_COORDINATOR_CRASHES) {
+        trace("fault " + kind.siteName() + " skipped: the coordinator is down or was killed enough");
+        return;
+      }
+      coordinatorCrashes++;
+      count(kind);
+      crashCoordinator(200 + random.nextLong(40_000));
+      return;
+    }
+    if (kind == FaultKind.STORE_FAILURE) {
+      // Fewer than the scheduler's limit of failures in a row: a hiccup it must ride out, not an outage.
+      int n = 1 + random.nextInt(Scheduler.Settings.defaults().maxConsecutiveStoreFailures() - 1);
+      count(kind);
+      failingCommits = Math.max(failingCommits, n); // never as many in a row as the scheduler tolerates
+      trace("fault store-failure: the next " + n + " commits fail");
+      return;
+    }
+    List<SimWorker> targets = workers.stream().filter(w -> w.alive && !w.healthy && !w.frozen).toList();
+    if (targets.isEmpty()) {
+      trace("fault " + kind.siteName() + " skipped: no worker to inflict it on");
+      return;
+    }
+    SimWorker t = targets.get(random.nextInt(targets.size()));
+    switch (kind) {
+      case WORKER_CRASH -> {
+        count(kind);
+        crashWorker(t, "fault worker-crash");
+      }
+      case WORKER_FREEZE -> {
+        long d = 500 + random.nextLong(20_000);
+        count(kind);
+        trace("fault worker-freeze: " + t.name + " stops for " + d + " ms");
+        t.freeze();
+        events.at(now() + d, () -> {
+          if (t.alive && t.frozen) {
+            trace(t.name + " thaws");
+            t.thaw();
+          }
+        });
+      }
+      case CONNECTION_CUT -> {
+        SimConnection c = t.conn;
+        if (c == null || c.cut) {
+          trace("fault connection-cut skipped: " + t.name + " has no session");
+          return;
+        }
+        count(kind);
+        if (random.nextBoolean()) {
+          cut(c, "fault connection-cut");
+        } else {
+          c.cutAtNextAck = true;
+          trace("fault connection-cut: " + c + " will be cut right after its next commit");
+        }
+      }
+      case HEARTBEAT_DELAY -> {
+        SimConnection c = t.conn;
+        if (c == null || c.cut) {
+          trace("fault heartbeat-delay skipped: " + t.name + " has no session");
+          return;
+        }
+        count(kind);
+        long d = 1_000 + random.nextLong(3_500);
+        c.stallUntilMillis = Math.max(c.stallUntilMillis, now() + d);
+        trace("fault heartbeat-delay: frames from " + c + " stall for " + d + " ms, then burst");
+      }
+      case LATE_RESULT -> {
+        count(kind);
+        long hold = 10_000 + random.nextLong(60_000);
+        t.lateResultHolds.add(hold);
+        trace("fault late-result: " + t.name + " will hold its next result back " + hold + " ms");
+      }
+      default -> throw new IllegalStateException("not a timed fault: " + kind);
+    }
+  }
+
+  /** A worker process dies; the supervisor replaces it after a delay. */
+  void crashWorker(SimWorker w, String why) {
+    if (!w.alive || stopped) {
+      return;
+    }
+    trace(w.name + " dies: " + why);
+    SimConnection c = w.conn;
+    w.die();
+    if (c != null && !c.cut) {
+      // The kernel closes the socket after what was already sent: the coordinator reads a close.
+      long at = toCoordinatorArrival(c);
+      events.at(at, () -> {
+        if (!c.cut && c.openAtCoordinator()) {
+          closeAtCoordinator(c, "closed by peer", false);
+        }
+      });
+    }
+    if (!w.healthy && replacements >= MAX_REPLACEMENTS) {
+      trace("supervisor: no replacement for " + w.name + " (" + MAX_REPLACEMENTS + " already)");
+      return;
+    }
+    if (!w.healthy) {
+      replacements++;
+    }
+    long delay = 1_000 + random.nextLong(7_000);
+    events.at(now() + delay, () -> {
+      if (!stopped) {
+        spawnWorker(w.healthy);
+      }
+    });
+  }
+
+  /** The link is cut: everything in flight is lost; each side finds out on its own, or not at all. */
+  void cut(SimConnection c, String why) {
+    if (c.cut) {
+      return;
+    }
+    c.cut = true;
+    trace("link " + c + " cut: " + why);
+    events.at(now() + 1 + random.nextLong(2_000), () -> c.worker.local(() -> c.worker.onClosed(c, "connection reset")));
+    if (random.nextBoolean()) {
+      events.at(now() + 1 + random.nextLong(2_000), () -> {
+        if (c.openAtCoordinator()) {
+          closeAtCoordinator(c, "I/O error: connection reset by peer", false);
+        }
+      });
+    }
+    // Otherwise the coordinator hears nothing more: its detector reaps the session, or the worker's next
+    // Hello supersedes it.
+  }
+
+  private void crashCoordinator(long downtimeMillis) {
+    boolean reset = random.nextBoolean();
+    trace("fault coordinator-crash: kill -9 of coordinator " + coordinatorEpoch + ", down for " + downtimeMillis
+        + " ms" + (reset ? "; unsent frames are discarded" : ""));
+    coordinatorUp = false;
+    scheduler = null;
+    stepAt = -1;
+    stepToken++;
+    for (SimConnection c : new ArrayList<>(sessions.values())) {
+      c.coordinatorClosed = true; // no workerLost: the scheduler that would hear it is gone
+      if (reset) {
+        c.resetTowardWorker = true;
+      }
+      notifyWorkerClosed(c, "coordinator went away");
+    }
+    sessions.clear();
+    events.at(now() + downtimeMillis, () -> {
+      if (!stopped) {
+        startCoordinator();
+      }
+    });
+  }
+
+  private void startCoordinator() {
+    coordinatorEpoch++;
+    coordinatorUp = true;
+    Store store = new FlakyStore(durable.reopen(), () -> {
+      if (failingCommits == 0) {
+        return false;
+      }
+      failingCommits--;
+      trace("a store commit fails (fault store-failure)");
+      return true;
+    }, Scheduler.Settings.defaults().maxConsecutiveStoreFailures() - 1);
+    if (planted == PlantedFault.DROP_ON_REAP) {
+      store = new ReapDroppingStore(store);
+    }
+    scheduler = new Scheduler(store, clock, random.split(), RetryPolicy.defaults(), Scheduler.Settings.defaults(),
+        this::wake);
+    trace("coordinator " + coordinatorEpoch + " starts on the store");
+    scheduler.activate(runId);
+  }
+
+  // ---- the scheduler's loop ---------------------------------------------------------------------
+
+  private void wake() {
+    requestStep(now() + STEP_LATENCY_MILLIS);
+  }
+
+  private void requestStep(long at) {
+    if (!coordinatorUp || stopped) {
+      return;
+    }
+    if (stepAt >= 0 && stepAt <= at) {
+      return;
+    }
+    stepAt = at;
+    long token = ++stepToken;
+    events.at(at, () -> {
+      if (token == stepToken) {
+        stepAt = -1;
+        step();
+      }
+    });
+  }
+
+  private void step() {
+    if (!coordinatorUp || stopped) {
+      return;
+    }
+    long due;
+    try {
+      due = scheduler.step();
+    } catch (RuntimeException e) {
+      end("the scheduler stopped: " + e);
+      return;
+    }
+    CompletableFuture<RunCounters> done = scheduler.completion(runId);
+    if (done.isDone()) {
+      if (done.isCompletedExceptionally()) {
+        end("the run's completion failed");
+      } else {
+        reportedCounters = done.join();
+        finished = true;
+        end("run finished");
+      }
+      return;
+    }
+    long dueElapsed = due == Long.MAX_VALUE ? Long.MAX_VALUE : due - VirtualClock.EPOCH_MILLIS;
+    long next = scheduler.hasQueuedEvents() ? now() + STEP_LATENCY_MILLIS : Math.min(dueElapsed, now() + IDLE_STEP_MILLIS);
+    requestStep(Math.max(next, now() + 1));
+  }
+
+  private void end(String reason) {
+    stopped = true;
+    endReason = reason;
+  }
+
+  // ---- sessions and the network -----------------------------------------------------------------
+
+  /** A worker opens a session; its Hello lists {@code held}. Returns the session at once (connecting). */
+  SimConnection connect(SimWorker w, List<HeldLease> held) {
+    SimConnection c = new SimConnection(this, w, ++sessionCount, held);
+    trace(w.name + " connects as " + c + (held.isEmpty() ? "" : " holding " + held.size() + " leases"));
+    long at = now() + latency(w);
+    c.lastToCoordinatorMillis = at;
+    events.at(at, () -> {
+      if (!coordinatorUp) {
+        events.at(now() + latency(w), () -> w.local(() -> w.onConnectRefused(c)));
+        return;
+      }
+      accept(c);
+    });
+    return c;
+  }
+
+  private void accept(SimConnection c) {
+    c.epoch = coordinatorEpoch;
+    c.accepted = true;
+    c.detector = detectors.apply(clock.nanos());
+    c.detector.heartbeat(clock.nanos());
+    c.lastFrameMillis = now();
+    SimConnection previous = sessions.get(c.worker.id);
+    if (previous != null) {
+      closeAtCoordinator(previous, "superseded by a new session", true);
+    }
+    sessions.put(c.worker.id, c);
+    trace(c + " joins coordinator " + coordinatorEpoch + (c.held.isEmpty() ? "" : ", claiming " + c.held));
+    toWorker(c, () -> c.worker.onWelcome(c));
+    scheduler.workerJoined(c);
+    events.at(now() + REAP_CHECK_MILLIS, () -> checkLiveness(c));
+  }
+
+  /** The connection actor's periodic check: publish drain, reap on conviction. */
+  private void checkLiveness(SimConnection c) {
+    if (!c.openAtCoordinator() || stopped) {
+      return;
+    }
+    long nanos = clock.nanos();
+    boolean draining = c.detector.draining(nanos);
+    if (draining != c.draining) {
+      c.draining = draining;
+      trace(c + (draining ? " is suspected: no new jobs" : " is heard from again"));
+    }
+    if (c.detector.convicted(nanos)) {
+      closeAtCoordinator(c, "reaped after " + (now() - c.lastFrameMillis) + "ms of silence", true);
+      return;
+    }
+    events.at(now() + REAP_CHECK_MILLIS, () -> checkLiveness(c));
+  }
+
+  /** The coordinator ends a session: the scheduler hears workerLost once; the worker, if told, a close. */
+  void closeAtCoordinator(SimConnection c, String reason, boolean tellWorker) {
+    if (!c.openAtCoordinator()) {
+      return;
+    }
+    c.coordinatorClosed = true;
+    sessions.remove(c.worker.id, c);
+    trace(c + " ends at the coordinator: " + reason);
+    if (!c.lostReported) {
+      c.lostReported = true;
+      scheduler.workerLost(c, reason);
+    }
+    if (tellWorker) {
+      notifyWorkerClosed(c, reason);
+    }
+  }
+
+  private void notifyWorkerClosed(SimConnection c, String reason) {
+    if (c.cut) {
+      return;
+    }
+    long at = Math.max(now() + latency(c.worker), c.lastToWorkerMillis);
+    c.lastToWorkerMillis = at;
+    events.at(at, () -> {
+      if (!c.cut) {
+        c.worker.local(() -> c.worker.onClosed(c, reason));
+      }
+    });
+  }
+
+  /** A frame from the coordinator to the worker; dropped if the session is closed, cut or reset. */
+  void toWorker(SimConnection c, Runnable onArrival) {
+    if (c.cut || !c.openAtCoordinator()) {
+      return;
+    }
+    long at = Math.max(now() + latency(c.worker), c.lastToWorkerMillis);
+    c.lastToWorkerMillis = at;
+    events.at(at, () -> {
+      if (!c.cut && !c.resetTowardWorker) {
+        c.worker.local(() -> {
+          if (c.worker.conn == c) {
+            onArrival.run();
+          }
+        });
+      }
+    });
+  }
+
+  /** A frame from the worker to the coordinator: its arrival feeds the session's detector. */
+  void frameToCoordinator(SimConnection c, Runnable onArrival) {
+    if (c == null || c.cut) {
+      return;
+    }
+    long at = toCoordinatorArrival(c);
+    events.at(at, () -> {
+      if (c.cut || !c.openAtCoordinator() || stopped) {
+        return;
+      }
+      c.detector.heartbeat(clock.nanos());
+      c.lastFrameMillis = now();
+      onArrival.run();
+    });
+  }
+
+  void resultToCoordinator(SimConnection c, AttemptReport report, boolean resend) {
+    frameToCoordinator(c, () -> scheduler.attemptEnded(c, report));
+  }
+
+  private long toCoordinatorArrival(SimConnection c) {
+    long at = Math.max(Math.max(now() + latency(c.worker), c.stallUntilMillis), c.lastToCoordinatorMillis);
+    c.lastToCoordinatorMillis = at;
+    return at;
+  }
+
+  private long latency(SimWorker w) {
+    long l = w.latencyMinMillis + random.nextLong(w.latencyMaxMillis - w.latencyMinMillis + 1);
+    // Now and then a frame waits behind a retransmit.
+    return random.nextInt(200) == 0 ? l + 200 + random.nextLong(300) : l;
+  }
+
+  // ---- for the workers --------------------------------------------------------------------------
+
+  long now() {
+    return clock.elapsedMillis();
+  }
+
+  long nanos() {
+    return clock.nanos();
+  }
+
+  EventQueue events() {
+    return events;
+  }
+
+  SplittableRandom random() {
+    return random;
+  }
+
+  WorkerLog log() {
+    return log;
+  }
+
+  boolean coordinatorUp() {
+    return coordinatorUp;
+  }
+
+  int coordinatorEpoch() {
+    return coordinatorEpoch;
+  }
+
+  SimCase caseOf(String caseId) {
+    SimCase c = cases.get(caseId);
+    if (c == null) {
+      throw new IllegalStateException("assignment for unknown case " + caseId);
+    }
+    return c;
+  }
+
+  /** Writes what a worker did to its log and to the trace. */
+  void workerDid(String worker, WorkerLog.Kind kind, long jobId, long token, String detail) {
+    log.add(now(), worker, kind, jobId, token, detail);
+    trace(kind == WorkerLog.Kind.CRASHED ? worker + " CRASHED"
+        : worker + " " + kind + " job " + jobId + " token " + token + (detail.isEmpty() ? "" : " " + detail));
+  }
+
+  void trace(String event) {
+    trace.line(now(), event);
+  }
+
+  private void count(FaultKind kind) {
+    faults.merge(kind, 1, Integer::sum);
+  }
+}

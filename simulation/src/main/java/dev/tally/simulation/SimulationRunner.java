@@ -1,0 +1,106 @@
+package dev.tally.simulation;
+
+import dev.tally.core.store.RunCounters;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Consumer;
+
+/**
+ * Runs simulated histories and checks each: one seed ({@link #run}), or a range of seeds ({@link
+ * #runMany}). The command line ({@code tally simulate}) is a thin shell over this class.
+ *
+ * <p>Thread-safety: immutable; each history runs in the calling thread.
+ */
+public final class SimulationRunner {
+  private final PlantedFault planted;
+
+  /** A runner of correct histories. */
+  public SimulationRunner() {
+    this(null);
+  }
+
+  /** A runner with {@code planted} planted in every history (null for none). */
+  public SimulationRunner(PlantedFault planted) {
+    this.planted = planted;
+  }
+
+  /** Plays and checks the history of {@code seed}, without keeping its trace's text. */
+  public SimulationResult run(long seed) {
+    return run(seed, false);
+  }
+
+  /** Plays and checks the history of {@code seed}; {@code keepTrace} keeps the trace's text for printing. */
+  public SimulationResult run(long seed, boolean keepTrace) {
+    History h = new Simulation(seed, planted, keepTrace).run();
+    List<String> violations = Checker.check(h);
+    RunCounters c = h.store().run(h.runId()).orElseThrow().counters();
+    return new SimulationResult(seed, planted, violations.isEmpty(), List.copyOf(violations), h.traceHash(), h.trace(),
+        h.cases(), h.faults(), c.redeliveries(), c.duplicatesSuppressed(), c.staleResultsFenced(), h.endedAtMillis(),
+        h.endReason());
+  }
+
+  /** Summary of many seeds. */
+  public record Summary(int seeds, int passed, List<SimulationResult> failures, long cases,
+      Map<FaultKind, Integer> faults, long redeliveries, long duplicates, long fenced, long wallMillis) {
+    /** Whether every history passed. */
+    public boolean allPassed() {
+      return failures.isEmpty();
+    }
+
+    /** Histories per wall-clock second. */
+    public double seedsPerSecond() {
+      return seeds * 1000.0 / Math.max(1, wallMillis);
+    }
+  }
+
+  /** Runs seeds {@code start .. start + count - 1}. */
+  public Summary runMany(long start, int count) {
+    return runMany(start, count, r -> { });
+  }
+
+  /**
+   * Runs seeds {@code start .. start + count - 1}, calling {@code each} after every history (for progress).
+   *
+   * @throws IllegalArgumentException if {@code count < 0}
+   */
+  public Summary runMany(long start, int count, Consumer<SimulationResult> each) {
+    if (count < 0) {
+      throw new IllegalArgumentException("count must be >= 0, got " + count);
+    }
+    long began = System.nanoTime();
+    List<SimulationResult> failures = new ArrayList<>();
+    Map<FaultKind, Integer> faults = new EnumMap<>(FaultKind.class);
+    long cases = 0;
+    long redeliveries = 0;
+    long duplicates = 0;
+    long fenced = 0;
+    for (int i = 0; i < count; i++) {
+      SimulationResult r = run(start + i);
+      if (!r.passed()) {
+        failures.add(r);
+      }
+      cases += r.cases();
+      redeliveries += r.redeliveries();
+      duplicates += r.duplicates();
+      fenced += r.fenced();
+      r.faults().forEach((k, n) -> faults.merge(k, n, Integer::sum));
+      each.accept(r);
+    }
+    long wallMillis = (System.nanoTime() - began) / 1_000_000;
+    return new Summary(count, count - failures.size(), List.copyOf(failures), cases, faults, redeliveries,
+        duplicates, fenced, wallMillis);
+  }
+
+  /** The first failing seed among {@code start .. start + count - 1}, or null if all pass. */
+  public SimulationResult firstFailure(long start, int count) {
+    for (int i = 0; i < count; i++) {
+      SimulationResult r = run(start + i);
+      if (!r.passed()) {
+        return r;
+      }
+    }
+    return null;
+  }
+}

@@ -1,0 +1,79 @@
+package dev.tally.simulation;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.EnumSet;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/** The simulation's promises: replayable histories, the invariants over the CI budget, and a checker that bites. */
+class SimulationTest {
+
+  /** The CI budget: at least this many seeds, in well under two minutes on a 2-core machine. */
+  static final int CI_SEEDS = 500;
+
+  /** A planted fault must be caught within this many seeds. */
+  static final int PLANTED_BUDGET = 200;
+
+  @Test
+  void theSameSeedGivesTheSameHistoryByteForByte() {
+    for (long seed : new long[] {1, 17, 4242}) {
+      SimulationResult first = new SimulationRunner().run(seed, true);
+      SimulationResult second = new SimulationRunner().run(seed, true);
+      assertThat(second.trace()).as("trace of seed %d", seed).isEqualTo(first.trace());
+      assertThat(second.traceHash()).isEqualTo(first.traceHash());
+      assertThat(first.trace()).contains("history ends");
+    }
+    assertThat(new SimulationRunner().run(1).traceHash()).isNotEqualTo(new SimulationRunner().run(2).traceHash());
+  }
+
+  @Test
+  void aHistoryKeepsItsHashWhetherOrNotItsTextIsKept() {
+    assertThat(new SimulationRunner().run(99, false).traceHash()).isEqualTo(new SimulationRunner().run(99, true).traceHash());
+  }
+
+  @Test
+  void fiveHundredSeedsKeepEveryInvariantUnderEveryKindOfFault() {
+    SimulationRunner.Summary s = new SimulationRunner().runMany(1, CI_SEEDS);
+    System.out.printf("%d seeds in %d ms: %.1f seeds/s; %d cases, faults %s, %d redeliveries, %d duplicates, %d fenced%n",
+        s.seeds(), s.wallMillis(), s.seedsPerSecond(), s.cases(), s.faults(), s.redeliveries(), s.duplicates(), s.fenced());
+    assertThat(s.failures())
+        .as(() -> s.failures().stream()
+            .map(r -> "seed " + r.seed() + ": " + r.violations() + "\n  replay: " + r.replayCommand())
+            .collect(Collectors.joining("\n")))
+        .isEmpty();
+    // The budget exercised what it claims to: every fault site fired, and the guarantees were at work.
+    assertThat(s.faults().keySet()).containsExactlyInAnyOrderElementsOf(EnumSet.allOf(FaultKind.class));
+    assertThat(s.duplicates()).as("duplicates suppressed").isPositive();
+    assertThat(s.fenced()).as("stale results fenced").isPositive();
+    assertThat(s.redeliveries()).as("redeliveries").isPositive();
+    assertThat(s.wallMillis()).as("CI budget: %d seeds in under two minutes", CI_SEEDS).isLessThan(120_000);
+  }
+
+  @ParameterizedTest(name = "{0} is caught within the CI budget")
+  @CsvSource({"count-duplicates, I2", "skip-fencing, I3", "drop-on-reap, I4"})
+  void aPlantedFaultIsCaughtWithinTheCiBudget(String fault, String invariant) {
+    SimulationRunner runner = new SimulationRunner(PlantedFault.parse(fault));
+    SimulationResult failed = runner.firstFailure(1, PLANTED_BUDGET);
+    assertThat(failed).as("a seed among the first %d fails with %s planted", PLANTED_BUDGET, fault).isNotNull();
+    System.out.printf("%s: first failing seed %d: %s%n", fault, failed.seed(), failed.violations());
+    assertThat(failed.violations()).anyMatch(v -> v.startsWith(invariant + ":"));
+    assertThat(failed.replayCommand()).isEqualTo("tally simulate --seed " + failed.seed() + " --plant " + fault);
+
+    // The failing seed replays exactly.
+    SimulationResult again = runner.run(failed.seed());
+    assertThat(again.violations()).isEqualTo(failed.violations());
+    assertThat(again.traceHash()).isEqualTo(failed.traceHash());
+  }
+
+  @Test
+  void parsesPlantedFaultsByTheirCommandLineNames() {
+    assertThat(PlantedFault.parse("count-duplicates")).isEqualTo(PlantedFault.COUNT_DUPLICATES);
+    assertThat(PlantedFault.parse("SKIP_FENCING")).isEqualTo(PlantedFault.SKIP_FENCING);
+    assertThat(PlantedFault.parse(" drop-on-reap ")).isEqualTo(PlantedFault.DROP_ON_REAP);
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> PlantedFault.parse("nope"))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("count-duplicates");
+  }
+}
