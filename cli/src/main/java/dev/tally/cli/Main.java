@@ -12,7 +12,7 @@ import picocli.CommandLine.Command;
     mixinStandardHelpOptions = true,
     version = "tally 0.1.0",
     description = "Fault-tolerant distributed eval runner.",
-    subcommands = {RunCommand.class, ResumeCommand.class, WorkerCommand.class, StatusCommand.class, BenchCommand.class, dev.tally.cli.detect.DetectorBenchCommand.class, SimulateCommand.class})
+    subcommands = {RunCommand.class, ResumeCommand.class, WorkerCommand.class, StatusCommand.class, BenchCommand.class, dev.tally.cli.detect.DetectorBenchCommand.class, SimulateCommand.class, FailoverBenchCommand.class, ChaosCommand.class})
 public final class Main {
   /** Every case passed. */
   static final int EXIT_PASSED = 0;

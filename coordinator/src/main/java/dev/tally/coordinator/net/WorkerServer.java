@@ -225,8 +225,12 @@ public final class WorkerServer implements AutoCloseable {
      */
     public static final int MAX_PREFETCH = 10_000;
 
-    /** The slowest the reaper looks for convicted connections; it looks every tenth of the window if less. */
-    static final Duration MAX_REAP_CHECK_PERIOD = Duration.ofMillis(250);
+    /**
+     * The slowest the reaper looks for convicted connections (it looks every tenth of the window if less):
+     * every check can add this much to the time a dead worker's jobs wait, and a check is a few
+     * arithmetic operations on the connection's own event loop.
+     */
+    static final Duration MAX_REAP_CHECK_PERIOD = Duration.ofMillis(100);
 
     private final Duration heartbeatInterval;
     private final Duration detectionWindow;

@@ -28,12 +28,12 @@ class WorkerServerTest {
   }
 
   @Test
-  void defaultsAreAOneSecondIntervalInAFiveSecondWindowCheckedEvery250Ms() {
+  void defaultsAreAOneSecondIntervalInAFiveSecondWindowCheckedEvery100Ms() {
     WorkerServer.Settings s = WorkerServer.Settings.defaults();
     assertThat(s.heartbeatInterval()).isEqualTo(Duration.ofSeconds(1));
     assertThat(s.detectionWindow()).isEqualTo(Duration.ofSeconds(5));
     assertThat(s.maxFrameBytes()).isEqualTo(4 * 1024 * 1024);
-    assertThat(s.reapCheckPeriod()).isEqualTo(Duration.ofMillis(250));
+    assertThat(s.reapCheckPeriod()).isEqualTo(Duration.ofMillis(100));
     assertThat(s.dispatchWindow(4)).isEqualTo(8);
   }
 

@@ -416,8 +416,12 @@ public final class Scheduler implements WorkerEvents {
     }
     int maxAttempts = runSpec(inFlight.runId).spec().maxAttempts();
     boolean terminal = inFlight.attempt >= maxAttempts;
-    long notBefore = now + retryPolicy.backoff(inFlight.attempt, random).toMillis();
-    return new ReleaseRequest(jobId, token, failure, notBefore, terminal);
+    // A job lost with its worker goes out again at once: the backoff spaces retries of a job that failed
+    // for its own reasons, and waiting would only add to the failover time. Its retries after that are
+    // spaced like any other.
+    long backoffMillis = failure.kind() == InfraFailure.Kind.WORKER_LOST && inFlight.attempt == 1
+        ? 0 : retryPolicy.backoff(inFlight.attempt, random).toMillis();
+    return new ReleaseRequest(jobId, token, failure, now + backoffMillis, terminal);
   }
 
   private RunView runSpec(long runId) {

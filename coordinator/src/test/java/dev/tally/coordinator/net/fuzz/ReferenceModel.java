@@ -1,0 +1,196 @@
+package dev.tally.coordinator.net.fuzz;
+
+import com.google.protobuf.InvalidProtocolBufferException;
+import dev.tally.core.InfraFailure;
+import dev.tally.core.Outcome;
+import dev.tally.core.Verdict;
+import dev.tally.core.schedule.AttemptReport;
+import dev.tally.protocol.Envelope;
+import dev.tally.protocol.Hello;
+import dev.tally.protocol.Result;
+import java.io.ByteArrayOutputStream;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Predicate;
+
+/**
+ * What the coordinator must do with one connection's bytes, worked out independently of the code under
+ * test, from the wire format in {@code tally.proto} and the conversation rules in WorkerConnection's
+ * class doc. The fuzz properties compare the real server with this, event for event.
+ *
+ * <p>The model reads the whole byte stream a peer sent, in order: frames up to the first refused one are
+ * handled; the refusal (or the first frame the conversation does not allow) ends the session; a trailing
+ * incomplete frame is never handled, and the end of the stream ends the session as "closed by peer".
+ *
+ * <p>The limits below mirror WorkerConnection's package-private constants; if they change there, a
+ * property fails here and names the frame that disagrees.
+ */
+final class ReferenceModel {
+  /** WorkerConnection.MAX_SLOTS. */
+  static final int MAX_SLOTS = 4_096;
+  /** WorkerConnection.MAX_ID_CHARS. */
+  static final int MAX_ID_CHARS = 256;
+  /** WorkerConnection.MAX_QUOTED_REASON_CHARS: how much of a worker's Goodbye reason the lost reason quotes. */
+  static final int MAX_QUOTED_REASON_CHARS = 200;
+
+  private ReferenceModel() {}
+
+  /** One decoded item of a byte stream: a frame's Envelope, or the refusal that ends the stream. */
+  sealed interface Item {
+    record Decoded(Envelope envelope) implements Item {}
+
+    /** {@code tooLong} for a length above the limit (refused on the prefix alone). */
+    record Refused(boolean tooLong, long length, String why) implements Item {}
+  }
+
+  /**
+   * Splits {@code stream} into frames the way the frame decoder must: a 4-byte big-endian length, then that
+   * many bytes holding an Envelope with a body. Stops at the first refusal; a trailing partial frame is
+   * dropped.
+   */
+  static List<Item> decode(byte[] stream, int maxFrameBytes) {
+    List<Item> items = new ArrayList<>();
+    int at = 0;
+    while (stream.length - at >= 4) {
+      long length = ((stream[at] & 0xFFL) << 24) | ((stream[at + 1] & 0xFFL) << 16)
+          | ((stream[at + 2] & 0xFFL) << 8) | (stream[at + 3] & 0xFFL);
+      if (length > maxFrameBytes) {
+        items.add(new Item.Refused(true, length, "frame length " + length + " above the limit"));
+        return items;
+      }
+      if (stream.length - at - 4 < length) {
+        return items; // incomplete: the decoder waits for the rest, which never comes
+      }
+      Envelope e;
+      try {
+        e = Envelope.parser().parseFrom(stream, at + 4, (int) length);
+      } catch (InvalidProtocolBufferException ex) {
+        items.add(new Item.Refused(false, length, "not an Envelope: " + ex.getMessage()));
+        return items;
+      }
+      if (e.getBodyCase() == Envelope.BodyCase.BODY_NOT_SET) {
+        items.add(new Item.Refused(false, length, "envelope has no body"));
+        return items;
+      }
+      items.add(new Item.Decoded(e));
+      at += 4 + (int) length;
+    }
+    return items;
+  }
+
+  /** The bytes of all steps, concatenated: what the server reads from the peer's socket. */
+  static byte[] wire(List<Step> steps) {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    for (Step s : steps) {
+      out.writeBytes(s.bytes());
+    }
+    return out.toByteArray();
+  }
+
+  /**
+   * What the sink must hear from one connection: whether it joined (with which worker id), the reports in
+   * order, and why it ended (tested by {@code lostReason}; only meaningful when joined).
+   */
+  record Expected(boolean joined, String workerId, List<AttemptReport> reports, String lostDescription,
+      Predicate<String> lostReason) {
+    @Override
+    public String toString() {
+      return (joined ? "joins as '" + workerId + "', reports " + reports + ", lost: " + lostDescription
+          : "never joins, no events");
+    }
+  }
+
+  /** Runs the conversation rules over the items of one connection that its peer then half-closed. */
+  static Expected expect(List<Item> items) {
+    String workerId = null;
+    List<AttemptReport> reports = new ArrayList<>();
+    for (Item item : items) {
+      if (item instanceof Item.Refused refused) {
+        return end(workerId, reports, "malformed frame: ...", r -> r.startsWith("malformed frame: ")
+            && (!refused.tooLong() || r.contains("frame length " + refused.length())));
+      }
+      Envelope e = ((Item.Decoded) item).envelope();
+      if (workerId == null) {
+        if (e.getBodyCase() != Envelope.BodyCase.HELLO || !acceptable(e.getHello())) {
+          return end(null, reports, "", r -> false); // refused before joining: no event at all
+        }
+        workerId = e.getHello().getWorkerId();
+        continue;
+      }
+      switch (e.getBodyCase()) {
+        case HEARTBEAT -> { }
+        case RESULT -> {
+          AttemptReport report = report(e.getResult());
+          if (report == null) {
+            return end(workerId, reports, "malformed frame: (result)", r -> r.startsWith("malformed frame: "));
+          }
+          reports.add(report);
+        }
+        case GOODBYE -> {
+          String reason = e.getGoodbye().getReason();
+          String quoted = reason.length() <= MAX_QUOTED_REASON_CHARS ? reason
+              : reason.substring(0, MAX_QUOTED_REASON_CHARS) + "...";
+          String want = "worker said goodbye: " + quoted;
+          return end(workerId, reports, want, want::equals);
+        }
+        case HELLO -> {
+          return end(workerId, reports, "second Hello on a live session",
+              "second Hello on a live session"::equals);
+        }
+        default -> {
+          String want = "unexpected " + e.getBodyCase() + " from a worker";
+          return end(workerId, reports, want, want::equals);
+        }
+      }
+    }
+    return end(workerId, reports, "closed by peer", "closed by peer"::equals);
+  }
+
+  private static Expected end(String workerId, List<AttemptReport> reports, String description,
+      Predicate<String> reason) {
+    return new Expected(workerId != null, workerId, List.copyOf(reports), description, reason);
+  }
+
+  /** Hello's rules: a non-empty id, id and name of at most 256 chars, 1..4096 slots (uint32). */
+  static boolean acceptable(Hello h) {
+    long slots = Integer.toUnsignedLong(h.getSlots());
+    return !h.getWorkerId().isEmpty() && h.getWorkerId().length() <= MAX_ID_CHARS
+        && h.getName().length() <= MAX_ID_CHARS && slots >= 1 && slots <= MAX_SLOTS;
+  }
+
+  /**
+   * The report a Result must become, or null if the coordinator must refuse it: no ending, a verdict that
+   * is not PASS/FAIL/ERROR, or a duration at or above 2^63 ms. An unknown failure kind is read as
+   * EVALUATOR_CRASHED with the raw number in the detail (a failure is retryable whatever its kind).
+   */
+  static AttemptReport report(Result r) {
+    return switch (r.getEndingCase()) {
+      case ENDING_NOT_SET -> null;
+      case OUTCOME -> {
+        dev.tally.protocol.Outcome o = r.getOutcome();
+        Verdict v = switch (o.getVerdictValue()) {
+          case 1 -> Verdict.PASS;
+          case 2 -> Verdict.FAIL;
+          case 3 -> Verdict.ERROR;
+          default -> null;
+        };
+        if (v == null || o.getDurationMillis() < 0) {
+          yield null;
+        }
+        yield AttemptReport.of(r.getJobId(), r.getToken(),
+            new Outcome(v, o.getHasScore() ? o.getScore() : null, o.getOutputTail(), o.getDurationMillis()));
+      }
+      case FAILURE -> {
+        dev.tally.protocol.InfraFailure f = r.getFailure();
+        InfraFailure failure = switch (f.getKindValue()) {
+          case 1 -> new InfraFailure(InfraFailure.Kind.TIMEOUT, f.getDetail());
+          case 2 -> new InfraFailure(InfraFailure.Kind.SIGNALED, f.getDetail());
+          case 3 -> new InfraFailure(InfraFailure.Kind.EVALUATOR_CRASHED, f.getDetail());
+          default -> new InfraFailure(InfraFailure.Kind.EVALUATOR_CRASHED,
+              "unknown failure kind " + f.getKindValue() + ": " + f.getDetail());
+        };
+        yield AttemptReport.failed(r.getJobId(), r.getToken(), failure);
+      }
+    };
+  }
+}
