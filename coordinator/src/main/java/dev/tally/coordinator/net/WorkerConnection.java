@@ -340,11 +340,16 @@ final class WorkerConnection extends ChannelInboundHandlerAdapter {
     if (state == State.CLOSED) {
       return;
     }
+    // CLOSED first: if the Goodbye itself cannot be sent (say, it is larger than the frame limit), the
+    // failure comes straight back through exceptionCaught, which must find the connection closing
+    // instead of refusing it again with another Goodbye, without end.
+    state = State.CLOSED;
+    closeReason = reason;
     if (channel.isActive()) {
       channel.writeAndFlush(Envelope.newBuilder().setGoodbye(Goodbye.newBuilder().setReason(reason)).build(),
           channel.voidPromise());
     }
-    closeWithoutGoodbye(reason);
+    channel.close();
   }
 
   private void closeWithoutGoodbye(String reason) {

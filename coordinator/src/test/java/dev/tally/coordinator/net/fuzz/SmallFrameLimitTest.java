@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.tally.coordinator.net.WorkerServer;
 import dev.tally.protocol.Envelope;
 import dev.tally.protocol.Hello;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -16,13 +15,11 @@ import org.junit.jupiter.api.Test;
  * (every connection on that event loop is then dead, none is reported lost) and leaves logback's
  * ThrowableProxy class unusable for the rest of the JVM.
  *
- * <p>Disabled until the fix (see the fuzz report): running it today kills event loop threads in the test
- * JVM.
+ * <p>Fixed by marking the connection closed before its Goodbye is written.
  */
 class SmallFrameLimitTest {
 
   @Test
-  @Disabled("fails until WorkerConnection.closeWith marks the connection CLOSED before sending its Goodbye")
   void aFrameLimitBelowTheGoodbyesSizeStillClosesARefusedConnection() throws Exception {
     EventLog events = new EventLog();
     try (WorkerServer server = WorkerServer.start("127.0.0.1", 0,
