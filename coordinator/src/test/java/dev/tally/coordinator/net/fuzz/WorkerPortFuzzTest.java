@@ -91,7 +91,7 @@ class WorkerPortFuzzTest {
     good.roundTrip();
     good.finish();
     peer.close();
-    harness.checkHealthy();
+    harness.checkHealthy(mark);
   }
 
   @Property(tries = 200)
@@ -148,7 +148,7 @@ class WorkerPortFuzzTest {
     for (FuzzPeer p : peers) {
       p.close();
     }
-    harness.checkHealthy();
+    harness.checkHealthy(mark);
   }
 
   // ---- the shared try ----
@@ -189,7 +189,7 @@ class WorkerPortFuzzTest {
     checkFramesReceived(fuzz, want);
     good.finish();
     fuzz.close();
-    harness.checkHealthy();
+    harness.checkHealthy(mark);
   }
 
   private static String category(String lostDescription) {

@@ -102,8 +102,13 @@ final class WorkerPortHarness implements AutoCloseable {
 
   /** The server survived: the sentinel still works both ways and was never lost; the log shows no fault. */
   void checkHealthy() throws Exception {
+    checkHealthy(0);
+  }
+
+  /** As {@link #checkHealthy()}, judging only events from index {@code from} on (see EventLog). */
+  void checkHealthy(int from) throws Exception {
     sentinel.roundTrip();
-    events.checkWellFormed();
+    events.checkWellFormed(from);
     logs.assertClean();
   }
 
