@@ -93,6 +93,8 @@ final class WorkerConnection extends ChannelInboundHandlerAdapter {
    * never joins before the first session's loss is reported.
    */
   private CompletableFuture<Void> predecessorEnded = CompletableFuture.completedFuture(null);
+  /** The session this one superseded, if any: it stays the worker's live session until this one joins. */
+  private WorkerConnection predecessor;
   /** Frames that arrived while waiting for a superseded session to end; replayed on joining. */
   private final ArrayDeque<Envelope> heldWhileJoining = new ArrayDeque<>();
   private final Map<Long, Boolean> runsConfigured = new LinkedHashMap<>(16, 0.75f, true) {
@@ -191,6 +193,7 @@ final class WorkerConnection extends ChannelInboundHandlerAdapter {
     log.info("{} ({}) supersedes its session at {}", workerId, channel.remoteAddress(), previous.remoteAddress());
     previous.closeFromAnyThread("superseded by a new session");
     predecessorEnded = previous.ended;
+    predecessor = previous;
     previous.ended.whenComplete((ignored, error) -> onLoop(() -> join(hello)));
   }
 
@@ -220,6 +223,9 @@ final class WorkerConnection extends ChannelInboundHandlerAdapter {
                 .setCoordinatorEpoch(settings.coordinatorEpoch()))
             .build(),
         channel.voidPromise());
+    if (state != State.JOINING) {
+      return; // the Welcome could not be sent, and the connection was refused
+    }
     state = State.JOINED;
     joined = true;
     log.info("worker {} ({}) joined from {}: {} slots, version {}, session {}", workerId, hello.getName(),
@@ -271,9 +277,8 @@ final class WorkerConnection extends ChannelInboundHandlerAdapter {
     heldWhileJoining.clear();
     String reason = closeReason != null ? closeReason
         : server.isClosing() ? "coordinator shutting down" : "closed by peer";
-    if (workerId != null) {
-      server.unregister(workerId, this);
-    }
+    // Lost is reported before the worker id is released, so that no new session of this worker can
+    // join while the scheduler still counts this one as live.
     if (joined && !lostReported) {
       lostReported = true;
       log.info("worker {} at {} lost: {}", workerId, channel.remoteAddress(), reason);
@@ -284,6 +289,15 @@ final class WorkerConnection extends ChannelInboundHandlerAdapter {
       }
     } else {
       log.debug("connection from {} closed before joining: {}", channel.remoteAddress(), reason);
+    }
+    if (workerId != null) {
+      if (!joined && predecessor != null && !predecessor.ended.isDone()) {
+        // This session never joined: the one it superseded is still the worker's live session until it
+        // has ended, so a third session must wait for it too (found by the superseding fuzz property).
+        server.restore(workerId, this, predecessor);
+      } else {
+        server.unregister(workerId, this);
+      }
     }
     predecessorEnded.whenComplete((ignored, error) -> ended.complete(null));
     ctx.fireChannelInactive();

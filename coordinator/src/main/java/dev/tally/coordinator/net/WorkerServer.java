@@ -185,6 +185,14 @@ public final class WorkerServer implements AutoCloseable {
     return previous == c ? null : previous;
   }
 
+  /**
+   * Puts {@code predecessor} back as {@code workerId}'s live connection if {@code c}, which superseded it
+   * but never joined, still holds the entry.
+   */
+  void restore(String workerId, WorkerConnection c, WorkerConnection predecessor) {
+    liveByWorkerId.replace(workerId, c, predecessor);
+  }
+
   /** Removes {@code c} if it is still {@code workerId}'s live connection (a successor may have replaced it). */
   void unregister(String workerId, WorkerConnection c) {
     liveByWorkerId.remove(workerId, c);
