@@ -20,8 +20,7 @@ import java.util.function.BooleanSupplier;
  *
  * <p>Thread-safety: as the store it wraps; used from one simulation thread.
  */
-final class FlakyStore implements Store {
-  private final Store delegate;
+final class FlakyStore extends ForwardingStore {
   private final BooleanSupplier failNow;
   private final int maxInARow;
   private int failedInARow;
@@ -32,7 +31,7 @@ final class FlakyStore implements Store {
    * outage it is meant to give up on.
    */
   FlakyStore(Store delegate, BooleanSupplier failNow, int maxInARow) {
-    this.delegate = delegate;
+    super(delegate);
     this.failNow = failNow;
     this.maxInARow = maxInARow;
   }
@@ -46,55 +45,5 @@ final class FlakyStore implements Store {
     StoreBatchResult r = delegate.apply(batch);
     failedInARow = 0;
     return r;
-  }
-
-  @Override
-  public long createRun(RunSpec spec, List<CaseRecord> cases) {
-    return delegate.createRun(spec, cases);
-  }
-
-  @Override
-  public int releaseLeases(long runId, long nowMillis) {
-    return delegate.releaseLeases(runId, nowMillis);
-  }
-
-  @Override
-  public Optional<RunView> run(long runId) {
-    return delegate.run(runId);
-  }
-
-  @Override
-  public List<RunView> runs() {
-    return delegate.runs();
-  }
-
-  @Override
-  public List<JobView> jobs(long runId) {
-    return delegate.jobs(runId);
-  }
-
-  @Override
-  public List<AttemptView> attempts(long runId) {
-    return delegate.attempts(runId);
-  }
-
-  @Override
-  public void saveWorkerStatuses(List<WorkerStatus> statuses) {
-    delegate.saveWorkerStatuses(statuses);
-  }
-
-  @Override
-  public List<WorkerStatus> workerStatuses() {
-    return delegate.workerStatuses();
-  }
-
-  @Override
-  public long commits() {
-    return delegate.commits();
-  }
-
-  @Override
-  public void close() {
-    delegate.close();
   }
 }

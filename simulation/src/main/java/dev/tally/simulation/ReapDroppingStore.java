@@ -24,11 +24,10 @@ import java.util.Optional;
  *
  * <p>Thread-safety: as the store it wraps; used from one simulation thread.
  */
-final class ReapDroppingStore implements Store {
-  private final Store delegate;
+final class ReapDroppingStore extends ForwardingStore {
 
   ReapDroppingStore(Store delegate) {
-    this.delegate = delegate;
+    super(delegate);
   }
 
   @Override
@@ -52,55 +51,5 @@ final class ReapDroppingStore implements Store {
     }
     return new StoreBatchResult(inner.recordStatuses(), statuses, inner.leases(), inner.counters(),
         inner.nextNotBeforeMillis(), inner.pendingLeft(), inner.renewals(), inner.expired());
-  }
-
-  @Override
-  public long createRun(RunSpec spec, List<CaseRecord> cases) {
-    return delegate.createRun(spec, cases);
-  }
-
-  @Override
-  public int releaseLeases(long runId, long nowMillis) {
-    return delegate.releaseLeases(runId, nowMillis);
-  }
-
-  @Override
-  public Optional<RunView> run(long runId) {
-    return delegate.run(runId);
-  }
-
-  @Override
-  public List<RunView> runs() {
-    return delegate.runs();
-  }
-
-  @Override
-  public List<JobView> jobs(long runId) {
-    return delegate.jobs(runId);
-  }
-
-  @Override
-  public List<AttemptView> attempts(long runId) {
-    return delegate.attempts(runId);
-  }
-
-  @Override
-  public void saveWorkerStatuses(List<WorkerStatus> statuses) {
-    delegate.saveWorkerStatuses(statuses);
-  }
-
-  @Override
-  public List<WorkerStatus> workerStatuses() {
-    return delegate.workerStatuses();
-  }
-
-  @Override
-  public long commits() {
-    return delegate.commits();
-  }
-
-  @Override
-  public void close() {
-    delegate.close();
   }
 }
