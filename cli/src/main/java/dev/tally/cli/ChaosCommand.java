@@ -6,8 +6,6 @@ import dev.tally.core.store.RunView;
 import dev.tally.store.SqliteStore;
 import java.io.IOException;
 import java.io.PrintWriter;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -208,7 +206,7 @@ public final class ChaosCommand implements Callable<Integer> {
     if (Files.exists(dbFile)) {
       throw new ParameterException(cl, "the store " + dbFile + " exists already; chaos needs a fresh one (give --db a new file, or a new --work-dir)");
     }
-    port = freeLoopbackPort();
+    port = Ports.freeFixedLoopbackPort();
     HostPort address = new HostPort("127.0.0.1", port);
     fleet = new ChaosFleet(dir.resolve("logs"), address, workers, slots);
     Thread hook = new Thread(fleet::close, "tally-chaos-stop");
@@ -671,9 +669,5 @@ public final class ChaosCommand implements Callable<Integer> {
     return ms % 1000 == 0 ? (ms / 1000) + " s" : String.format("%.1f s", ms / 1000.0);
   }
 
-  private static int freeLoopbackPort() throws IOException {
-    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-      return s.getLocalPort();
-    }
-  }
+
 }

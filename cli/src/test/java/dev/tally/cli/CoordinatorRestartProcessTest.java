@@ -52,8 +52,12 @@ class CoordinatorRestartProcessTest {
     for (int round = 1; round <= 2; round++) {
       long target = total * round / 3;
       try (TallyProcess tally = TallyProcess.start(dir, "run-" + round + ".log", command)) {
-        await("round " + round + ": " + target + " recorded").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(50))
-            .until(() -> counters(db).map(c -> c.recorded() >= target).orElse(false));
+        try {
+          await("round " + round + ": " + target + " recorded").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(50))
+              .until(() -> counters(db).map(c -> c.recorded() >= target).orElse(false));
+        } catch (org.awaitility.core.ConditionTimeoutException e) {
+          throw new AssertionError(e.getMessage() + "; tally output:\n" + tally.output(), e);
+        }
         TallyProcess.signal(tally.process.pid(), "KILL");
         killedCoordinators.add(tally.process.pid());
         tally.process.waitFor();
@@ -98,10 +102,7 @@ class CoordinatorRestartProcessTest {
   @Test
   void aRemoteWorkerKeepsItsLeasesAndResendsItsResultsAcrossACoordinatorRestart() throws Exception {
     int total = 60;
-    int port;
-    try (java.net.ServerSocket probe = new java.net.ServerSocket(0)) {
-      port = probe.getLocalPort();
-    }
+    int port = Ports.freeFixedLoopbackPort();
     Path dataset = dir.resolve("cases.jsonl");
     List<String> lines = new ArrayList<>();
     for (int i = 0; i < total; i++) {
@@ -115,8 +116,12 @@ class CoordinatorRestartProcessTest {
     long crashedAtMillis;
     try (TallyProcess worker = TallyProcess.start(dir, "worker.log", List.of("worker", "--coordinator=127.0.0.1:" + port, "--slots=2", "--name=remote"))) {
       try (TallyProcess first = TallyProcess.start(dir, "run-1.log", command)) {
-        await("a quarter recorded").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(50))
-            .until(() -> counters(db).map(c -> c.recorded() >= total / 4).orElse(false));
+        try {
+          await("a quarter recorded").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(50))
+              .until(() -> counters(db).map(c -> c.recorded() >= total / 4).orElse(false));
+        } catch (org.awaitility.core.ConditionTimeoutException e) {
+          throw new AssertionError(e.getMessage() + "; run output:\n" + first.output() + "\nworker output:\n" + worker.output(), e);
+        }
         TallyProcess.signal(first.process.pid(), "KILL");
         crashedAtMillis = System.currentTimeMillis();
         first.process.waitFor();

@@ -3,7 +3,6 @@ package dev.tally.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -21,10 +20,7 @@ class RemoteWorkerProcessTest {
 
   @Test
   void aWorkerStartedElsewhereJoinsTheRunAndMixesWithLocalWorkers() throws Exception {
-    int port;
-    try (ServerSocket probe = new ServerSocket(0)) {
-      port = probe.getLocalPort();
-    }
+    int port = Ports.freeFixedLoopbackPort();
     Path dataset = dir.resolve("cases.jsonl");
     List<String> lines = new ArrayList<>();
     for (int i = 0; i < 400; i++) {

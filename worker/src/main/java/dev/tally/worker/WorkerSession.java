@@ -322,6 +322,13 @@ public final class WorkerSession implements AutoCloseable {
       ch.close();
       return;
     }
+    if (ch.localAddress() != null && ch.localAddress().equals(ch.remoteAddress())) {
+      // TCP let a connection to a local port nobody listens on pick that very port as its own source
+      // port and connect to itself; held open, it would keep the coordinator from binding its port.
+      log.debug("connected to itself on {} (the coordinator is not listening); retrying", ch.localAddress());
+      ch.close();
+      return;
+    }
     drainReady(); // pending results join the outbox so that Hello lists them
     Hello.Builder hello =
         Hello.newBuilder()
