@@ -7,6 +7,7 @@ import dev.tally.core.InfraFailure;
 import dev.tally.core.Outcome;
 import dev.tally.core.RecordStatus;
 import dev.tally.core.store.AttemptView;
+import dev.tally.core.store.FailureReasons;
 import dev.tally.core.store.JobState;
 import dev.tally.core.store.JobView;
 import dev.tally.core.store.RunCounters;
@@ -33,7 +34,6 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -505,7 +505,7 @@ public final class InMemoryStore implements Store {
       d.redeliveries++;
     }
     InfraFailure f = r.failure();
-    String ending = f.kind().name().toLowerCase(Locale.ROOT);
+    String ending = FailureReasons.ending(f.kind());
     String owner = j.owner;
     long startedAt = j.leasedAt;
     JobRow w = tx.job(j.id);
@@ -515,21 +515,14 @@ public final class InMemoryStore implements Store {
     if (fail) {
       w.state = JobState.FAILED;
       w.failureReason = poison
-          ? "poison: " + lostStreak + " attempts in a row ended with their worker lost while the case ran; the last: " + f.detail()
-          : failureReason(j.attempts, ending, f.detail());
+          ? FailureReasons.poison(lostStreak, f.detail())
+          : FailureReasons.outOfAttempts(j.attempts, ending, f.detail());
     } else {
       w.state = JobState.PENDING;
       w.notBefore = r.notBeforeMillis();
     }
     tx.addAttempt(j.id, r.token(), owner, startedAt, now, ending, f.detail());
     return fail ? ReleaseStatus.FAILED : ReleaseStatus.RELEASED;
-  }
-
-  /** The sentence kept with a failed job, worded as the SQLite store words it. */
-  static String failureReason(int attempts, String ending, String detail) {
-    String last = detail.isEmpty() ? ending : ending + ": " + detail;
-    return "ended failed after " + attempts + (attempts == 1 ? " attempt" : " attempts") + "; the last ended with "
-        + last;
   }
 
   private List<Assignment> lease(Tx tx, LeaseRequest l, List<Long> runIds, long now, Map<Long, RunDelta> touched) {

@@ -8,6 +8,7 @@ import dev.tally.core.Outcome;
 import dev.tally.core.RecordStatus;
 import dev.tally.core.Verdict;
 import dev.tally.core.store.AttemptView;
+import dev.tally.core.store.FailureReasons;
 import dev.tally.core.store.JobState;
 import dev.tally.core.store.JobView;
 import dev.tally.core.store.RunCounters;
@@ -469,12 +470,12 @@ public final class SqliteStore implements Store {
       }
     }
     InfraFailure f = r.failure();
-    String ending = f.kind().name().toLowerCase(Locale.ROOT);
+    String ending = FailureReasons.ending(f.kind());
     if (r.terminal() || poison) {
       PreparedStatement s = w.failJob;
       s.setString(1, poison
-          ? "poison: " + lostStreak + " attempts in a row ended with their worker lost while the case ran; the last: " + f.detail()
-          : failureReason(attempts, ending, f.detail()));
+          ? FailureReasons.poison(lostStreak, f.detail())
+          : FailureReasons.outOfAttempts(attempts, ending, f.detail()));
       s.setInt(2, lostStreak);
       s.setLong(3, r.jobId());
       s.executeUpdate();
@@ -487,13 +488,6 @@ public final class SqliteStore implements Store {
     }
     addAttempt(r.jobId(), r.token(), owner, startedAt, now, ending, f.detail());
     return r.terminal() || poison ? ReleaseStatus.FAILED : ReleaseStatus.RELEASED;
-  }
-
-  /** The sentence kept with a failed job: how many attempts it had and how the last one ended. */
-  static String failureReason(int attempts, String ending, String detail) {
-    String last = detail.isEmpty() ? ending : ending + ": " + detail;
-    return "ended failed after " + attempts + (attempts == 1 ? " attempt" : " attempts") + "; the last ended with "
-        + last;
   }
 
   private void addAttempt(long jobId, long token, String worker, long startedAt, long endedAt, String ending,
