@@ -321,9 +321,16 @@ public final class ChaosCommand implements Callable<Integer> {
       if (!faultsOver && now >= nextFault) {
         nextFault = inject(now) ? now + gap() : now + TimeUnit.MILLISECONDS.toNanos(500);
       }
-      Thread.sleep(20);
+      Thread.sleep(TICK_MILLIS);
     }
   }
+
+  /**
+   * The chaos loop's tick: how often it looks at its processes and its fault schedule. It is the pace of a
+   * control loop, not a wait for a condition; 20 ms keeps fault times precise to a few hundredths of a
+   * second at a negligible cost.
+   */
+  private static final long TICK_MILLIS = 20;
 
   private List<Kind> shuffled(List<Kind> kinds) {
     List<Kind> list = new ArrayList<>(kinds);
