@@ -91,6 +91,7 @@ public final class Scheduler implements WorkerEvents {
   private long lastRenewalMillis;
   private long lastStatusMillis;
   private final Map<String, String> lastEjectionReason = new HashMap<>();
+  private final Map<Long, String> caseKinds = new HashMap<>();
   private long lastSweepMillis;
   private boolean pendingMayBeAvailable = true;
   private long nextNotBeforeMillis = Long.MAX_VALUE;
@@ -375,7 +376,7 @@ public final class Scheduler implements WorkerEvents {
       // Only real traffic judges a worker, and a case's own verdict never counts against it.
       long durationMillis = report.outcome() != null ? report.outcome().durationMillis() : now - inFlight.leasedAtMillis;
       Ending ending = report.outcome() != null ? Ending.SUCCESS : Ending.of(report.failure().kind());
-      outliers.attemptEnded(worker.workerId(), "run-" + inFlight.runId, ending, durationMillis, now);
+      outliers.attemptEnded(worker.workerId(), caseKind(inFlight.runId), ending, durationMillis, now);
     }
     if (report.outcome() != null) {
       records.add(new RecordRequest(report.jobId(), report.token(), worker.name(), report.outcome()));
@@ -422,6 +423,11 @@ public final class Scheduler implements WorkerEvents {
     long backoffMillis = failure.kind() == InfraFailure.Kind.WORKER_LOST && inFlight.attempt == 1
         ? 0 : retryPolicy.backoff(inFlight.attempt, random).toMillis();
     return new ReleaseRequest(jobId, token, failure, now + backoffMillis, terminal);
+  }
+
+  /** The outlier detector compares latencies within a run: its kind of case. Cached: this is per eval. */
+  private String caseKind(long runId) {
+    return caseKinds.computeIfAbsent(runId, id -> "run-" + id);
   }
 
   private RunView runSpec(long runId) {
