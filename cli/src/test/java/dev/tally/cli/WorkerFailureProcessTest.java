@@ -47,9 +47,12 @@ class WorkerFailureProcessTest {
     Files.write(dataset, lines);
     Path db = dir.resolve("t.db");
 
+    // One slot per worker keeps the run long enough (about 5 s of sleeping per worker) that the thawed
+    // worker is back, with its late results, well before the last case ends; a window of 2 jobs per
+    // worker means the frozen one surely holds a running job when it stops.
     try (TallyProcess tally =
         TallyProcess.start(dir, "tally.log", List.of(
-            "run", dataset.toString(), "--workers=3", "--slots=2", "--evaluator=sleep", "--db=" + db,
+            "run", dataset.toString(), "--workers=3", "--slots=1", "--prefetch=2", "--evaluator=sleep", "--db=" + db,
             "--out=" + dir.resolve("results.jsonl"), "--summary=" + dir.resolve("summary.json"),
             "--heartbeat-interval=200ms", "--detection-window=" + WINDOW.toMillis() + "ms", "--no-progress"))) {
       await("three workers started").atMost(Duration.ofSeconds(30))
@@ -60,16 +63,15 @@ class WorkerFailureProcessTest {
       await("40% recorded").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(20))
           .until(() -> counters(db).map(c -> c.recorded() >= total * 4 / 10).orElse(false));
       TallyProcess.signal(killed.pid(), "KILL");
-      await("the killed worker is started again by tally run").atMost(Duration.ofSeconds(30))
-          .until(() -> tally.worker("local-1").map(p -> p.pid() != killed.pid()).orElse(false));
-
       TallyProcess.signal(frozen.pid(), "STOP");
-      long redeliveriesAtFreeze = counters(db).orElseThrow().redeliveries();
-      // Hold the freeze for twice the detection window (the scenario), and until the reap shows.
+      // Hold the freeze for twice the detection window (the scenario), and until the coordinator has
+      // reaped the frozen worker and redelivered its jobs.
       await("frozen worker reaped").pollDelay(WINDOW.multipliedBy(2)).atMost(Duration.ofSeconds(30))
-          .until(() -> counters(db).orElseThrow().redeliveries() > redeliveriesAtFreeze);
+          .until(() -> tally.output().contains("worker local-2 lost (reaped"));
       long thawedAtMillis = System.currentTimeMillis();
       TallyProcess.signal(frozen.pid(), "CONT");
+      await("the killed worker is started again by tally run").atMost(Duration.ofSeconds(30))
+          .until(() -> tally.worker("local-1").map(p -> p.pid() != killed.pid()).orElse(false));
 
       int exit = tally.waitFor(120);
       assertThat(exit).as("exit code; output:%n%s", tally.output()).isZero();
@@ -92,7 +94,7 @@ class WorkerFailureProcessTest {
       assertThat(summary.get("recorded").asLong()).isEqualTo(total);
       assertThat(summary.get("passed").asLong()).isEqualTo(total);
       assertThat(summary.get("redeliveries").asLong()).as("the killed and the frozen worker's jobs were redelivered").isPositive();
-      assertThat(summary.get("staleResultsFenced").asLong()).as("the frozen worker's late results are fenced").isPositive();
+      assertThat(summary.get("staleResultsFenced").asLong()).as("the frozen worker's late results are fenced; output:%n%s", tally.output()).isPositive();
 
       try (SqliteStore store = SqliteStore.open(db)) {
         RunView run = store.runs().get(0);
