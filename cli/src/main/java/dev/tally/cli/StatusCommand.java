@@ -37,7 +37,7 @@ final class StatusCommand implements Callable<Integer> {
     }
     Store opened;
     try {
-      opened = SqliteStore.open(db);
+      opened = SqliteStore.openExisting(db); // never migrates: a coordinator may be creating it right now
     } catch (StoreException e) {
       spec.commandLine().getErr().println("tally: " + db + " is not a usable Tally store: " + e.getMessage());
       return Main.EXIT_USAGE;

@@ -54,7 +54,7 @@ class CoordinatorRestartProcessTest {
       try (TallyProcess tally = TallyProcess.start(dir, "run-" + round + ".log", command)) {
         try {
           await("round " + round + ": " + target + " recorded").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(50))
-              .until(() -> counters(db).map(c -> c.recorded() >= target).orElse(false));
+              .until(() -> TallyProcess.counters(db).map(c -> c.recorded() >= target).orElse(false));
         } catch (org.awaitility.core.ConditionTimeoutException e) {
           throw new AssertionError(e.getMessage() + "; tally output:\n" + tally.output(), e);
         }
@@ -63,7 +63,7 @@ class CoordinatorRestartProcessTest {
         tally.process.waitFor();
       }
     }
-    long recordedBeforeLastStart = counters(db).orElseThrow().recorded();
+    long recordedBeforeLastStart = TallyProcess.counters(db).orElseThrow().recorded();
 
     try (TallyProcess tally = TallyProcess.start(dir, "run-3.log", command)) {
       assertThat(tally.waitFor(120)).as("output:%n%s", tally.output()).isZero();
@@ -118,7 +118,7 @@ class CoordinatorRestartProcessTest {
       try (TallyProcess first = TallyProcess.start(dir, "run-1.log", command)) {
         try {
           await("a quarter recorded").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(50))
-              .until(() -> counters(db).map(c -> c.recorded() >= total / 4).orElse(false));
+              .until(() -> TallyProcess.counters(db).map(c -> c.recorded() >= total / 4).orElse(false));
         } catch (org.awaitility.core.ConditionTimeoutException e) {
           throw new AssertionError(e.getMessage() + "; run output:\n" + first.output() + "\nworker output:\n" + worker.output(), e);
         }
@@ -143,15 +143,6 @@ class CoordinatorRestartProcessTest {
       assertThat(attempts)
           .as("a lease issued before the crash was kept by its worker and recorded after the restart")
           .anyMatch(a -> a.ending().equals("recorded") && a.startedAtMillis() < crashedAtMillis && a.endedAtMillis() > crashedAtMillis);
-    }
-  }
-
-  private static Optional<RunCounters> counters(Path db) throws IOException {
-    if (!Files.exists(db)) {
-      return Optional.empty();
-    }
-    try (SqliteStore store = SqliteStore.open(db)) {
-      return store.runs().stream().findFirst().map(RunView::counters);
     }
   }
 }

@@ -1,5 +1,9 @@
 package dev.tally.cli;
 
+import dev.tally.core.store.RunCounters;
+import dev.tally.core.store.RunView;
+import dev.tally.core.store.StoreException;
+import dev.tally.store.SqliteStore;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -57,6 +61,21 @@ final class TallyProcess implements AutoCloseable {
       return Files.readString(log);
     } catch (IOException e) {
       return "(no output: " + e.getMessage() + ")";
+    }
+  }
+
+  /**
+   * The first run's counters in a store a live coordinator may still be creating: read without migrating
+   * ({@link SqliteStore#openExisting}), and empty until the file and its schema are there.
+   */
+  static Optional<RunCounters> counters(Path db) {
+    if (!Files.exists(db)) {
+      return Optional.empty();
+    }
+    try (SqliteStore store = SqliteStore.openExisting(db)) {
+      return store.runs().stream().findFirst().map(RunView::counters);
+    } catch (StoreException notReadyYet) {
+      return Optional.empty();
     }
   }
 

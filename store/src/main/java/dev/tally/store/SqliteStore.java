@@ -52,6 +52,10 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
 import org.flywaydb.core.Flyway;
+import org.flywaydb.core.api.MigrationInfo;
+import org.flywaydb.core.api.MigrationInfoService;
+import org.sqlite.SQLiteConfig;
+import org.sqlite.SQLiteDataSource;
 
 /**
  * The embedded {@link Store}: one SQLite file in WAL mode, written by one connection, read by another.
@@ -60,8 +64,8 @@ import org.flywaydb.core.Flyway;
  * commit is written to the WAL file (the operating system's page cache) before {@link #apply} returns, but
  * is not fsynced; fsync happens at checkpoints. So an acked result survives a {@code kill -9} of the
  * process (invariant I5), but the last commits before a power loss or kernel crash may be lost. That
- * trade buys the commit rate the group-commit writer needs; a deployment that must survive power loss
- * should use the PostgreSQL store or {@code synchronous=FULL}.
+ * trade buys the commit rate the group-commit writer needs. Surviving a power loss would take
+ * {@code synchronous=FULL}, which Tally does not offer yet.
  *
  * <p><b>Writes</b> go through one connection under one lock, in {@code BEGIN IMMEDIATE} transactions, so
  * this process never meets {@code SQLITE_BUSY} from itself (SQLite admits one writer and does not queue
@@ -72,7 +76,7 @@ import org.flywaydb.core.Flyway;
  * <p><b>Reads</b> ({@link #run}, {@link #runs}, {@link #jobs}, {@link #attempts}) use a second,
  * query-only connection under its own lock. WAL gives that connection a consistent snapshot while the
  * writer commits, so a read never waits for a batch and a batch never waits for a read. Reads serialize
- * among themselves; they serve people and the HTTP API, not the hot path.
+ * among themselves; they serve people ({@code tally status}, reports), not the hot path.
  *
  * <p><b>Fencing.</b> An outcome is {@link RecordStatus#RECORDED} only if its job is {@code leased} under
  * the very token the worker reports; it is {@link RecordStatus#DUPLICATE} if the job is {@code done}
@@ -160,14 +164,63 @@ public final class SqliteStore implements Store {
       throw new StoreException("open: cannot create the directory of " + absolute, e);
     }
     try {
-      Flyway.configure()
-          .dataSource(url, "", "")
-          .locations("classpath:db/migration/sqlite")
-          .load()
-          .migrate();
+      flyway(url).migrate();
     } catch (RuntimeException e) {
       throw new StoreException("open: migrating the schema of " + absolute + " failed", e);
     }
+    return connectBoth(absolute, url, clock);
+  }
+
+  /**
+   * Opens a store file that already exists and whose schema is already up to date, without creating or
+   * migrating anything: for readers ({@code tally status}, a monitor, a test) that may look at the file
+   * while a coordinator is still creating or migrating it. Uses the system clock.
+   *
+   * @param file the SQLite file of an existing store
+   * @return an open store; close it when done
+   * @throws StoreException if there is no such file; if its schema is missing or not at this version of
+   *     Tally (being created right now, made by an older Tally and not yet migrated: {@link #open} migrates
+   *     it, or made by a newer one); or if it cannot be opened
+   */
+  public static SqliteStore openExisting(Path file) {
+    Path absolute = file.toAbsolutePath();
+    if (!Files.isRegularFile(absolute)) {
+      throw new StoreException("open: no store file at " + absolute);
+    }
+    String url = "jdbc:sqlite:" + absolute;
+    MigrationInfoService info;
+    try {
+      info = flyway(url).info();
+    } catch (RuntimeException e) {
+      throw new StoreException("open: cannot read the schema version of " + absolute, e);
+    }
+    MigrationInfo current = info.current();
+    MigrationInfo[] pending = info.pending();
+    if (current == null || pending.length > 0) {
+      throw new StoreException("open: the schema of " + absolute + " is "
+          + (current == null ? "missing" : "at version " + current.getVersion())
+          + (pending.length > 0 ? ", this Tally expects version " + pending[pending.length - 1].getVersion() : "")
+          + " (a coordinator may be creating it right now; tally run or tally resume migrates an older one)");
+    }
+    return connectBoth(absolute, url, Clock.systemUTC());
+  }
+
+  /**
+   * Flyway over this file's migrations. Its connections wait out another process's lock (busy timeout)
+   * instead of failing at once, e.g. while a reader's snapshot is being set up.
+   */
+  private static Flyway flyway(String url) {
+    SQLiteConfig config = new SQLiteConfig();
+    config.setBusyTimeout((int) BUSY_TIMEOUT.toMillis());
+    SQLiteDataSource dataSource = new SQLiteDataSource(config);
+    dataSource.setUrl(url);
+    return Flyway.configure()
+        .dataSource(dataSource)
+        .locations("classpath:db/migration/sqlite")
+        .load();
+  }
+
+  private static SqliteStore connectBoth(Path absolute, String url, Clock clock) {
     Connection writer = null;
     Connection reader = null;
     try {

@@ -1,9 +1,11 @@
 package dev.tally.store;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 import dev.tally.core.store.Store;
+import dev.tally.core.store.StoreException;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
@@ -52,6 +54,37 @@ class SqliteStoreTest extends StoreContractTest {
     try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
       rs.next();
       return rs.getString(1);
+    }
+  }
+
+  @Test
+  void openExistingNeverCreatesOrMigratesAndSaysWhatIsMissing() throws Exception {
+    Path missing = dir.resolve("missing.db");
+    assertThatThrownBy(() -> SqliteStore.openExisting(missing))
+        .isInstanceOf(StoreException.class)
+        .hasMessageContaining("no store file at " + missing.toAbsolutePath());
+    assertThat(missing).doesNotExist();
+
+    Path empty = dir.resolve("empty.db");
+    DriverManager.getConnection("jdbc:sqlite:" + empty).close(); // an SQLite file with no schema, as at creation
+    assertThatThrownBy(() -> SqliteStore.openExisting(empty))
+        .isInstanceOf(StoreException.class)
+        .hasMessageContaining("the schema of " + empty.toAbsolutePath() + " is missing");
+    try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + empty);
+        ResultSet tables = c.getMetaData().getTables(null, null, "%", null)) {
+      java.util.List<String> names = new java.util.ArrayList<>();
+      while (tables.next()) {
+        if ("TABLE".equals(tables.getString("TABLE_TYPE"))) {
+          names.add(tables.getString("TABLE_NAME"));
+        }
+      }
+      assertThat(names).as("tables after openExisting").isEmpty();
+    }
+
+    Path made = dir.resolve("made.db");
+    SqliteStore.open(made).close();
+    try (SqliteStore store = SqliteStore.openExisting(made)) {
+      assertThat(store.runs()).isEmpty();
     }
   }
 
