@@ -119,7 +119,7 @@ class FleetFailureProcessTest {
     Path cases = dataset(4, null);
     try (TallyProcess tally = TallyProcess.start(dir, "tally.log",
         run(cases, "--workers=2", "--slots=2", "--evaluator=exec", "--cmd=sh " + busy,
-            "--heartbeat-interval=500ms", "--detection-window=2s"))) {
+            "--heartbeat-interval=200ms", "--detection-window=2s"))) {
       assertThat(tally.waitFor(120)).as("output:%n%s", tally.output()).isZero();
     }
     JsonNode summary = JSON.readTree(dir.resolve("summary.json").toFile());

@@ -23,7 +23,9 @@ class RemoteWorkerProcessTest {
     int port = Ports.freeFixedLoopbackPort();
     Path dataset = dir.resolve("cases.jsonl");
     List<String> lines = new ArrayList<>();
-    for (int i = 0; i < 400; i++) {
+    // 800 cases of 30 ms keep a lone local worker busy for about 12 s: time enough for the remote one,
+    // backing off while nobody listens, to come in and take some.
+    for (int i = 0; i < 800; i++) {
       lines.add("{\"id\":\"s" + i + "\",\"millis\":30}");
     }
     Files.write(dataset, lines);
@@ -36,7 +38,7 @@ class RemoteWorkerProcessTest {
       assertThat(run.waitFor(120)).as("run output:%n%s", run.output()).isZero();
       Set<String> workers = new HashSet<>();
       List<String> results = Files.readAllLines(dir.resolve("results.jsonl"));
-      assertThat(results).hasSize(400);
+      assertThat(results).hasSize(800);
       for (String line : results) {
         workers.add(JSON.readTree(line).get("worker").asText());
       }

@@ -48,8 +48,8 @@ class WorkerFailureProcessTest {
     Path db = dir.resolve("t.db");
 
     // One slot per worker keeps the run long enough (about 5 s of sleeping per worker) that the thawed
-    // worker is back, with its late results, well before the last case ends; a window of 2 jobs per
-    // worker means the frozen one surely holds a running job when it stops.
+    // worker is back, with its late results, well before the last case ends; a window of 3 jobs per
+    // worker (1 slot + 2 prefetched) means the frozen one surely holds a running job when it stops.
     try (TallyProcess tally =
         TallyProcess.start(dir, "tally.log", List.of(
             "run", dataset.toString(), "--workers=3", "--slots=1", "--prefetch=2", "--evaluator=sleep", "--db=" + db,
@@ -60,14 +60,15 @@ class WorkerFailureProcessTest {
       ProcessHandle killed = tally.worker("local-1").orElseThrow();
       ProcessHandle frozen = tally.worker("local-2").orElseThrow();
 
-      await("40% recorded").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(20))
-          .until(() -> counters(db).map(c -> c.recorded() >= total * 4 / 10).orElse(false));
+      await("40% recorded").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100))
+          .until(() -> TallyProcess.counters(db).map(c -> c.recorded() >= total * 4 / 10).orElse(false));
       TallyProcess.signal(killed.pid(), "KILL");
       TallyProcess.signal(frozen.pid(), "STOP");
+      int outputAtFreeze = tally.output().length(); // a reap of local-2 before the freeze must not count
       // Hold the freeze for twice the detection window (the scenario), and until the coordinator has
       // reaped the frozen worker and redelivered its jobs.
       await("frozen worker reaped").pollDelay(WINDOW.multipliedBy(2)).atMost(Duration.ofSeconds(30))
-          .until(() -> tally.output().contains("worker local-2 lost (reaped"));
+          .until(() -> tally.output().indexOf("worker local-2 lost (reaped", outputAtFreeze) >= 0);
       long thawedAtMillis = System.currentTimeMillis();
       TallyProcess.signal(frozen.pid(), "CONT");
       await("the killed worker is started again by tally run").atMost(Duration.ofSeconds(30))
@@ -109,15 +110,6 @@ class WorkerFailureProcessTest {
             .as("the thawed worker rejoined and took new work")
             .anyMatch(a -> a.worker().equals("local-2") && a.ending().equals("recorded") && a.startedAtMillis() > thawedAtMillis);
       }
-    }
-  }
-
-  private static java.util.Optional<RunCounters> counters(Path db) throws IOException {
-    if (!Files.exists(db)) {
-      return java.util.Optional.empty();
-    }
-    try (SqliteStore store = SqliteStore.open(db)) {
-      return store.runs().stream().findFirst().map(RunView::counters);
     }
   }
 }

@@ -155,7 +155,10 @@ class WorkerSessionTest {
     for (int i = 1; i < arrivals.size(); i++) {
       maxGapMillis = Math.max(maxGapMillis, TimeUnit.NANOSECONDS.toMillis(arrivals.get(i) - arrivals.get(i - 1)));
     }
-    assertThat(maxGapMillis).isLessThanOrEqualTo(3 * intervalMillis);
+    // A gap the coordinator would mind is a detection window, ten intervals by default; one tenth of a
+    // second per interval leaves room for a loaded machine to be late without hiding a starved I/O thread
+    // (a heartbeat sent from a busy slot thread would wait the whole 2 s case).
+    assertThat(maxGapMillis).isLessThan(10 * intervalMillis);
     await().atMost(WAIT).until(() -> conn.envelopes().stream().filter(Envelope::hasResult).count() == slots);
   }
 

@@ -36,7 +36,8 @@ import org.junit.jupiter.params.provider.MethodSource;
 /** The connection actor over real sockets: joining, reaping, hostile input, superseding, results. */
 class WorkerConnectionTest {
   private static final Duration INTERVAL = Duration.ofMillis(100);
-  private static final Duration WINDOW = Duration.ofMillis(500);
+  /** Ten intervals, as the defaults (500 ms in 5 s): a peer's beat thread stalled a few hundred ms on a loaded machine is not a death. */
+  private static final Duration WINDOW = Duration.ofMillis(1_000);
 
   private final RecordingEvents events = new RecordingEvents();
   private final List<AutoCloseable> toClose = new ArrayList<>();
@@ -95,7 +96,7 @@ class WorkerConnectionTest {
     Event lost = awaitLost(handle);
 
     long afterMillis = TimeUnit.NANOSECONDS.toMillis(lost.atNanos() - lastFrameNanos);
-    assertThat(afterMillis).isBetween(WINDOW.toMillis() / 2, WINDOW.toMillis() * 3);
+    assertThat(afterMillis).isBetween(WINDOW.toMillis() / 2, WINDOW.toMillis() + 2_000);
     assertThat(lost.reason()).contains("silence").startsWith("reaped after");
     await().atMost(Duration.ofSeconds(5)).until(peer::closedByServer);
   }
