@@ -11,7 +11,7 @@ import picocli.CommandLine.Option;
 
 /** Options of the embedded coordinator, shared by {@code run} and {@code bench}. */
 final class CoordinatorOptions {
-  @Option(names = "--heartbeat-interval", defaultValue = "1s", converter = DurationConverter.class,
+  @Option(names = "--heartbeat-interval", defaultValue = "500ms", converter = DurationConverter.class,
       description = "How often workers heartbeat (default: ${DEFAULT-VALUE}). Must fit at least 3 times in the detection window.")
   Duration heartbeatInterval;
 

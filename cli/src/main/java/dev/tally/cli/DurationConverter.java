@@ -11,7 +11,7 @@ import picocli.CommandLine.TypeConversionException;
  * Reads a duration option: a whole number with a unit ({@code 500ms}, {@code 30s}, {@code 10m},
  * {@code 2h}) or an ISO-8601 duration ({@code PT10M}).
  */
-final class DurationConverter implements ITypeConverter<Duration> {
+public final class DurationConverter implements ITypeConverter<Duration> {
   private static final Pattern SIMPLE = Pattern.compile("(\\d+)\\s*(ms|s|m|h)");
 
   @Override

@@ -186,7 +186,10 @@ public final class FailoverBenchCommand implements Callable<Integer> {
         Runtime.getRuntime().availableProcessors(), System.getProperty("os.name"), System.getProperty("os.version"),
         System.getProperty("os.arch"), System.getProperty("java.vm.name"), System.getProperty("java.vm.version"),
         System.getProperty("java.version"));
-    out.printf("command: %s%n", ("tally bench-failover " + String.join(" ", spec.commandLine().getParseResult().originalArgs())).trim());
+    // Under Main the original arguments start with this command's name; run on its own, they do not.
+    List<String> args = spec.commandLine().getParseResult().originalArgs();
+    boolean named = !args.isEmpty() && args.get(0).equals(spec.name());
+    out.printf("command: %s%n", ((named ? "tally " : "tally bench-failover ") + String.join(" ", args)).trim());
     out.printf("settings: --workers %d --slots %d --prefetch %d, detector %s, heartbeat every %d ms,"
             + " steady-state conviction after %d ms of silence, drain after %d ms; retry backoff base %d ms; seed %d%n",
         workers, slots, coordinatorOptions.prefetch, detector.describe(), detector.heartbeatInterval().toMillis(),

@@ -112,7 +112,7 @@ public final class WorkerSession implements AutoCloseable {
   public static final int OUTBOX_LIMIT = 10_000;
 
   /** The heartbeat interval used if a Welcome gives 0 (a coordinator bug; logged). */
-  static final Duration FALLBACK_HEARTBEAT_INTERVAL = Duration.ofSeconds(1);
+  static final Duration FALLBACK_HEARTBEAT_INTERVAL = Duration.ofMillis(500);
 
   /**
    * While connecting keeps failing, the least time between two WARN lines saying so (INFO in between). The

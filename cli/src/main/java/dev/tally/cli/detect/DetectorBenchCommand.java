@@ -58,6 +58,10 @@ public final class DetectorBenchCommand implements Callable<Integer> {
   @Option(names = "--runs", defaultValue = "100", description = "Runs per trace, each a fresh seed (default: ${DEFAULT-VALUE}).")
   int runs;
 
+  @Option(names = "--heartbeat-interval", defaultValue = "500ms", converter = dev.tally.cli.DurationConverter.class,
+      description = "The senders' heartbeat interval, which the missed-heartbeat and phi settings are built for (default: ${DEFAULT-VALUE}).")
+  java.time.Duration heartbeatInterval;
+
   @Option(names = "--hours", defaultValue = "1", description = "Simulated hours per run before the stop (default: ${DEFAULT-VALUE}).")
   double hours;
 
@@ -68,13 +72,13 @@ public final class DetectorBenchCommand implements Callable<Integer> {
 
   @Override
   public Integer call() {
-    if (runs < 1 || !(hours > 0) || hours > 1_000) {
-      System.err.println("tally bench-detectors: --runs must be >= 1 and --hours in (0, 1000]");
+    if (runs < 1 || !(hours > 0) || hours > 1_000 || heartbeatInterval.toMillis() < 10 || heartbeatInterval.toMillis() > 10_000) {
+      System.err.println("tally bench-detectors: --runs must be >= 1, --hours in (0, 1000] and --heartbeat-interval in [10ms, 10s]");
       return 2;
     }
     PrintStream out = System.out;
     long started = System.nanoTime();
-    long interval = SECOND;
+    long interval = heartbeatInterval.toNanos();
     long duration = (long) (hours * HOUR);
     List<Trace> traces = traces(interval);
     List<Setting> settings = settings(interval);
@@ -82,7 +86,7 @@ public final class DetectorBenchCommand implements Callable<Integer> {
     out.printf("tally bench-detectors: %d cores, %s %s; %s %s; java %s%n",
         Runtime.getRuntime().availableProcessors(), System.getProperty("os.name"), System.getProperty("os.arch"),
         System.getProperty("java.vm.name"), System.getProperty("java.vm.version"), System.getProperty("java.version"));
-    out.printf("command: tally bench-detectors --seed %d --runs %d --hours %s%n", seed, runs, fmtNum(hours));
+    out.printf("command: tally bench-detectors --seed %d --runs %d --hours %s --heartbeat-interval %dms%n", seed, runs, fmtNum(hours), interval / MS);
     out.printf("each trace: %d runs x %s h, heartbeat every %d ms, network delay 0.2 ms + Exp(0.3 ms), then a stop%n",
         runs, fmtNum(hours), interval / MS);
     out.println("T_D: stop -> conviction (detector time; the reaper adds <= 250 ms); T_D drain: stop -> drain;");
@@ -226,9 +230,9 @@ public final class DetectorBenchCommand implements Callable<Integer> {
     List<Setting> s = new ArrayList<>();
     s.add(fixed("F5", 5 * SECOND, 3 * SECOND));
     s.add(fixed("F3", 3 * SECOND, 2 * SECOND));
+    s.add(missed("M10", interval, 10, 6));
     s.add(missed("M5", interval, 5, 3));
     s.add(missed("M4", interval, 4, 3));
-    s.add(missed("M3", interval, 3, 2));
     s.add(phi("P8/.5", interval, 8, 1, 500));
     s.add(phi("P8/1", interval, 8, 1, 1000));
     s.add(phi("P8/1.5", interval, 8, 1, 1500));

@@ -2,6 +2,7 @@ package dev.tally.coordinator.net;
 
 import dev.tally.core.Ticker;
 import dev.tally.core.detect.FailureDetector;
+import dev.tally.core.detect.DetectorSettings;
 import dev.tally.core.detect.FixedTimeoutDetector;
 import dev.tally.core.schedule.WorkerEvents;
 import dev.tally.protocol.codec.FrameCodec;
@@ -205,7 +206,7 @@ public final class WorkerServer implements AutoCloseable {
    * <p>Defaults:
    *
    * <ul>
-   *   <li>{@code heartbeatInterval}: {@link #DEFAULT_HEARTBEAT_INTERVAL} (1 s), told to workers in Welcome;
+   *   <li>{@code heartbeatInterval}: {@link #DEFAULT_HEARTBEAT_INTERVAL} (500 ms), told to workers in Welcome;
    *   <li>{@code detectionWindow}: {@link FixedTimeoutDetector#DEFAULT_WINDOW} (5 s). The interval must fit
    *       at least {@link #MIN_HEARTBEATS_PER_WINDOW} times in it;
    *   <li>{@code detectorFactory}: a {@link FixedTimeoutDetector} over the window;
@@ -218,8 +219,8 @@ public final class WorkerServer implements AutoCloseable {
    * </ul>
    */
   public static final class Settings {
-    /** The default heartbeat interval: one second. */
-    public static final Duration DEFAULT_HEARTBEAT_INTERVAL = Duration.ofSeconds(1);
+    /** The default heartbeat interval, {@link DetectorSettings#DEFAULT_HEARTBEAT_INTERVAL}. */
+    public static final Duration DEFAULT_HEARTBEAT_INTERVAL = DetectorSettings.DEFAULT_HEARTBEAT_INTERVAL;
 
     /**
      * The fewest heartbeat intervals the detection window must hold. With fewer, one late heartbeat

@@ -28,9 +28,9 @@ class WorkerServerTest {
   }
 
   @Test
-  void defaultsAreAOneSecondIntervalInAFiveSecondWindowCheckedEvery100Ms() {
+  void defaultsAreA500MsIntervalInAFiveSecondWindowCheckedEvery100Ms() {
     WorkerServer.Settings s = WorkerServer.Settings.defaults();
-    assertThat(s.heartbeatInterval()).isEqualTo(Duration.ofSeconds(1));
+    assertThat(s.heartbeatInterval()).isEqualTo(Duration.ofMillis(500));
     assertThat(s.detectionWindow()).isEqualTo(Duration.ofSeconds(5));
     assertThat(s.maxFrameBytes()).isEqualTo(4 * 1024 * 1024);
     assertThat(s.reapCheckPeriod()).isEqualTo(Duration.ofMillis(100));

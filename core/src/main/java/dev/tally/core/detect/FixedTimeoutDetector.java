@@ -8,11 +8,11 @@ import java.time.Duration;
  * <p>Suspicion is the fraction of the window that has passed in silence ({@code silence / window}), so
  * conviction is at 1.0. The window must hold several heartbeat intervals: with an interval close to the
  * window, ordinary jitter reaps live workers; with a window far larger than needed, real deaths are found
- * late. Tally's default is a 1 s interval in a 5 s window.
+ * late. Tally's default is a 500 ms interval in a 5 s window.
  *
  * <p>Draining starts after {@code drainAfter} of silence (suspicion {@code drainAfter / window}); the
- * default is {@link #DEFAULT_DRAIN_FRACTION} of the window, 3 s of the default 5 s: past the 2.5 s gap of
- * a 1.5 s GC pause on a 1 s interval, so a paused worker is not starved of work, yet 2 s before the
+ * default is {@link #DEFAULT_DRAIN_FRACTION} of the window, 3 s of the default 5 s: past the 2.0 s gap of
+ * a 1.5 s GC pause on a 500 ms interval, so a paused worker is not starved of work, yet 2 s before the
  * reap, so a dead one stops being handed jobs first. In {@code tally bench-detectors} a live sender
  * reached it only on two heartbeats lost in a row (0.12 times an hour at 1% loss); draining after 2 s
  * instead idled workers 14 times an hour with GC pauses up to 1.5 s. Too low and every GC pause idles a

@@ -9,7 +9,7 @@ import java.time.Duration;
  * right after a frame, 2.5 after two and a half intervals of silence. The connection drains at
  * {@link Config#drainAfterMissed()} and is convicted at {@link Config#convictAfterMissed()}. This is the
  * {@link FixedTimeoutDetector} with its window counted in heartbeats rather than in seconds: the defaults
- * (a 1 s interval, drain at 3, convict at 5) convict after the same 5 s of silence as the default fixed
+ * (a 500 ms interval, drain at 6, convict at 10) convict after the same 5 s of silence as the default fixed
  * window and drain after the same 3 s. Its worth is the unit: the setting survives a change of the
  * heartbeat interval, and the log says "5 missed heartbeats", which an operator can check against the
  * worker's heartbeat log.
@@ -17,34 +17,33 @@ import java.time.Duration;
  * <p>Parameters, and what goes wrong when each is set badly:
  *
  * <ul>
- *   <li>{@code heartbeatInterval} (default {@link #DEFAULT_HEARTBEAT_INTERVAL}, 1 s): must be the interval
+ *   <li>{@code heartbeatInterval} (default {@link #DEFAULT_HEARTBEAT_INTERVAL}, 500 ms): must be the interval
  *       the workers are told to use. Set shorter than theirs and every worker looks late; longer and real
  *       deaths are found late.
- *   <li>{@code convictAfterMissed} (default {@link #DEFAULT_CONVICT_AFTER_MISSED}, 5): too low (1 or 2)
- *       and one delayed heartbeat, a GC pause or a lost packet reaps a live worker: in {@code tally
- *       bench-detectors} gaps reach 2.5 s (a 1.5 s GC pause on a 1 s interval) and 3 s (two heartbeats
- *       lost in a row, a 2 s GC pause, a starved sender), and 3 falsely reaped 0.12 times an hour at 1%
- *       loss. Too high and a dead worker keeps its leased jobs, and the run waits, for that many
- *       intervals. 4 and 5 made no false reap on any trace; 5 is the default so that it matches the
- *       fixed window second for second (choosing a kind changes the unit, not the behaviour) and survives
- *       three lost heartbeats in a row; it detects a stop 4.5 s after it on average, 4 would in 3.5 s.
- *   <li>{@code drainAfterMissed} (default {@link #DEFAULT_DRAIN_AFTER_MISSED}, 3): too low and every GC
+ *   <li>{@code convictAfterMissed} (default {@link #DEFAULT_CONVICT_AFTER_MISSED}, 10): too low and one
+ *       delayed heartbeat, a GC pause or a lost packet reaps a live worker: in {@code tally
+ *       bench-detectors} at 500 ms, gaps reach 2.0 s (a 1.5 s GC pause) and 2.5 s (a 2 s GC pause), and 4
+ *       missed intervals falsely reaped 19 times an hour with 2 s GC pauses. Too high and a dead worker
+ *       keeps its leased jobs, and the run waits, for that many intervals. 10 is the default so that it
+ *       matches the fixed window second for second (choosing a kind changes the unit, not the behaviour);
+ *       5 (2.5 s) also made no false reap on any trace, and detects a stop in 2.3 s instead of 4.8 s.
+ *   <li>{@code drainAfterMissed} (default {@link #DEFAULT_DRAIN_AFTER_MISSED}, 6): too low and every GC
  *       pause idles the worker for a moment (it gets no new jobs while drained); too high (at the
  *       conviction level) and there is no drain stage: a dying worker is handed new jobs until it is
- *       reaped. 3 is past the 2.5 s gap of a 1.5 s GC pause and 2 intervals before the reap.
+ *       reaped. 6 (3 s) is past the 2.0 s gap of a 1.5 s GC pause and 2 s before the reap.
  * </ul>
  *
  * <p>Thread-safety: not thread-safe; one instance per connection, touched only on its event loop.
  */
 public final class MissedHeartbeatsDetector implements FailureDetector {
-  /** The default heartbeat interval: one second, the worker server's default. */
-  public static final Duration DEFAULT_HEARTBEAT_INTERVAL = Duration.ofSeconds(1);
+  /** The default heartbeat interval, {@link DetectorSettings#DEFAULT_HEARTBEAT_INTERVAL}. */
+  public static final Duration DEFAULT_HEARTBEAT_INTERVAL = DetectorSettings.DEFAULT_HEARTBEAT_INTERVAL;
 
-  /** The default number of missed intervals that convicts: 5, i.e. 5 s at the default interval. */
-  public static final int DEFAULT_CONVICT_AFTER_MISSED = 5;
+  /** The default number of missed intervals that convicts: 10, i.e. 5 s at the default interval. */
+  public static final int DEFAULT_CONVICT_AFTER_MISSED = 10;
 
-  /** The default number of missed intervals that drains: 3, i.e. 3 s at the default interval. */
-  public static final double DEFAULT_DRAIN_AFTER_MISSED = 3;
+  /** The default number of missed intervals that drains: 6, i.e. 3 s at the default interval. */
+  public static final double DEFAULT_DRAIN_AFTER_MISSED = 6;
 
   /**
    * The most intervals a conviction may wait for. A worker silent for a thousand heartbeats is dead by

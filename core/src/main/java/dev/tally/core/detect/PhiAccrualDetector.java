@@ -83,30 +83,31 @@ import java.time.Duration;
  * </ul>
  *
  * <p><b>Why these defaults.</b> From {@code tally bench-detectors} (100 runs of one simulated hour per
- * trace, 1 s heartbeats, 100 ms floor, 100 samples):
+ * trace, 500 ms heartbeats, 100 ms floor, 100 samples; {@code --heartbeat-interval 1s} for the
+ * comparison):
  *
  * <ul>
  *   <li>The acceptable pause is the lever. At 0.5 s φ falsely reaped live senders on every trace with
- *       pauses (29/h with GC pauses up to 2 s, 9.7/h up to 1.5 s); at 1 s it still did with 2 s GC pauses
- *       (3.6/h), 1% loss (0.3/h) and starved bursts (4.4/h), and its 2.5 s window breaks DESIGN's rule
- *       of three intervals per detection window. 1.5 s made no false reap on any trace — the 2 s GC
- *       pauses included — and detects a stop 2.75 s after it on average over all traces (4.53 s for the
- *       5 s fixed window). 2 s also makes none, at +0.5 s on every detection.
+ *       pauses (54/h with GC pauses up to 2 s, 23/h up to 1.5 s); at 1 s it still did with 2 s GC pauses
+ *       (10.7/h). 1.5 s made no false reap on any trace, the 2 s GC pauses included, and detects a stop
+ *       2.37 s after it on average over all traces (4.76 s for the 5 s fixed window). 2 s also makes
+ *       none, at +0.5 s on every detection.
  *   <li>The threshold barely matters once the pause is right: at 1.5 s, thresholds 8, 10 and 12 made the
- *       same (no) mistakes and cost +0.08 s and +0.14 s of mean detection time; 8 is the lowest, and
+ *       same (no) mistakes and cost +0.07 s and +0.12 s of mean detection time; 8 is the lowest, and
  *       Pekko's default.
+ *   <li>The interval: 500 ms rather than 1 s detects sooner (2.37 s against 2.75 s on average, 3.89 s
+ *       against 6.44 s at worst) and with more margin: a lost heartbeat or a starved burst hardly moves φ
+ *       (peaks 0.00 and 0.01, against 7.30 and 7.33 at 1 s), because the pause is three intervals, not
+ *       one and a half.
  *   <li>The margin, honestly: with GC pauses up to 1.5 s (the target) a live sender's φ never passed
- *       0.27; but two heartbeats lost in a row (a 3 s gap) reached 7.30, and the first interval of a
- *       starved burst 7.33. Three lost in a row (a 4 s gap, about once in 280 hours at 1% loss) would be
- *       reaped, which the 5 s fixed window survives. Where that matters more than a second of detection
- *       time, use a 2 s pause (no live φ above 0.30 on any trace).
- *   <li>Drain level 1.0: a live sender never reached it with GC pauses up to 1.5 s or on the busy
- *       trace; with 2 s pauses it drained 3.2 times an hour, in starved bursts 7.3 times (0.03% of the
- *       time). A dead worker is drained 2.2–2.4 s after it stops, about 0.5 s before it is reaped. φ is
- *       steep in time because σ' is usually the floor: a drain at half the threshold (4) would come only
- *       0.16 s before the reap, hardly a stage at all.
+ *       0.26; with 2 s GC pauses it reached 6.96, under the threshold but drained 7.3 times an hour.
+ *       Where pauses that long are common, use a 2 s pause (no live φ above 0.26 on any trace).
+ *   <li>Drain level 1.0: a live sender never reached it with GC pauses up to 1.5 s, on the busy, lossy
+ *       or starved traces. A dead worker is drained about 1.9 s after it stops, about 0.5 s before it is
+ *       reaped. φ is steep in time because σ' is usually the floor: a drain at half the threshold (4)
+ *       would come only about 0.16 s before the reap, hardly a stage at all.
  *   <li>Adaptation cuts both ways: after a starved burst the history is stretched, and a stop was found
- *       up to 6.4 s after it (the fixed window: 5 s at most).
+ *       up to 3.9 s after it (the fixed window: 5 s at most).
  * </ul>
  *
  * <p>With a steady stream at the interval, the history converges to μ = interval, σ' = floor, and the
@@ -133,8 +134,8 @@ public final class PhiAccrualDetector implements FailureDetector {
   public static final Duration DEFAULT_MIN_STD_DEVIATION = Duration.ofMillis(100);
 
   /**
-   * The default number of inter-arrival times remembered: 100, about 100 s of history at the 1 s
-   * interval (Pekko's cluster default is 1000 at its 1 s interval). Enough that one 2.5 s GC gap moves σ
+   * The default number of inter-arrival times remembered: 100, about 50 s of history at the 500 ms
+   * interval (Pekko's cluster default is 1000 at its 1 s interval). Enough that one 2 s GC gap moves σ
    * to ~0.15 s rather than doubling it, few enough that a changed network is learned in under two
    * minutes, and 800 bytes per connection.
    */
@@ -146,8 +147,8 @@ public final class PhiAccrualDetector implements FailureDetector {
    */
   public static final int MAX_SAMPLE_SIZE = 10_000;
 
-  /** The default heartbeat interval: one second, the worker server's default. */
-  public static final Duration DEFAULT_HEARTBEAT_INTERVAL = Duration.ofSeconds(1);
+  /** The default heartbeat interval, {@link DetectorSettings#DEFAULT_HEARTBEAT_INTERVAL}. */
+  public static final Duration DEFAULT_HEARTBEAT_INTERVAL = DetectorSettings.DEFAULT_HEARTBEAT_INTERVAL;
 
   /**
    * The largest standardized silence |y| the formula sees. φ there is about 3·10<sup>16</sup>, far past

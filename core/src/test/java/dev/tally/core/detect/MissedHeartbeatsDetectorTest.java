@@ -13,7 +13,7 @@ class MissedHeartbeatsDetectorTest {
 
   @Test
   void convictsAfterExactlyNWholeIntervalsOfSilence() {
-    MissedHeartbeatsDetector d = MissedHeartbeatsDetector.builder().build().newDetector(START);
+    MissedHeartbeatsDetector d = fiveOfOneSecond().newDetector(START);
     assertThat(d.convicted(START + 5 * S - 1)).isFalse();
     assertThat(d.convicted(START + 5 * S)).isTrue();
 
@@ -26,7 +26,7 @@ class MissedHeartbeatsDetectorTest {
 
   @Test
   void suspicionIsTheNumberOfIntervalsMissed() {
-    MissedHeartbeatsDetector d = MissedHeartbeatsDetector.builder().build().newDetector(START);
+    MissedHeartbeatsDetector d = fiveOfOneSecond().newDetector(START);
     assertThat(d.suspicion(START)).isZero();
     assertThat(d.suspicion(START + 2_500 * MS)).isEqualTo(2.5);
     assertThat(d.convictionLevel()).isEqualTo(5);
@@ -35,7 +35,7 @@ class MissedHeartbeatsDetectorTest {
 
   @Test
   void drainsAfterThreeMissedIntervalsByDefault() {
-    MissedHeartbeatsDetector d = MissedHeartbeatsDetector.builder().build().newDetector(START);
+    MissedHeartbeatsDetector d = fiveOfOneSecond().newDetector(START);
     assertThat(d.draining(START + 3 * S - 1)).isFalse();
     assertThat(d.draining(START + 3 * S)).isTrue();
     assertThat(d.convicted(START + 3 * S)).isFalse();
@@ -43,7 +43,7 @@ class MissedHeartbeatsDetectorTest {
 
   @Test
   void anyFrameRestartsTheCount() {
-    MissedHeartbeatsDetector d = MissedHeartbeatsDetector.builder().build().newDetector(START);
+    MissedHeartbeatsDetector d = fiveOfOneSecond().newDetector(START);
     d.heartbeat(START + 4 * S);
     assertThat(d.convicted(START + 8 * S)).isFalse();
     assertThat(d.convicted(START + 9 * S)).isTrue();
@@ -56,7 +56,7 @@ class MissedHeartbeatsDetectorTest {
     MissedHeartbeatsDetector.Config c = MissedHeartbeatsDetector.builder().build();
     assertThat(c.detectionWindow()).isEqualTo(FixedTimeoutDetector.DEFAULT_WINDOW);
     assertThat(c.drainWindow()).isEqualTo(Duration.ofSeconds(3));
-    assertThat(c.describe()).isEqualTo("missed-heartbeats(interval=1000ms, drain at 3 missed, convict at 5 missed)");
+    assertThat(c.describe()).isEqualTo("missed-heartbeats(interval=500ms, drain at 6 missed, convict at 10 missed)");
   }
 
   @Test
@@ -79,5 +79,11 @@ class MissedHeartbeatsDetectorTest {
     assertThatThrownBy(() -> MissedHeartbeatsDetector.builder()
         .heartbeatInterval(Duration.ofDays(365L * 100)).convictAfterMissed(1_000).build())
         .hasMessageStartingWith("convictAfterMissed x heartbeatInterval must fit in a long of nanoseconds");
+  }
+
+  /** A 1 s interval, drain at 3 missed, convict at 5: the numbers these cases are worked out for. */
+  private static MissedHeartbeatsDetector.Config fiveOfOneSecond() {
+    return MissedHeartbeatsDetector.builder().heartbeatInterval(Duration.ofSeconds(1))
+        .convictAfterMissed(5).drainAfterMissed(3).build();
   }
 }

@@ -39,7 +39,7 @@ class PhiAccrualDetectorPropertiesTest {
       @ForAll @LongRange(min = 1, max = 10_000_000) long moreMillis,
       @ForAll @IntRange(min = 2, max = 200) int window,
       @ForAll @LongRange(min = 1, max = 1_000) long minSdMillis) {
-    PhiAccrualDetector d = PhiAccrualDetector.builder().maxSampleSize(window)
+    PhiAccrualDetector d = oneSecondInterval().maxSampleSize(window)
         .minStdDeviation(Duration.ofMillis(minSdMillis)).build().newDetector(0);
     long last = feed(d, history);
     double earlier = d.suspicion(last + earlierMillis * MS);
@@ -51,7 +51,7 @@ class PhiAccrualDetectorPropertiesTest {
   @Property(tries = 300)
   void aLiveSenderLateByNoMoreThanTheAcceptablePauseIsNeverDrained(
       @ForAll("intervalsWithinTheAcceptablePauseMillis") List<Long> intervals) {
-    PhiAccrualDetector d = PhiAccrualDetector.builder().build().newDetector(0);
+    PhiAccrualDetector d = oneSecondInterval().build().newDetector(0);
     long t = 0;
     for (long i : intervals) {
       long next = t + i * MS;
@@ -65,7 +65,7 @@ class PhiAccrualDetectorPropertiesTest {
   @Property(tries = 300)
   void aStopAfterAJitteredStreamIsConvictedWithinTheFixedDetectorsWindow(
       @ForAll("jitteredIntervalsMillis") List<Long> intervals) {
-    PhiAccrualDetector d = PhiAccrualDetector.builder().build().newDetector(0);
+    PhiAccrualDetector d = oneSecondInterval().build().newDetector(0);
     long last = feed(d, intervals);
     // Never before the interval plus the pause (a live sender's allowance)...
     assertThat(d.convicted(last + 2_500 * MS)).isFalse();
@@ -76,7 +76,7 @@ class PhiAccrualDetectorPropertiesTest {
   @Property(tries = 200)
   void theSampleWindowNeverGrowsPastItsBound(
       @ForAll("anyIntervalsMillis") List<Long> intervals, @ForAll @IntRange(min = 2, max = 50) int window) {
-    PhiAccrualDetector d = PhiAccrualDetector.builder().maxSampleSize(window).build().newDetector(0);
+    PhiAccrualDetector d = oneSecondInterval().maxSampleSize(window).build().newDetector(0);
     long t = 0;
     for (long i : intervals) {
       t += i * MS;
@@ -93,5 +93,10 @@ class PhiAccrualDetectorPropertiesTest {
       d.heartbeat(t);
     }
     return t;
+  }
+
+  /** These cases are worked out for senders heartbeating once a second (the default is 500 ms). */
+  private static PhiAccrualDetector.Builder oneSecondInterval() {
+    return PhiAccrualDetector.builder().heartbeatInterval(java.time.Duration.ofSeconds(1));
   }
 }

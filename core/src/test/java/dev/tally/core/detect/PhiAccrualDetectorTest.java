@@ -30,7 +30,7 @@ class PhiAccrualDetectorTest {
    * so the two seed samples are gone; they are all above the heartbeat interval, so none is floored).
    */
   private static PhiAccrualDetector afterIntervals(long[] intervals, Duration pause, Duration minSd) {
-    PhiAccrualDetector d = PhiAccrualDetector.builder()
+    PhiAccrualDetector d = oneSecondInterval()
         .heartbeatInterval(Duration.ofMillis(100)).maxSampleSize(intervals.length)
         .acceptableHeartbeatPause(pause).minStdDeviation(minSd).threshold(50).drainLevel(1).build()
         .newDetector(0);
@@ -91,14 +91,14 @@ class PhiAccrualDetectorTest {
 
   @Test
   void phiIsZeroRightAfterAFrame() {
-    PhiAccrualDetector d = PhiAccrualDetector.builder().build().newDetector(0);
+    PhiAccrualDetector d = oneSecondInterval().build().newDetector(0);
     d.heartbeat(S);
     assertThat(d.suspicion(S)).isGreaterThanOrEqualTo(0).isLessThan(1e-10);
   }
 
   @Test
   void aSteadyStreamThenAStopIsConvictedExactlyAfterTheConfiguredDetectionWindow() {
-    PhiAccrualDetector.Config config = PhiAccrualDetector.builder().build();
+    PhiAccrualDetector.Config config = oneSecondInterval().build();
     PhiAccrualDetector d = config.newDetector(0);
     long t = 0;
     for (int i = 0; i < 500; i++) {
@@ -118,7 +118,7 @@ class PhiAccrualDetectorTest {
 
   @Test
   void beforeAnySampleTheFirstHeartbeatEstimateDefinesPhi() {
-    PhiAccrualDetector d = PhiAccrualDetector.builder().build().newDetector(7 * S);
+    PhiAccrualDetector d = oneSecondInterval().build().newDetector(7 * S);
     assertThat(d.sampleCount()).isEqualTo(2);
     assertThat(d.meanIntervalNanos()).isCloseTo(1e9, within(1.0));
     assertThat(d.stdDeviationNanos()).isCloseTo(0.25e9, within(1.0));
@@ -129,7 +129,7 @@ class PhiAccrualDetectorTest {
 
   @Test
   void remembersAtMostMaxSampleSizeIntervalsAndForgetsTheOldest() {
-    PhiAccrualDetector d = PhiAccrualDetector.builder().maxSampleSize(100).build().newDetector(0);
+    PhiAccrualDetector d = oneSecondInterval().maxSampleSize(100).build().newDetector(0);
     long t = 0;
     for (int i = 0; i < 10_000; i++) {
       t += 3 * S;
@@ -147,7 +147,7 @@ class PhiAccrualDetectorTest {
 
   @Test
   void intervalsShorterThanTheHeartbeatIntervalAreRecordedAsTheInterval() {
-    PhiAccrualDetector d = PhiAccrualDetector.builder().maxSampleSize(50).build().newDetector(0);
+    PhiAccrualDetector d = oneSecondInterval().maxSampleSize(50).build().newDetector(0);
     long t = 0;
     for (int i = 0; i < 1_000; i++) { // a busy worker: a result every 10 ms
       t += 10 * MS;
@@ -160,7 +160,7 @@ class PhiAccrualDetectorTest {
 
   @Test
   void runningSumsStayExactOverMillionsOfFrames() {
-    PhiAccrualDetector d = PhiAccrualDetector.builder().maxSampleSize(100).build().newDetector(0);
+    PhiAccrualDetector d = oneSecondInterval().maxSampleSize(100).build().newDetector(0);
     Random random = new Random(3);
     long[] last100 = new long[100];
     long t = 0;
@@ -178,7 +178,7 @@ class PhiAccrualDetectorTest {
 
   @Test
   void silencesOfHoursGiveAFiniteHugePhiNeverNaNOrInfinity() {
-    PhiAccrualDetector d = PhiAccrualDetector.builder().build().newDetector(0);
+    PhiAccrualDetector d = oneSecondInterval().build().newDetector(0);
     d.heartbeat(S);
     for (long silence : new long[] {3_600 * S, 10 * 3_600 * S, 365L * 24 * 3_600 * S, Long.MAX_VALUE - 2 * S}) {
       double phi = d.suspicion(S + silence);
@@ -186,7 +186,7 @@ class PhiAccrualDetectorTest {
       assertThat(d.convicted(S + silence)).isTrue();
     }
     // A pathological floor of 1 ns: y would be ~10^18 and y^3 overflow without the clamp.
-    PhiAccrualDetector sharp = PhiAccrualDetector.builder().minStdDeviation(Duration.ofNanos(1))
+    PhiAccrualDetector sharp = oneSecondInterval().minStdDeviation(Duration.ofNanos(1))
         .acceptableHeartbeatPause(Duration.ZERO).maxSampleSize(2).build().newDetector(0);
     sharp.heartbeat(S);
     sharp.heartbeat(2 * S);
@@ -208,7 +208,7 @@ class PhiAccrualDetectorTest {
 
   @Test
   void aFrameAtOrBeforeThePreviousOneIsIgnored() {
-    PhiAccrualDetector d = PhiAccrualDetector.builder().build().newDetector(5 * S);
+    PhiAccrualDetector d = oneSecondInterval().build().newDetector(5 * S);
     d.heartbeat(5 * S);
     d.heartbeat(4 * S);
     assertThat(d.sampleCount()).isEqualTo(2);
@@ -248,8 +248,13 @@ class PhiAccrualDetectorTest {
     assertThat(c.acceptableHeartbeatPause()).isEqualTo(Duration.ofMillis(1500));
     assertThat(c.minStdDeviation()).isEqualTo(Duration.ofMillis(100));
     assertThat(c.maxSampleSize()).isEqualTo(100);
-    assertThat(c.heartbeatInterval()).isEqualTo(Duration.ofSeconds(1));
+    assertThat(c.heartbeatInterval()).isEqualTo(Duration.ofMillis(500));
     assertThat(c.describe()).isEqualTo("phi-accrual(threshold=8.0, drain at 1.0, acceptable pause=1500ms, "
-        + "min sd=100ms, samples=100, interval=1000ms; convicts after 3023ms of silence on a steady link)");
+        + "min sd=100ms, samples=100, interval=500ms; convicts after 2523ms of silence on a steady link)");
+  }
+
+  /** These cases are worked out for senders heartbeating once a second (the default is 500 ms). */
+  private static PhiAccrualDetector.Builder oneSecondInterval() {
+    return PhiAccrualDetector.builder().heartbeatInterval(java.time.Duration.ofSeconds(1));
   }
 }
