@@ -46,17 +46,8 @@ final class StatusCommand implements Callable<Integer> {
       List<RunView> runs = store.runs();
       if (runs.isEmpty()) {
         out.println("no runs in " + db);
-        return 0;
-      }
-
-      out.printf("%-5s %-9s %8s %8s %8s %8s %8s %8s %8s %8s  %-20s %s%n",
-          "run", "state", "total", "passed", "failed", "errored", "gave-up", "redeliv", "dups", "fenced", "created", "dataset");
-      for (RunView r : runs) {
-        RunCounters c = r.counters();
-        out.printf("%-5d %-9s %8d %8d %8d %8d %8d %8d %8d %8d  %-20s %s%n",
-            r.runId(), r.finished() ? "finished" : "running", c.total(), c.passed(), c.failed(), c.errored(), c.jobsFailed(),
-            c.redeliveries(), c.duplicatesSuppressed(), c.staleResultsFenced(),
-            Instant.ofEpochMilli(r.createdAtMillis()).toString().substring(0, 19), r.spec().dataset());
+      } else {
+        printRuns(out, runs);
       }
       printWorkers(out, store.workerStatuses());
       return 0;
@@ -65,25 +56,63 @@ final class StatusCommand implements Callable<Integer> {
     }
   }
 
-  /** A worker not reported for this long is shown as gone (its coordinator reports every 2 s). */
-  static final long GONE_AFTER_MILLIS = 10_000;
+  private static void printRuns(PrintWriter out, List<RunView> runs) {
+    out.printf("%-5s %-9s %8s %8s %8s %8s %8s %8s %8s %8s  %-20s %s%n",
+        "run", "state", "total", "passed", "failed", "errored", "gave-up", "redeliv", "dups", "fenced", "created", "dataset");
+    for (RunView r : runs) {
+      RunCounters c = r.counters();
+      out.printf("%-5d %-9s %8d %8d %8d %8d %8d %8d %8d %8d  %-20s %s%n",
+          r.runId(), r.finished() ? "finished" : "running", c.total(), c.passed(), c.failed(), c.errored(), c.jobsFailed(),
+          c.redeliveries(), c.duplicatesSuppressed(), c.staleResultsFenced(),
+          Instant.ofEpochMilli(r.createdAtMillis()).toString().substring(0, 19), r.spec().dataset());
+    }
+  }
 
-  private static void printWorkers(PrintWriter out, List<WorkerStatus> workers) {
-    if (workers.isEmpty()) {
+  /**
+   * A worker still connected at its last report but not reported for this long is shown as {@code
+   * silent}: its coordinator reports every 2 s while it runs and marks every worker as left when it
+   * stops, so the coordinator itself is gone (killed) or cannot write.
+   */
+  static final long SILENT_AFTER_MILLIS = 10_000;
+
+  /**
+   * Workers that left this long before the latest report are not listed (only counted): a store used for
+   * many runs keeps a row for every worker process that ever joined.
+   */
+  static final long LEFT_SHOWN_MILLIS = 10 * 60_000;
+
+  private static void printWorkers(PrintWriter out, List<WorkerStatus> all) {
+    if (all.isEmpty()) {
       return;
     }
     long now = System.currentTimeMillis();
+    long latest = all.stream().mapToLong(WorkerStatus::reportedAtMillis).max().orElse(now);
+    List<WorkerStatus> workers = all.stream()
+        .filter(w -> w.connected() || latest - w.reportedAtMillis() <= LEFT_SHOWN_MILLIS).toList();
     out.println();
     out.printf("%-16s %-6s %-18s %-9s %8s  %s%n", "worker", "state", "suspicion", "new work", "in-flight", "outlier ejection");
     for (WorkerStatus w : workers) {
-      boolean live = now - w.reportedAtMillis() < GONE_AFTER_MILLIS;
+      String state = !w.connected() ? "left" : now - w.reportedAtMillis() < SILENT_AFTER_MILLIS ? "live" : "silent";
       String ejection = w.ejectedUntilMillis() > now
           ? "ejected " + (w.ejectedUntilMillis() - now) / 1000 + " s more: " + w.ejectionReason()
           : w.timesEjected() > 0 ? "ejected " + w.timesEjected() + "x, last: " + w.ejectionReason() : "-";
-      out.printf("%-16s %-6s %-18s %-9s %8d  %s%n", w.name(), live ? "live" : "gone", w.suspicion().isEmpty() ? "-" : w.suspicion(),
+      out.printf("%-16s %-6s %-18s %-9s %8d  %s%n", w.name(), state, w.suspicion().isEmpty() ? "-" : w.suspicion(),
           w.acceptingWork() ? "yes" : "drained", w.inFlight(), ejection);
+      if (!w.connected()) {
+        out.printf("  left %s ago: %s%n", ago(now - w.reportedAtMillis()), w.leftReason());
+      }
     }
-    out.println("(suspicion: the failure detector's level, of its conviction level; reported "
-        + (now - workers.get(0).reportedAtMillis()) / 1000 + " s ago at the latest)");
+    if (workers.size() < all.size()) {
+      out.printf("(%d workers that left more than %d min before the latest report are not shown)%n",
+          all.size() - workers.size(), LEFT_SHOWN_MILLIS / 60_000);
+    }
+    out.println("(suspicion: the failure detector's level, of its conviction level, at the last report, "
+        + ago(now - latest) + " ago at the latest; silent: no report for " + SILENT_AFTER_MILLIS / 1000
+        + " s while connected, its coordinator is gone)");
+  }
+
+  private static String ago(long millis) {
+    long s = Math.max(0, millis) / 1000;
+    return s < 120 ? s + " s" : s < 7200 ? s / 60 + " min" : s / 3600 + " h";
   }
 }

@@ -72,6 +72,7 @@ public final class SchedulerLoop implements AutoCloseable {
           LockSupport.parkNanos(this, TimeUnit.MILLISECONDS.toNanos(waitMillis));
         }
       }
+      scheduler.stopping();
     } catch (RuntimeException | Error e) {
       failure = e;
       log.error("scheduler loop stopped", e);

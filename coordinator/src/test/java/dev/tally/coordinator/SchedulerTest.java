@@ -1,6 +1,7 @@
 package dev.tally.coordinator;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.tuple;
 
 import dev.tally.core.Assignment;
 import dev.tally.core.CaseRecord;
@@ -19,6 +20,7 @@ import dev.tally.core.store.AttemptView;
 import dev.tally.core.store.JobState;
 import dev.tally.core.store.JobView;
 import dev.tally.core.store.RunCounters;
+import dev.tally.core.store.WorkerStatus;
 import dev.tally.core.store.RunSpec;
 import dev.tally.core.store.Store;
 import dev.tally.store.SqliteStore;
@@ -97,6 +99,32 @@ class SchedulerTest {
     assertThat(c.passed()).isEqualTo(10);
     assertThat(c.duplicatesSuppressed()).isZero();
     assertThat(w.acks).hasSize(10).allMatch(a -> a.status() == AckStatus.RECORDED);
+  }
+
+  @Test
+  void workerStatusesAreSavedAtOnceOnJoinAndLeaveAndMarkedLeftWhenTheCoordinatorStops() {
+    long runId = createRun(4, 3);
+    scheduler.activate(runId);
+    FakeWorker a = new FakeWorker("a", 2);
+    FakeWorker b = new FakeWorker("b", 2);
+    scheduler.workerJoined(a);
+    scheduler.workerJoined(b);
+    scheduler.step();
+    assertThat(store.workerStatuses()).extracting(WorkerStatus::name, WorkerStatus::connected, WorkerStatus::inFlight)
+        .as("both listed at once, well before the periodic report").containsExactly(tuple("a", true, 2), tuple("b", true, 2));
+
+    clock.advance(Duration.ofMillis(10));
+    scheduler.workerLost(b, "reaped after 2600ms of silence");
+    scheduler.step();
+    WorkerStatus left = store.workerStatuses().get(1);
+    assertThat(left.connected()).isFalse();
+    assertThat(left.leftReason()).isEqualTo("reaped after 2600ms of silence");
+    assertThat(left.inFlight()).isZero();
+    assertThat(left.reportedAtMillis()).isEqualTo(clock.millis());
+
+    scheduler.stopping();
+    assertThat(store.workerStatuses()).extracting(WorkerStatus::name, WorkerStatus::leftReason)
+        .containsExactly(tuple("a", "the coordinator stopped"), tuple("b", "reaped after 2600ms of silence"));
   }
 
   @Test

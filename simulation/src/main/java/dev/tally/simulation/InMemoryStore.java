@@ -708,7 +708,7 @@ public final class InMemoryStore implements Store {
     synchronized (state) {
       ensureOpen("workerStatuses");
       List<WorkerStatus> out = new ArrayList<>(state.workers.values());
-      out.sort(Comparator.comparingLong(WorkerStatus::reportedAtMillis).reversed().thenComparing(WorkerStatus::name));
+      out.sort(Comparator.comparing(WorkerStatus::name).thenComparing(WorkerStatus::workerId));
       return out;
     }
   }

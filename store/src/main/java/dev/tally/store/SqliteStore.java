@@ -752,7 +752,7 @@ public final class SqliteStore implements Store {
         begin();
         try (PreparedStatement p = writer.prepareStatement(
             "INSERT OR REPLACE INTO workers (worker_id, name, suspicion, accepting_work, ejected_until_millis,"
-                + " ejection_reason, times_ejected, in_flight, reported_at_millis) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")) {
+                + " ejection_reason, times_ejected, in_flight, reported_at_millis, left_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")) {
           for (WorkerStatus w : statuses) {
             p.setString(1, w.workerId());
             p.setString(2, w.name());
@@ -763,6 +763,7 @@ public final class SqliteStore implements Store {
             p.setInt(7, w.timesEjected());
             p.setInt(8, w.inFlight());
             p.setLong(9, w.reportedAtMillis());
+            p.setString(10, w.leftReason());
             p.addBatch();
           }
           p.executeBatch();
@@ -784,11 +785,11 @@ public final class SqliteStore implements Store {
       List<WorkerStatus> out = new ArrayList<>();
       try (PreparedStatement s = reader.prepareStatement(
           "SELECT worker_id, name, suspicion, accepting_work, ejected_until_millis, ejection_reason, times_ejected,"
-              + " in_flight, reported_at_millis FROM workers ORDER BY reported_at_millis DESC, name");
+              + " in_flight, reported_at_millis, left_reason FROM workers ORDER BY name, worker_id");
           ResultSet rs = s.executeQuery()) {
         while (rs.next()) {
           out.add(new WorkerStatus(rs.getString(1), rs.getString(2), rs.getString(3), rs.getInt(4) != 0, rs.getLong(5),
-              rs.getString(6), rs.getInt(7), rs.getInt(8), rs.getLong(9)));
+              rs.getString(6), rs.getInt(7), rs.getInt(8), rs.getLong(9), rs.getString(10)));
         }
       }
       return out;

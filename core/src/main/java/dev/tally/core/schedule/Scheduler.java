@@ -7,6 +7,7 @@ import dev.tally.core.outlier.Ending;
 import dev.tally.core.outlier.OutlierDetector;
 import dev.tally.core.outlier.OutlierEvent;
 import dev.tally.core.outlier.OutlierPolicy;
+import dev.tally.core.outlier.WorkerHealth;
 import dev.tally.core.store.RunCounters;
 import dev.tally.core.store.RunView;
 import dev.tally.core.store.Store;
@@ -90,6 +91,10 @@ public final class Scheduler implements WorkerEvents {
   private final List<Adoption> adoptions = new ArrayList<>();
   private long lastRenewalMillis;
   private long lastStatusMillis;
+  /** A worker joined since the statuses were last saved. */
+  private boolean statusChanged;
+  /** Statuses of workers that left since the last save, each with why. */
+  private final List<WorkerStatus> departed = new ArrayList<>();
   private final Map<String, String> lastEjectionReason = new HashMap<>();
   private final Map<Long, String> caseKinds = new HashMap<>();
   private long lastSweepMillis;
@@ -292,6 +297,7 @@ public final class Scheduler implements WorkerEvents {
 
     StoreBatch batch = new StoreBatch(now, List.copyOf(activeRuns), records, releases, leases, renewals, sweep);
     if (batch.isEmpty()) {
+      reportWorkers(now);
       return nextNotBeforeMillis;
     }
     StoreBatchResult result;
@@ -322,11 +328,11 @@ public final class Scheduler implements WorkerEvents {
         lastEjectionReason.put(e.workerId(), e.reason());
       }
     }
-    reportWorkers(now);
     sendAcks(result);
     sendAssignments(now, leaseHolders, result.leases());
     settleClaims(now, claims, result.renewals());
     abandonExpired(result.expired());
+    reportWorkers(now); // after the assignments: its in-flight counts are this step's
     pendingMayBeAvailable = result.pendingLeft();
     nextNotBeforeMillis = result.nextNotBeforeMillis();
     publish(result.counters());
@@ -350,6 +356,7 @@ public final class Scheduler implements WorkerEvents {
           adoptions.add(new Adoption(joined.worker(), held));
         }
         pendingMayBeAvailable = true;
+        statusChanged = true;
         log.info("worker {} joined (window {})", joined.worker().name(), joined.worker().dispatchWindow());
       } else if (event instanceof Lost lost) {
         onLost(now, lost.worker(), lost.reason());
@@ -392,6 +399,7 @@ public final class Scheduler implements WorkerEvents {
     if (state == null) {
       return;
     }
+    departed.add(statusOf(worker, state, outliers.snapshot(now), now).left(now, reason));
     if (workers.keySet().stream().noneMatch(w -> w.workerId().equals(worker.workerId()))) {
       outliers.workerLeft(worker.workerId());
     }
@@ -512,25 +520,53 @@ public final class Scheduler implements WorkerEvents {
   /** How often the workers' suspicion and ejection are saved for {@code tally status}. */
   static final long WORKER_STATUS_INTERVAL_MILLIS = 2_000;
 
+  /**
+   * Saves the workers' statuses every {@link #WORKER_STATUS_INTERVAL_MILLIS}, and at once when a worker
+   * joined or left since the last save, so that {@code tally status} lists every worker even of a short
+   * run and shows who left and why.
+   */
   private void reportWorkers(long now) {
-    if (workers.isEmpty() || now - lastStatusMillis < WORKER_STATUS_INTERVAL_MILLIS) {
+    boolean due = !workers.isEmpty() && now - lastStatusMillis >= WORKER_STATUS_INTERVAL_MILLIS;
+    if (!due && !statusChanged && departed.isEmpty()) {
       return;
     }
-    lastStatusMillis = now;
-    Map<String, dev.tally.core.outlier.WorkerHealth> health = outliers.snapshot(now);
-    List<WorkerStatus> statuses = new ArrayList<>();
+    List<WorkerStatus> statuses = new ArrayList<>(departed);
+    Map<String, WorkerHealth> health = outliers.snapshot(now);
     for (Map.Entry<WorkerHandle, WorkerState> e : workers.entrySet()) {
-      WorkerHandle w = e.getKey();
-      dev.tally.core.outlier.WorkerHealth h = health.get(w.workerId());
-      long ejectedUntil = h == null ? 0 : h.ejectedUntilMillis().orElse(0);
-      statuses.add(new WorkerStatus(w.workerId(), w.name(), w.suspicion(), w.acceptingWork(), ejectedUntil,
-          lastEjectionReason.get(w.workerId()), h == null ? 0 : h.timesEjected(), e.getValue().inFlight.size(), now));
+      statuses.add(statusOf(e.getKey(), e.getValue(), health, now));
     }
     try {
       store.saveWorkerStatuses(statuses);
+      lastStatusMillis = now;
+      statusChanged = false;
+      departed.clear();
     } catch (StoreException ex) {
+      lastStatusMillis = now; // not again before the interval: the store is the run's, this is only a view
       log.warn("could not save worker statuses for tally status (the run goes on)", ex);
     }
+  }
+
+  private WorkerStatus statusOf(WorkerHandle w, WorkerState state, Map<String, WorkerHealth> health, long now) {
+    WorkerHealth h = health.get(w.workerId());
+    long ejectedUntil = h == null ? 0 : h.ejectedUntilMillis().orElse(0);
+    return new WorkerStatus(w.workerId(), w.name(), w.suspicion(), w.acceptingWork(), ejectedUntil,
+        lastEjectionReason.get(w.workerId()), h == null ? 0 : h.timesEjected(), state.inFlight.size(), now, null);
+  }
+
+  /**
+   * Records, for {@code tally status}, that every worker still connected left because this coordinator
+   * is stopping. Called once, from the scheduler's thread, after its last step.
+   *
+   * @throws StoreException never: a failure to save is logged, the coordinator stops anyway
+   */
+  public void stopping() {
+    long now = clock.millis();
+    Map<String, WorkerHealth> health = outliers.snapshot(now);
+    for (Map.Entry<WorkerHandle, WorkerState> e : workers.entrySet()) {
+      departed.add(statusOf(e.getKey(), e.getValue(), health, now).left(now, "the coordinator stopped"));
+    }
+    workers.clear();
+    reportWorkers(now);
   }
 
   private void settleClaims(long now, List<Adoption> claims, List<RenewResult> results) {

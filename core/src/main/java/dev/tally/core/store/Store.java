@@ -98,7 +98,7 @@ public interface Store extends AutoCloseable {
   void saveWorkerStatuses(List<WorkerStatus> statuses);
 
   /**
-   * Reads the last report of every worker, most recent first.
+   * Reads the last report of every worker, ordered by name (then id).
    *
    * @throws StoreException if the store fails
    */

@@ -14,6 +14,8 @@ import java.util.Objects;
  * @param timesEjected how many times it has been ejected
  * @param inFlight how many jobs it holds
  * @param reportedAtMillis when this was observed, epoch ms
+ * @param leftReason null while the worker is connected; once it has left (closed, reaped, said goodbye,
+ *     or its coordinator stopped), why
  */
 public record WorkerStatus(
     String workerId,
@@ -24,10 +26,22 @@ public record WorkerStatus(
     String ejectionReason,
     int timesEjected,
     int inFlight,
-    long reportedAtMillis) {
+    long reportedAtMillis,
+    String leftReason) {
   public WorkerStatus {
     Objects.requireNonNull(workerId, "workerId");
     Objects.requireNonNull(name, "name");
     suspicion = suspicion == null ? "" : suspicion;
+  }
+
+  /** Whether the worker was connected when this was observed. */
+  public boolean connected() {
+    return leftReason == null;
+  }
+
+  /** This status as of the worker leaving at {@code atMillis} for {@code reason}: nothing in flight. */
+  public WorkerStatus left(long atMillis, String reason) {
+    return new WorkerStatus(workerId, name, suspicion, acceptingWork, ejectedUntilMillis, ejectionReason, timesEjected, 0,
+        atMillis, Objects.requireNonNull(reason, "reason"));
   }
 }
