@@ -555,9 +555,8 @@ public final class Scheduler implements WorkerEvents {
 
   /**
    * Records, for {@code tally status}, that every worker still connected left because this coordinator
-   * is stopping. Called once, from the scheduler's thread, after its last step.
-   *
-   * @throws StoreException never: a failure to save is logged, the coordinator stops anyway
+   * is stopping. Called once, from the scheduler's thread, after its last step. A store failure here is
+   * logged, not thrown: the coordinator stops anyway, and the statuses are only a view.
    */
   public void stopping() {
     long now = clock.millis();
