@@ -20,7 +20,7 @@ final class CoordinatorOptions {
   String detector;
 
   @Option(names = "--detection-window", converter = DurationConverter.class,
-      description = "For --detector fixed: a worker silent this long is reaped (default 5s). For missed: the window is this many heartbeat intervals.")
+      description = "For --detector fixed: a worker silent this long is reaped (default 5s). For missed: a duration too; the worker is reaped after window / interval missed heartbeats.")
   Duration detectionWindow;
 
   @Option(names = "--prefetch", defaultValue = "0",
@@ -47,10 +47,14 @@ final class CoordinatorOptions {
    * The failure detector the options describe; see {@link DetectorSettings} for each kind's defaults and
    * the benchmark that chose them.
    *
-   * @throws IllegalArgumentException if the kind is unknown, a window is given for phi, or the heartbeat
-   *     interval does not fit 3 times in the detection window
+   * @throws IllegalArgumentException if the heartbeat interval is under 10 ms, the kind is unknown, a
+   *     window is given for phi, or the heartbeat interval does not fit 3 times in the detection window
    */
   DetectorSettings detectorSettings() {
+    if (heartbeatInterval.compareTo(WorkerServer.Settings.MIN_HEARTBEAT_INTERVAL) < 0) {
+      throw new IllegalArgumentException("--heartbeat-interval must be at least "
+          + WorkerServer.Settings.MIN_HEARTBEAT_INTERVAL.toMillis() + "ms, got " + heartbeatInterval.toMillis() + "ms");
+    }
     String kind = detector != null ? detector : detectionWindow != null ? "fixed" : "phi";
     DetectorSettings.Kind parsed = DetectorSettings.Kind.parse(kind);
     if (detectionWindow == null) {

@@ -112,4 +112,40 @@ class WorkerFailureProcessTest {
       }
     }
   }
+
+  /**
+   * A coordinator paused (a long GC, SIGSTOP) for longer than the detection window must not blame its
+   * workers for the silence: their heartbeats wait unread in its sockets, and it reaps no one.
+   */
+  @Test
+  void aCoordinatorPausedLongerThanTheDetectionWindowReapsNoWorker() throws Exception {
+    int total = 600;
+    Path dataset = dir.resolve("cases.jsonl");
+    Random random = new Random(7);
+    List<String> lines = new ArrayList<>();
+    for (int i = 0; i < total; i++) {
+      lines.add("{\"id\":\"c" + i + "\",\"millis\":" + (20 + random.nextInt(61)) + "}");
+    }
+    Files.write(dataset, lines);
+    Path db = dir.resolve("t.db");
+    try (TallyProcess tally = TallyProcess.start(dir, "tally.log", List.of(
+        "run", dataset.toString(), "--workers=3", "--slots=2", "--evaluator=sleep", "--db=" + db,
+        "--out=" + dir.resolve("results.jsonl"), "--summary=" + dir.resolve("summary.json"), "--no-progress"))) {
+      await("20% recorded").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100))
+          .until(() -> TallyProcess.counters(db).map(c -> c.recorded() >= total / 5).orElse(false));
+      // The default detector (phi) convicts after about 2.5 s of silence on a steady link.
+      TallyProcess.signal(tally.process.pid(), "STOP");
+      try {
+        Thread.sleep(4_000); // the scenario itself: hold the stop past the window (not a wait for a condition)
+      } finally {
+        TallyProcess.signal(tally.process.pid(), "CONT");
+      }
+      assertThat(tally.waitFor(120)).as("exit code; output:%n%s", tally.output()).isZero();
+      assertThat(tally.output()).as("no worker was reaped").doesNotContain("lost (reaped");
+    }
+    JsonNode summary = JSON.readTree(dir.resolve("summary.json").toFile());
+    assertThat(summary.get("recorded").asLong()).isEqualTo(total);
+    assertThat(summary.get("redeliveries").asLong()).as("no job was taken from a live worker").isZero();
+    assertThat(summary.get("staleResultsFenced").asLong()).isZero();
+  }
 }

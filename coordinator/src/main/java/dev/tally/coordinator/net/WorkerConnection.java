@@ -48,7 +48,9 @@ import org.slf4j.LoggerFactory;
  *       liveness; a {@code Goodbye} ends the session.
  *   <li>It ends on a clean close by either side, a malformed frame or unexpected message (logged with the
  *       peer's address and closed), or silence: every frame's arrival feeds the {@link FailureDetector},
- *       and a check every {@code min(window / 10, 250 ms)} closes the connection once it is convicted.
+ *       and a check every {@code min(window / 10, 100 ms)} closes the connection once it is convicted. A
+ *       check that runs late (this process itself was paused) does not judge: the silence was the
+ *       coordinator's, and the worker's frames may still be unread.
  *   <li>On the socket's close, exactly once and only if it joined: {@link WorkerEvents#workerLost} with
  *       the reason ("closed by peer", "reaped after 5012ms of silence (...)", "malformed frame: ...",
  *       "superseded by a new session", ...).
@@ -109,6 +111,15 @@ final class WorkerConnection extends ChannelInboundHandlerAdapter {
   private boolean drainingLogged;
   private long lastFrameNanos;
   private ScheduledFuture<?> reaper;
+  /**
+   * A liveness check that comes more than this many periods after the previous one finds this process
+   * was paused, and does not judge (see {@link #checkLiveness}). Five periods (500 ms at the default
+   * 100 ms) is far beyond scheduling noise yet well short of any detection window, so skipping one
+   * check delays a real conviction by one period at most.
+   */
+  static final int LATE_CHECKS = 5;
+  private long reapCheckPeriodNanos;
+  private long lastCheckNanos;
   private String closeReason;
   private String workerId;
   private RemoteWorker handle;
@@ -130,8 +141,10 @@ final class WorkerConnection extends ChannelInboundHandlerAdapter {
     long now = ticker.nanos();
     detector = settings.detectorFactory().apply(now);
     lastFrameNanos = now;
-    long periodNanos = settings.reapCheckPeriod().toNanos();
-    reaper = ctx.executor().scheduleAtFixedRate(this::checkLiveness, periodNanos, periodNanos, TimeUnit.NANOSECONDS);
+    lastCheckNanos = now;
+    reapCheckPeriodNanos = settings.reapCheckPeriod().toNanos();
+    reaper = ctx.executor().scheduleAtFixedRate(
+        this::checkLiveness, reapCheckPeriodNanos, reapCheckPeriodNanos, TimeUnit.NANOSECONDS);
     log.debug("connection from {}", channel.remoteAddress());
     ctx.fireChannelActive();
   }
@@ -311,6 +324,16 @@ final class WorkerConnection extends ChannelInboundHandlerAdapter {
   private void checkLiveness() {
     long now = ticker.nanos();
     if (state == State.CLOSED) {
+      return;
+    }
+    long sinceLastCheck = now - lastCheckNanos;
+    lastCheckNanos = now;
+    if (sinceLastCheck > LATE_CHECKS * reapCheckPeriodNanos) {
+      // This process was paused (a GC pause, SIGSTOP, a starved VM): the silence is ours, not the
+      // worker's, and what it sent meanwhile may still be unread in the socket (after a long stop the
+      // event loop can run its overdue tasks before its reads). Judge on the next check, once read.
+      log.debug("liveness check of {} ran {} ms late; judging on the next one", workerId,
+          TimeUnit.NANOSECONDS.toMillis(sinceLastCheck - reapCheckPeriodNanos));
       return;
     }
     double level = detector.suspicion(now);

@@ -219,6 +219,13 @@ public final class WorkerServer implements AutoCloseable {
    * </ul>
    */
   public static final class Settings {
+    /**
+     * The shortest heartbeat interval allowed, 10 ms. Shorter, a worker's I/O thread spends its time on
+     * heartbeats, and ordinary scheduling delays of a few milliseconds are whole missed intervals: the
+     * fleet is reaped for nothing.
+     */
+    public static final Duration MIN_HEARTBEAT_INTERVAL = Duration.ofMillis(10);
+
     /** The default heartbeat interval, {@link DetectorSettings#DEFAULT_HEARTBEAT_INTERVAL}. */
     public static final Duration DEFAULT_HEARTBEAT_INTERVAL = DetectorSettings.DEFAULT_HEARTBEAT_INTERVAL;
 
@@ -347,11 +354,15 @@ public final class WorkerServer implements AutoCloseable {
       private Builder() {}
 
       /**
-       * @throws IllegalArgumentException if not positive or not a whole number of milliseconds
-       *     (it travels as milliseconds) or above 2^32-1 ms
+       * @throws IllegalArgumentException if not a whole number of milliseconds (it travels as
+       *     milliseconds), below {@link #MIN_HEARTBEAT_INTERVAL} or above 2^32-1 ms
        */
       public Builder heartbeatInterval(Duration interval) {
         this.heartbeatInterval = positiveMillis("heartbeatInterval", interval);
+        if (interval.compareTo(MIN_HEARTBEAT_INTERVAL) < 0) {
+          throw new IllegalArgumentException("heartbeatInterval must be at least " + MIN_HEARTBEAT_INTERVAL.toMillis()
+              + "ms, got " + interval.toMillis() + "ms");
+        }
         if (interval.toMillis() > 0xFFFF_FFFFL) {
           throw new IllegalArgumentException(
               "heartbeatInterval must fit the wire's uint32 milliseconds, got " + interval);

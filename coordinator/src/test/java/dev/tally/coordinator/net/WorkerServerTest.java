@@ -43,6 +43,8 @@ class WorkerServerTest {
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("got -1");
     assertThatThrownBy(() -> WorkerServer.Settings.builder().heartbeatInterval(Duration.ofNanos(1500)))
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("whole number of milliseconds");
+    assertThatThrownBy(() -> WorkerServer.Settings.builder().heartbeatInterval(Duration.ofMillis(9)))
+        .isInstanceOf(IllegalArgumentException.class).hasMessage("heartbeatInterval must be at least 10ms, got 9ms");
   }
 
   @Test

@@ -103,7 +103,10 @@ public final class DetectorSettings {
       throw new IllegalArgumentException("the heartbeat interval must fit at least "
           + MIN_HEARTBEATS_PER_WINDOW + " times inside the detection window, got an interval of "
           + heartbeatInterval.toMillis() + "ms and a window of " + detectionWindow.toMillis() + "ms ("
-          + description + ")");
+          + description + ")" + (kind == Kind.PHI
+              ? "; phi's window is the interval plus its acceptable pause plus a margin: use a shorter"
+                  + " interval, or --detector fixed with a --detection-window of at least 3 intervals"
+              : ""));
     }
     this.kind = kind;
     this.heartbeatInterval = heartbeatInterval;
