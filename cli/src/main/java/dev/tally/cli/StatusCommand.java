@@ -90,13 +90,13 @@ final class StatusCommand implements Callable<Integer> {
     List<WorkerStatus> workers = all.stream()
         .filter(w -> w.connected() || latest - w.reportedAtMillis() <= LEFT_SHOWN_MILLIS).toList();
     out.println();
-    out.printf("%-16s %-6s %-18s %-9s %8s  %s%n", "worker", "state", "suspicion", "new work", "in-flight", "outlier ejection");
+    out.printf("%-16s %-7s %-18s %-9s %8s  %s%n", "worker", "state", "suspicion", "new work", "in-flight", "outlier ejection");
     for (WorkerStatus w : workers) {
       String state = !w.connected() ? "left" : now - w.reportedAtMillis() < SILENT_AFTER_MILLIS ? "live" : "silent";
       String ejection = w.ejectedUntilMillis() > now
           ? "ejected " + (w.ejectedUntilMillis() - now) / 1000 + " s more: " + w.ejectionReason()
           : w.timesEjected() > 0 ? "ejected " + w.timesEjected() + "x, last: " + w.ejectionReason() : "-";
-      out.printf("%-16s %-6s %-18s %-9s %8d  %s%n", w.name(), state, w.suspicion().isEmpty() ? "-" : w.suspicion(),
+      out.printf("%-16s %-7s %-18s %-9s %8d  %s%n", w.name(), state, w.suspicion().isEmpty() ? "-" : w.suspicion(),
           w.acceptingWork() ? "yes" : "drained", w.inFlight(), ejection);
       if (!w.connected()) {
         out.printf("  left %s ago: %s%n", ago(now - w.reportedAtMillis()), w.leftReason());

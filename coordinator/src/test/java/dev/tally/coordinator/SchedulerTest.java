@@ -128,6 +128,18 @@ class SchedulerTest {
   }
 
   @Test
+  void workersAnEarlierCoordinatorLeftConnectedAreMarkedLeftAtTheFirstStep() {
+    store.saveWorkerStatuses(List.of(
+        new WorkerStatus("old-1", "old", "0.10 of 8.00", true, 0, null, 0, 4, clock.millis() - 60_000, null),
+        new WorkerStatus("gone-1", "gone", "", true, 0, null, 0, 0, clock.millis() - 90_000, "reaped after 2600ms of silence")));
+    scheduler.step();
+    assertThat(store.workerStatuses()).extracting(WorkerStatus::name, WorkerStatus::leftReason, WorkerStatus::inFlight)
+        .containsExactly(
+            tuple("gone", "reaped after 2600ms of silence", 0),
+            tuple("old", "its coordinator stopped without a word (killed?) at most 60 s after its last report", 0));
+  }
+
+  @Test
   void lostWorkersJobsAreRedeliveredAndItsLateResultsFenced() {
     long runId = createRun(2, 3);
     FakeWorker doomed = new FakeWorker("doomed", 2);

@@ -123,7 +123,11 @@ public final class SqliteStore implements Store {
   private final WriteStatements w;
   private volatile boolean closed;
 
-  private SqliteStore(Path file, Clock clock, Connection writer, Connection reader) throws SQLException {
+  /** Opened by {@link #openExisting}: every write is refused. */
+  private final boolean readOnly;
+
+  private SqliteStore(Path file, Clock clock, Connection writer, Connection reader, boolean readOnly) throws SQLException {
+    this.readOnly = readOnly;
     this.file = file;
     this.clock = clock;
     this.writer = writer;
@@ -164,7 +168,7 @@ public final class SqliteStore implements Store {
       throw new StoreException("open: cannot create the directory of " + absolute, e);
     }
     try {
-      flyway(url).migrate();
+      flyway(url, false).migrate();
     } catch (RuntimeException e) {
       throw new StoreException("open: migrating the schema of " + absolute + " failed", e);
     }
@@ -172,12 +176,14 @@ public final class SqliteStore implements Store {
   }
 
   /**
-   * Opens a store file that already exists and whose schema is already up to date, without creating or
-   * migrating anything: for readers ({@code tally status}, a monitor, a test) that may look at the file
-   * while a coordinator is still creating or migrating it. Uses the system clock.
+   * Opens a store file that already exists and whose schema is already up to date, for reading only:
+   * for readers ({@code tally status}, a monitor, a test) that may look at the file while a coordinator
+   * is creating, migrating or using it. Nothing is created, migrated or changed, not even the store's
+   * side files: reading a store nobody has open needs no write access at all. Every write method of the
+   * returned store throws {@link StoreException}.
    *
    * @param file the SQLite file of an existing store
-   * @return an open store; close it when done
+   * @return an open, read-only store; close it when done
    * @throws StoreException if there is no such file; if its schema is missing or not at this version of
    *     Tally (being created right now, made by an older Tally and not yet migrated: {@link #open} migrates
    *     it, or made by a newer one); or if it cannot be opened
@@ -187,10 +193,16 @@ public final class SqliteStore implements Store {
     if (!Files.isRegularFile(absolute)) {
       throw new StoreException("open: no store file at " + absolute);
     }
-    String url = "jdbc:sqlite:" + absolute;
+    // Read-only either way, so reading changes nothing: no checkpoint, no journal-mode switch. With no
+    // -wal file beside it nobody has the store open, and it is read as immutable: no locks, and no -wal
+    // or -shm is created (which would need a writable directory, and would belong to this user, locking
+    // the store's owner out). Otherwise a coordinator has it open (or was killed with it open) and made
+    // those files itself: read beside it in WAL mode.
+    boolean inUse = Files.exists(absolute.resolveSibling(absolute.getFileName() + "-wal"));
+    String url = "jdbc:sqlite:" + absolute.toUri() + (inUse ? "?mode=ro" : "?immutable=1");
     MigrationInfoService info;
     try {
-      info = flyway(url).info();
+      info = flyway(url, true).info();
     } catch (RuntimeException e) {
       throw new StoreException("open: cannot read the schema version of " + absolute, e);
     }
@@ -202,15 +214,34 @@ public final class SqliteStore implements Store {
           + (pending.length > 0 ? ", this Tally expects version " + pending[pending.length - 1].getVersion() : "")
           + " (a coordinator may be creating it right now; tally run or tally resume migrates an older one)");
     }
-    return connectBoth(absolute, url, Clock.systemUTC());
+    try {
+      return new SqliteStore(absolute, Clock.systemUTC(), connectReadOnly(url), connectReadOnly(url), true);
+    } catch (SQLException e) {
+      throw new StoreException("open: cannot open " + absolute + " for reading", e);
+    }
+  }
+
+  private static Connection connectReadOnly(String url) throws SQLException {
+    SQLiteConfig config = new SQLiteConfig();
+    config.setReadOnly(true);
+    config.setBusyTimeout((int) BUSY_TIMEOUT.toMillis());
+    Connection c = config.createConnection(url);
+    try (Statement s = c.createStatement()) {
+      s.execute("PRAGMA query_only = ON");
+    } catch (SQLException e) {
+      closeQuietly(c);
+      throw e;
+    }
+    return c;
   }
 
   /**
    * Flyway over this file's migrations. Its connections wait out another process's lock (busy timeout)
    * instead of failing at once, e.g. while a reader's snapshot is being set up.
    */
-  private static Flyway flyway(String url) {
+  private static Flyway flyway(String url, boolean readOnly) {
     SQLiteConfig config = new SQLiteConfig();
+    config.setReadOnly(readOnly);
     config.setBusyTimeout((int) BUSY_TIMEOUT.toMillis());
     SQLiteDataSource dataSource = new SQLiteDataSource(config);
     dataSource.setUrl(url);
@@ -226,7 +257,7 @@ public final class SqliteStore implements Store {
     try {
       writer = connect(url, false);
       reader = connect(url, true);
-      return new SqliteStore(absolute, clock, writer, reader);
+      return new SqliteStore(absolute, clock, writer, reader, false);
     } catch (SQLException e) {
       closeQuietly(writer);
       closeQuietly(reader);
@@ -279,7 +310,7 @@ public final class SqliteStore implements Store {
     }
     writeLock.lock();
     try {
-      ensureOpen("createRun");
+      ensureWritable("createRun");
       long now = clock.millis();
       try {
         begin();
@@ -349,7 +380,7 @@ public final class SqliteStore implements Store {
   public StoreBatchResult apply(StoreBatch batch) {
     writeLock.lock();
     try {
-      ensureOpen("apply");
+      ensureWritable("apply");
       try {
         begin();
         StoreBatchResult result = applyInTransaction(batch);
@@ -677,7 +708,7 @@ public final class SqliteStore implements Store {
   public int releaseLeases(long runId, long nowMillis) {
     writeLock.lock();
     try {
-      ensureOpen("releaseLeases");
+      ensureWritable("releaseLeases");
       try (Statement s = writer.createStatement()) {
         begin();
         String detail = "the coordinator restarted while the attempt was leased";
@@ -747,7 +778,7 @@ public final class SqliteStore implements Store {
     }
     writeLock.lock();
     try {
-      ensureOpen("saveWorkerStatuses");
+      ensureWritable("saveWorkerStatuses");
       try {
         begin();
         try (PreparedStatement p = writer.prepareStatement(
@@ -960,6 +991,13 @@ public final class SqliteStore implements Store {
   private void ensureOpen(String operation) {
     if (closed) {
       throw new StoreException(operation + ": the store " + file + " is closed");
+    }
+  }
+
+  private void ensureWritable(String operation) {
+    ensureOpen(operation);
+    if (readOnly) {
+      throw new StoreException(operation + ": the store " + file + " was opened for reading only (openExisting)");
     }
   }
 

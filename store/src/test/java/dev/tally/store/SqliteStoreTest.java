@@ -58,6 +58,33 @@ class SqliteStoreTest extends StoreContractTest {
   }
 
   @Test
+  void openExistingChangesNothingAndRefusesWrites() throws Exception {
+    Path db = dir.resolve("with space").resolve("t.db");
+    try (SqliteStore store = SqliteStore.open(db)) {
+      store.createRun(spec(3), cases(2));
+    }
+    byte[] before = java.nio.file.Files.readAllBytes(db);
+    try (SqliteStore reader = SqliteStore.openExisting(db)) {
+      assertThat(reader.runs()).hasSize(1);
+      assertThat(db.resolveSibling("t.db-wal")).as("no side file for a store nobody has open").doesNotExist();
+      assertThat(db.resolveSibling("t.db-shm")).doesNotExist();
+      org.assertj.core.api.Assertions.assertThatThrownBy(() -> reader.createRun(spec(3), cases(1)))
+          .isInstanceOf(StoreException.class).hasMessageContaining("opened for reading only");
+    }
+    assertThat(java.nio.file.Files.readAllBytes(db)).as("the file is byte for byte the same").isEqualTo(before);
+
+    // Beside a writer that has it open (WAL mode), a reader sees what the writer committed.
+    try (SqliteStore writer = SqliteStore.open(db)) {
+      writer.createRun(spec(3), cases(3));
+      try (SqliteStore reader = SqliteStore.openExisting(db)) {
+        assertThat(reader.runs()).hasSize(2);
+      }
+      writer.createRun(spec(3), cases(1));
+      assertThat(writer.runs()).as("the writer is undisturbed").hasSize(3);
+    }
+  }
+
+  @Test
   void openExistingNeverCreatesOrMigratesAndSaysWhatIsMissing() throws Exception {
     Path missing = dir.resolve("missing.db");
     assertThatThrownBy(() -> SqliteStore.openExisting(missing))

@@ -93,6 +93,8 @@ public final class Scheduler implements WorkerEvents {
   private long lastStatusMillis;
   /** A worker joined since the statuses were last saved. */
   private boolean statusChanged;
+  /** Whether the workers an earlier coordinator left as connected in the store were marked as left. */
+  private boolean earlierWorkersSettled;
   /** Statuses of workers that left since the last save, each with why. */
   private final List<WorkerStatus> departed = new ArrayList<>();
   private final Map<String, String> lastEjectionReason = new HashMap<>();
@@ -256,6 +258,9 @@ public final class Scheduler implements WorkerEvents {
    */
   public long step() {
     long now = clock.millis();
+    if (!earlierWorkersSettled) {
+      settleEarlierWorkers(now);
+    }
     drainInbox(now);
     if (now >= nextNotBeforeMillis) {
       pendingMayBeAvailable = true;
@@ -551,6 +556,28 @@ public final class Scheduler implements WorkerEvents {
     long ejectedUntil = h == null ? 0 : h.ejectedUntilMillis().orElse(0);
     return new WorkerStatus(w.workerId(), w.name(), w.suspicion(), w.acceptingWork(), ejectedUntil,
         lastEjectionReason.get(w.workerId()), h == null ? 0 : h.timesEjected(), state.inFlight.size(), now, null);
+  }
+
+  /**
+   * Marks, once, the workers an earlier coordinator on this store still had as connected (it was killed
+   * before it could say they left) as left, so that {@code tally status} shows only this coordinator's
+   * workers as connected. Their sessions died with that coordinator; a worker that reconnects here is
+   * reported again, as connected, by this one.
+   */
+  private void settleEarlierWorkers(long now) {
+    try {
+      List<WorkerStatus> stale = new ArrayList<>();
+      for (WorkerStatus w : store.workerStatuses()) {
+        if (w.connected()) {
+          stale.add(w.left(now, "its coordinator stopped without a word (killed?) at most "
+              + (now - w.reportedAtMillis()) / 1000 + " s after its last report"));
+        }
+      }
+      store.saveWorkerStatuses(stale);
+    } catch (StoreException e) {
+      log.warn("could not mark an earlier coordinator's workers as left (tally status may show them as silent)", e);
+    }
+    earlierWorkersSettled = true; // once either way: this is only a view, the run goes on
   }
 
   /**
