@@ -140,7 +140,12 @@ abstract class RunnerCommand implements Callable<Integer> {
             "tally: run %d: %d cases, %d local workers x %d slots%s, workers connect to %s, store %s%n",
             runId, store.run(runId).orElseThrow().counters().total(), workers, workerSlots, inProcessSlots > 0 ? " + " + inProcessSlots + " in-process slots" : "",
             new HostPort(listen.host(), coordinator.port()), dbFile);
-        Thread hook = new Thread(local::close, "tally-stop-workers");
+        Thread hook = new Thread(() -> {
+          err.printf("tally: stopped before run %d finished; what is recorded stays in %s. The same command, or"
+              + " tally resume %d --db %s, finishes it without running a recorded case again.%n", runId, dbFile, runId, dbFile);
+          err.flush();
+          local.close();
+        }, "tally-stop-workers");
         Runtime.getRuntime().addShutdownHook(hook);
         RunCounters counters = await(coordinator, runId, (int) store.run(runId).orElseThrow().counters().total(), err);
         long wallMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
@@ -256,7 +261,9 @@ abstract class RunnerCommand implements Callable<Integer> {
     }
   }
 
+  /** Beside the store and named after it ({@code tally.db-logs/run-3}): run ids are unique per store. */
   private static Path logDir(Path dbFile, long runId) {
-    return dbFile.toAbsolutePath().getParent().resolve("tally-logs").resolve("run-" + runId);
+    Path db = dbFile.toAbsolutePath();
+    return db.resolveSibling(db.getFileName() + "-logs").resolve("run-" + runId);
   }
 }

@@ -54,6 +54,7 @@ import java.util.concurrent.locks.ReentrantLock;
 import org.flywaydb.core.Flyway;
 import org.flywaydb.core.api.MigrationInfo;
 import org.flywaydb.core.api.MigrationInfoService;
+import org.flywaydb.core.api.MigrationState;
 import org.sqlite.SQLiteConfig;
 import org.sqlite.SQLiteDataSource;
 
@@ -167,11 +168,15 @@ public final class SqliteStore implements Store {
     } catch (IOException e) {
       throw new StoreException("open: cannot create the directory of " + absolute, e);
     }
+    MigrationInfo current;
     try {
-      flyway(url, false).migrate();
+      Flyway flyway = flyway(url, false);
+      flyway.migrate();
+      current = flyway.info().current();
     } catch (RuntimeException e) {
-      throw new StoreException("open: migrating the schema of " + absolute + " failed", e);
+      throw new StoreException("open: migrating the schema of " + absolute + " failed: " + rootMessage(e), e);
     }
+    refuseNewerSchema(absolute, current);
     return connectBoth(absolute, url, clock);
   }
 
@@ -204,9 +209,10 @@ public final class SqliteStore implements Store {
     try {
       info = flyway(url, true).info();
     } catch (RuntimeException e) {
-      throw new StoreException("open: cannot read the schema version of " + absolute, e);
+      throw new StoreException("open: cannot read the schema version of " + absolute + ": " + rootMessage(e), e);
     }
     MigrationInfo current = info.current();
+    refuseNewerSchema(absolute, current);
     MigrationInfo[] pending = info.pending();
     if (current == null || pending.length > 0) {
       throw new StoreException("open: the schema of " + absolute + " is "
@@ -217,8 +223,28 @@ public final class SqliteStore implements Store {
     try {
       return new SqliteStore(absolute, Clock.systemUTC(), connectReadOnly(url), connectReadOnly(url), true);
     } catch (SQLException e) {
-      throw new StoreException("open: cannot open " + absolute + " for reading", e);
+      throw new StoreException("open: cannot open " + absolute + " for reading: " + rootMessage(e), e);
     }
+  }
+
+  /**
+   * A store whose schema has a migration this Tally does not know was made (or migrated) by a newer
+   * Tally: its tables may mean things this version would get wrong, so it is refused, not guessed at.
+   */
+  private static void refuseNewerSchema(Path absolute, MigrationInfo current) {
+    if (current != null && current.getState() == MigrationState.FUTURE_SUCCESS) {
+      throw new StoreException("open: " + absolute + " has schema version " + current.getVersion()
+          + ", from a newer Tally than this one; use that version");
+    }
+  }
+
+  /** The innermost cause's message: what SQLite or the file system said. */
+  private static String rootMessage(Throwable e) {
+    Throwable root = e;
+    while (root.getCause() != null && root.getCause() != root) {
+      root = root.getCause();
+    }
+    return root.getMessage() != null ? root.getMessage() : root.getClass().getSimpleName();
   }
 
   private static Connection connectReadOnly(String url) throws SQLException {
@@ -261,7 +287,7 @@ public final class SqliteStore implements Store {
     } catch (SQLException e) {
       closeQuietly(writer);
       closeQuietly(reader);
-      throw new StoreException("open: cannot open " + absolute, e);
+      throw new StoreException("open: cannot open " + absolute + ": " + rootMessage(e), e);
     }
   }
 

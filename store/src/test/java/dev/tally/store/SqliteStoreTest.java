@@ -58,6 +58,20 @@ class SqliteStoreTest extends StoreContractTest {
   }
 
   @Test
+  void aStoreFromANewerTallyIsRefusedByBothWaysOfOpening() throws Exception {
+    Path db = dir.resolve("newer.db");
+    SqliteStore.open(db).close();
+    try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + db); Statement s = c.createStatement()) {
+      s.execute("INSERT INTO flyway_schema_history (installed_rank, version, description, type, script, checksum,"
+          + " installed_by, execution_time, success) VALUES (999, '999', 'from the future', 'SQL', 'V999__future.sql', 0, 'x', 0, 1)");
+    }
+    assertThatThrownBy(() -> SqliteStore.openExisting(db)).isInstanceOf(StoreException.class)
+        .hasMessageContaining("has schema version 999, from a newer Tally");
+    assertThatThrownBy(() -> SqliteStore.open(db)).isInstanceOf(StoreException.class)
+        .hasMessageContaining("has schema version 999, from a newer Tally");
+  }
+
+  @Test
   void openExistingChangesNothingAndRefusesWrites() throws Exception {
     Path db = dir.resolve("with space").resolve("t.db");
     try (SqliteStore store = SqliteStore.open(db)) {
