@@ -17,7 +17,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Random;
 import java.util.function.Function;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
@@ -35,13 +34,7 @@ class CoordinatorRestartProcessTest {
   @Test
   void killingTheCoordinatorTwiceMidRunLosesNothingAndCountsNothingTwice() throws Exception {
     int total = 300;
-    Path dataset = dir.resolve("cases.jsonl");
-    Random random = new Random(7);
-    List<String> lines = new ArrayList<>();
-    for (int i = 0; i < total; i++) {
-      lines.add("{\"id\":\"c" + i + "\",\"millis\":" + (20 + random.nextInt(61)) + "}");
-    }
-    Files.write(dataset, lines);
+    Path dataset = TallyProcess.sleepDataset(dir.resolve("cases.jsonl"), total, "c", 7);
     Path db = dir.resolve("t.db");
     List<String> command = List.of(
         "run", dataset.toString(), "--workers=2", "--slots=2", "--evaluator=sleep", "--db=" + db,

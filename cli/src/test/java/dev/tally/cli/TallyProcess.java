@@ -65,6 +65,19 @@ final class TallyProcess implements AutoCloseable {
   }
 
   /**
+   * Writes {@code total} sleep cases, ids {@code prefix + i}, each sleeping 20–80 ms (uniform, from
+   * {@code seed}): the process tests' usual dataset.
+   */
+  static Path sleepDataset(Path file, int total, String prefix, long seed) throws IOException {
+    java.util.Random random = new java.util.Random(seed);
+    List<String> lines = new ArrayList<>();
+    for (int i = 0; i < total; i++) {
+      lines.add("{\"id\":\"" + prefix + i + "\",\"millis\":" + (20 + random.nextInt(61)) + "}");
+    }
+    return Files.write(file, lines);
+  }
+
+  /**
    * The first run's counters in a store a live coordinator may still be creating: read without migrating
    * ({@link SqliteStore#openExisting}), and empty until the file and its schema are there.
    */

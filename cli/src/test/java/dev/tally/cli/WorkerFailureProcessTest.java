@@ -15,10 +15,8 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
-import java.util.Random;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -38,13 +36,7 @@ class WorkerFailureProcessTest {
   @Test
   void runFinishesEveryCaseExactlyOnceThroughKillAndFreeze() throws Exception {
     int total = 300;
-    Path dataset = dir.resolve("cases.jsonl");
-    Random random = new Random(42);
-    List<String> lines = new ArrayList<>();
-    for (int i = 0; i < total; i++) {
-      lines.add("{\"id\":\"sleep-" + i + "\",\"millis\":" + (20 + random.nextInt(61)) + "}");
-    }
-    Files.write(dataset, lines);
+    Path dataset = TallyProcess.sleepDataset(dir.resolve("cases.jsonl"), total, "sleep-", 42);
     Path db = dir.resolve("t.db");
 
     // One slot per worker keeps the run long enough (about 5 s of sleeping per worker) that the thawed
@@ -120,13 +112,7 @@ class WorkerFailureProcessTest {
   @Test
   void aCoordinatorPausedLongerThanTheDetectionWindowReapsNoWorker() throws Exception {
     int total = 600;
-    Path dataset = dir.resolve("cases.jsonl");
-    Random random = new Random(7);
-    List<String> lines = new ArrayList<>();
-    for (int i = 0; i < total; i++) {
-      lines.add("{\"id\":\"c" + i + "\",\"millis\":" + (20 + random.nextInt(61)) + "}");
-    }
-    Files.write(dataset, lines);
+    Path dataset = TallyProcess.sleepDataset(dir.resolve("cases.jsonl"), total, "c", 7);
     Path db = dir.resolve("t.db");
     try (TallyProcess tally = TallyProcess.start(dir, "tally.log", List.of(
         "run", dataset.toString(), "--workers=3", "--slots=2", "--evaluator=sleep", "--db=" + db,
