@@ -220,9 +220,15 @@ public final class SqliteStore implements Store {
           + (pending.length > 0 ? ", this Tally expects version " + pending[pending.length - 1].getVersion() : "")
           + " (a coordinator may be creating it right now; tally run or tally resume migrates an older one)");
     }
+    Connection first = null;
+    Connection second = null;
     try {
-      return new SqliteStore(absolute, Clock.systemUTC(), connectReadOnly(url), connectReadOnly(url), true);
+      first = connectReadOnly(url);
+      second = connectReadOnly(url);
+      return new SqliteStore(absolute, Clock.systemUTC(), first, second, true);
     } catch (SQLException e) {
+      closeQuietly(first);
+      closeQuietly(second);
       throw new StoreException("open: cannot open " + absolute + " for reading: " + rootMessage(e), e);
     }
   }
