@@ -199,11 +199,13 @@ public final class SqliteStore implements Store {
       throw new StoreException("open: no store file at " + absolute);
     }
     // Read-only either way, so reading changes nothing: no checkpoint, no journal-mode switch. With no
-    // -wal file beside it nobody has the store open, and it is read as immutable: no locks, and no -wal
-    // or -shm is created (which would need a writable directory, and would belong to this user, locking
-    // the store's owner out). Otherwise a coordinator has it open (or was killed with it open) and made
-    // those files itself: read beside it in WAL mode.
-    boolean inUse = Files.exists(absolute.resolveSibling(absolute.getFileName() + "-wal"));
+    // -wal or -journal file beside it nobody has the store open, and it is read as immutable: no locks,
+    // and no -wal or -shm is created (which would need a writable directory, and would belong to this
+    // user, locking the store's owner out). Otherwise a coordinator has it open, is migrating it (Flyway
+    // writes through a rollback journal), or was killed with it open: read it under SQLite's locks.
+    String name = absolute.getFileName().toString();
+    boolean inUse = Files.exists(absolute.resolveSibling(name + "-wal"))
+        || Files.exists(absolute.resolveSibling(name + "-journal"));
     String url = "jdbc:sqlite:" + absolute.toUri() + (inUse ? "?mode=ro" : "?immutable=1");
     MigrationInfoService info;
     try {
