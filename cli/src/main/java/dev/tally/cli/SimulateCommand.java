@@ -48,7 +48,15 @@ final class SimulateCommand implements Callable<Integer> {
       System.err.println("tally simulate: --seeds must be >= 1, got " + seeds);
       return Main.EXIT_USAGE;
     }
-    quietCoreLogs();
+    ch.qos.logback.classic.Level before = quietCoreLogs();
+    try {
+      return simulate(out, planted);
+    } finally {
+      restoreCoreLogs(before);
+    }
+  }
+
+  private int simulate(PrintStream out, PlantedFault planted) {
     SimulationRunner runner = new SimulationRunner(planted);
     if (seed != null) {
       SimulationResult r = runner.run(seed, true);
@@ -90,9 +98,19 @@ final class SimulateCommand implements Callable<Integer> {
    * A simulation reaps, fences and redelivers thousands of times on purpose; the scheduler's warnings about
    * it are the point, not news. Errors still show.
    */
-  private static void quietCoreLogs() {
+  private static ch.qos.logback.classic.Level quietCoreLogs() {
     if (org.slf4j.LoggerFactory.getLogger("dev.tally") instanceof ch.qos.logback.classic.Logger logger) {
+      ch.qos.logback.classic.Level before = logger.getLevel();
       logger.setLevel(ch.qos.logback.classic.Level.ERROR);
+      return before;
+    }
+    return null;
+  }
+
+  /** Puts the level back (null: inherit again), so that a simulation run inside a JVM leaves its logging as it was. */
+  private static void restoreCoreLogs(ch.qos.logback.classic.Level before) {
+    if (org.slf4j.LoggerFactory.getLogger("dev.tally") instanceof ch.qos.logback.classic.Logger logger) {
+      logger.setLevel(before);
     }
   }
 }
