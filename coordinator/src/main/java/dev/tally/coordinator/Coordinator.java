@@ -52,7 +52,7 @@ public final class Coordinator implements AutoCloseable {
     Clock clock = Clock.systemUTC();
     SchedulerLoop loop = new SchedulerLoop(clock);
     Scheduler scheduler = new Scheduler(store, clock, new SplittableRandom(), retryPolicy, schedulerSettings, loop::wake);
-    WorkerServer server = WorkerServer.start(listen, serverSettings, scheduler);
+    WorkerServer server = WorkerServer.start(listen, serverSettings, scheduler, store.storeId());
     loop.start(scheduler, server::close);
     return new Coordinator(scheduler, loop, server);
   }

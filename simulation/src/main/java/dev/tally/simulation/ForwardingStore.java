@@ -69,6 +69,11 @@ abstract class ForwardingStore implements Store {
   }
 
   @Override
+  public String storeId() {
+    return delegate.storeId();
+  }
+
+  @Override
   public long commits() {
     return delegate.commits();
   }

@@ -134,7 +134,12 @@ public final class InMemoryStore implements Store {
   // ---- data -------------------------------------------------------------------------------------
 
   /** All of one store's data; survives its store instances. Guarded by its own monitor. */
+  /** Numbers the states made in this JVM, for their store ids (deterministic within one JVM). */
+  private static final java.util.concurrent.atomic.AtomicLong STATES = new java.util.concurrent.atomic.AtomicLong();
+
   static final class State {
+    /** Made with the state, kept across reopenings: the store's identity. */
+    final String storeId = "in-memory-" + STATES.incrementAndGet();
     final TreeMap<Long, RunRow> runs = new TreeMap<>();
     final TreeMap<Long, JobRow> jobs = new TreeMap<>();
     /** Each run's job ids in dataset (position) order; fixed at creation. */
@@ -700,6 +705,12 @@ public final class InMemoryStore implements Store {
       }
       commits++;
     }
+  }
+
+  /** {@inheritDoc} */
+  @Override
+  public String storeId() {
+    return state.storeId;
   }
 
   /** {@inheritDoc} */

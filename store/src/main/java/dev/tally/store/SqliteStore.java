@@ -126,6 +126,7 @@ public final class SqliteStore implements Store {
 
   /** Opened by {@link #openExisting}: every write is refused. */
   private final boolean readOnly;
+  private final String storeId;
 
   private SqliteStore(Path file, Clock clock, Connection writer, Connection reader, boolean readOnly) throws SQLException {
     this.readOnly = readOnly;
@@ -134,6 +135,18 @@ public final class SqliteStore implements Store {
     this.writer = writer;
     this.reader = reader;
     this.w = new WriteStatements(writer);
+    try (Statement s = reader.createStatement(); ResultSet rs = s.executeQuery("SELECT store_id FROM store_info")) {
+      if (!rs.next()) {
+        throw new SQLException("the store has no identity (store_info is empty)");
+      }
+      this.storeId = rs.getString(1);
+    }
+  }
+
+  /** {@inheritDoc} */
+  @Override
+  public String storeId() {
+    return storeId;
   }
 
   /**

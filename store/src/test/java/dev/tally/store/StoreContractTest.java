@@ -263,6 +263,21 @@ public abstract class StoreContractTest {
   }
 
   @Test
+  void theStoreIdIsSetAtCreationKeptAcrossReopeningAndDiffersBetweenStores() throws Exception {
+    String id;
+    try (Store store = newStore(dir)) {
+      id = store.storeId();
+    }
+    assertThat(id).isNotBlank();
+    try (Store again = newStore(dir)) {
+      assertThat(again.storeId()).isEqualTo(id);
+    }
+    try (Store other = newStore(Files.createDirectories(dir.resolve("other")))) {
+      assertThat(other.storeId()).isNotBlank().isNotEqualTo(id);
+    }
+  }
+
+  @Test
   void workerStatusesReplaceTheWorkersPreviousReport() {
     try (Store store = newStore(dir)) {
       store.saveWorkerStatuses(List.of(new WorkerStatus("id-2", "w2", "", true, 0, null, 0, 0, T0, null),

@@ -37,6 +37,7 @@ import io.netty.util.concurrent.ScheduledFuture;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.LinkedHashSet;
 import java.util.Map;
 import java.util.Set;
@@ -143,6 +144,8 @@ public final class WorkerSession implements AutoCloseable {
   private String closeReason; // why the current channel is closing, if known (an error, a Goodbye)
   private final Map<Long, RunSetup> runs = new HashMap<>();
   private final Map<HeldJob.Key, Result> outbox = new LinkedHashMap<>();
+  /** The store (Welcome.store_id) the held jobs and the outbox came from; empty before the first Welcome. */
+  private String storeId = "";
 
   // ---- Shared between the event loop and slot threads ----
   private final Map<HeldJob.Key, HeldJob> held = new ConcurrentHashMap<>();
@@ -335,7 +338,8 @@ public final class WorkerSession implements AutoCloseable {
             .setWorkerId(workerId())
             .setName(settings.name())
             .setSlots(settings.slots())
-            .setVersion(settings.version());
+            .setVersion(settings.version())
+            .setStoreId(storeId);
     Set<HeldJob.Key> holding = new LinkedHashSet<>();
     held.values().stream().filter(HeldJob::active).forEach(j -> holding.add(j.key));
     holding.addAll(outbox.keySet());
@@ -380,6 +384,11 @@ public final class WorkerSession implements AutoCloseable {
       intervalMillis = FALLBACK_HEARTBEAT_INTERVAL.toMillis();
     }
     drainReady(); // not yet welcomed: this only moves results into the outbox, the loop below sends them
+    String welcomingStore = welcome.getStoreId();
+    if (!welcomingStore.equals(storeId) && (!outbox.isEmpty() || !held.isEmpty())) {
+      dropJobsOfAnotherStore(welcomingStore);
+    }
+    storeId = welcomingStore;
     welcomed = true;
     connected = true;
     draining = false; // a Drain belongs to the session that sent it
@@ -399,6 +408,31 @@ public final class WorkerSession implements AutoCloseable {
     log.info(
         "welcomed by coordinator (session {}, epoch {}, heartbeat every {} ms); re-sent {} results",
         welcome.getSessionId(), welcome.getCoordinatorEpoch(), intervalMillis, outbox.size());
+  }
+
+  /**
+   * The coordinator now records into another store than the one this worker's jobs and unacknowledged
+   * results came from (a different coordinator took over the address). Their job ids and tokens would
+   * match unrelated jobs there, so they are dropped, and running cases stopped; their own store's
+   * coordinator re-runs them when their leases expire (at-least-once).
+   */
+  private void dropJobsOfAnotherStore(String welcomingStore) {
+    int results = outbox.size();
+    for (int i = 0; i < results; i++) {
+      releaseOutboxSlot();
+    }
+    outbox.clear();
+    int jobs = 0;
+    for (HeldJob job : List.copyOf(held.values())) {
+      if (job.abandon("the coordinator now serves another store")) {
+        held.remove(job.key, job);
+        slots.remove(job);
+        jobs++;
+      }
+    }
+    log.warn("the coordinator at {}:{} records into store '{}', not '{}' where this worker's jobs came from: "
+            + "dropped {} unacknowledged results and stopped {} jobs (their own store re-runs them)",
+        settings.host(), settings.port(), welcomingStore, storeId, results, jobs);
   }
 
   private void sendHeartbeat(Channel ch) {

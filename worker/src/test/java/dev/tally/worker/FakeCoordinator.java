@@ -130,13 +130,19 @@ final class FakeCoordinator implements AutoCloseable {
     }
 
     void welcome(long heartbeatIntervalMillis) {
+      welcome(heartbeatIntervalMillis, "");
+    }
+
+    /** A Welcome from a coordinator on the store {@code storeId}. */
+    void welcome(long heartbeatIntervalMillis, String storeId) {
       send(
           Envelope.newBuilder()
               .setWelcome(
                   Welcome.newBuilder()
                       .setSessionId("s-" + System.nanoTime())
                       .setHeartbeatIntervalMillis((int) heartbeatIntervalMillis)
-                      .setCoordinatorEpoch(1))
+                      .setCoordinatorEpoch(1)
+                      .setStoreId(storeId))
               .build());
     }
 

@@ -228,6 +228,38 @@ class WorkerSessionTest {
   }
 
   @Test
+  void aCoordinatorOnAnotherStoreGetsNoneOfTheOldStoresResultsAndItsJobsStop() {
+    WorkerSession session = start(2);
+    FakeCoordinator.Conn first = coordinator.awaitConnection(1);
+    first.awaitFrame(Envelope::hasHello, WAIT);
+    first.welcome(50, "store-a");
+    first.runConfig(1, "sleep", Map.of(), 60_000);
+    first.assign(1, 1, 1, "{\"millis\": 0}");
+    first.assign(2, 1, 1, "{\"millis\": 30000}");
+    first.awaitFrame(e -> isResultFor(e, 1), WAIT); // job 1 done, never acked; job 2 still running
+    await().atMost(WAIT).until(() -> session.outboxSize() == 1);
+
+    first.drop();
+    FakeCoordinator.Conn second = coordinator.awaitConnection(2);
+    Envelope hello = second.awaitFrame(Envelope::hasHello, WAIT);
+    assertThat(hello.getHello().getStoreId()).isEqualTo("store-a");
+    assertThat(hello.getHello().getHeldList()).extracting(h -> h.getJobId()).containsExactlyInAnyOrder(1L, 2L);
+
+    second.welcome(50, "store-b"); // the same address, another coordinator's store: job 1 and 2 mean nothing here
+    await().atMost(WAIT).until(() -> session.outboxSize() == 0);
+    Envelope beat = second.awaitFrame(Envelope::hasHeartbeat, WAIT);
+    assertThat(beat.getHeartbeat().getInFlightList()).as("job 2 was stopped").isEmpty();
+    second.runConfig(1, "sleep", Map.of(), 60_000);
+    second.assign(7, 1, 1, "{\"millis\": 0}");
+    second.awaitFrame(e -> isResultFor(e, 7), WAIT);
+    await().during(Duration.ofMillis(300)).atMost(WAIT).until(() -> resultsFor(second, 1) == 0 && resultsFor(second, 2) == 0);
+
+    second.drop();
+    FakeCoordinator.Conn third = coordinator.awaitConnection(3);
+    assertThat(third.awaitFrame(Envelope::hasHello, WAIT).getHello().getStoreId()).isEqualTo("store-b");
+  }
+
+  @Test
   void aCaseThatFinishesWhileDisconnectedIsDeliveredAfterTheReconnect() {
     WorkerSession session = start(1);
     FakeCoordinator.Conn first = coordinator.awaitConnection(1);

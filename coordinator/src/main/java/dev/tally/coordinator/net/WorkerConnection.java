@@ -192,8 +192,15 @@ final class WorkerConnection extends ChannelInboundHandlerAdapter {
       return;
     }
     workerId = hello.getWorkerId();
-    handle = new RemoteWorker(this, workerId, hello.getName(), hello.getSlots(), settings.dispatchWindow(hello.getSlots()),
-        hello.getHeldList().stream().map(h -> new HeldLease(h.getJobId(), h.getToken())).toList());
+    List<HeldLease> held = hello.getHeldList().stream().map(h -> new HeldLease(h.getJobId(), h.getToken())).toList();
+    if (!held.isEmpty() && !hello.getStoreId().equals(server.storeId())) {
+      // Job ids and tokens are only unique within one store: these would match unrelated jobs here. The
+      // Welcome's store id makes the worker drop them; their own store re-runs them.
+      log.warn("worker {} ({}) holds {} jobs of store '{}', not of this coordinator's store '{}'; they are not claimed",
+          workerId, hello.getName(), held.size(), hello.getStoreId(), server.storeId());
+      held = List.of();
+    }
+    handle = new RemoteWorker(this, workerId, hello.getName(), hello.getSlots(), settings.dispatchWindow(hello.getSlots()), held);
     state = State.JOINING;
     WorkerConnection previous = server.register(workerId, this);
     if (previous == null) {
@@ -233,7 +240,8 @@ final class WorkerConnection extends ChannelInboundHandlerAdapter {
             .setWelcome(Welcome.newBuilder()
                 .setSessionId(sessionId)
                 .setHeartbeatIntervalMillis((int) settings.heartbeatInterval().toMillis())
-                .setCoordinatorEpoch(settings.coordinatorEpoch()))
+                .setCoordinatorEpoch(settings.coordinatorEpoch())
+                .setStoreId(server.storeId()))
             .build(),
         channel.voidPromise());
     if (state != State.JOINING) {

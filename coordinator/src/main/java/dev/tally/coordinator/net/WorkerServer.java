@@ -59,6 +59,7 @@ public final class WorkerServer implements AutoCloseable {
 
   private final Settings settings;
   private final WorkerEvents events;
+  private final String storeId;
   private final EventLoopGroup bossGroup;
   private final EventLoopGroup ioGroup;
   private final ChannelGroup allChannels = new DefaultChannelGroup("tally-workers", GlobalEventExecutor.INSTANCE);
@@ -66,9 +67,10 @@ public final class WorkerServer implements AutoCloseable {
   private final Channel serverChannel;
   private volatile boolean closed;
 
-  private WorkerServer(InetSocketAddress listen, Settings settings, WorkerEvents events) {
+  private WorkerServer(InetSocketAddress listen, Settings settings, WorkerEvents events, String storeId) {
     this.settings = settings;
     this.events = events;
+    this.storeId = storeId;
     this.bossGroup = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
     this.ioGroup = new MultiThreadIoEventLoopGroup(settings.ioThreads(), NioIoHandler.newFactory());
     ServerBootstrap bootstrap = new ServerBootstrap()
@@ -108,10 +110,29 @@ public final class WorkerServer implements AutoCloseable {
    * @throws UncheckedIOException if the address cannot be bound (for example, the port is in use)
    */
   public static WorkerServer start(InetSocketAddress listen, Settings settings, WorkerEvents events) {
+    return start(listen, settings, events, "");
+  }
+
+  /**
+   * Binds the worker port and starts accepting workers for the store with the given identity: it is sent
+   * in every Welcome, and held jobs a worker reports from another store are not claimed (see {@code
+   * Welcome.store_id} in the protocol).
+   *
+   * @param storeId the store's identity ({@link dev.tally.core.store.Store#storeId()}), or empty for none
+   *     (a server without a store, in tests: no worker drops anything for it)
+   * @throws UncheckedIOException if the address cannot be bound (for example, the port is in use)
+   */
+  public static WorkerServer start(InetSocketAddress listen, Settings settings, WorkerEvents events, String storeId) {
     Objects.requireNonNull(listen, "listen");
     Objects.requireNonNull(settings, "settings");
     Objects.requireNonNull(events, "events");
-    return new WorkerServer(listen, settings, events);
+    Objects.requireNonNull(storeId, "storeId");
+    return new WorkerServer(listen, settings, events, storeId);
+  }
+
+  /** The identity of the store this server's coordinator records into, or empty. */
+  public String storeId() {
+    return storeId;
   }
 
   /**

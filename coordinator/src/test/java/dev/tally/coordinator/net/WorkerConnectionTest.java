@@ -84,6 +84,23 @@ class WorkerConnectionTest {
     }
   }
 
+  @Test
+  void heldJobsOfAnotherStoreAreNotClaimedAndTheWelcomeNamesThisStore() throws Exception {
+    server = WorkerServer.start(new java.net.InetSocketAddress("127.0.0.1", 0),
+        WorkerServer.Settings.builder().heartbeatInterval(Duration.ofSeconds(1)).detectionWindow(Duration.ofSeconds(30)).build(),
+        events, "store-b");
+    for (String[] peerAndStore : new String[][] {{"from-a", "store-a"}, {"from-b", "store-b"}}) {
+      WirePeer peer = connect();
+      Envelope hello = WirePeer.hello(peerAndStore[0], 2);
+      peer.send(hello.toBuilder().setHello(hello.getHello().toBuilder().setStoreId(peerAndStore[1])
+          .addHeld(dev.tally.protocol.HeldJob.newBuilder().setJobId(3).setToken(1))).build());
+      Envelope welcome = peer.next();
+      assertThat(welcome.getWelcome().getStoreId()).isEqualTo("store-b");
+    }
+    assertThat(awaitJoined("from-a").heldAtJoin()).as("job 3 token 1 of store-a is another job here").isEmpty();
+    assertThat(awaitJoined("from-b").heldAtJoin()).extracting(dev.tally.core.schedule.HeldLease::jobId).containsExactly(3L);
+  }
+
   // ---- failure detection ----
 
   @Test

@@ -98,6 +98,15 @@ public interface Store extends AutoCloseable {
   void saveWorkerStatuses(List<WorkerStatus> statuses);
 
   /**
+   * This store's identity: made once with the store, never changed, different for every store. Job ids
+   * and fencing tokens are only unique within one store; workers use this to tell a coordinator on
+   * another store from the one their jobs came from.
+   *
+   * @return a non-empty string
+   */
+  String storeId();
+
+  /**
    * Reads the last report of every worker, ordered by name (then id).
    *
    * @throws StoreException if the store fails
