@@ -109,6 +109,25 @@ abstract class RunnerCommand implements Callable<Integer> {
     }
 
     Path dbFile = dbFile();
+    CoordinatorLock lock;
+    try {
+      lock = CoordinatorLock.tryAcquire(dbFile);
+    } catch (IOException e) {
+      err.println("tally: cannot take the coordinator lock " + CoordinatorLock.lockFile(dbFile) + ": " + e.getMessage());
+      return Main.EXIT_USAGE;
+    }
+    if (lock == null) {
+      err.println("tally: another coordinator (tally run or tally resume) is running on " + dbFile
+          + "; wait for it to finish or stop it first (it holds " + CoordinatorLock.lockFile(dbFile) + ")");
+      return Main.EXIT_USAGE;
+    }
+    try (lock) {
+      return runLocked(dbFile, serverSettings, workerSlots, err);
+    }
+  }
+
+  /** The run, once this process holds the store's coordinator lock. */
+  private int runLocked(Path dbFile, WorkerServer.Settings serverSettings, int workerSlots, PrintWriter err) throws Exception {
     long started = System.nanoTime();
     Store store;
     try {

@@ -69,6 +69,22 @@ class RunCommandTest {
   }
 
   @Test
+  void aSecondCoordinatorOnTheSameStoreIsRefusedAndTouchesNothing() throws Exception {
+    Path dataset = dir.resolve("cases.jsonl");
+    Files.write(dataset, List.of("{\"id\":\"a\"}"));
+    Path db = dir.resolve("tally.db");
+    try (CoordinatorLock held = CoordinatorLock.tryAcquire(db)) { // a coordinator already running on it
+      assertThat(held).isNotNull();
+      assertThat(tally("run", dataset.toString(), "--evaluator=noop", "--in-process=1", "--workers=0", "--no-progress"))
+          .isEqualTo(Main.EXIT_USAGE);
+      assertThat(err.toString()).contains("another coordinator (tally run or tally resume) is running on " + db);
+      assertThat(db).doesNotExist();
+    }
+    assertThat(tally("run", dataset.toString(), "--evaluator=noop", "--in-process=1", "--workers=0", "--no-progress"))
+        .as("the lock is free once its holder is done; output:%n%s", err).isEqualTo(Main.EXIT_PASSED);
+  }
+
+  @Test
   void aDuplicateIdStopsTheSubmissionWithFileAndLineAndWritesNothing() throws Exception {
     Path dataset = dir.resolve("dup.jsonl");
     Files.write(dataset, List.of("{\"id\":\"a\"}", "{\"id\":\"b\"}", "{\"id\":\"a\"}"));

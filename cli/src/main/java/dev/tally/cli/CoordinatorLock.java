@@ -1,0 +1,73 @@
+package dev.tally.cli;
+
+import java.io.IOException;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.channels.OverlappingFileLockException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+
+/**
+ * One coordinator per store: an exclusive operating-system lock on the file {@code STORE-lock} beside
+ * the store, held while {@code tally run} or {@code tally resume} runs. A second coordinator on the same
+ * store would resume the same unfinished run, take its leases from under the first one's workers (their
+ * results fenced, their cases run twice) and wait for jobs the first one ends. The operating system
+ * releases the lock when the process dies, {@code kill -9} included, so a crashed coordinator never
+ * blocks the next one. The lock file itself stays (empty); SQLite's own locks are on other files.
+ *
+ * <p>Thread-safety: acquire and close from one thread.
+ */
+final class CoordinatorLock implements AutoCloseable {
+  private final FileChannel channel;
+  private final FileLock lock;
+
+  private CoordinatorLock(FileChannel channel, FileLock lock) {
+    this.channel = channel;
+    this.lock = lock;
+  }
+
+  /** The lock file of a store: {@code tally.db} has {@code tally.db-lock}. */
+  static Path lockFile(Path dbFile) {
+    Path db = dbFile.toAbsolutePath();
+    return db.resolveSibling(db.getFileName() + "-lock");
+  }
+
+  /**
+   * Takes the store's coordinator lock if no other coordinator holds it.
+   *
+   * @return the held lock, or null if another coordinator (in any process, this one included) holds it
+   * @throws IOException if the lock file cannot be created or opened
+   */
+  static CoordinatorLock tryAcquire(Path dbFile) throws IOException {
+    Path file = lockFile(dbFile);
+    Path parent = file.getParent();
+    if (parent != null) {
+      Files.createDirectories(parent);
+    }
+    FileChannel channel = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+    try {
+      FileLock lock = channel.tryLock();
+      if (lock == null) {
+        channel.close();
+        return null;
+      }
+      return new CoordinatorLock(channel, lock);
+    } catch (OverlappingFileLockException heldInThisProcess) {
+      channel.close();
+      return null;
+    } catch (IOException | RuntimeException e) {
+      channel.close();
+      throw e;
+    }
+  }
+
+  @Override
+  public void close() throws IOException {
+    try {
+      lock.release();
+    } finally {
+      channel.close();
+    }
+  }
+}
