@@ -171,6 +171,27 @@ public final class Dataset {
     return file;
   }
 
+  /**
+   * A SHA-256 digest (hex) of the cases in order, ids and content: equal for two reads of the same
+   * cases, different when any case was edited, added, removed or moved.
+   */
+  public String digest() {
+    java.security.MessageDigest sha;
+    try {
+      sha = java.security.MessageDigest.getInstance("SHA-256");
+    } catch (java.security.NoSuchAlgorithmException e) {
+      throw new IllegalStateException("every Java platform has SHA-256", e);
+    }
+    for (CaseRecord c : cases) {
+      for (String part : new String[] {c.caseId(), c.caseJson()}) {
+        byte[] bytes = part.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        sha.update(java.nio.ByteBuffer.allocate(4).putInt(bytes.length).array()); // length-prefixed: no ambiguity
+        sha.update(bytes);
+      }
+    }
+    return java.util.HexFormat.of().formatHex(sha.digest());
+  }
+
   /** The cases in file order. */
   public List<CaseRecord> cases() {
     return cases;

@@ -96,16 +96,26 @@ final class RunCommand extends RunnerCommand {
    * The run to execute: an unfinished run of the same dataset and settings if the store has one (a
    * coordinator that died mid-run is resumed, and no case already recorded runs again), else a new one.
    * "The same" means the same dataset path, evaluator, options, case timeout and attempt limit, and the
-   * same case ids in the same order; a dataset edited since is a new run.
+   * same cases: same ids in the same order, with the same content ({@link Dataset#digest()}). A dataset
+   * edited since is a new run, and the message says how to finish the old one.
    */
   @Override
   long chooseRun(Store store, PrintWriter err) {
-    RunSpec runSpec = new RunSpec(dataset.toAbsolutePath().toString(), evaluator, maxAttempts);
+    RunSpec runSpec = new RunSpec(dataset.toAbsolutePath().toString(), evaluator, maxAttempts, cases.digest());
     List<String> ids = cases.cases().stream().map(CaseRecord::caseId).toList();
     for (RunView r : store.runs()) {
       if (!r.finished() && r.spec().equals(runSpec) && r.counters().total() == ids.size()
           && store.jobs(r.runId()).stream().map(JobView::caseId).toList().equals(ids)) {
         return resume(store, r, err);
+      }
+    }
+    for (RunView r : store.runs()) {
+      RunSpec old = r.spec();
+      if (!r.finished() && old.dataset().equals(runSpec.dataset()) && old.evaluator().equals(runSpec.evaluator())
+          && old.maxAttempts() == runSpec.maxAttempts()) {
+        err.printf("tally: %s changed since unfinished run %d was made from it; starting a new run"
+            + " (tally resume %d --db %s finishes the old one with the cases it stored)%n",
+            dataset, r.runId(), r.runId(), dbFile());
       }
     }
     return store.createRun(runSpec, cases.cases());

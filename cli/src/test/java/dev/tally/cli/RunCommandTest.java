@@ -69,6 +69,30 @@ class RunCommandTest {
   }
 
   @Test
+  void anUnfinishedRunIsResumedOnlyForTheSameCasesNotForAnEditedDataset() throws Exception {
+    Path dataset = dir.resolve("cases.jsonl");
+    Files.write(dataset, List.of("{\"id\":\"a\",\"v\":\"old\"}", "{\"id\":\"b\",\"v\":\"old\"}"));
+    String[] run = {"run", dataset.toString(), "--evaluator=noop", "--in-process=1", "--workers=0", "--no-progress"};
+    assertThat(tally(run)).isEqualTo(Main.EXIT_PASSED); // run 1
+    Path db = dir.resolve("tally.db");
+    try (SqliteStore store = SqliteStore.open(db)) { // run 2: as if a coordinator died right after making it
+      store.createRun(store.runs().get(0).spec(), Dataset.read(dataset).cases());
+    }
+
+    Files.write(dataset, List.of("{\"id\":\"a\",\"v\":\"NEW\"}", "{\"id\":\"b\",\"v\":\"old\"}"));
+    assertThat(tally(run)).isEqualTo(Main.EXIT_PASSED);
+    assertThat(err.toString()).contains("changed since unfinished run 2 was made from it; starting a new run")
+        .doesNotContain("resuming run 2");
+    try (SqliteStore store = SqliteStore.openExisting(db)) {
+      assertThat(store.runs()).extracting(r -> r.runId() + ":" + r.finished()).containsExactly("1:true", "2:false", "3:true");
+    }
+
+    Files.write(dataset, List.of("{\"id\":\"a\",\"v\":\"old\"}", "{\"id\":\"b\",\"v\":\"old\"}"));
+    assertThat(tally(run)).isEqualTo(Main.EXIT_PASSED);
+    assertThat(err.toString()).as("the original content again: its run is resumed").contains("resuming run 2");
+  }
+
+  @Test
   void aSecondCoordinatorOnTheSameStoreIsRefusedAndTouchesNothing() throws Exception {
     Path dataset = dir.resolve("cases.jsonl");
     Files.write(dataset, List.of("{\"id\":\"a\"}"));

@@ -329,7 +329,8 @@ public final class InMemoryStore implements Store {
       // Stored as SQLite stores it: the case timeout in whole milliseconds.
       EvaluatorSpec e = spec.evaluator();
       run.spec = new RunSpec(spec.dataset(),
-          new EvaluatorSpec(e.kind(), e.options(), Duration.ofMillis(e.caseTimeout().toMillis())), spec.maxAttempts());
+          new EvaluatorSpec(e.kind(), e.options(), Duration.ofMillis(e.caseTimeout().toMillis())), spec.maxAttempts(),
+          spec.datasetDigest());
       run.createdAt = now;
       run.total = cases.size();
       run.finished = cases.isEmpty();

@@ -109,7 +109,7 @@ public final class SqliteStore implements Store {
   private static final String RUN_COLUMNS =
       "id, dataset, evaluator_kind, case_timeout_millis, max_attempts, created_at_millis, finished_at_millis,"
           + " state, total, passed, failed, errored, jobs_failed, duplicates_suppressed, stale_results_fenced,"
-          + " redeliveries";
+          + " redeliveries, dataset_digest";
 
   private final Path file;
   private final Clock clock;
@@ -371,6 +371,7 @@ public final class SqliteStore implements Store {
         ins.setLong(6, cases.isEmpty() ? now : 0L);
         ins.setString(7, cases.isEmpty() ? "finished" : "active");
         ins.setLong(8, cases.size());
+        ins.setString(9, spec.datasetDigest());
         try (ResultSet rs = ins.executeQuery()) {
           rs.next();
           runId = rs.getLong(1);
@@ -1099,7 +1100,7 @@ public final class SqliteStore implements Store {
     if (spec == null) {
       spec = new RunSpec(rs.getString(2),
           new EvaluatorSpec(rs.getString(3), options(runId, reader), Duration.ofMillis(rs.getLong(4))),
-          rs.getInt(5));
+          rs.getInt(5), rs.getString(17));
       specs.putIfAbsent(runId, spec);
     }
     return new RunView(runId, spec, "finished".equals(rs.getString(8)), rs.getLong(6), rs.getLong(7),
@@ -1135,14 +1136,15 @@ public final class SqliteStore implements Store {
       return cached;
     }
     try (PreparedStatement s = c.prepareStatement(
-        "SELECT dataset, evaluator_kind, case_timeout_millis, max_attempts FROM runs WHERE id = ?")) {
+        "SELECT dataset, evaluator_kind, case_timeout_millis, max_attempts, dataset_digest FROM runs WHERE id = ?")) {
       s.setLong(1, runId);
       try (ResultSet rs = s.executeQuery()) {
         if (!rs.next()) {
           throw new SQLException("run " + runId + " has jobs but no row in runs");
         }
         RunSpec spec = new RunSpec(rs.getString(1),
-            new EvaluatorSpec(rs.getString(2), options(runId, c), Duration.ofMillis(rs.getLong(3))), rs.getInt(4));
+            new EvaluatorSpec(rs.getString(2), options(runId, c), Duration.ofMillis(rs.getLong(3))), rs.getInt(4),
+            rs.getString(5));
         specs.putIfAbsent(runId, spec);
         return spec;
       }
@@ -1198,7 +1200,7 @@ public final class SqliteStore implements Store {
       rollback = c.prepareStatement("ROLLBACK");
       insertRun = c.prepareStatement(
           "INSERT INTO runs (dataset, evaluator_kind, case_timeout_millis, max_attempts, created_at_millis,"
-              + " finished_at_millis, state, total) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id");
+              + " finished_at_millis, state, total, dataset_digest) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id");
       insertOption = c.prepareStatement("INSERT INTO run_options (run_id, key, value) VALUES (?, ?, ?)");
       insertJob = c.prepareStatement(
           "INSERT INTO jobs (run_id, position, case_id, case_json) VALUES (?, ?, ?, ?)");
