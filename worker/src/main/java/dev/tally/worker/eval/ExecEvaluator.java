@@ -270,6 +270,12 @@ public final class ExecEvaluator implements Evaluator {
     }
     Verdict verdict = exit == 0 ? Verdict.PASS : Verdict.FAIL;
     Double score = null;
+    if (out.lastLineIsAnOverlongObject()) {
+      // Reading it as "no verdict line" could turn a fail into a pass: say so instead.
+      String message = "the last line of stdout starts like a verdict object but is longer than the "
+          + VERDICT_LINE_LIMIT / 1024 + " KiB verdict line limit, so it was not read; output tail:\n";
+      return Evaluation.error(message + lastChars(tail, Math.max(0, OUTPUT_TAIL_LIMIT - message.length() - 3)), durationMillis);
+    }
     VerdictLine line = parseVerdictLine(out.lastNonEmptyLine());
     if (line != null) {
       if (line.problem() != null) {

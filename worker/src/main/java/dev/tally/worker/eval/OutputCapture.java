@@ -14,8 +14,11 @@ final class OutputCapture {
   private final int lineLimit;
   private final StringBuilder line = new StringBuilder();
   private boolean lineOverflow;
+  private boolean overflowStartedWithBrace;
   private String lastLine;
   private boolean lastLineTooLong;
+  /** The last line was too long and began (after blanks) with '{': a verdict object that could not be read. */
+  private boolean lastLineTooLongObject;
 
   /**
    * @param tailLimit characters of tail to keep
@@ -47,6 +50,7 @@ final class OutputCapture {
         line.append(c);
       } else {
         lineOverflow = true;
+        overflowStartedWithBrace = line.toString().stripLeading().startsWith("{");
         line.setLength(0);
       }
     }
@@ -57,10 +61,13 @@ final class OutputCapture {
       // Too long to be a verdict line, but it is the last non-empty line so far.
       lastLine = null;
       lastLineTooLong = true;
+      lastLineTooLongObject = overflowStartedWithBrace;
     } else if (!line.toString().isBlank()) {
       lastLine = line.toString();
       lastLineTooLong = false;
+      lastLineTooLongObject = false;
     }
+    overflowStartedWithBrace = false;
     line.setLength(0);
     lineOverflow = false;
   }
@@ -75,6 +82,14 @@ final class OutputCapture {
   /** The last non-empty line, or null if there was none or it was longer than the line limit. */
   synchronized String lastNonEmptyLine() {
     return lastLineTooLong ? null : lastLine;
+  }
+
+  /**
+   * Whether the last non-empty line was longer than the line limit and began with '{': most likely a
+   * verdict object too long to read, which must not be silently ignored.
+   */
+  synchronized boolean lastLineIsAnOverlongObject() {
+    return lastLineTooLong && lastLineTooLongObject;
   }
 
   /** The last {@code tailLimit} characters written. */

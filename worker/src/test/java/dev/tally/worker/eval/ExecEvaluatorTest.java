@@ -66,6 +66,20 @@ class ExecEvaluatorTest {
   }
 
   @Test
+  void aVerdictObjectLongerThanTheLineLimitIsAnErrorNotSilentlyIgnored() {
+    // 70 KB of padding inside a fail verdict, then exit 0: ignoring the line would record a pass.
+    String q = "chr(34)"; // a double quote, spelled so that the code needs none
+    String code = "print('{' + " + q + " + 'verdict' + " + q + " + ': ' + " + q + " + 'fail' + " + q + " + ', ' + "
+        + q + " + 'pad' + " + q + " + ': ' + " + q + " + 'x' * 70000 + " + q + " + '}')";
+    Outcome o = outcome(run("python3 -c {code}", "{\"code\": \"" + code + "\"}"));
+    assertThat(o.verdict()).isEqualTo(Verdict.ERROR);
+    assertThat(o.outputTail()).startsWith("the last line of stdout starts like a verdict object but is longer than the 64 KiB");
+
+    Outcome plain = outcome(run("python3 -c {code}", "{\"code\": \"print('y' * 70000)\"}"));
+    assertThat(plain.verdict()).as("a long line that is no object is just output").isEqualTo(Verdict.PASS);
+  }
+
+  @Test
   void aJsonLineThatIsNotTheLastLineOrNotAVerdictChangesNothing() {
     Outcome notLast = outcome(run("printf %s\\ndone {line}", "{\"line\": \"{\\\"verdict\\\": \\\"fail\\\"}\"}"));
     assertThat(notLast.verdict()).isEqualTo(Verdict.PASS);
