@@ -132,11 +132,55 @@ public final class Dataset {
     if (caseId.chars().anyMatch(c -> c < 0x20 || c == 0x7F)) {
       throw new DatasetException(file, lineNo, "\"id\" " + id + " contains a control character");
     }
+    String broken = loneSurrogate(node);
+    if (broken != null) {
+      // A surrogate escape with no partner (half of a pair): no UTF-8 can hold it, so it would be stored
+      // changed, and two such ids could become one.
+      throw new DatasetException(file, lineNo, broken + " holds an unpaired surrogate escape (half of a \\u pair),"
+          + " which is no character");
+    }
     Integer earlier = seen.putIfAbsent(caseId, lineNo);
     if (earlier != null) {
       throw new DatasetException(file, lineNo, "duplicate id \"" + caseId + "\" (first on line " + earlier + ")");
     }
     return new CaseRecord(position, caseId, text.strip());
+  }
+
+  /** Where in {@code node} a string (field name or value) has an unpaired UTF-16 surrogate, or null. */
+  private static String loneSurrogate(JsonNode node) {
+    if (node.isTextual()) {
+      return hasLoneSurrogate(node.textValue()) ? "a string of the case" : null;
+    }
+    java.util.Iterator<Map.Entry<String, JsonNode>> fields = node.fields();
+    while (fields.hasNext()) {
+      Map.Entry<String, JsonNode> f = fields.next();
+      if (hasLoneSurrogate(f.getKey())) {
+        return "a field name of the case";
+      }
+      String inner = loneSurrogate(f.getValue());
+      if (inner != null) {
+        return inner;
+      }
+    }
+    for (JsonNode element : node.isArray() ? node : com.fasterxml.jackson.databind.node.MissingNode.getInstance()) {
+      String inner = loneSurrogate(element);
+      if (inner != null) {
+        return inner;
+      }
+    }
+    return null;
+  }
+
+  private static boolean hasLoneSurrogate(String s) {
+    for (int i = 0; i < s.length(); i++) {
+      char c = s.charAt(i);
+      if (Character.isHighSurrogate(c) && i + 1 < s.length() && Character.isLowSurrogate(s.charAt(i + 1))) {
+        i++;
+      } else if (Character.isSurrogate(c)) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /**

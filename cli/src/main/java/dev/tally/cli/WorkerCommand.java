@@ -42,8 +42,9 @@ final class WorkerCommand implements Callable<Integer> {
   @Override
   public Integer call() throws Exception {
     int workerSlots = slots == null ? Runtime.getRuntime().availableProcessors() : slots;
-    if (workerSlots < 1) {
-      throw new ParameterException(spec.commandLine(), "--slots must be >= 1, got " + workerSlots);
+    if (workerSlots < 1 || workerSlots > dev.tally.coordinator.net.WorkerServer.MAX_WORKER_SLOTS) {
+      throw new ParameterException(spec.commandLine(), "--slots must be from 1 to "
+          + dev.tally.coordinator.net.WorkerServer.MAX_WORKER_SLOTS + " (what a coordinator accepts), got " + workerSlots);
     }
     if (coordinator.port() == 0) {
       throw new ParameterException(spec.commandLine(), "--coordinator needs a port other than 0");

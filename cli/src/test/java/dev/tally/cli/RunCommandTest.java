@@ -133,6 +133,10 @@ class RunCommandTest {
     assertThat(tally("run", dataset.toString(), "--evaluator=noop")).isEqualTo(Main.EXIT_USAGE);
     assertThat(err.toString()).contains(dataset + ":1").contains("not valid JSON");
     assertThat(dir.resolve("tally.db")).doesNotExist();
+    Path surrogate = dir.resolve("surrogate.jsonl");
+    Files.write(surrogate, List.of("{\"id\":\"fine\",\"emoji\":\"\\ud83d\\ude00\"}", "{\"id\":\"\\ud800\"}"));
+    assertThat(tally("run", surrogate.toString(), "--evaluator=noop")).isEqualTo(Main.EXIT_USAGE);
+    assertThat(err.toString()).contains(surrogate + ":2: a string of the case holds an unpaired surrogate escape");
   }
 
   @Test

@@ -62,11 +62,8 @@ import org.slf4j.LoggerFactory;
 final class WorkerConnection extends ChannelInboundHandlerAdapter {
   private static final Logger log = LoggerFactory.getLogger(WorkerConnection.class);
 
-  /**
-   * The most slots a worker may announce. Far beyond any machine's useful parallelism; a larger number is
-   * a misconfigured worker that would lease most of a run to itself.
-   */
-  static final int MAX_SLOTS = 4_096;
+  /** The most slots a worker may announce: {@link WorkerServer#MAX_WORKER_SLOTS}. */
+  static final int MAX_SLOTS = WorkerServer.MAX_WORKER_SLOTS;
 
   /** The longest worker id or name accepted in Hello: ids are UUIDs and names host names. */
   static final int MAX_ID_CHARS = 256;

@@ -57,6 +57,12 @@ public final class WorkerServer implements AutoCloseable {
   /** How long {@link #close()} waits for the event loops to finish their queued work. */
   private static final long SHUTDOWN_TIMEOUT_MILLIS = 2_000;
 
+  /**
+   * The most slots a worker may announce in its Hello; more is refused. Far beyond any machine's useful
+   * parallelism: a larger number is a misconfigured worker that would lease most of a run to itself.
+   */
+  public static final int MAX_WORKER_SLOTS = 4_096;
+
   private final Settings settings;
   private final WorkerEvents events;
   private final String storeId;
