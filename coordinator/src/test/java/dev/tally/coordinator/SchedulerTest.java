@@ -325,6 +325,33 @@ class SchedulerTest {
   }
 
   @Test
+  void afterAnOutageLongerThanALeaseAWorkerThatReconnectsWithinTheGraceKeepsItsFinishedWork() {
+    long runId = createRun(1, 3);
+    FakeWorker before = new FakeWorker("w", 1);
+    scheduler.activate(runId);
+    scheduler.workerJoined(before);
+    scheduler.step();
+    Assignment a = before.takeAssigned().get(0);
+
+    // The coordinator is down for 40 s: the lease (30 s) has expired by the time the next one starts.
+    clock.advance(Duration.ofSeconds(40));
+    Scheduler restarted = new Scheduler(store, clock, new SplittableRandom(3), RetryPolicy.defaults(), Scheduler.Settings.defaults(), () -> {});
+    restarted.activate(runId);
+    restarted.step();
+    clock.advance(Duration.ofSeconds(5)); // the worker's reconnect backoff
+    restarted.step();
+    FakeWorker back = new FakeWorker("w", 1);
+    back.held = List.of(new HeldLease(a.jobId(), a.token()));
+    restarted.workerJoined(back);
+    restarted.step();
+    assertThat(back.abandoned).as("its lease was not swept before it could reclaim it").isEmpty();
+    restarted.attemptEnded(back, AttemptReport.of(a.jobId(), a.token(), pass()));
+    restarted.step();
+    assertThat(back.acks).extracting(Ack::status).containsExactly(AckStatus.RECORDED);
+    assertThat(store.attempts(runId)).extracting(AttemptView::ending).containsExactly("recorded");
+  }
+
+  @Test
   void aWorkerThatHeartbeatsButFailsEveryCaseIsEjectedAndTheRunStillPasses() {
     long runId = createRun(100, 5);
     FakeWorker bad = new FakeWorker("bad", 1);

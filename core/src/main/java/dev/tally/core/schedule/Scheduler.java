@@ -100,6 +100,8 @@ public final class Scheduler implements WorkerEvents {
   private final Map<String, String> lastEjectionReason = new HashMap<>();
   private final Map<Long, String> caseKinds = new HashMap<>();
   private long lastSweepMillis;
+  /** When this scheduler was made: sweeps wait {@link Settings#RECLAIM_GRACE} after it. */
+  private final long startedAtMillis;
   private boolean pendingMayBeAvailable = true;
   private long nextNotBeforeMillis = Long.MAX_VALUE;
   private int consecutiveStoreFailures;
@@ -131,6 +133,7 @@ public final class Scheduler implements WorkerEvents {
     this.outliers = Objects.requireNonNull(outliers, "outliers");
     this.store = Objects.requireNonNull(store, "store");
     this.clock = Objects.requireNonNull(clock, "clock");
+    this.startedAtMillis = clock.millis();
     this.random = Objects.requireNonNull(random, "random");
     this.retryPolicy = Objects.requireNonNull(retryPolicy, "retryPolicy");
     this.settings = Objects.requireNonNull(settings, "settings");
@@ -165,6 +168,15 @@ public final class Scheduler implements WorkerEvents {
 
     /** How often expired leases are looked for: often enough that I4 holds within a second of expiry. */
     public static final Duration SWEEP_INTERVAL = Duration.ofSeconds(1);
+
+    /**
+     * For this long after a scheduler starts, expired leases are not swept: 10 s, twice the workers'
+     * longest reconnect backoff (5 s). A coordinator that was down longer than a lease finds every lease
+     * of the store expired; the workers that held them, reconnecting, reclaim them (a claim renews an
+     * unswept lease whatever its expiry) instead of their finished work being fenced and run again. The
+     * cost: a job whose holder never returns is redelivered up to this much later after a restart.
+     */
+    public static final Duration RECLAIM_GRACE = Duration.ofSeconds(10);
 
     public Settings {
       if (leaseDuration.isNegative() || leaseDuration.isZero()) {
@@ -295,7 +307,8 @@ public final class Scheduler implements WorkerEvents {
         state.inFlight.forEach((jobId, f) -> renewals.add(new RenewRequest(jobId, f.token, expiry)));
       }
     }
-    boolean sweep = !activeRuns.isEmpty() && now - lastSweepMillis >= Settings.SWEEP_INTERVAL.toMillis();
+    boolean sweep = !activeRuns.isEmpty() && now - lastSweepMillis >= Settings.SWEEP_INTERVAL.toMillis()
+        && now - startedAtMillis >= Settings.RECLAIM_GRACE.toMillis();
     if (sweep) {
       endOverdueAttempts(now);
     }
