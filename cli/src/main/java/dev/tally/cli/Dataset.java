@@ -151,19 +151,13 @@ public final class Dataset {
     if (node.isTextual()) {
       return hasLoneSurrogate(node.textValue()) ? "a string of the case" : null;
     }
-    java.util.Iterator<Map.Entry<String, JsonNode>> fields = node.fields();
-    while (fields.hasNext()) {
-      Map.Entry<String, JsonNode> f = fields.next();
-      if (hasLoneSurrogate(f.getKey())) {
+    for (java.util.Iterator<String> names = node.fieldNames(); names.hasNext(); ) {
+      if (hasLoneSurrogate(names.next())) {
         return "a field name of the case";
       }
-      String inner = loneSurrogate(f.getValue());
-      if (inner != null) {
-        return inner;
-      }
     }
-    for (JsonNode element : node.isArray() ? node : com.fasterxml.jackson.databind.node.MissingNode.getInstance()) {
-      String inner = loneSurrogate(element);
+    for (JsonNode child : node) { // an object's values, an array's elements, nothing for a scalar
+      String inner = loneSurrogate(child);
       if (inner != null) {
         return inner;
       }

@@ -269,17 +269,15 @@ public final class SqliteStore implements Store {
   }
 
   private static Connection connectReadOnly(String url) throws SQLException {
+    return config(true).createConnection(url); // SQLITE_OPEN_READONLY: SQLite itself refuses every write
+  }
+
+  /** Connection settings for Flyway and the readers: the busy timeout, and read-only or not. */
+  private static SQLiteConfig config(boolean readOnly) {
     SQLiteConfig config = new SQLiteConfig();
-    config.setReadOnly(true);
+    config.setReadOnly(readOnly);
     config.setBusyTimeout((int) BUSY_TIMEOUT.toMillis());
-    Connection c = config.createConnection(url);
-    try (Statement s = c.createStatement()) {
-      s.execute("PRAGMA query_only = ON");
-    } catch (SQLException e) {
-      closeQuietly(c);
-      throw e;
-    }
-    return c;
+    return config;
   }
 
   /**
@@ -287,10 +285,7 @@ public final class SqliteStore implements Store {
    * instead of failing at once, e.g. while a reader's snapshot is being set up.
    */
   private static Flyway flyway(String url, boolean readOnly) {
-    SQLiteConfig config = new SQLiteConfig();
-    config.setReadOnly(readOnly);
-    config.setBusyTimeout((int) BUSY_TIMEOUT.toMillis());
-    SQLiteDataSource dataSource = new SQLiteDataSource(config);
+    SQLiteDataSource dataSource = new SQLiteDataSource(config(readOnly));
     dataSource.setUrl(url);
     return Flyway.configure()
         .dataSource(dataSource)

@@ -1,5 +1,6 @@
 package dev.tally.cli.detect;
 
+import dev.tally.cli.DurationConverter;
 import dev.tally.core.detect.FailureDetector;
 import dev.tally.core.detect.FixedTimeoutDetector;
 import dev.tally.core.detect.MissedHeartbeatsDetector;
@@ -58,9 +59,9 @@ public final class DetectorBenchCommand implements Callable<Integer> {
   @Option(names = "--runs", defaultValue = "100", description = "Runs per trace, each a fresh seed (default: ${DEFAULT-VALUE}).")
   int runs;
 
-  @Option(names = "--heartbeat-interval", defaultValue = "500ms", converter = dev.tally.cli.DurationConverter.class,
+  @Option(names = "--heartbeat-interval", defaultValue = "500ms", converter = DurationConverter.class,
       description = "The senders' heartbeat interval, which the missed-heartbeat and phi settings are built for (default: ${DEFAULT-VALUE}).")
-  java.time.Duration heartbeatInterval;
+  Duration heartbeatInterval;
 
   @Option(names = "--hours", defaultValue = "1", description = "Simulated hours per run before the stop (default: ${DEFAULT-VALUE}).")
   double hours;

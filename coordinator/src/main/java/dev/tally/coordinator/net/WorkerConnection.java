@@ -62,9 +62,6 @@ import org.slf4j.LoggerFactory;
 final class WorkerConnection extends ChannelInboundHandlerAdapter {
   private static final Logger log = LoggerFactory.getLogger(WorkerConnection.class);
 
-  /** The most slots a worker may announce: {@link WorkerServer#MAX_WORKER_SLOTS}. */
-  static final int MAX_SLOTS = WorkerServer.MAX_WORKER_SLOTS;
-
   /** The longest worker id or name accepted in Hello: ids are UUIDs and names host names. */
   static final int MAX_ID_CHARS = 256;
 
@@ -222,8 +219,8 @@ final class WorkerConnection extends ChannelInboundHandlerAdapter {
       return "worker_id and name must be at most " + MAX_ID_CHARS + " characters";
     }
     int slots = hello.getSlots(); // uint32: above 2^31-1 reads negative, and is refused with the rest
-    if (slots < 1 || slots > MAX_SLOTS) {
-      return "slots must be between 1 and " + MAX_SLOTS + ", got " + Integer.toUnsignedString(slots);
+    if (slots < 1 || slots > WorkerServer.MAX_WORKER_SLOTS) {
+      return "slots must be between 1 and " + WorkerServer.MAX_WORKER_SLOTS + ", got " + Integer.toUnsignedString(slots);
     }
     return null;
   }

@@ -124,6 +124,9 @@ public final class WorkerServer implements AutoCloseable {
    * in every Welcome, and held jobs a worker reports from another store are not claimed (see {@code
    * Welcome.store_id} in the protocol).
    *
+   * @param listen the address to bind; port 0 picks a free ephemeral port (see {@link #port()})
+   * @param settings heartbeat, detection and frame settings
+   * @param events where sessions are reported; called from I/O threads, must not block
    * @param storeId the store's identity ({@link dev.tally.core.store.Store#storeId()}), or empty for none
    *     (a server without a store, in tests: no worker drops anything for it)
    * @throws UncheckedIOException if the address cannot be bound (for example, the port is in use)

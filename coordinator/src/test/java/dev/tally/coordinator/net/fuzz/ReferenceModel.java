@@ -26,7 +26,7 @@ import java.util.function.Predicate;
  * property fails here and names the frame that disagrees.
  */
 final class ReferenceModel {
-  /** WorkerConnection.MAX_SLOTS. */
+  /** WorkerServer.MAX_WORKER_SLOTS, written out: the model does not take its limits from the code it checks. */
   static final int MAX_SLOTS = 4_096;
   /** WorkerConnection.MAX_ID_CHARS. */
   static final int MAX_ID_CHARS = 256;
