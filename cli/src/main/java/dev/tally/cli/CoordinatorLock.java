@@ -18,7 +18,7 @@ import java.nio.file.StandardOpenOption;
  *
  * <p>Thread-safety: acquire and close from one thread.
  */
-final class CoordinatorLock implements AutoCloseable {
+public final class CoordinatorLock implements AutoCloseable {
   private final FileChannel channel;
   private final FileLock lock;
 

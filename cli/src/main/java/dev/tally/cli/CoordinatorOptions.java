@@ -10,7 +10,7 @@ import java.time.Duration;
 import picocli.CommandLine.Option;
 
 /** Options of the embedded coordinator, shared by {@code run} and {@code bench}. */
-final class CoordinatorOptions {
+public final class CoordinatorOptions {
   @Option(names = "--heartbeat-interval", defaultValue = "500ms", converter = DurationConverter.class,
       description = "How often workers heartbeat (default: ${DEFAULT-VALUE}). Must fit at least 3 times in the detection window.")
   Duration heartbeatInterval;
@@ -25,7 +25,7 @@ final class CoordinatorOptions {
 
   @Option(names = "--prefetch", defaultValue = "0",
       description = "Assignments a worker may hold beyond its slots; 0 means as many again as it has slots (default: 0 for run and resume, 128 for bench).")
-  int prefetch;
+  public int prefetch;
 
   /**
    * The worker server's settings.
@@ -50,7 +50,7 @@ final class CoordinatorOptions {
    * @throws IllegalArgumentException if the heartbeat interval is under 10 ms, the kind is unknown, a
    *     window is given for phi, or the heartbeat interval does not fit 3 times in the detection window
    */
-  DetectorSettings detectorSettings() {
+  public DetectorSettings detectorSettings() {
     if (heartbeatInterval.compareTo(WorkerServer.Settings.MIN_HEARTBEAT_INTERVAL) < 0) {
       throw new IllegalArgumentException("--heartbeat-interval must be at least "
           + WorkerServer.Settings.MIN_HEARTBEAT_INTERVAL.toMillis() + "ms, got " + heartbeatInterval.toMillis() + "ms");
@@ -82,7 +82,7 @@ final class CoordinatorOptions {
    *
    * @throws picocli.CommandLine.ParameterException if a setting is invalid
    */
-  WorkerServer.Settings validatedServerSettings(picocli.CommandLine commandLine) {
+  public WorkerServer.Settings validatedServerSettings(picocli.CommandLine commandLine) {
     try {
       return serverSettings();
     } catch (IllegalArgumentException e) {
@@ -90,11 +90,11 @@ final class CoordinatorOptions {
     }
   }
 
-  RetryPolicy retryPolicy() {
+  public RetryPolicy retryPolicy() {
     return RetryPolicy.defaults();
   }
 
-  Scheduler.Settings schedulerSettings() {
+  public Scheduler.Settings schedulerSettings() {
     return Scheduler.Settings.defaults();
   }
 }

@@ -9,7 +9,7 @@ import picocli.CommandLine.TypeConversionException;
  * @param host a host name or IPv4 address ({@code [v6]} brackets accepted)
  * @param port 0 to 65535
  */
-record HostPort(String host, int port) {
+public record HostPort(String host, int port) {
   @Override
   public String toString() {
     return (host.contains(":") ? "[" + host + "]" : host) + ":" + port;

@@ -32,7 +32,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Thread-safety: safe from any thread; restarts happen on the processes' exit-notification threads.
  */
-final class LocalWorkerProcesses implements AutoCloseable {
+public final class LocalWorkerProcesses implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(LocalWorkerProcesses.class);
 
   /** The first restart waits up to this long (full jitter). */
@@ -71,7 +71,7 @@ final class LocalWorkerProcesses implements AutoCloseable {
    * @param logDir where each worker writes {@code worker-N.log}
    * @throws IOException if a process cannot be started (those already started are stopped)
    */
-  static LocalWorkerProcesses start(int count, int slots, HostPort coordinator, Path logDir) throws IOException {
+  public static LocalWorkerProcesses start(int count, int slots, HostPort coordinator, Path logDir) throws IOException {
     Files.createDirectories(logDir);
     LocalWorkerProcesses workers = new LocalWorkerProcesses(logDir, slots, coordinator);
     try {
@@ -164,7 +164,7 @@ final class LocalWorkerProcesses implements AutoCloseable {
     }
   }
 
-  Path logDir() {
+  public Path logDir() {
     return logDir;
   }
 }

@@ -12,14 +12,14 @@ import picocli.CommandLine.Command;
     mixinStandardHelpOptions = true,
     version = "tally 0.1.0",
     description = "Fault-tolerant distributed eval runner.",
-    subcommands = {RunCommand.class, ResumeCommand.class, WorkerCommand.class, StatusCommand.class, BenchCommand.class, dev.tally.cli.detect.DetectorBenchCommand.class, SimulateCommand.class, FailoverBenchCommand.class, ChaosCommand.class})
+    subcommands = {RunCommand.class, ResumeCommand.class, WorkerCommand.class, StatusCommand.class, dev.tally.cli.bench.BenchCommand.class, dev.tally.cli.bench.DetectorBenchCommand.class, dev.tally.cli.simulate.SimulateCommand.class, dev.tally.cli.bench.FailoverBenchCommand.class, dev.tally.cli.chaos.ChaosCommand.class})
 public final class Main {
   /** Every case passed. */
-  static final int EXIT_PASSED = 0;
+  public static final int EXIT_PASSED = 0;
   /** The run finished with a fail or an error, or could not finish. */
-  static final int EXIT_FAILED = 1;
+  public static final int EXIT_FAILED = 1;
   /** Bad usage or bad input (picocli's usage-error code is 2 as well). */
-  static final int EXIT_USAGE = 2;
+  public static final int EXIT_USAGE = 2;
 
   private Main() {}
 
@@ -28,7 +28,7 @@ public final class Main {
   }
 
   /** The configured command line, for tests. */
-  static CommandLine commandLine() {
+  public static CommandLine commandLine() {
     return new CommandLine(new Main()).setCaseInsensitiveEnumValuesAllowed(true);
   }
 }

@@ -6,7 +6,7 @@ import java.net.ServerSocket;
 import java.util.SplittableRandom;
 
 /** Picking a fixed port for a coordinator that workers may dial before it listens. */
-final class Ports {
+public final class Ports {
   /** Linux hands out source ports from 32768 up; a port below that range is never taken as one. */
   static final int LOWEST = 20_000;
   static final int HIGHEST_EXCLUSIVE = 32_000;
@@ -20,7 +20,7 @@ final class Ports {
    *
    * @throws IOException if 200 random ports in [20000, 32000) were all taken
    */
-  static int freeFixedLoopbackPort() throws IOException {
+  public static int freeFixedLoopbackPort() throws IOException {
     SplittableRandom random = new SplittableRandom();
     for (int i = 0; i < 200; i++) {
       int port = random.nextInt(LOWEST, HIGHEST_EXCLUSIVE);

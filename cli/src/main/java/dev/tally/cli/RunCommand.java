@@ -53,7 +53,7 @@ import picocli.CommandLine.Spec;
       "Run every case of a JSON Lines dataset on local (and remote) workers.",
       "Exit code: 0 every case passed; 1 a case failed or errored; 2 bad usage or bad input."
     })
-final class RunCommand extends RunnerCommand {
+public final class RunCommand extends RunnerCommand {
   /** Placeholders in an exec template: {field}. */
   static final Pattern PLACEHOLDER = Pattern.compile("\\{([^{}\\s]+)}");
 

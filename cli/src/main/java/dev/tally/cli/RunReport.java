@@ -27,7 +27,7 @@ import java.util.Map;
  *
  * <p>Files are written to a temporary sibling and moved into place, so a reader never sees half a file.
  */
-final class RunReport {
+public final class RunReport {
   private static final ObjectMapper JSON = new ObjectMapper();
 
   private RunReport() {}

@@ -46,15 +46,15 @@ import picocli.CommandLine.Spec;
  * worker processes (and remote ones on {@code --listen}), progress, and the results and summary files.
  * A subclass says which run to execute.
  */
-abstract class RunnerCommand implements Callable<Integer> {
+public abstract class RunnerCommand implements Callable<Integer> {
   /** After this long with no worker connected, and as often again while it lasts, the run says so. */
   static final Duration NO_WORKERS_WARNING = Duration.ofSeconds(10);
 
   /** The most local worker processes: each is a JVM of its own (up to 512 MiB of heap). */
-  static final int MAX_LOCAL_WORKERS = 64;
+  public static final int MAX_LOCAL_WORKERS = 64;
 
   /** The most slots per worker; the worker port refuses more (see WorkerServer). */
-  static final int MAX_SLOTS = 1024;
+  public static final int MAX_SLOTS = 1024;
 
   @Spec CommandSpec spec;
 

@@ -22,7 +22,7 @@ import picocli.CommandLine.Spec;
  * coordinator last reported them (suspicion, drain, outlier ejection). Reads only.
  */
 @Command(name = "status", mixinStandardHelpOptions = true, description = "Show the runs in a store and their counters.")
-final class StatusCommand implements Callable<Integer> {
+public final class StatusCommand implements Callable<Integer> {
   @Spec CommandSpec spec;
 
   @Option(names = "--db", required = true, description = "SQLite store file.")

@@ -22,7 +22,7 @@ import org.slf4j.LoggerFactory;
  * SIGTERM/SIGINT, or when {@code --parent-pid} disappears.
  */
 @Command(name = "worker", mixinStandardHelpOptions = true, description = "Run cases for a coordinator.")
-final class WorkerCommand implements Callable<Integer> {
+public final class WorkerCommand implements Callable<Integer> {
   private static final Logger log = LoggerFactory.getLogger(WorkerCommand.class);
 
   @Spec CommandSpec spec;

@@ -1,5 +1,6 @@
-package dev.tally.cli;
+package dev.tally.cli.chaos;
 
+import dev.tally.cli.*;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.tally.core.store.AttemptView;
@@ -41,7 +42,7 @@ import java.util.Set;
  *   <li>the results file has exactly one line per case, in dataset order, with the store's verdict.
  * </ul>
  */
-final class ChaosChecker {
+public final class ChaosChecker {
   private static final ObjectMapper JSON = new ObjectMapper();
 
   private ChaosChecker() {}

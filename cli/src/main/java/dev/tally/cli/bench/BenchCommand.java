@@ -1,5 +1,6 @@
-package dev.tally.cli;
+package dev.tally.cli.bench;
 
+import dev.tally.cli.*;
 import dev.tally.coordinator.Coordinator;
 import dev.tally.core.CaseRecord;
 import dev.tally.core.EvaluatorSpec;
@@ -27,7 +28,7 @@ import picocli.CommandLine.Option;
  * measured run sees connected workers and compiled code.
  */
 @Command(name = "bench", mixinStandardHelpOptions = true, description = "Measure noop evals per second end to end, and store commits per eval.")
-final class BenchCommand implements Callable<Integer> {
+public final class BenchCommand implements Callable<Integer> {
   @picocli.CommandLine.Spec picocli.CommandLine.Model.CommandSpec spec;
 
   @Option(names = "--workers", defaultValue = "3", description = "Local worker processes (default: ${DEFAULT-VALUE}).")

@@ -1,5 +1,6 @@
-package dev.tally.cli;
+package dev.tally.cli.bench;
 
+import dev.tally.cli.*;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.PrintWriter;

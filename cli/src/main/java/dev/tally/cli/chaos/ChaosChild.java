@@ -1,5 +1,6 @@
-package dev.tally.cli;
+package dev.tally.cli.chaos;
 
+import dev.tally.cli.*;
 import java.util.Arrays;
 import java.util.Optional;
 import java.util.concurrent.Executors;
@@ -13,7 +14,7 @@ import java.util.concurrent.TimeUnit;
  * wait for workers forever), so without this a chaos run killed with {@code kill -9} would leave its
  * coordinator behind. Workers need no wrapper: {@code tally worker --parent-pid} does the same.
  */
-final class ChaosChild {
+public final class ChaosChild {
   private ChaosChild() {}
 
   public static void main(String[] args) {

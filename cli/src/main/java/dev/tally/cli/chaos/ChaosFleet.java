@@ -1,5 +1,6 @@
-package dev.tally.cli;
+package dev.tally.cli.chaos;
 
+import dev.tally.cli.*;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -25,7 +26,7 @@ import java.util.concurrent.TimeUnit;
  * <p>Thread-safety: the chaos loop drives it from one thread; {@link #close} may run on another (the
  * shutdown hook), and after it nothing new is started.
  */
-final class ChaosFleet implements AutoCloseable {
+public final class ChaosFleet implements AutoCloseable {
   /** Small JVMs: C1 only and the serial collector leave a 2-core machine's cores for the run. */
   static final List<String> JVM_OPTIONS = List.of("-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xss512k");
 

@@ -1,5 +1,6 @@
-package dev.tally.cli.detect;
+package dev.tally.cli.bench;
 
+import dev.tally.cli.*;
 import dev.tally.cli.DurationConverter;
 import dev.tally.core.detect.FailureDetector;
 import dev.tally.core.detect.FixedTimeoutDetector;

@@ -1,5 +1,6 @@
-package dev.tally.cli;
+package dev.tally.cli.bench;
 
+import dev.tally.cli.*;
 import ch.qos.logback.classic.LoggerContext;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.AppenderBase;

@@ -1,5 +1,6 @@
-package dev.tally.cli;
+package dev.tally.cli.chaos;
 
+import dev.tally.cli.*;
 import dev.tally.core.CaseRecord;
 import dev.tally.core.store.RunCounters;
 import dev.tally.core.store.RunView;

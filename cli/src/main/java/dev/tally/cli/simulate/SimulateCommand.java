@@ -1,5 +1,6 @@
-package dev.tally.cli;
+package dev.tally.cli.simulate;
 
+import dev.tally.cli.*;
 import dev.tally.simulation.FaultKind;
 import dev.tally.simulation.PlantedFault;
 import dev.tally.simulation.SimulationResult;
@@ -19,7 +20,7 @@ import picocli.CommandLine.Option;
 @Command(name = "simulate", mixinStandardHelpOptions = true,
     description = {"Run seeded, deterministic simulations of the scheduler under faults and check invariants I1-I5.",
         "Exits 0 only if every history passes; a failing seed prints the command that replays it."})
-final class SimulateCommand implements Callable<Integer> {
+public final class SimulateCommand implements Callable<Integer> {
 
   @Option(names = "--seeds", defaultValue = "100", description = "How many seeds to run (default: ${DEFAULT-VALUE}).")
   int seeds;
