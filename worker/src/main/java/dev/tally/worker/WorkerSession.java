@@ -6,6 +6,7 @@ import dev.tally.protocol.AckEntry;
 import dev.tally.protocol.Assign;
 import dev.tally.protocol.Envelope;
 import dev.tally.protocol.codec.FrameCodec;
+import dev.tally.protocol.mapping.WireMapping;
 import dev.tally.protocol.Goodbye;
 import dev.tally.protocol.HeldJob.Builder;
 import dev.tally.protocol.Heartbeat;
@@ -456,6 +457,7 @@ public final class WorkerSession implements AutoCloseable {
       case ASSIGN -> onAssign(ch, env.getAssign());
       case RESULT_ACK -> onResultAck(env.getResultAck());
       case ABANDON -> onAbandon(env.getAbandon());
+      case HEARTBEAT -> { } // the coordinator's proof of life
       case DRAIN -> {
         draining = true;
         log.info("draining: {} ({} jobs held); new assignments will be refused", env.getDrain().getReason(), held.size());
@@ -528,7 +530,7 @@ public final class WorkerSession implements AutoCloseable {
   private void refuse(Channel ch, HeldJob.Key key, String detail) {
     log.warn("job {} token {}: {}", key.jobId(), key.token(), detail);
     Result r =
-        Wire.result(key, Evaluation.failed(InfraFailure.Kind.EVALUATOR_CRASHED, detail, 0));
+        resultFrame(key, Evaluation.failed(InfraFailure.Kind.EVALUATOR_CRASHED, detail, 0));
     outboxCount.incrementAndGet();
     outbox.put(key, r);
     if (welcomed) { // else the Welcome re-sends it with the rest of the outbox
@@ -585,11 +587,19 @@ public final class WorkerSession implements AutoCloseable {
       Evaluation evaluation = job.run(settings.ticker());
       if (evaluation != null && job.state.compareAndSet(HeldJob.State.RUNNING, HeldJob.State.DONE) && !closed) {
         completed.incrementAndGet(); // before the hand-off, so a test that saw the result sees the count
-        handOff(Wire.result(job.key, evaluation));
+        handOff(resultFrame(job.key, evaluation));
       }
     } finally {
       held.remove(job.key, job); // after handOff: Hello lists it as held or in the outbox, never neither
     }
+  }
+
+  /** The Result frame of one evaluation, through the protocol's one mapping. */
+  private static Result resultFrame(HeldJob.Key key, Evaluation evaluation) {
+    if (evaluation instanceof Evaluation.Failed failed) {
+      return WireMapping.result(key.jobId(), key.token(), failed.failure(), failed.durationMillis());
+    }
+    return WireMapping.result(key.jobId(), key.token(), ((Evaluation.Finished) evaluation).outcome());
   }
 
   /** Hands a result to the event loop; one drain task (one flush) serves every result ready by then. */

@@ -6,6 +6,7 @@ import dev.tally.core.schedule.HeldLease;
 import dev.tally.core.schedule.WorkerHandle;
 import dev.tally.protocol.Abandon;
 import dev.tally.protocol.Envelope;
+import dev.tally.protocol.mapping.WireMapping;
 import dev.tally.protocol.ResultAck;
 import java.util.ArrayList;
 import java.util.List;

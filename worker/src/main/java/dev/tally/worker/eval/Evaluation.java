@@ -24,10 +24,15 @@ public sealed interface Evaluation {
    * @param failure what happened
    * @param durationMillis how long the attempt ran, in milliseconds (the core {@link InfraFailure} has
    *     no duration of its own, the wire's {@code InfraFailure} does)
+   * @throws IllegalArgumentException if {@code durationMillis} is negative, or the failure's kind is the
+   *     coordinator's to decide ({@link InfraFailure.Kind#reportedByWorkers()})
    */
   record Failed(InfraFailure failure, long durationMillis) implements Evaluation {
     public Failed {
       Objects.requireNonNull(failure, "failure");
+      if (!failure.kind().reportedByWorkers()) {
+        throw new IllegalArgumentException("an evaluator cannot report " + failure.kind() + ": the coordinator decides it");
+      }
       if (durationMillis < 0) {
         throw new IllegalArgumentException("durationMillis must be >= 0, got " + durationMillis);
       }

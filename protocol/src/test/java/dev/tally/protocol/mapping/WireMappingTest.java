@@ -1,4 +1,4 @@
-package dev.tally.coordinator.net;
+package dev.tally.protocol.mapping;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.tally.core.InfraFailure;
 import dev.tally.core.Outcome;
 import dev.tally.core.Verdict;
+import dev.tally.core.schedule.AttemptReport;
 import dev.tally.protocol.Result;
 import org.junit.jupiter.api.Test;
 
@@ -30,6 +31,29 @@ class WireMappingTest {
     }
     assertThatThrownBy(() -> WireMapping.toWire(new InfraFailure(InfraFailure.Kind.WORKER_LOST, ""), 0))
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("no wire form");
+  }
+
+  @Test
+  void theResultsAWorkerSendsAreTheReportsTheCoordinatorReads() {
+    Outcome o = new Outcome(Verdict.FAIL, 0.25, "out", 42);
+    assertThat(WireMapping.toReport(WireMapping.result(7, 3, o))).isEqualTo(AttemptReport.of(7, 3, o));
+    InfraFailure f = new InfraFailure(InfraFailure.Kind.TIMEOUT, "ran past 10m");
+    Result failed = WireMapping.result(8, Long.MAX_VALUE, f, 600_000);
+    assertThat(failed.getFailure().getDurationMillis()).isEqualTo(600_000);
+    assertThat(WireMapping.toReport(failed)).isEqualTo(AttemptReport.failed(8, Long.MAX_VALUE, f));
+  }
+
+  @Test
+  void aWorkerCannotSendAFailureOnlyTheCoordinatorDecides() {
+    for (InfraFailure.Kind k : InfraFailure.Kind.values()) {
+      InfraFailure f = new InfraFailure(k, "d");
+      if (k.reportedByWorkers()) {
+        assertThat(WireMapping.toReport(WireMapping.result(1, 1, f, 0)).failure()).isEqualTo(f);
+      } else {
+        assertThatThrownBy(() -> WireMapping.result(1, 1, f, 0))
+            .isInstanceOf(IllegalArgumentException.class).hasMessageContaining(k.name()).hasMessageContaining("no wire form");
+      }
+    }
   }
 
   @Test

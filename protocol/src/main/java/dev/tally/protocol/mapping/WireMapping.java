@@ -1,4 +1,4 @@
-package dev.tally.coordinator.net;
+package dev.tally.protocol.mapping;
 
 import com.google.protobuf.ByteString;
 import dev.tally.core.Assignment;
@@ -23,8 +23,11 @@ import java.nio.charset.StandardCharsets;
  * refused with an {@link IllegalArgumentException} naming the field: the connection that sent it is
  * closed as malformed.
  *
- * <p>This lives in the coordinator rather than the protocol module because the protocol module does not
- * depend on core. Thread-safety: stateless; safe from any thread.
+ * <p>Both ends use this one class: the coordinator to send assignments and acks and to read results, the
+ * worker to send results. A mapping decided twice drifts (it did: the worker once sent a {@code
+ * WORKER_LOST} as an evaluator crash while the coordinator refused it).
+ *
+ * <p>Thread-safety: stateless; safe from any thread.
  */
 public final class WireMapping {
   private WireMapping() {}
@@ -95,18 +98,41 @@ public final class WireMapping {
   }
 
   /**
+   * A worker's Result frame for a final outcome.
+   *
+   * @param jobId the job
+   * @param token the lease's fencing token, as the Assign gave it
+   */
+  public static Result result(long jobId, long token, Outcome outcome) {
+    return Result.newBuilder().setJobId(jobId).setToken(token).setOutcome(toWire(outcome)).build();
+  }
+
+  /**
+   * A worker's Result frame for a retryable failure.
+   *
+   * @param durationMillis how long the attempt ran, ms
+   * @throws IllegalArgumentException if the failure's kind is not one a worker reports (see {@link
+   *     InfraFailure.Kind#reportedByWorkers()})
+   */
+  public static Result result(long jobId, long token, InfraFailure failure, long durationMillis) {
+    return Result.newBuilder().setJobId(jobId).setToken(token).setFailure(toWire(failure, durationMillis)).build();
+  }
+
+  /**
    * The wire form of a worker-side infrastructure failure, with its duration.
    *
-   * @throws IllegalArgumentException for {@code WORKER_LOST}, {@code COORDINATOR_RESTARTED} and {@code LEASE_EXPIRED}: the
-   *     coordinator decides those itself, so they have no wire form
+   * @throws IllegalArgumentException for a kind the coordinator decides itself ({@code WORKER_LOST},
+   *     {@code COORDINATOR_RESTARTED}, {@code LEASE_EXPIRED}; see {@link InfraFailure.Kind#reportedByWorkers()}):
+   *     those have no wire form
    */
   public static dev.tally.protocol.InfraFailure toWire(InfraFailure f, long durationMillis) {
+    if (!f.kind().reportedByWorkers()) {
+      throw new IllegalArgumentException("failure kind " + f.kind() + " is decided by the coordinator and has no wire form");
+    }
     dev.tally.protocol.InfraFailure.Kind kind = switch (f.kind()) {
       case TIMEOUT -> dev.tally.protocol.InfraFailure.Kind.TIMEOUT;
       case SIGNALED -> dev.tally.protocol.InfraFailure.Kind.SIGNALED;
-      case EVALUATOR_CRASHED -> dev.tally.protocol.InfraFailure.Kind.EVALUATOR_CRASHED;
-      case WORKER_LOST, COORDINATOR_RESTARTED, LEASE_EXPIRED -> throw new IllegalArgumentException(
-          "failure kind " + f.kind() + " is decided by the coordinator and has no wire form");
+      default -> dev.tally.protocol.InfraFailure.Kind.EVALUATOR_CRASHED;
     };
     return dev.tally.protocol.InfraFailure.newBuilder()
         .setKind(kind)
