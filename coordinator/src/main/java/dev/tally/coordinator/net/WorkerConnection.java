@@ -8,7 +8,9 @@ import dev.tally.core.schedule.AttemptReport;
 import dev.tally.core.schedule.HeldLease;
 import dev.tally.core.schedule.WorkerEvents;
 import dev.tally.protocol.Envelope;
+import dev.tally.protocol.mapping.WireMapping;
 import dev.tally.protocol.Goodbye;
+import dev.tally.protocol.Heartbeat;
 import dev.tally.protocol.Hello;
 import dev.tally.protocol.Welcome;
 import io.netty.channel.Channel;
@@ -45,7 +47,9 @@ import org.slf4j.LoggerFactory;
  *   <li>The coordinator answers {@code Welcome}, makes the session's {@link RemoteWorker} and reports
  *       {@link WorkerEvents#workerJoined}.
  *   <li>{@code Result} frames become {@link WorkerEvents#attemptEnded}; {@code Heartbeat}s only prove
- *       liveness; a {@code Goodbye} ends the session.
+ *       liveness; a {@code Goodbye} ends the session. The coordinator heartbeats too, at the interval
+ *       its Welcome gave, whenever it has had nothing else to send for half an interval, so that the
+ *       worker can tell a silent coordinator from an idle one.
  *   <li>It ends on a clean close by either side, a malformed frame or unexpected message (logged with the
  *       peer's address and closed), or silence: every frame's arrival feeds the {@link FailureDetector},
  *       and a check every {@code min(window / 10, 100 ms)} closes the connection once it is convicted. A
@@ -105,6 +109,11 @@ final class WorkerConnection extends ChannelInboundHandlerAdapter {
   private boolean drainingLogged;
   private long lastFrameNanos;
   private ScheduledFuture<?> reaper;
+  /** Sends this side's heartbeats once the session joined (see {@link #heartbeatIfIdle}). */
+  private ScheduledFuture<?> heartbeats;
+  /** When a frame was last written to the worker: a heartbeat goes out only after a quiet half interval. */
+  private long lastWriteNanos;
+  private long heartbeatSeq;
   /**
    * A liveness check that comes more than this many periods after the previous one finds this process
    * was paused, and does not judge (see {@link #checkLiveness}). Five periods (500 ms at the default
@@ -243,6 +252,10 @@ final class WorkerConnection extends ChannelInboundHandlerAdapter {
     }
     state = State.JOINED;
     joined = true;
+    lastWriteNanos = ticker.nanos();
+    long intervalNanos = settings.heartbeatInterval().toNanos();
+    heartbeats = channel.eventLoop().scheduleAtFixedRate(
+        this::heartbeatIfIdle, intervalNanos, intervalNanos, TimeUnit.NANOSECONDS);
     log.info("worker {} ({}) joined from {}: {} slots, version {}, session {}", workerId, hello.getName(),
         channel.remoteAddress(), hello.getSlots(), hello.getVersion(), sessionId);
     events.workerJoined(handle);
@@ -287,6 +300,9 @@ final class WorkerConnection extends ChannelInboundHandlerAdapter {
   public void channelInactive(ChannelHandlerContext ctx) {
     if (reaper != null) {
       reaper.cancel(false);
+    }
+    if (heartbeats != null) {
+      heartbeats.cancel(false);
     }
     state = State.CLOSED;
     heldWhileJoining.clear();
@@ -360,6 +376,24 @@ final class WorkerConnection extends ChannelInboundHandlerAdapter {
     String reason = "reaped after " + silenceMillis + "ms of silence (" + detector.describe() + ")";
     log.warn("{} at {}: {}", workerId != null ? workerId : "unidentified peer", channel.remoteAddress(), reason);
     closeWith(reason);
+  }
+
+  /**
+   * Runs every heartbeat interval once joined: sends a {@code Heartbeat} unless a frame went out within
+   * the last half interval, so that a worker hears from its coordinator at least every 1.5 intervals
+   * while the link lives and can judge it with a failure detector of its own (a coordinator whose host
+   * died or whose network path dropped, without the socket closing, goes silent). Busy sessions carry
+   * assignments and acks instead, at no extra cost.
+   */
+  private void heartbeatIfIdle() {
+    if (!open()) {
+      return;
+    }
+    long now = ticker.nanos();
+    if (now - lastWriteNanos < settings.heartbeatInterval().toNanos() / 2) {
+      return;
+    }
+    writeAndFlush(Envelope.newBuilder().setHeartbeat(Heartbeat.newBuilder().setSeq(++heartbeatSeq)).build());
   }
 
   // ---- closing ----
@@ -459,12 +493,14 @@ final class WorkerConnection extends ChannelInboundHandlerAdapter {
       channel.write(frame, channel.voidPromise());
     }
     channel.flush();
+    lastWriteNanos = ticker.nanos();
   }
 
   /** Writes one frame and flushes, if the session is still open; else drops it. Event loop only. */
   void writeAndFlush(Envelope frame) {
     if (open()) {
       channel.writeAndFlush(frame, channel.voidPromise());
+      lastWriteNanos = ticker.nanos();
     } else {
       log.debug("dropped a {} for {}: session closed", frame.getBodyCase(), workerId);
     }
