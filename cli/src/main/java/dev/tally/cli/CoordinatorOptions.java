@@ -4,7 +4,7 @@ import dev.tally.coordinator.net.WorkerServer;
 import dev.tally.core.detect.DetectorSettings;
 import dev.tally.core.detect.FixedTimeoutDetector;
 import dev.tally.core.detect.MissedHeartbeatsDetector;
-import dev.tally.core.schedule.RetryPolicy;
+import dev.tally.core.RedeliveryPolicy;
 import dev.tally.core.schedule.Scheduler;
 import java.time.Duration;
 import picocli.CommandLine.Option;
@@ -90,8 +90,8 @@ public final class CoordinatorOptions {
     }
   }
 
-  public RetryPolicy retryPolicy() {
-    return RetryPolicy.defaults();
+  public RedeliveryPolicy redelivery() {
+    return RedeliveryPolicy.defaults();
   }
 
   public Scheduler.Settings schedulerSettings() {

@@ -62,7 +62,7 @@ public final class RunCommand extends RunnerCommand {
   @Parameters(index = "0", paramLabel = "DATASET", description = "JSON Lines file: one case per line, each an object with a unique string \"id\".")
   Path dataset;
 
-  @Option(names = "--max-attempts", defaultValue = "" + RunSpec.DEFAULT_MAX_ATTEMPTS, description = "Attempts per case; a case whose attempts all end in infrastructure failures is reported as error with its attempt history (default: ${DEFAULT-VALUE}).")
+  @Option(names = "--max-attempts", defaultValue = "" + dev.tally.core.RedeliveryPolicy.AttemptLimits.DEFAULT_MAX_ATTEMPTS, description = "Attempts per case; a case whose attempts all end in infrastructure failures is reported as error with its attempt history (default: ${DEFAULT-VALUE}).")
   int maxAttempts;
 
   private EvaluatorSpec evaluator;

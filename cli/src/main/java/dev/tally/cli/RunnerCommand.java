@@ -140,7 +140,7 @@ public abstract class RunnerCommand implements Callable<Integer> {
     Coordinator coordinator;
     try {
       coordinator = Coordinator.start(store, new InetSocketAddress(listen.host(), listen.port()), serverSettings,
-          coordinatorOptions.retryPolicy(), coordinatorOptions.schedulerSettings());
+          coordinatorOptions.redelivery(), coordinatorOptions.schedulerSettings());
     } catch (UncheckedIOException | IllegalArgumentException e) {
       store.close();
       err.println("tally: cannot listen for workers on " + listen + ": " + e.getMessage());
@@ -205,7 +205,7 @@ public abstract class RunnerCommand implements Callable<Integer> {
     if (listen.port() == 0) {
       // No worker of the previous coordinator can come back: its local workers died with it, and no
       // remote worker knew its random port. Its leases are released now instead of after they expire.
-      int released = store.releaseLeases(run.runId(), System.currentTimeMillis());
+      int released = store.releaseLeases(run.runId(), System.currentTimeMillis(), coordinatorOptions.redelivery());
       if (released > 0) {
         err.printf("tally: %d cases leased by the previous coordinator's workers go back to the queue%n", released);
       }

@@ -1,7 +1,8 @@
 package dev.tally.coordinator;
 
 import dev.tally.coordinator.net.WorkerServer;
-import dev.tally.core.schedule.RetryPolicy;
+import dev.tally.core.RedeliveryPolicy;
+import dev.tally.core.Ticker;
 import dev.tally.core.schedule.Scheduler;
 import dev.tally.core.store.RunCounters;
 import dev.tally.core.store.Store;
@@ -37,7 +38,7 @@ public final class Coordinator implements AutoCloseable {
    * @param store the store (already migrated); the coordinator does not close it
    * @param listen the address to bind; port 0 picks a free port
    * @param serverSettings heartbeat, detection and frame settings of the worker port
-   * @param retryPolicy the spacing of redeliveries
+   * @param redelivery what happens to a job whose attempt failed retryably
    * @param schedulerSettings lease duration and store-failure limits
    * @throws IllegalArgumentException if a setting is invalid
    * @throws java.io.UncheckedIOException if the address cannot be bound
@@ -46,12 +47,13 @@ public final class Coordinator implements AutoCloseable {
       Store store,
       InetSocketAddress listen,
       WorkerServer.Settings serverSettings,
-      RetryPolicy retryPolicy,
+      RedeliveryPolicy redelivery,
       Scheduler.Settings schedulerSettings) {
     Objects.requireNonNull(store, "store");
     Clock clock = Clock.systemUTC();
     SchedulerLoop loop = new SchedulerLoop(clock);
-    Scheduler scheduler = new Scheduler(store, clock, new SplittableRandom(), retryPolicy, schedulerSettings, loop::wake);
+    Scheduler scheduler = Scheduler.builder(store, clock, Ticker.system(), new SplittableRandom())
+        .redelivery(redelivery).settings(schedulerSettings).wakeup(loop::wake).build();
     WorkerServer server = WorkerServer.start(listen, serverSettings, scheduler, store.storeId());
     loop.start(scheduler, server::close);
     return new Coordinator(scheduler, loop, server);

@@ -23,15 +23,20 @@ public record InfraFailure(Kind kind, String detail) {
     /** The coordinator restarted while the attempt was leased. */
     COORDINATOR_RESTARTED,
     /** Nobody renewed the lease before it expired (its holder was not heard from). */
-    LEASE_EXPIRED;
+    LEASE_EXPIRED,
+    /**
+     * The worker gave the job back without starting it (it is draining, for a restart or a shutdown).
+     * Not charged as an attempt (see {@code RedeliveryPolicy}).
+     */
+    HANDED_BACK;
 
     /**
-     * Whether a worker may report this kind. {@code TIMEOUT}, {@code SIGNALED} and {@code
-     * EVALUATOR_CRASHED} happen on the worker; the other kinds are the coordinator's judgement of a
+     * Whether a worker may report this kind. {@code TIMEOUT}, {@code SIGNALED}, {@code EVALUATOR_CRASHED}
+     * and {@code HANDED_BACK} happen on the worker; the other kinds are the coordinator's judgement of a
      * worker or a lease, and no worker can say them about itself (they have no wire form).
      */
     public boolean reportedByWorkers() {
-      return this == TIMEOUT || this == SIGNALED || this == EVALUATOR_CRASHED;
+      return this == TIMEOUT || this == SIGNALED || this == EVALUATOR_CRASHED || this == HANDED_BACK;
     }
   }
 

@@ -34,8 +34,8 @@ abstract class ForwardingStore implements Store {
   }
 
   @Override
-  public int releaseLeases(long runId, long nowMillis) {
-    return delegate.releaseLeases(runId, nowMillis);
+  public int releaseLeases(long runId, long nowMillis, dev.tally.core.RedeliveryPolicy redelivery) {
+    return delegate.releaseLeases(runId, nowMillis, redelivery);
   }
 
   @Override

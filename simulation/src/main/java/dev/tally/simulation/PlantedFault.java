@@ -1,5 +1,6 @@
 package dev.tally.simulation;
 
+import dev.tally.core.store.memory.InMemoryStore;
 import java.util.Locale;
 
 /**
@@ -24,6 +25,15 @@ public enum PlantedFault {
 
   PlantedFault(String cliName) {
     this.cliName = cliName;
+  }
+
+  /** The bug this fault plants in the store, or null if it is not the store's. */
+  public InMemoryStore.PlantedBug storeBug() {
+    return switch (this) {
+      case COUNT_DUPLICATES -> InMemoryStore.PlantedBug.TAKE_RESENT_RESULTS;
+      case SKIP_FENCING -> InMemoryStore.PlantedBug.IGNORE_TOKENS;
+      default -> null;
+    };
   }
 
   /** The name the command line uses: {@code count-duplicates}, {@code skip-fencing} or {@code drop-on-reap}. */

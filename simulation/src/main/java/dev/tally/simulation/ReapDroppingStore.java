@@ -19,7 +19,7 @@ import java.util.Optional;
 /**
  * The planted fault {@link PlantedFault#DROP_ON_REAP}: a store in front of the real one that silently
  * drops every release of a lost worker's job (answering RELEASED as if it were done) and never sweeps
- * expired leases. The jobs of a reaped or crashed worker then stay leased to nobody, forever: the bug a
+ * expired leases nor releases orphaned ones. The jobs of a reaped or crashed worker then stay leased to nobody, forever: the bug a
  * coordinator has when it forgets a dead worker's work. Everything else passes through.
  *
  * <p>Thread-safety: as the store it wraps; used from one simulation thread.
@@ -42,8 +42,8 @@ final class ReapDroppingStore extends ForwardingStore {
         kept.add(r);
       }
     }
-    StoreBatchResult inner = delegate.apply(new StoreBatch(batch.nowMillis(), batch.runIds(), batch.records(), kept,
-        batch.leases(), batch.renewals(), false));
+    StoreBatchResult inner = delegate.apply(new StoreBatch(batch.nowMillis(), batch.runIds(), batch.redelivery(),
+        batch.records(), kept, batch.leases(), batch.renewals(), null, false));
     List<ReleaseStatus> statuses = new ArrayList<>(dropped.length);
     int next = 0;
     for (boolean d : dropped) {

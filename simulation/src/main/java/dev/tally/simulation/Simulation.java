@@ -7,11 +7,11 @@ import dev.tally.core.detect.DetectorSettings;
 import dev.tally.core.detect.FailureDetector;
 import dev.tally.core.schedule.AttemptReport;
 import dev.tally.core.schedule.HeldLease;
-import dev.tally.core.schedule.RetryPolicy;
 import dev.tally.core.schedule.Scheduler;
 import dev.tally.core.store.RunCounters;
 import dev.tally.core.store.RunSpec;
 import dev.tally.core.store.Store;
+import dev.tally.core.store.memory.InMemoryStore;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -152,8 +152,7 @@ public final class Simulation {
   // ---- set-up -----------------------------------------------------------------------------------
 
   private void setUp() {
-    PlantedFault storeFault = planted == PlantedFault.DROP_ON_REAP ? null : planted;
-    durable = InMemoryStore.create(clock, storeFault);
+    durable = InMemoryStore.create(clock, planted == null ? null : planted.storeBug());
     int n = 20 + random.nextInt(101);
     int poison = random.nextInt(4) == 0 ? 1 + random.nextInt(2) : 0;
     List<Integer> poisoned = new ArrayList<>();
@@ -175,7 +174,7 @@ public final class Simulation {
       }
     }
     RunSpec spec = new RunSpec("simulated-" + seed + ".jsonl", new EvaluatorSpec("sim", Map.of(), CASE_TIMEOUT),
-        RunSpec.DEFAULT_MAX_ATTEMPTS);
+        dev.tally.core.RedeliveryPolicy.AttemptLimits.DEFAULT_MAX_ATTEMPTS);
     runId = durable.createRun(spec, records);
     trace("seed " + seed + (planted == null ? "" : ", planted " + planted.cliName()) + ": run " + runId + " of " + n
         + " cases" + (poisoned.isEmpty() ? "" : ", poison at " + poisoned));
@@ -401,8 +400,7 @@ public final class Simulation {
     if (planted == PlantedFault.DROP_ON_REAP) {
       store = new ReapDroppingStore(store);
     }
-    scheduler = new Scheduler(store, clock, random.split(), RetryPolicy.defaults(), Scheduler.Settings.defaults(),
-        this::wake);
+    scheduler = Scheduler.builder(store, clock, clock::nanos, random.split()).wakeup(this::wake).build();
     trace("coordinator " + coordinatorEpoch + " starts on the store");
     scheduler.activate(runId);
   }

@@ -7,8 +7,11 @@ import dev.tally.core.InfraFailure;
 import dev.tally.core.Outcome;
 import dev.tally.core.RecordStatus;
 import dev.tally.core.Verdict;
+import dev.tally.core.RedeliveryPolicy;
+import dev.tally.core.RedeliveryPolicy.AttemptLimits;
+import dev.tally.core.store.AttemptTiming;
 import dev.tally.core.store.AttemptView;
-import dev.tally.core.store.FailureReasons;
+import dev.tally.core.store.BatchRules;
 import dev.tally.core.store.JobState;
 import dev.tally.core.store.JobView;
 import dev.tally.core.store.RunCounters;
@@ -106,10 +109,13 @@ public final class SqliteStore implements Store {
       "id, run_id, position, case_id, state, token, attempts, owner, worker, verdict, score, output_tail,"
           + " duration_millis, failure_reason";
 
+  /** A run's counters, in {@link RunCounters}' order. */
+  static final String COUNTER_COLUMNS =
+      "total, passed, failed, errored, jobs_failed, duplicates_suppressed, stale_results_fenced, redeliveries";
+
   private static final String RUN_COLUMNS =
       "id, dataset, evaluator_kind, case_timeout_millis, max_attempts, created_at_millis, finished_at_millis,"
-          + " state, total, passed, failed, errored, jobs_failed, duplicates_suppressed, stale_results_fenced,"
-          + " redeliveries, dataset_digest";
+          + " state, " + COUNTER_COLUMNS + ", dataset_digest, timeout_retries";
 
   private final Path file;
   private final Clock clock;
@@ -121,7 +127,7 @@ public final class SqliteStore implements Store {
 
   private final Connection writer;
   private final Connection reader;
-  private final WriteStatements w;
+  private final SqliteTransaction.Statements w;
   private volatile boolean closed;
 
   /** Opened by {@link #openExisting}: every write is refused. */
@@ -134,7 +140,7 @@ public final class SqliteStore implements Store {
     this.clock = clock;
     this.writer = writer;
     this.reader = reader;
-    this.w = new WriteStatements(writer);
+    this.w = new SqliteTransaction.Statements(writer);
     try (Statement s = reader.createStatement(); ResultSet rs = s.executeQuery("SELECT store_id FROM store_info")) {
       if (!rs.next()) {
         throw new SQLException("the store has no identity (store_info is empty)");
@@ -339,17 +345,7 @@ public final class SqliteStore implements Store {
    */
   @Override
   public long createRun(RunSpec spec, List<CaseRecord> cases) {
-    Set<String> ids = new HashSet<>(cases.size() * 2);
-    Set<Integer> positions = new HashSet<>(cases.size() * 2);
-    for (CaseRecord c : cases) {
-      if (!ids.add(c.caseId())) {
-        throw new IllegalArgumentException("cases must have unique ids, but id '" + c.caseId() + "' appears twice");
-      }
-      if (!positions.add(c.position())) {
-        throw new IllegalArgumentException(
-            "cases must have unique positions, but position " + c.position() + " appears twice");
-      }
-    }
+    CaseRecord.requireUnique(cases);
     writeLock.lock();
     try {
       ensureWritable("createRun");
@@ -362,11 +358,12 @@ public final class SqliteStore implements Store {
         ins.setString(2, spec.evaluator().kind());
         ins.setLong(3, spec.evaluator().caseTimeout().toMillis());
         ins.setInt(4, spec.maxAttempts());
-        ins.setLong(5, now);
-        ins.setLong(6, cases.isEmpty() ? now : 0L);
-        ins.setString(7, cases.isEmpty() ? "finished" : "active");
-        ins.setLong(8, cases.size());
-        ins.setString(9, spec.datasetDigest());
+        ins.setInt(5, spec.limits().timeoutRetries());
+        ins.setLong(6, now);
+        ins.setLong(7, cases.isEmpty() ? now : 0L);
+        ins.setString(8, cases.isEmpty() ? "finished" : "active");
+        ins.setLong(9, cases.size());
+        ins.setString(10, spec.datasetDigest());
         try (ResultSet rs = ins.executeQuery()) {
           rs.next();
           runId = rs.getLong(1);
@@ -413,407 +410,46 @@ public final class SqliteStore implements Store {
   /**
    * {@inheritDoc}
    *
-   * <p>Order inside the transaction: records, then releases, then leases. Two requests for one job in one
-   * batch behave as if applied one after the other. A record for a job id that does not exist is
-   * {@link RecordStatus#FENCED} and counts against no run; a release of one is
-   * {@link ReleaseStatus#STALE}. A release is applied as asked: the store does not turn a non-terminal
-   * release into a terminal one when the job has used its run's attempts (the scheduler decides that).
+   * <p>The rules are {@link BatchRules}'s; this store supplies the primitives ({@link SqliteTransaction}),
+   * all inside one {@code BEGIN IMMEDIATE} transaction.
    */
   @Override
   public StoreBatchResult apply(StoreBatch batch) {
+    return write("apply: a batch of " + batch.records().size() + " records, " + batch.releases().size()
+        + " releases and " + batch.leases().size() + " lease requests failed in " + file + "; none of it was applied",
+        tx -> BatchRules.apply(batch, tx), !batch.isEmpty());
+  }
+
+  /** {@inheritDoc} */
+  @Override
+  public int releaseLeases(long runId, long nowMillis, RedeliveryPolicy redelivery) {
+    return write("releaseLeases: releasing the leases of run " + runId + " in " + file + " failed; nothing changed",
+        tx -> BatchRules.releaseAllLeases(runId, nowMillis, redelivery, tx), true);
+  }
+
+  /** Runs {@code work} in one write transaction over the primitives; rolls back whole on any failure. */
+  private <T> T write(String failure, java.util.function.Function<SqliteTransaction, T> work, boolean counts) {
     writeLock.lock();
     try {
-      ensureWritable("apply");
+      ensureWritable(failure.substring(0, failure.indexOf(':')));
       try {
         begin();
-        StoreBatchResult result = applyInTransaction(batch);
+        SqliteTransaction tx = new SqliteTransaction(w, runId -> spec(runId, writer));
+        T result = work.apply(tx);
+        tx.flush();
         w.commit.execute();
-        if (!batch.isEmpty()) {
+        if (counts) {
           commits.incrementAndGet();
         }
         return result;
       } catch (SQLException | RuntimeException | Error e) {
-        throw abort(e, "apply: a batch of " + batch.records().size() + " records, " + batch.releases().size()
-                  + " releases and " + batch.leases().size() + " lease requests failed in " + file
-                  + "; none of it was applied");
+        throw abort(e instanceof SqliteTransaction.SqlFailure f ? f.sqlCause() : e, failure);
       }
     } finally {
       writeLock.unlock();
     }
   }
 
-  /** Counter changes for one run, summed over a batch so each touched run is written once. */
-  private static final class RunDelta {
-    long passed;
-    long failed;
-    long errored;
-    long jobsFailed;
-    long duplicates;
-    long fenced;
-    long redeliveries;
-
-    boolean isZero() {
-      return (passed | failed | errored | jobsFailed | duplicates | fenced | redeliveries) == 0;
-    }
-  }
-
-  private StoreBatchResult applyInTransaction(StoreBatch batch) throws SQLException {
-    long now = batch.nowMillis();
-    Map<Long, RunDelta> touched = new LinkedHashMap<>();
-
-    List<RecordStatus> recordStatuses = new ArrayList<>(batch.records().size());
-    for (RecordRequest r : batch.records()) {
-      recordStatuses.add(record(r, now, touched));
-    }
-
-    List<ReleaseStatus> releaseStatuses = new ArrayList<>(batch.releases().size());
-    for (ReleaseRequest r : batch.releases()) {
-      releaseStatuses.add(release(r, now, touched));
-    }
-    w.insertAttempt.executeBatch();
-
-    List<List<Assignment>> leases = new ArrayList<>(batch.leases().size());
-    boolean exhausted = false;
-    for (LeaseRequest l : batch.leases()) {
-      // Eligibility depends only on now, so once one request comes up short the rest would find nothing.
-      List<Assignment> got = exhausted ? List.of() : lease(l, batch.runIds(), now, touched);
-      exhausted |= got.size() < l.maxJobs();
-      leases.add(got);
-    }
-
-    List<RenewResult> renewals = new ArrayList<>(batch.renewals().size());
-    for (RenewRequest r : batch.renewals()) {
-      renewals.add(renew(r));
-    }
-
-    List<ExpiredLease> expired = batch.sweepExpiredLeases() ? sweepExpired(batch.runIds(), now, touched) : List.of();
-
-    Map<Long, RunCounters> counters = new HashMap<>();
-    for (Map.Entry<Long, RunDelta> e : touched.entrySet()) {
-      counters.put(e.getKey(), writeCounters(e.getKey(), e.getValue(), now));
-    }
-
-    long nextNotBefore = Long.MAX_VALUE;
-    boolean pendingLeft = false;
-    PreparedStatement q = w.pendingSummary;
-    for (long runId : batch.runIds()) {
-      q.setLong(1, runId);
-      q.setLong(2, now);
-      q.setLong(3, runId);
-      q.setLong(4, now);
-      try (ResultSet rs = q.executeQuery()) {
-        rs.next();
-        long min = rs.getLong(1);
-        if (!rs.wasNull()) {
-          nextNotBefore = Math.min(nextNotBefore, min);
-        }
-        pendingLeft |= rs.getBoolean(2);
-      }
-    }
-    return new StoreBatchResult(
-        recordStatuses, releaseStatuses, leases, counters, nextNotBefore, pendingLeft, renewals, expired);
-  }
-
-  private RecordStatus record(RecordRequest r, long now, Map<Long, RunDelta> touched) throws SQLException {
-    Outcome o = r.outcome();
-    PreparedStatement s = w.recordOutcome;
-    s.setString(1, o.verdict().wireName());
-    if (o.score() == null) {
-      s.setNull(2, Types.REAL);
-    } else {
-      s.setDouble(2, o.score());
-    }
-    s.setString(3, o.outputTail());
-    s.setLong(4, o.durationMillis());
-    s.setString(5, r.worker());
-    s.setLong(6, r.jobId());
-    s.setLong(7, r.token());
-    try (ResultSet rs = s.executeQuery()) {
-      if (rs.next()) {
-        long runId = rs.getLong(1);
-        long startedAt = rs.getLong(2);
-        RunDelta d = touched.computeIfAbsent(runId, k -> new RunDelta());
-        switch (o.verdict()) {
-          case PASS -> d.passed++;
-          case FAIL -> d.failed++;
-          case ERROR -> d.errored++;
-        }
-        addAttempt(r.jobId(), r.token(), r.worker(), startedAt, now, "recorded", "");
-        return RecordStatus.RECORDED;
-      }
-    }
-    // Not accepted: find out whether this is the accepted holder's resend or a stale writer.
-    PreparedStatement j = w.selectJobForCheck;
-    j.setLong(1, r.jobId());
-    try (ResultSet rs = j.executeQuery()) {
-      if (!rs.next()) {
-        return RecordStatus.FENCED;
-      }
-      long runId = rs.getLong(1);
-      String state = rs.getString(2);
-      long token = rs.getLong(3);
-      RunDelta d = touched.computeIfAbsent(runId, k -> new RunDelta());
-      if ("done".equals(state) && token == r.token()) {
-        d.duplicates++;
-        return RecordStatus.DUPLICATE;
-      }
-      d.fenced++;
-      return RecordStatus.FENCED;
-    }
-  }
-
-  private ReleaseStatus release(ReleaseRequest r, long now, Map<Long, RunDelta> touched) throws SQLException {
-    long runId;
-    String owner;
-    long startedAt;
-    int attempts;
-    int lostStreak;
-    boolean poison;
-    PreparedStatement j = w.selectJobForCheck;
-    j.setLong(1, r.jobId());
-    try (ResultSet rs = j.executeQuery()) {
-      if (!rs.next()) {
-        return ReleaseStatus.STALE;
-      }
-      runId = rs.getLong(1);
-      RunDelta d = touched.computeIfAbsent(runId, k -> new RunDelta());
-      if (!"leased".equals(rs.getString(2)) || rs.getLong(3) != r.token()) {
-        return ReleaseStatus.STALE;
-      }
-      owner = rs.getString(4);
-      startedAt = rs.getLong(5);
-      attempts = rs.getInt(6);
-      lostStreak = rs.getInt(7);
-      if (r.diedRunning()) {
-        lostStreak++;
-      } else if (r.failure().kind() != InfraFailure.Kind.WORKER_LOST) {
-        lostStreak = 0;
-      }
-      poison = r.poisonLimit() > 0 && lostStreak >= r.poisonLimit();
-      if (r.terminal() || poison) {
-        d.jobsFailed++;
-      } else {
-        d.redeliveries++;
-      }
-    }
-    InfraFailure f = r.failure();
-    String ending = FailureReasons.ending(f.kind());
-    if (r.terminal() || poison) {
-      PreparedStatement s = w.failJob;
-      s.setString(1, poison
-          ? FailureReasons.poison(lostStreak, f.detail())
-          : FailureReasons.outOfAttempts(attempts, ending, f.detail()));
-      s.setInt(2, lostStreak);
-      s.setLong(3, r.jobId());
-      s.executeUpdate();
-    } else {
-      PreparedStatement s = w.requeueJob;
-      s.setLong(1, r.notBeforeMillis());
-      s.setInt(2, lostStreak);
-      s.setLong(3, r.jobId());
-      s.executeUpdate();
-    }
-    addAttempt(r.jobId(), r.token(), owner, startedAt, now, ending, f.detail());
-    return r.terminal() || poison ? ReleaseStatus.FAILED : ReleaseStatus.RELEASED;
-  }
-
-  private void addAttempt(long jobId, long token, String worker, long startedAt, long endedAt, String ending,
-      String detail) throws SQLException {
-    PreparedStatement s = w.insertAttempt;
-    s.setLong(1, jobId);
-    s.setLong(2, token);
-    s.setString(3, worker);
-    s.setLong(4, startedAt);
-    s.setLong(5, endedAt);
-    s.setString(6, ending);
-    s.setString(7, detail);
-    s.addBatch();
-  }
-
-  private record Leased(long jobId, long runId, int position, long token, int attempt, String caseId,
-      String caseJson) {}
-
-  private static final Comparator<Leased> DATASET_ORDER =
-      Comparator.comparingLong(Leased::runId).thenComparingInt(Leased::position);
-
-  private List<Assignment> lease(LeaseRequest l, List<Long> runIds, long now, Map<Long, RunDelta> touched)
-      throws SQLException {
-    PreparedStatement s = w.leaseJobs;
-    List<Leased> rows = new ArrayList<>(Math.min(l.maxJobs(), 1024));
-    for (long runId : runIds) {
-      int wanted = l.maxJobs() - rows.size();
-      if (wanted <= 0) {
-        break;
-      }
-      int before = rows.size();
-      s.setString(1, l.worker());
-      s.setLong(2, now);
-      s.setLong(3, l.leaseExpiryMillis());
-      s.setLong(4, runId);
-      s.setLong(5, now);
-      s.setInt(6, wanted);
-      try (ResultSet rs = s.executeQuery()) {
-        while (rs.next()) {
-          rows.add(new Leased(rs.getLong(1), rs.getLong(2), rs.getInt(3), rs.getLong(4), rs.getInt(5),
-              rs.getString(6), rs.getString(7)));
-        }
-      }
-      // SQLite does not promise RETURNING rows in any order; callers get run, then dataset order.
-      rows.subList(before, rows.size()).sort(DATASET_ORDER);
-    }
-    List<Assignment> out = new ArrayList<>(rows.size());
-    for (Leased r : rows) {
-      touched.computeIfAbsent(r.runId(), k -> new RunDelta());
-      RunSpec spec = spec(r.runId(), writer);
-      out.add(new Assignment(r.jobId(), r.runId(), r.token(), r.attempt(), r.caseId(), r.caseJson(),
-          spec.evaluator()));
-    }
-    return out;
-  }
-
-  private RenewResult renew(RenewRequest r) throws SQLException {
-    PreparedStatement s = w.renewLease;
-    s.setLong(1, r.leaseExpiryMillis());
-    s.setLong(2, r.jobId());
-    s.setLong(3, r.token());
-    try (ResultSet rs = s.executeQuery()) {
-      if (rs.next()) {
-        return new RenewResult(true, rs.getLong(1), rs.getInt(2));
-      }
-    }
-    return new RenewResult(false, 0, 0);
-  }
-
-  /** Ends every expired lease of the given runs, through the same path as a release. */
-  private List<ExpiredLease> sweepExpired(List<Long> runIds, long now, Map<Long, RunDelta> touched) throws SQLException {
-    List<ExpiredLease> expired = new ArrayList<>();
-    for (long runId : runIds) {
-      List<long[]> found = new ArrayList<>();
-      PreparedStatement q = w.selectExpiredLeases;
-      q.setLong(1, runId);
-      q.setLong(2, now);
-      try (ResultSet rs = q.executeQuery()) {
-        while (rs.next()) {
-          found.add(new long[] {rs.getLong(1), rs.getLong(2), rs.getLong(3), rs.getLong(4)});
-        }
-      }
-      if (found.isEmpty()) {
-        continue; // nothing to end: and a run id that does not exist has no spec to read
-      }
-      int maxAttempts = spec(runId, writer).maxAttempts();
-      for (long[] f : found) {
-        boolean terminal = f[2] >= maxAttempts;
-        InfraFailure why = new InfraFailure(InfraFailure.Kind.LEASE_EXPIRED,
-            "lease expired " + (now - f[3]) + " ms ago without being renewed");
-        ReleaseStatus status = release(new ReleaseRequest(f[0], f[1], why, now, terminal), now, touched);
-        if (status != ReleaseStatus.STALE) {
-          expired.add(new ExpiredLease(f[0], f[1], runId, status == ReleaseStatus.FAILED));
-        }
-      }
-    }
-    w.insertAttempt.executeBatch();
-    return expired;
-  }
-
-  private RunCounters writeCounters(long runId, RunDelta d, long now) throws SQLException {
-    PreparedStatement s;
-    if (d.isZero()) {
-      s = w.selectCounters;
-      s.setLong(1, runId);
-    } else {
-      long ended = d.passed + d.failed + d.errored + d.jobsFailed;
-      s = w.addCounters;
-      s.setLong(1, d.passed);
-      s.setLong(2, d.failed);
-      s.setLong(3, d.errored);
-      s.setLong(4, d.jobsFailed);
-      s.setLong(5, d.duplicates);
-      s.setLong(6, d.fenced);
-      s.setLong(7, d.redeliveries);
-      s.setLong(8, ended);
-      s.setLong(9, ended);
-      s.setLong(10, now);
-      s.setLong(11, runId);
-    }
-    try (ResultSet rs = s.executeQuery()) {
-      if (!rs.next()) {
-        throw new SQLException("run " + runId + " vanished while its jobs were being changed");
-      }
-      return counters(rs, 1);
-    }
-  }
-
-  // ---------------------------------------------------------------------------------------------
-  // releaseLeases
-
-  /** {@inheritDoc} */
-  @Override
-  public int releaseLeases(long runId, long nowMillis) {
-    writeLock.lock();
-    try {
-      ensureWritable("releaseLeases");
-      try (Statement s = writer.createStatement()) {
-        begin();
-        String detail = "the coordinator restarted while the attempt was leased";
-        int released;
-        try (PreparedStatement p = writer.prepareStatement(
-            "INSERT INTO attempts (job_id, token, worker, started_at_millis, ended_at_millis, ending, detail)"
-                + " SELECT id, token, owner, leased_at_millis, ?, 'coordinator_restarted', ? FROM jobs"
-                + " WHERE run_id = ? AND state = 'leased'")) {
-          p.setLong(1, nowMillis);
-          p.setString(2, detail);
-          p.setLong(3, runId);
-          released = p.executeUpdate();
-        }
-        if (released > 0) {
-          // Counters first, while the jobs still say which were leased.
-          try (PreparedStatement p = writer.prepareStatement(
-              "UPDATE runs SET"
-                  + " redeliveries = redeliveries + (SELECT count(*) FROM jobs j WHERE j.run_id = runs.id"
-                  + "   AND j.state = 'leased' AND j.attempts < runs.max_attempts),"
-                  + " jobs_failed = jobs_failed + (SELECT count(*) FROM jobs j WHERE j.run_id = runs.id"
-                  + "   AND j.state = 'leased' AND j.attempts >= runs.max_attempts)"
-                  + " WHERE id = ?")) {
-            p.setLong(1, runId);
-            p.executeUpdate();
-          }
-          try (PreparedStatement p = writer.prepareStatement(
-              "UPDATE jobs SET state = 'failed', owner = NULL, lease_expiry_millis = NULL,"
-                  + " failure_reason = 'ended failed after ' || attempts || ' attempts; the last ended with"
-                  + " coordinator_restarted: ' || ?"
-                  + " WHERE run_id = ? AND state = 'leased'"
-                  + " AND attempts >= (SELECT max_attempts FROM runs WHERE runs.id = jobs.run_id)")) {
-            p.setString(1, detail);
-            p.setLong(2, runId);
-            p.executeUpdate();
-          }
-          try (PreparedStatement p = writer.prepareStatement(
-              "UPDATE jobs SET state = 'pending', owner = NULL, lease_expiry_millis = NULL, not_before_millis = ?"
-                  + " WHERE run_id = ? AND state = 'leased'")) {
-            p.setLong(1, nowMillis);
-            p.setLong(2, runId);
-            p.executeUpdate();
-          }
-          try (PreparedStatement p = writer.prepareStatement(
-              "UPDATE runs SET state = 'finished', finished_at_millis = ?"
-                  + " WHERE id = ? AND state = 'active' AND passed + failed + errored + jobs_failed >= total")) {
-            p.setLong(1, nowMillis);
-            p.setLong(2, runId);
-            p.executeUpdate();
-          }
-        }
-        w.commit.execute();
-        commits.incrementAndGet();
-        return released;
-      } catch (SQLException | RuntimeException | Error e) {
-        throw abort(e, "releaseLeases: releasing the leases of run " + runId + " in " + file + " failed; nothing changed");
-      }
-    } finally {
-      writeLock.unlock();
-    }
-  }
-
-  /** {@inheritDoc} */
   @Override
   public void saveWorkerStatuses(List<WorkerStatus> statuses) {
     if (statuses.isEmpty()) {
@@ -925,13 +561,15 @@ public final class SqliteStore implements Store {
     return read("attempts", () -> {
       List<AttemptView> out = new ArrayList<>();
       try (PreparedStatement s = reader.prepareStatement(
-          "SELECT a.job_id, a.token, a.worker, a.started_at_millis, a.ended_at_millis, a.ending, a.detail"
+          "SELECT a.job_id, a.token, a.worker, a.started_at_millis, a.ended_at_millis, a.ending, a.detail,"
+              + " a.elapsed_millis, a.queued_millis, a.run_millis"
               + " FROM attempts a JOIN jobs j ON j.id = a.job_id WHERE j.run_id = ? ORDER BY a.job_id, a.token")) {
         s.setLong(1, runId);
         try (ResultSet rs = s.executeQuery()) {
           while (rs.next()) {
+            AttemptTiming timing = new AttemptTiming(duration(rs, 8), duration(rs, 9), duration(rs, 10));
             out.add(new AttemptView(rs.getLong(1), rs.getLong(2), rs.getString(3), rs.getLong(4), rs.getLong(5),
-                rs.getString(6), rs.getString(7)));
+                rs.getString(6), rs.getString(7), timing));
           }
         }
       }
@@ -1095,16 +733,23 @@ public final class SqliteStore implements Store {
     if (spec == null) {
       spec = new RunSpec(rs.getString(2),
           new EvaluatorSpec(rs.getString(3), options(runId, reader), Duration.ofMillis(rs.getLong(4))),
-          rs.getInt(5), rs.getString(17));
+          new AttemptLimits(rs.getInt(5), rs.getInt(18)), rs.getString(17));
       specs.putIfAbsent(runId, spec);
     }
     return new RunView(runId, spec, "finished".equals(rs.getString(8)), rs.getLong(6), rs.getLong(7),
         counters(rs, 9));
   }
 
-  private static RunCounters counters(ResultSet rs, int from) throws SQLException {
+  /** The counters in {@link #COUNTER_COLUMNS} from column {@code from} on. */
+  static RunCounters counters(ResultSet rs, int from) throws SQLException {
     return new RunCounters(rs.getLong(from), rs.getLong(from + 1), rs.getLong(from + 2), rs.getLong(from + 3),
         rs.getLong(from + 4), rs.getLong(from + 5), rs.getLong(from + 6), rs.getLong(from + 7));
+  }
+
+  /** A nullable duration column: NULL (not measured, or an attempt from before V9) is {@link AttemptTiming#UNKNOWN}. */
+  private static long duration(ResultSet rs, int column) throws SQLException {
+    long v = rs.getLong(column);
+    return rs.wasNull() ? AttemptTiming.UNKNOWN : v;
   }
 
   private static JobView jobView(ResultSet rs) throws SQLException {
@@ -1131,15 +776,16 @@ public final class SqliteStore implements Store {
       return cached;
     }
     try (PreparedStatement s = c.prepareStatement(
-        "SELECT dataset, evaluator_kind, case_timeout_millis, max_attempts, dataset_digest FROM runs WHERE id = ?")) {
+        "SELECT dataset, evaluator_kind, case_timeout_millis, max_attempts, dataset_digest, timeout_retries"
+            + " FROM runs WHERE id = ?")) {
       s.setLong(1, runId);
       try (ResultSet rs = s.executeQuery()) {
         if (!rs.next()) {
           throw new SQLException("run " + runId + " has jobs but no row in runs");
         }
         RunSpec spec = new RunSpec(rs.getString(1),
-            new EvaluatorSpec(rs.getString(2), options(runId, c), Duration.ofMillis(rs.getLong(3))), rs.getInt(4),
-            rs.getString(5));
+            new EvaluatorSpec(rs.getString(2), options(runId, c), Duration.ofMillis(rs.getLong(3))),
+            new AttemptLimits(rs.getInt(4), rs.getInt(6)), rs.getString(5));
         specs.putIfAbsent(runId, spec);
         return spec;
       }
@@ -1166,91 +812,6 @@ public final class SqliteStore implements Store {
       } catch (SQLException ignored) {
         // Already failing; the first error is the one worth reporting.
       }
-    }
-  }
-
-  /** The write connection's statements, prepared once: the hot path never parses SQL. */
-  private static final class WriteStatements {
-    final PreparedStatement insertRun;
-    final PreparedStatement insertOption;
-    final PreparedStatement insertJob;
-    final PreparedStatement recordOutcome;
-    final PreparedStatement selectJobForCheck;
-    final PreparedStatement failJob;
-    final PreparedStatement requeueJob;
-    final PreparedStatement insertAttempt;
-    final PreparedStatement leaseJobs;
-    final PreparedStatement addCounters;
-    final PreparedStatement selectCounters;
-    final PreparedStatement pendingSummary;
-    final PreparedStatement renewLease;
-    final PreparedStatement selectExpiredLeases;
-    final PreparedStatement begin;
-    final PreparedStatement commit;
-    final PreparedStatement rollback;
-
-    WriteStatements(Connection c) throws SQLException {
-      begin = c.prepareStatement("BEGIN IMMEDIATE");
-      commit = c.prepareStatement("COMMIT");
-      rollback = c.prepareStatement("ROLLBACK");
-      insertRun = c.prepareStatement(
-          "INSERT INTO runs (dataset, evaluator_kind, case_timeout_millis, max_attempts, created_at_millis,"
-              + " finished_at_millis, state, total, dataset_digest) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id");
-      insertOption = c.prepareStatement("INSERT INTO run_options (run_id, key, value) VALUES (?, ?, ?)");
-      insertJob = c.prepareStatement(
-          "INSERT INTO jobs (run_id, position, case_id, case_json) VALUES (?, ?, ?, ?)");
-      // The fencing check and the write are one statement: accepted only under the current lease.
-      recordOutcome = c.prepareStatement(
-          "UPDATE jobs SET state = 'done', verdict = ?, score = ?, output_tail = ?, duration_millis = ?,"
-              + " worker = ?, owner = NULL, lease_expiry_millis = NULL"
-              + " WHERE id = ? AND state = 'leased' AND token = ?"
-              + " RETURNING run_id, leased_at_millis");
-      selectJobForCheck = c.prepareStatement(
-          "SELECT run_id, state, token, owner, leased_at_millis, attempts, lost_streak FROM jobs WHERE id = ?");
-      failJob = c.prepareStatement(
-          "UPDATE jobs SET state = 'failed', owner = NULL, lease_expiry_millis = NULL, failure_reason = ?,"
-              + " lost_streak = ? WHERE id = ?");
-      requeueJob = c.prepareStatement(
-          "UPDATE jobs SET state = 'pending', owner = NULL, lease_expiry_millis = NULL, not_before_millis = ?,"
-              + " lost_streak = ? WHERE id = ?");
-      insertAttempt = c.prepareStatement(
-          "INSERT INTO attempts (job_id, token, worker, started_at_millis, ended_at_millis, ending, detail)"
-              + " VALUES (?, ?, ?, ?, ?, ?, ?)");
-      // One run at a time, walking that run's part of the partial index in dataset order.
-      leaseJobs = c.prepareStatement(
-          "UPDATE jobs SET state = 'leased', token = token + 1, attempts = attempts + 1, owner = ?,"
-              + " leased_at_millis = ?, lease_expiry_millis = ?"
-              + " WHERE id IN (SELECT id FROM jobs INDEXED BY jobs_pending_in_order"
-              + "   WHERE run_id = ? AND state = 'pending' AND not_before_millis <= ? ORDER BY position LIMIT ?)"
-              + " RETURNING id, run_id, position, token, attempts, case_id, case_json");
-      addCounters = c.prepareStatement(
-          "UPDATE runs SET passed = passed + ?, failed = failed + ?, errored = errored + ?,"
-              + " jobs_failed = jobs_failed + ?, duplicates_suppressed = duplicates_suppressed + ?,"
-              + " stale_results_fenced = stale_results_fenced + ?, redeliveries = redeliveries + ?,"
-              // SET expressions see the old row: old ended + this batch's ended.
-              + " state = CASE WHEN state = 'active' AND passed + failed + errored + jobs_failed + ? >= total"
-              + "   THEN 'finished' ELSE state END,"
-              + " finished_at_millis = CASE WHEN state = 'active'"
-              + "   AND passed + failed + errored + jobs_failed + ? >= total THEN ? ELSE finished_at_millis END"
-              + " WHERE id = ?"
-              + " RETURNING total, passed, failed, errored, jobs_failed, duplicates_suppressed,"
-              + " stale_results_fenced, redeliveries");
-      selectCounters = c.prepareStatement(
-          "SELECT total, passed, failed, errored, jobs_failed, duplicates_suppressed, stale_results_fenced,"
-              + " redeliveries FROM runs WHERE id = ?");
-      renewLease = c.prepareStatement(
-          "UPDATE jobs SET lease_expiry_millis = ? WHERE id = ? AND token = ? AND state = 'leased'"
-              + " RETURNING run_id, attempts");
-      selectExpiredLeases = c.prepareStatement(
-          "SELECT id, token, attempts, lease_expiry_millis FROM jobs INDEXED BY jobs_leased_by_run_expiry"
-              + " WHERE run_id = ? AND state = 'leased' AND lease_expiry_millis < ?");
-      // Two seeks on one run's part of the not-before index: the next backoff to end, and whether anything
-      // is leasable now.
-      pendingSummary = c.prepareStatement(
-          "SELECT (SELECT min(not_before_millis) FROM jobs INDEXED BY jobs_pending_by_run_not_before"
-              + "   WHERE run_id = ? AND state = 'pending' AND not_before_millis > ?),"
-              + " EXISTS (SELECT 1 FROM jobs INDEXED BY jobs_pending_by_run_not_before"
-              + "   WHERE run_id = ? AND state = 'pending' AND not_before_millis <= ?)");
     }
   }
 }

@@ -7,6 +7,9 @@ import dev.tally.core.Assignment;
 import dev.tally.core.CaseRecord;
 import dev.tally.core.EvaluatorSpec;
 import dev.tally.core.InfraFailure;
+import dev.tally.core.RedeliveryPolicy;
+import dev.tally.core.RedeliveryPolicy.CaseState;
+import dev.tally.core.store.AttemptTiming;
 import dev.tally.core.Outcome;
 import dev.tally.core.RecordStatus;
 import dev.tally.core.Verdict;
@@ -106,25 +109,45 @@ public abstract class StoreContractTest {
     return new Outcome(v, v == Verdict.PASS ? 1.0 : null, "tail of " + v, 12);
   }
 
+  /** The redelivery rules the contract's batches carry: the defaults (poison after 3, timeouts retried once). */
+  protected static final RedeliveryPolicy POLICY = RedeliveryPolicy.defaults();
+
+  protected static StoreBatch batch(long now, List<Long> runs, List<RecordRequest> records, List<ReleaseRequest> releases,
+      List<LeaseRequest> leases) {
+    return batch(now, runs, records, releases, leases, List.of(), false);
+  }
+
+  protected static StoreBatch batch(long now, List<Long> runs, List<RecordRequest> records, List<ReleaseRequest> releases,
+      List<LeaseRequest> leases, List<RenewRequest> renewals, boolean sweep) {
+    return new StoreBatch(now, runs, POLICY, records, releases, leases, renewals, null, sweep);
+  }
+
   protected static StoreBatch lease(long now, String worker, int max) {
-    return new StoreBatch(now, TEST_RUNS, List.of(), List.of(), List.of(new LeaseRequest(worker, max, now + 60_000)));
+    return batch(now, TEST_RUNS, List.of(), List.of(), List.of(new LeaseRequest(worker, max, now + 60_000)));
   }
 
   protected static StoreBatch record(long now, RecordRequest... records) {
-    return new StoreBatch(now, TEST_RUNS, List.of(records), List.of(), List.of());
+    return batch(now, TEST_RUNS, List.of(records), List.of(), List.of());
   }
 
   protected static StoreBatch release(long now, ReleaseRequest... releases) {
-    return new StoreBatch(now, TEST_RUNS, List.of(), List.of(releases), List.of());
+    return batch(now, TEST_RUNS, List.of(), List.of(releases), List.of());
   }
 
   protected static RecordRequest rec(Assignment a, String worker, Verdict v) {
     return new RecordRequest(a.jobId(), a.token(), worker, outcome(v));
   }
 
-  protected static ReleaseRequest lost(Assignment a, long notBefore, boolean terminal) {
+  /** The attempt's worker was lost; whether the job ends is the policy's call (its run's attempt limit). */
+  protected static ReleaseRequest lost(Assignment a, long notBefore) {
     return new ReleaseRequest(a.jobId(), a.token(), new InfraFailure(InfraFailure.Kind.WORKER_LOST, "connection reset"),
-        notBefore, terminal);
+        notBefore);
+  }
+
+  /** A release of the attempt with the given failure, while its case was (or was not) running. */
+  protected static ReleaseRequest ended(Assignment a, InfraFailure f, long notBefore, boolean running) {
+    return new ReleaseRequest(a.jobId(), a.token(), f, notBefore, running ? CaseState.RUNNING : CaseState.QUEUED,
+        AttemptTiming.NONE);
   }
 
   private static RunCounters counters(Store store, long runId) {
@@ -145,7 +168,7 @@ public abstract class StoreContractTest {
       RunView run = store.run(runId).orElseThrow();
       assertThat(run.spec()).isEqualTo(spec(3));
       assertThat(run.finished()).isFalse();
-      assertThat(run.counters()).isEqualTo(new RunCounters(5, 0, 0, 0, 0, 0, 0, 0));
+      assertThat(run.counters()).isEqualTo(RunCounters.builder(5).build());
       List<JobView> jobs = store.jobs(runId);
       assertThat(jobs).extracting(JobView::position).containsExactly(0, 1, 2, 3, 4);
       assertThat(jobs).extracting(JobView::caseId).containsExactly("c0", "c1", "c2", "c3", "c4");
@@ -168,17 +191,17 @@ public abstract class StoreContractTest {
   void aRenewedLeaseOutlivesItsFirstExpiryAndAnUnrenewedOneIsSweptBackToPending() {
     try (Store store = newStore(dir)) {
       long runId = store.createRun(spec(3), cases(2));
-      List<Assignment> got = store.apply(new StoreBatch(T0, List.of(runId), List.of(), List.of(),
+      List<Assignment> got = store.apply(batch(T0, List.of(runId), List.of(), List.of(),
           List.of(new LeaseRequest("w1", 2, T0 + 1_000)))).leases().get(0);
       Assignment kept = got.get(0);
       Assignment dropped = got.get(1);
 
-      StoreBatchResult renewed = store.apply(new StoreBatch(T0 + 500, List.of(runId), List.of(), List.of(), List.of(),
+      StoreBatchResult renewed = store.apply(batch(T0 + 500, List.of(runId), List.of(), List.of(), List.of(),
           List.of(new RenewRequest(kept.jobId(), kept.token(), T0 + 5_000), new RenewRequest(dropped.jobId(), dropped.token() + 7, T0 + 5_000)), false));
       assertThat(renewed.renewals()).containsExactly(new RenewResult(true, runId, 1), new RenewResult(false, 0, 0));
 
-      StoreBatchResult swept = store.apply(new StoreBatch(T0 + 2_000, List.of(runId), List.of(), List.of(), List.of(), List.of(), true));
-      assertThat(swept.expired()).containsExactly(new ExpiredLease(dropped.jobId(), dropped.token(), runId, false));
+      StoreBatchResult swept = store.apply(batch(T0 + 2_000, List.of(runId), List.of(), List.of(), List.of(), List.of(), true));
+      assertThat(swept.expired()).containsExactly(new ExpiredLease(dropped.jobId(), dropped.token(), runId, InfraFailure.Kind.LEASE_EXPIRED, ReleaseStatus.RELEASED));
       assertThat(swept.counters().get(runId).redeliveries()).isEqualTo(1);
       assertThat(job(store, runId, kept.jobId()).state()).isEqualTo(JobState.LEASED);
       assertThat(job(store, runId, dropped.jobId()).state()).isEqualTo(JobState.PENDING);
@@ -186,12 +209,12 @@ public abstract class StoreContractTest {
 
       // The late holder of the swept lease is fenced, and cannot renew it either.
       assertThat(store.apply(record(T0 + 2_100, rec(dropped, "w1", Verdict.PASS))).recordStatuses()).containsExactly(RecordStatus.FENCED);
-      assertThat(store.apply(new StoreBatch(T0 + 2_200, List.of(runId), List.of(), List.of(), List.of(),
+      assertThat(store.apply(batch(T0 + 2_200, List.of(runId), List.of(), List.of(), List.of(),
           List.of(new RenewRequest(dropped.jobId(), dropped.token(), T0 + 9_000)), false)).renewals().get(0).current()).isFalse();
 
-      assertThat(store.apply(new StoreBatch(T0 + 4_000, List.of(runId), List.of(), List.of(), List.of(), List.of(), true)).expired())
+      assertThat(store.apply(batch(T0 + 4_000, List.of(runId), List.of(), List.of(), List.of(), List.of(), true)).expired())
           .as("the renewed lease holds until its new expiry").isEmpty();
-      assertThat(store.apply(new StoreBatch(T0 + 6_000, List.of(runId), List.of(), List.of(), List.of(), List.of(), true)).expired())
+      assertThat(store.apply(batch(T0 + 6_000, List.of(runId), List.of(), List.of(), List.of(), List.of(), true)).expired())
           .extracting(ExpiredLease::jobId).containsExactly(kept.jobId());
     }
   }
@@ -200,10 +223,10 @@ public abstract class StoreContractTest {
   void anExpiredLeaseOnTheLastAttemptEndsTheJobFailed() {
     try (Store store = newStore(dir)) {
       long runId = store.createRun(spec(1), cases(1));
-      Assignment a = store.apply(new StoreBatch(T0, List.of(runId), List.of(), List.of(),
+      Assignment a = store.apply(batch(T0, List.of(runId), List.of(), List.of(),
           List.of(new LeaseRequest("w1", 1, T0 + 1_000)))).leases().get(0).get(0);
-      StoreBatchResult swept = store.apply(new StoreBatch(T0 + 1_001, List.of(runId), List.of(), List.of(), List.of(), List.of(), true));
-      assertThat(swept.expired()).containsExactly(new ExpiredLease(a.jobId(), a.token(), runId, true));
+      StoreBatchResult swept = store.apply(batch(T0 + 1_001, List.of(runId), List.of(), List.of(), List.of(), List.of(), true));
+      assertThat(swept.expired()).containsExactly(new ExpiredLease(a.jobId(), a.token(), runId, InfraFailure.Kind.LEASE_EXPIRED, ReleaseStatus.FAILED));
       assertThat(swept.counters().get(runId).finished()).isTrue();
       assertThat(job(store, runId, a.jobId()).failureReason()).contains("lease_expired");
     }
@@ -215,7 +238,7 @@ public abstract class StoreContractTest {
       long mine = store.createRun(spec(3), cases(1));
       long other = store.createRun(spec(3), cases(1));
       store.apply(lease(T0, "w1", 2));
-      assertThat(store.releaseLeases(mine, T0 + 1)).isEqualTo(1);
+      assertThat(store.releaseLeases(mine, T0 + 1, POLICY)).isEqualTo(1);
       assertThat(store.jobs(mine)).allMatch(j -> j.state() == JobState.PENDING);
       assertThat(store.jobs(other)).allMatch(j -> j.state() == JobState.LEASED);
       assertThat(store.run(other).orElseThrow().counters().redeliveries()).isZero();
@@ -232,8 +255,7 @@ public abstract class StoreContractTest {
         Assignment a = store.apply(lease(now, "w" + attempt, 1)).leases().get(0).get(0);
         // Attempt 2 only sat queued on a worker that died: that neither counts nor breaks the streak.
         boolean running = attempt != 2;
-        ReleaseStatus status = store.apply(release(now, new ReleaseRequest(a.jobId(), a.token(), died, now, false, running, 3)))
-            .releaseStatuses().get(0);
+        ReleaseStatus status = store.apply(release(now, ended(a, died, now, running))).releaseStatuses().get(0);
         assertThat(status).as("attempt %d", attempt).isEqualTo(attempt == 4 ? ReleaseStatus.FAILED : ReleaseStatus.RELEASED);
         now++;
       }
@@ -254,11 +276,72 @@ public abstract class StoreContractTest {
       for (InfraFailure f : List.of(died, died, timeout, died, died)) {
         Assignment a = store.apply(lease(now, "w", 1)).leases().get(0).get(0);
         boolean running = f == died;
-        assertThat(store.apply(release(now, new ReleaseRequest(a.jobId(), a.token(), f, now, false, running, 3))).releaseStatuses())
+        assertThat(store.apply(release(now, ended(a, f, now, running))).releaseStatuses())
             .containsExactly(ReleaseStatus.RELEASED);
         now++;
       }
       assertThat(store.jobs(runId).get(0).state()).isEqualTo(JobState.PENDING);
+    }
+  }
+
+  @Test
+  void releasesTheLeasesOfAnEarlierCoordinatorThatNobodyClaimedAndKeepsTheRest() {
+    try (Store store = newStore(dir)) {
+      long runId = store.createRun(spec(3), cases(4));
+      List<Assignment> before = store.apply(lease(T0, "old", 3)).leases().get(0);
+      Assignment late = store.apply(lease(T0 + 500, "new", 1)).leases().get(0).get(0);
+      Assignment claimed = before.get(0);
+      StoreBatchResult r = store.apply(new StoreBatch(T0 + 600, TEST_RUNS, POLICY, List.of(), List.of(), List.of(),
+          List.of(), new StoreBatch.OrphanRelease(T0 + 500, java.util.Set.of(claimed.jobId())), false));
+      assertThat(r.expired()).extracting(ExpiredLease::jobId, ExpiredLease::why, ExpiredLease::status).containsExactly(
+          org.assertj.core.groups.Tuple.tuple(before.get(1).jobId(), InfraFailure.Kind.COORDINATOR_RESTARTED, ReleaseStatus.RELEASED),
+          org.assertj.core.groups.Tuple.tuple(before.get(2).jobId(), InfraFailure.Kind.COORDINATOR_RESTARTED, ReleaseStatus.RELEASED));
+      assertThat(job(store, runId, claimed.jobId()).state()).as("claimed by a returning worker").isEqualTo(JobState.LEASED);
+      assertThat(job(store, runId, late.jobId()).state()).as("issued by this coordinator").isEqualTo(JobState.LEASED);
+      assertThat(r.counters().get(runId).redeliveries()).isEqualTo(2);
+      assertThat(store.attempts(runId)).extracting(AttemptView::ending).containsOnly("coordinator_restarted");
+    }
+  }
+
+  @Test
+  void aJobThatTimesOutMoreThanItsRunAllowsEndsFailedAsTimedOut() {
+    try (Store store = newStore(dir)) {
+      RunSpec noRetry = new RunSpec("cases.jsonl", EVALUATOR, new RedeliveryPolicy.AttemptLimits(5, 0), "");
+      long runId = store.createRun(noRetry, cases(1));
+      assertThat(store.run(runId).orElseThrow().spec()).isEqualTo(noRetry);
+      Assignment a = store.apply(lease(T0, "w1", 1)).leases().get(0).get(0);
+      StoreBatchResult r = store.apply(release(T0 + 1, new ReleaseRequest(a.jobId(), a.token(),
+          new InfraFailure(InfraFailure.Kind.TIMEOUT, "ran past 30000ms"), T0 + 1)));
+      assertThat(r.releaseStatuses()).containsExactly(ReleaseStatus.FAILED);
+      assertThat(job(store, runId, a.jobId()).failureReason()).startsWith("timed out 1 time (retried at most 0 times)");
+    }
+  }
+
+  @Test
+  void aHandedBackJobGoesBackToTheQueueWithoutUsingItsAttempt() {
+    try (Store store = newStore(dir)) {
+      long runId = store.createRun(spec(1), cases(1));
+      Assignment a = store.apply(lease(T0, "w1", 1)).leases().get(0).get(0);
+      assertThat(store.apply(release(T0 + 1, new ReleaseRequest(a.jobId(), a.token(),
+          new InfraFailure(InfraFailure.Kind.HANDED_BACK, "worker is draining"), T0 + 1))).releaseStatuses())
+          .containsExactly(ReleaseStatus.RELEASED);
+      assertThat(job(store, runId, a.jobId()).attempts()).isZero();
+      Assignment again = store.apply(lease(T0 + 1, "w2", 1)).leases().get(0).get(0);
+      assertThat(again.attempt()).isEqualTo(1);
+      assertThat(again.token()).isGreaterThan(a.token());
+    }
+  }
+
+  @Test
+  void keepsEachAttemptsDurationsAndFallsBackToTheWallClockNeverBelowZero() {
+    try (Store store = newStore(dir)) {
+      long runId = store.createRun(spec(3), cases(2));
+      List<Assignment> got = store.apply(lease(T0, "w1", 2)).leases().get(0);
+      store.apply(record(T0 + 9_000, new RecordRequest(got.get(0).jobId(), got.get(0).token(), "w1", outcome(Verdict.PASS),
+          new AttemptTiming(2_500, 400, 2_000))));
+      store.apply(release(T0 - 5_000, lost(got.get(1), T0))); // a wall clock stepped back, nothing measured
+      assertThat(store.attempts(runId)).extracting(AttemptView::timing).containsExactly(
+          new AttemptTiming(2_500, 400, 2_000), new AttemptTiming(0, AttemptTiming.UNKNOWN, AttemptTiming.UNKNOWN));
     }
   }
 
@@ -303,11 +386,11 @@ public abstract class StoreContractTest {
       long other = store.createRun(spec(3), cases(2));
       long third = store.createRun(spec(3), cases(1));
       LeaseRequest ask = new LeaseRequest("w1", 10, T0 + 60_000);
-      StoreBatchResult r = store.apply(new StoreBatch(T0, List.of(third, mine), List.of(), List.of(), List.of(ask)));
+      StoreBatchResult r = store.apply(batch(T0, List.of(third, mine), List.of(), List.of(), List.of(ask)));
       assertThat(r.leases().get(0)).extracting(Assignment::runId).containsExactly(third, mine, mine);
       assertThat(r.pendingLeft()).as("the other run's pending jobs are not this batch's business").isFalse();
       assertThat(store.jobs(other)).allMatch(j -> j.state() == JobState.PENDING);
-      assertThat(store.apply(new StoreBatch(T0, List.of(), List.of(), List.of(), List.of(ask))).leases().get(0))
+      assertThat(store.apply(batch(T0, List.of(), List.of(), List.of(), List.of(ask))).leases().get(0))
           .as("a batch with no runs leases nothing").isEmpty();
     }
   }
@@ -358,7 +441,7 @@ public abstract class StoreContractTest {
   void givesEachLeaseRequestInOneBatchDistinctJobs() {
     try (Store store = newStore(dir)) {
       store.createRun(spec(3), cases(5));
-      StoreBatch batch = new StoreBatch(T0, TEST_RUNS, List.of(), List.of(),
+      StoreBatch batch = batch(T0, TEST_RUNS, List.of(), List.of(),
           List.of(new LeaseRequest("w1", 2, EXPIRY), new LeaseRequest("w2", 2, EXPIRY), new LeaseRequest("w3", 2, EXPIRY)));
       StoreBatchResult r = store.apply(batch);
       assertThat(r.leases()).extracting(List::size).containsExactly(2, 2, 1);
@@ -378,18 +461,18 @@ public abstract class StoreContractTest {
 
       StoreBatchResult first = store.apply(record(T0 + 5, rec(a, "w1", Verdict.PASS)));
       assertThat(first.recordStatuses()).containsExactly(RecordStatus.RECORDED);
-      assertThat(first.counters().get(runId)).isEqualTo(new RunCounters(2, 1, 0, 0, 0, 0, 0, 0));
+      assertThat(first.counters().get(runId)).isEqualTo(RunCounters.builder(2).passed(1).build());
 
       StoreBatchResult resend = store.apply(record(T0 + 9, rec(a, "w1", Verdict.FAIL)));
       assertThat(resend.recordStatuses()).containsExactly(RecordStatus.DUPLICATE);
-      assertThat(resend.counters().get(runId)).isEqualTo(new RunCounters(2, 1, 0, 0, 0, 1, 0, 0));
+      assertThat(resend.counters().get(runId)).isEqualTo(RunCounters.builder(2).passed(1).duplicatesSuppressed(1).build());
 
       JobView j = job(store, runId, a.jobId());
       assertThat(j.state()).isEqualTo(JobState.DONE);
       assertThat(j.worker()).isEqualTo("w1");
       assertThat(j.outcome()).isEqualTo(outcome(Verdict.PASS));
       assertThat(store.attempts(runId)).containsExactly(
-          new AttemptView(a.jobId(), a.token(), "w1", T0, T0 + 5, "recorded", ""));
+          new AttemptView(a.jobId(), a.token(), "w1", T0, T0 + 5, "recorded", "", AttemptTiming.elapsed(5)));
     }
   }
 
@@ -401,7 +484,7 @@ public abstract class StoreContractTest {
       StoreBatchResult r = store.apply(record(T0, rec(a, "w1", Verdict.FAIL), rec(a, "w1", Verdict.PASS),
           new RecordRequest(a.jobId(), a.token() + 1, "w9", outcome(Verdict.PASS))));
       assertThat(r.recordStatuses()).containsExactly(RecordStatus.RECORDED, RecordStatus.DUPLICATE, RecordStatus.FENCED);
-      assertThat(r.counters().get(runId)).isEqualTo(new RunCounters(1, 0, 1, 0, 0, 1, 1, 0));
+      assertThat(r.counters().get(runId)).isEqualTo(RunCounters.builder(1).failed(1).duplicatesSuppressed(1).staleResultsFenced(1).build());
       assertThat(job(store, runId, a.jobId()).outcome().verdict()).isEqualTo(Verdict.FAIL);
     }
   }
@@ -411,7 +494,7 @@ public abstract class StoreContractTest {
     try (Store store = newStore(dir)) {
       long runId = store.createRun(spec(3), cases(1));
       Assignment old = store.apply(lease(T0, "w1", 1)).leases().get(0).get(0);
-      assertThat(store.apply(release(T0 + 1, lost(old, T0 + 1, false))).releaseStatuses())
+      assertThat(store.apply(release(T0 + 1, lost(old, T0 + 1))).releaseStatuses())
           .containsExactly(ReleaseStatus.RELEASED);
       Assignment current = store.apply(lease(T0 + 2, "w2", 1)).leases().get(0).get(0);
       assertThat(current.token()).isGreaterThan(old.token());
@@ -426,7 +509,7 @@ public abstract class StoreContractTest {
       // Once the job is done under the new token, the old holder is still fenced, not a duplicate.
       assertThat(store.apply(record(T0 + 5, rec(old, "w1", Verdict.PASS))).recordStatuses())
           .containsExactly(RecordStatus.FENCED);
-      assertThat(counters(store, runId)).isEqualTo(new RunCounters(1, 1, 0, 0, 0, 0, 2, 1));
+      assertThat(counters(store, runId)).isEqualTo(RunCounters.builder(1).passed(1).staleResultsFenced(2).redeliveries(1).build());
     }
   }
 
@@ -435,22 +518,22 @@ public abstract class StoreContractTest {
     try (Store store = newStore(dir)) {
       long runId = store.createRun(spec(3), cases(1));
       Assignment a = store.apply(lease(T0, "w1", 1)).leases().get(0).get(0);
-      store.apply(release(T0 + 1, lost(a, T0 + 1_000, false)));
+      store.apply(release(T0 + 1, lost(a, T0 + 1_000)));
       assertThat(store.apply(record(T0 + 2, rec(a, "w1", Verdict.PASS))).recordStatuses())
           .containsExactly(RecordStatus.FENCED);
       JobView j = job(store, runId, a.jobId());
       assertThat(j.state()).isEqualTo(JobState.PENDING);
       assertThat(j.outcome()).isNull();
-      assertThat(counters(store, runId)).isEqualTo(new RunCounters(1, 0, 0, 0, 0, 0, 1, 1));
+      assertThat(counters(store, runId)).isEqualTo(RunCounters.builder(1).staleResultsFenced(1).redeliveries(1).build());
     }
   }
 
   @Test
   void fencesAResultForAJobThatEndedFailed() {
     try (Store store = newStore(dir)) {
-      long runId = store.createRun(spec(3), cases(1));
+      long runId = store.createRun(spec(1), cases(1)); // one attempt: its loss ends it
       Assignment a = store.apply(lease(T0, "w1", 1)).leases().get(0).get(0);
-      store.apply(release(T0 + 1, lost(a, T0, true)));
+      store.apply(release(T0 + 1, lost(a, T0)));
       assertThat(store.apply(record(T0 + 2, rec(a, "w1", Verdict.PASS))).recordStatuses())
           .containsExactly(RecordStatus.FENCED);
       assertThat(job(store, runId, a.jobId()).state()).isEqualTo(JobState.FAILED);
@@ -465,9 +548,9 @@ public abstract class StoreContractTest {
       StoreBatchResult r = store.apply(record(T0, new RecordRequest(987_654, 1, "w1", outcome(Verdict.PASS))));
       assertThat(r.recordStatuses()).containsExactly(RecordStatus.FENCED);
       assertThat(r.counters()).isEmpty();
-      assertThat(counters(store, runId)).isEqualTo(new RunCounters(1, 0, 0, 0, 0, 0, 0, 0));
+      assertThat(counters(store, runId)).isEqualTo(RunCounters.builder(1).build());
       assertThat(store.apply(release(T0, new ReleaseRequest(987_654, 1,
-          new InfraFailure(InfraFailure.Kind.TIMEOUT, ""), T0, false))).releaseStatuses())
+          new InfraFailure(InfraFailure.Kind.TIMEOUT, ""), T0))).releaseStatuses())
           .containsExactly(ReleaseStatus.STALE);
     }
   }
@@ -480,7 +563,7 @@ public abstract class StoreContractTest {
     try (Store store = newStore(dir)) {
       runId = store.createRun(spec(10), cases(1));
       Assignment a1 = store.apply(lease(T0, "w1", 1)).leases().get(0).get(0);
-      store.apply(release(T0, lost(a1, T0, false)));
+      store.apply(release(T0, lost(a1, T0)));
       Assignment a2 = store.apply(lease(T0, "w1", 1)).leases().get(0).get(0);
       assertThat(a2.jobId()).isEqualTo(a1.jobId());
       assertThat(a2.token()).isGreaterThan(a1.token());
@@ -491,7 +574,7 @@ public abstract class StoreContractTest {
     // Simulated coordinator restart: the lease is still there; the new coordinator ends it.
     try (Store store = newStore(dir)) {
       assertThat(job(store, runId, jobId).state()).isEqualTo(JobState.LEASED);
-      assertThat(store.releaseLeases(runId, T0 + 10)).isEqualTo(1);
+      assertThat(store.releaseLeases(runId, T0 + 10, POLICY)).isEqualTo(1);
       Assignment a3 = store.apply(lease(T0 + 10, "w2", 1)).leases().get(0).get(0);
       assertThat(a3.token()).isGreaterThan(lastToken);
       assertThat(a3.attempt()).isEqualTo(3);
@@ -501,7 +584,7 @@ public abstract class StoreContractTest {
           .recordStatuses()).containsExactly(RecordStatus.FENCED);
     }
     try (Store store = newStore(dir)) {
-      store.releaseLeases(runId, T0 + 20);
+      store.releaseLeases(runId, T0 + 20, POLICY);
       Assignment a4 = store.apply(lease(T0 + 20, "w3", 1)).leases().get(0).get(0);
       assertThat(a4.token()).isGreaterThan(lastToken);
       assertThat(store.attempts(runId)).extracting(AttemptView::token).isSorted().doesNotHaveDuplicates();
@@ -515,24 +598,24 @@ public abstract class StoreContractTest {
     try (Store store = newStore(dir)) {
       long runId = store.createRun(spec(2), cases(3));
       List<Assignment> first = store.apply(lease(T0, "w1", 2)).leases().get(0);
-      store.apply(release(T0, lost(first.get(0), T0, false)));
+      store.apply(release(T0, lost(first.get(0), T0)));
       // c0 is on its 2nd (last) attempt, c1 on its 1st, c2 was never leased.
       List<Assignment> second = store.apply(lease(T0, "w1", 1)).leases().get(0);
       assertThat(second).extracting(Assignment::caseId, Assignment::attempt).containsExactly(
           org.assertj.core.groups.Tuple.tuple("c0", 2));
       long before = store.commits();
 
-      assertThat(store.releaseLeases(runId, T0 + 100)).isEqualTo(2);
+      assertThat(store.releaseLeases(runId, T0 + 100, POLICY)).isEqualTo(2);
 
       assertThat(store.commits()).isEqualTo(before + 1);
       List<JobView> jobs = store.jobs(runId);
       assertThat(jobs).extracting(JobView::state).containsExactly(JobState.FAILED, JobState.PENDING, JobState.PENDING);
       assertThat(jobs.get(0).failureReason()).contains("coordinator_restarted").contains("2 attempts");
-      assertThat(counters(store, runId)).isEqualTo(new RunCounters(3, 0, 0, 0, 1, 0, 0, 2));
+      assertThat(counters(store, runId)).isEqualTo(RunCounters.builder(3).jobsFailed(1).redeliveries(2).build());
       assertThat(store.attempts(runId)).filteredOn(v -> v.ending().equals("coordinator_restarted"))
           .extracting(AttemptView::worker, AttemptView::endedAtMillis)
           .containsOnly(org.assertj.core.groups.Tuple.tuple("w1", T0 + 100));
-      assertThat(store.releaseLeases(runId, T0 + 200)).isZero();
+      assertThat(store.releaseLeases(runId, T0 + 200, POLICY)).isZero();
     }
   }
 
@@ -576,7 +659,7 @@ public abstract class StoreContractTest {
         pool.shutdownNow();
       }
       RunView run = store.run(runId).orElseThrow();
-      assertThat(run.counters()).isEqualTo(new RunCounters(jobs, jobs, 0, 0, 0, (long) jobs * (threads - 1), 0, 0));
+      assertThat(run.counters()).isEqualTo(RunCounters.builder(jobs).passed(jobs).duplicatesSuppressed((long) jobs * (threads - 1)).build());
       assertThat(run.finished()).isTrue();
       assertThat(store.jobs(runId)).allSatisfy(j -> assertThat(j.state()).isEqualTo(JobState.DONE));
       assertThat(store.attempts(runId)).hasSize(jobs);
@@ -593,7 +676,7 @@ public abstract class StoreContractTest {
       Assignment a = store.apply(lease(T0, "w1", 1)).leases().get(0).get(0);
       long notBefore = T0 + 5_000;
 
-      StoreBatchResult r = store.apply(release(T0 + 10, lost(a, notBefore, false)));
+      StoreBatchResult r = store.apply(release(T0 + 10, lost(a, notBefore)));
       assertThat(r.releaseStatuses()).containsExactly(ReleaseStatus.RELEASED);
       assertThat(r.nextNotBeforeMillis()).isEqualTo(notBefore);
       assertThat(r.pendingLeft()).isFalse();
@@ -602,7 +685,7 @@ public abstract class StoreContractTest {
       assertThat(j.state()).isEqualTo(JobState.PENDING);
       assertThat(j.worker()).isNull();
       assertThat(store.attempts(runId)).containsExactly(
-          new AttemptView(a.jobId(), a.token(), "w1", T0, T0 + 10, "worker_lost", "connection reset"));
+          new AttemptView(a.jobId(), a.token(), "w1", T0, T0 + 10, "worker_lost", "connection reset", AttemptTiming.elapsed(10)));
 
       StoreBatchResult early = store.apply(lease(notBefore - 1, "w2", 1));
       assertThat(early.leases().get(0)).isEmpty();
@@ -624,7 +707,7 @@ public abstract class StoreContractTest {
     try (Store store = newStore(dir)) {
       store.createRun(spec(3), cases(1));
       Assignment a = store.apply(lease(T0, "w1", 1)).leases().get(0).get(0);
-      StoreBatchResult r = store.apply(new StoreBatch(T0 + 1, TEST_RUNS, List.of(), List.of(lost(a, T0 + 1, false)),
+      StoreBatchResult r = store.apply(batch(T0 + 1, TEST_RUNS, List.of(), List.of(lost(a, T0 + 1)),
           List.of(new LeaseRequest("w2", 1, EXPIRY))));
       assertThat(r.releaseStatuses()).containsExactly(ReleaseStatus.RELEASED);
       assertThat(r.leases().get(0)).singleElement().satisfies(b -> assertThat(b.token()).isEqualTo(a.token() + 1));
@@ -632,21 +715,21 @@ public abstract class StoreContractTest {
   }
 
   @Test
-  void endsATerminallyReleasedJobFailedWithItsReasonAndHistory() {
+  void endsAJobOutOfAttemptsFailedWithItsReasonAndHistory() {
     try (Store store = newStore(dir)) {
-      long runId = store.createRun(spec(3), cases(2));
+      long runId = store.createRun(spec(1), cases(2));
       Assignment a = store.apply(lease(T0, "w1", 1)).leases().get(0).get(0);
       ReleaseRequest poison = new ReleaseRequest(a.jobId(), a.token(),
-          new InfraFailure(InfraFailure.Kind.SIGNALED, "killed by SIGKILL"), T0, true);
+          new InfraFailure(InfraFailure.Kind.SIGNALED, "killed by SIGKILL"), T0);
       StoreBatchResult r = store.apply(release(T0 + 7, poison));
       assertThat(r.releaseStatuses()).containsExactly(ReleaseStatus.FAILED);
-      assertThat(r.counters().get(runId)).isEqualTo(new RunCounters(2, 0, 0, 0, 1, 0, 0, 0));
+      assertThat(r.counters().get(runId)).isEqualTo(RunCounters.builder(2).jobsFailed(1).build());
       JobView j = job(store, runId, a.jobId());
       assertThat(j.state()).isEqualTo(JobState.FAILED);
       assertThat(j.outcome()).isNull();
       assertThat(j.failureReason()).contains("signaled").contains("killed by SIGKILL");
       assertThat(store.attempts(runId)).containsExactly(
-          new AttemptView(a.jobId(), a.token(), "w1", T0, T0 + 7, "signaled", "killed by SIGKILL"));
+          new AttemptView(a.jobId(), a.token(), "w1", T0, T0 + 7, "signaled", "killed by SIGKILL", AttemptTiming.elapsed(7)));
       // A failed job is never leased again.
       assertThat(store.apply(lease(T0 + 8, "w1", 5)).leases().get(0)).extracting(Assignment::caseId)
           .containsExactly("c1");
@@ -665,9 +748,9 @@ public abstract class StoreContractTest {
       List<AttemptView> attemptsBefore = store.attempts(runId);
       RunCounters countersBefore = counters(store, runId);
 
-      StoreBatchResult r = store.apply(release(T0 + 2, lost(done, T0, false), lost(done, T0, true),
-          new ReleaseRequest(held.jobId(), held.token() - 1, new InfraFailure(InfraFailure.Kind.TIMEOUT, ""), T0, false),
-          new ReleaseRequest(held.jobId(), held.token() + 1, new InfraFailure(InfraFailure.Kind.TIMEOUT, ""), T0, true)));
+      StoreBatchResult r = store.apply(release(T0 + 2, lost(done, T0), lost(done, T0 + 1),
+          new ReleaseRequest(held.jobId(), held.token() - 1, new InfraFailure(InfraFailure.Kind.TIMEOUT, ""), T0),
+          new ReleaseRequest(held.jobId(), held.token() + 1, new InfraFailure(InfraFailure.Kind.HANDED_BACK, ""), T0)));
 
       assertThat(r.releaseStatuses()).containsOnly(ReleaseStatus.STALE).hasSize(4);
       assertThat(store.jobs(runId)).isEqualTo(jobsBefore);
@@ -682,19 +765,19 @@ public abstract class StoreContractTest {
   @Test
   void finishesARunExactlyWhenItsLastJobEnds() {
     try (Store store = newStore(dir)) {
-      long runId = store.createRun(spec(3), cases(3));
+      long runId = store.createRun(spec(1), cases(3));
       List<Assignment> got = store.apply(lease(T0, "w1", 3)).leases().get(0);
       store.apply(record(T0 + 1, rec(got.get(0), "w1", Verdict.PASS), rec(got.get(1), "w1", Verdict.ERROR)));
       RunView running = store.run(runId).orElseThrow();
       assertThat(running.finished()).isFalse();
       assertThat(running.finishedAtMillis()).isZero();
 
-      StoreBatchResult last = store.apply(release(T0 + 2, lost(got.get(2), T0, true)));
+      StoreBatchResult last = store.apply(release(T0 + 2, lost(got.get(2), T0)));
       assertThat(last.counters().get(runId).finished()).isTrue();
       RunView finished = store.run(runId).orElseThrow();
       assertThat(finished.finished()).isTrue();
       assertThat(finished.finishedAtMillis()).isEqualTo(T0 + 2);
-      assertThat(finished.counters()).isEqualTo(new RunCounters(3, 1, 0, 1, 1, 0, 0, 0));
+      assertThat(finished.counters()).isEqualTo(RunCounters.builder(3).passed(1).errored(1).jobsFailed(1).build());
 
       // Late duplicates move the duplicate counter but neither reopen nor re-finish the run.
       store.apply(record(T0 + 50, rec(got.get(0), "w1", Verdict.PASS)));
@@ -734,15 +817,15 @@ public abstract class StoreContractTest {
       long runId = store.createRun(spec(3), cases(3));
       List<Assignment> got = store.apply(lease(T0, "w1", 2)).leases().get(0);
       long commits = store.commits();
-      StoreBatch batch = new StoreBatch(T0 + 1, TEST_RUNS, List.of(rec(got.get(0), "w1", Verdict.PASS)),
-          List.of(lost(got.get(1), T0, false)), List.of(new LeaseRequest("w2", 5, EXPIRY)));
+      StoreBatch batch = batch(T0 + 1, TEST_RUNS, List.of(rec(got.get(0), "w1", Verdict.PASS)),
+          List.of(lost(got.get(1), T0)), List.of(new LeaseRequest("w2", 5, EXPIRY)));
 
       try (AutoCloseable fault = failLeasesIn(dir)) {
         assertThatThrownBy(() -> store.apply(batch)).isInstanceOf(StoreException.class).hasMessageContaining("apply");
       }
 
       assertThat(store.commits()).isEqualTo(commits);
-      assertThat(counters(store, runId)).isEqualTo(new RunCounters(3, 0, 0, 0, 0, 0, 0, 0));
+      assertThat(counters(store, runId)).isEqualTo(RunCounters.builder(3).build());
       assertThat(store.jobs(runId)).extracting(JobView::state)
           .containsExactly(JobState.LEASED, JobState.LEASED, JobState.PENDING);
       assertThat(store.attempts(runId)).isEmpty();
@@ -786,7 +869,7 @@ public abstract class StoreContractTest {
   /** {@code tokenShift} 0 reports the issued token; others report a token that was never issued. */
   record RecordOp(int pick, Verdict verdict, int tokenShift) implements Op {}
 
-  record ReleaseOp(int pick, boolean terminal, int backoff) implements Op {}
+  record ReleaseOp(int pick, InfraFailure.Kind kind, int backoff) implements Op {}
 
   /** The coordinator restarts: close, reopen, release every lease. */
   record RestartOp() implements Op {}
@@ -799,7 +882,8 @@ public abstract class StoreContractTest {
             Arbitraries.of(Verdict.class), Arbitraries.of(0, 0, 0, 0, -1, 1))
         .as(RecordOp::new);
     Arbitrary<Op> release = Combinators.combine(Arbitraries.integers().between(0, 1_000),
-            Arbitraries.of(false, false, true), Arbitraries.integers().between(0, 3))
+            Arbitraries.of(InfraFailure.Kind.WORKER_LOST, InfraFailure.Kind.WORKER_LOST, InfraFailure.Kind.TIMEOUT,
+                InfraFailure.Kind.HANDED_BACK), Arbitraries.integers().between(0, 3))
         .as(ReleaseOp::new);
     Arbitrary<Op> restart = Arbitraries.just(new RestartOp());
     Arbitrary<Op> op = Arbitraries.frequencyOf(
@@ -813,6 +897,7 @@ public abstract class StoreContractTest {
     JobState state = JobState.PENDING;
     long token;
     int attempts;
+    int timeouts;
     long notBefore;
     int position;
   }
@@ -846,7 +931,7 @@ public abstract class StoreContractTest {
         if (step.get(0) instanceof RestartOp) {
           store.close();
           store = newStore(home);
-          int released = store.releaseLeases(runId, now);
+          int released = store.releaseLeases(runId, now, POLICY);
           int expected = 0;
           for (ModelJob m : model.values()) {
             if (m.state == JobState.LEASED) {
@@ -898,14 +983,23 @@ public abstract class StoreContractTest {
         for (Op op : step) {
           if (op instanceof ReleaseOp r && !issued.isEmpty()) {
             Assignment a = issued.get(r.pick() % issued.size());
-            releases.add(new ReleaseRequest(a.jobId(), a.token(), new InfraFailure(InfraFailure.Kind.WORKER_LOST, "x"),
-                now + r.backoff(), r.terminal()));
+            releases.add(new ReleaseRequest(a.jobId(), a.token(), new InfraFailure(r.kind(), "x"), now + r.backoff()));
           }
         }
         for (ReleaseRequest r : releases) {
           ModelJob m = model.get(r.jobId());
           if (m.state == JobState.LEASED && m.token == r.token()) {
-            if (r.terminal()) {
+            // The default policy, as a model: a hand-back is free and never ends a job; a timeout ends it
+            // past one retry; otherwise the attempt limit decides.
+            InfraFailure.Kind kind = r.failure().kind();
+            if (kind == InfraFailure.Kind.HANDED_BACK) {
+              m.attempts--;
+            } else if (kind == InfraFailure.Kind.TIMEOUT) {
+              m.timeouts++;
+            }
+            boolean terminal = kind != InfraFailure.Kind.HANDED_BACK
+                && (m.attempts >= maxAttempts || m.timeouts > RedeliveryPolicy.AttemptLimits.DEFAULT_TIMEOUT_RETRIES);
+            if (terminal) {
               m.state = JobState.FAILED;
               jobsFailed++;
               expectedReleases.add(ReleaseStatus.FAILED);
@@ -942,7 +1036,7 @@ public abstract class StoreContractTest {
           expectedLeases.add(ids);
         }
 
-        StoreBatchResult result = store.apply(new StoreBatch(now, TEST_RUNS, records, releases, leases));
+        StoreBatchResult result = store.apply(batch(now, TEST_RUNS, records, releases, leases));
 
         assertThat(result.recordStatuses()).isEqualTo(expectedRecords);
         assertThat(result.releaseStatuses()).isEqualTo(expectedReleases);
@@ -956,14 +1050,14 @@ public abstract class StoreContractTest {
           }
           issued.addAll(got);
         }
-        RunCounters expected = new RunCounters(6, passed, failed, errored, jobsFailed, duplicates, fenced, redeliveries);
+        RunCounters expected = RunCounters.builder(6).passed(passed).failed(failed).errored(errored).jobsFailed(jobsFailed).duplicatesSuppressed(duplicates).staleResultsFenced(fenced).redeliveries(redeliveries).build();
         if (result.counters().containsKey(runId)) {
           assertThat(result.counters().get(runId)).isEqualTo(expected);
         }
         checkInvariants(store, runId, model, expected);
       }
       checkInvariants(store, runId, model,
-          new RunCounters(6, passed, failed, errored, jobsFailed, duplicates, fenced, redeliveries));
+          RunCounters.builder(6).passed(passed).failed(failed).errored(errored).jobsFailed(jobsFailed).duplicatesSuppressed(duplicates).staleResultsFenced(fenced).redeliveries(redeliveries).build());
     } finally {
       store.close();
       deleteRecursively(home);

@@ -66,7 +66,7 @@ public final class BenchCommand implements Callable<Integer> {
     Path dbFile = db == null ? dir.resolve("bench.db") : db;
     EvaluatorSpec noop = new EvaluatorSpec("noop", Map.of(), Duration.ofMinutes(1));
     try (Store store = SqliteStore.open(dbFile);
-        Coordinator coordinator = Coordinator.start(store, new InetSocketAddress("127.0.0.1", 0), coordinatorOptions.validatedServerSettings(spec.commandLine()), coordinatorOptions.retryPolicy(), coordinatorOptions.schedulerSettings());
+        Coordinator coordinator = Coordinator.start(store, new InetSocketAddress("127.0.0.1", 0), coordinatorOptions.validatedServerSettings(spec.commandLine()), coordinatorOptions.redelivery(), coordinatorOptions.schedulerSettings());
         LocalWorkerProcesses local = LocalWorkerProcesses.start(workers, slots, new HostPort("127.0.0.1", coordinator.port()), dir.resolve("bench-logs"))) {
       Measurement warmup = measure(store, coordinator, noop, Math.max(1, cases / 10), "warmup");
       Measurement m = measure(store, coordinator, noop, cases, "measured");
@@ -99,7 +99,7 @@ public final class BenchCommand implements Callable<Integer> {
       String id = name + "-" + i;
       records.add(new CaseRecord(i, id, "{\"id\":\"" + id + "\"}"));
     }
-    long runId = store.createRun(new RunSpec("bench:" + name, noop, RunSpec.DEFAULT_MAX_ATTEMPTS), records);
+    long runId = store.createRun(new RunSpec("bench:" + name, noop, dev.tally.core.RedeliveryPolicy.AttemptLimits.DEFAULT_MAX_ATTEMPTS), records);
     long commitsBefore = store.commits();
     long t0 = System.nanoTime();
     RunCounters c = coordinator.submit(runId).get(30, TimeUnit.MINUTES);

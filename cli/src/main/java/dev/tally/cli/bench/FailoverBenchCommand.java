@@ -195,7 +195,7 @@ public final class FailoverBenchCommand implements Callable<Integer> {
             + " steady-state conviction after %d ms of silence, drain after %d ms; retry backoff base %d ms; seed %d%n",
         workers, slots, coordinatorOptions.prefetch, detector.describe(), detector.heartbeatInterval().toMillis(),
         detector.detectionWindow().toMillis(), detector.drainWindow().toMillis(),
-        coordinatorOptions.retryPolicy().base().toMillis(), seed);
+        coordinatorOptions.redelivery().base().toMillis(), seed);
     out.flush();
 
     Path base = dir != null ? Files.createDirectories(dir.toAbsolutePath()) : Files.createTempDirectory("tally-bench-failover");
@@ -265,7 +265,7 @@ public final class FailoverBenchCommand implements Callable<Integer> {
     List<Long> silences = new ArrayList<>();
     boolean complete = true;
     try (Fleet fleet = new Fleet(phaseDir)) {
-      long runId = fleet.store.createRun(new RunSpec("bench-failover:failover", sleep(caseMillis), RunSpec.DEFAULT_MAX_ATTEMPTS),
+      long runId = fleet.store.createRun(new RunSpec("bench-failover:failover", sleep(caseMillis), dev.tally.core.RedeliveryPolicy.AttemptLimits.DEFAULT_MAX_ATTEMPTS),
           records("f", cases, () -> caseMillis / 2 + (long) (random.nextDouble() * caseMillis)));
       fleet.coordinator.submit(runId);
       awaitCondition("all " + workers + " workers connected and busy", () -> fleet.allBusy(List.of(runId)));
@@ -415,7 +415,7 @@ public final class FailoverBenchCommand implements Callable<Integer> {
       Runnable feed = () -> {
         active.removeIf(CompletableFuture::isDone);
         while (active.size() < 2) {
-          long id = fleet.store.createRun(new RunSpec("bench-failover:pauses-" + (runIds.size() + 1), sleep(shortCaseMillis), RunSpec.DEFAULT_MAX_ATTEMPTS),
+          long id = fleet.store.createRun(new RunSpec("bench-failover:pauses-" + (runIds.size() + 1), sleep(shortCaseMillis), dev.tally.core.RedeliveryPolicy.AttemptLimits.DEFAULT_MAX_ATTEMPTS),
               records("p" + (runIds.size() + 1), batch, () -> shortCaseMillis));
           runIds.add(id);
           active.add(fleet.coordinator.submit(id));
@@ -512,7 +512,7 @@ public final class FailoverBenchCommand implements Callable<Integer> {
       Coordinator c = null;
       try {
         c = Coordinator.start(s, new InetSocketAddress("127.0.0.1", 0), coordinatorOptions.validatedServerSettings(spec.commandLine()),
-            coordinatorOptions.retryPolicy(), coordinatorOptions.schedulerSettings());
+            coordinatorOptions.redelivery(), coordinatorOptions.schedulerSettings());
         this.workers = LocalWorkerProcesses.start(FailoverBenchCommand.this.workers, slots, new HostPort("127.0.0.1", c.port()), phaseDir.resolve("logs"));
       } catch (IOException | RuntimeException e) {
         if (c != null) {

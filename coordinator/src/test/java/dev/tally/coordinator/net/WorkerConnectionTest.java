@@ -314,9 +314,9 @@ class WorkerConnectionTest {
 
     await().atMost(Duration.ofSeconds(5)).until(() -> events.reports(handle).size() == 3);
     assertThat(events.reports(handle)).containsExactly(
-        AttemptReport.of(1, -1L, new dev.tally.core.Outcome(Verdict.PASS, 0.75, "ok\n", 12)),
-        AttemptReport.of(2, 5, new dev.tally.core.Outcome(Verdict.FAIL, null, "", 3)),
-        AttemptReport.failed(3, 6, new InfraFailure(InfraFailure.Kind.TIMEOUT, "ran past 30000ms")));
+        AttemptReport.of(1, -1L, new dev.tally.core.Outcome(Verdict.PASS, 0.75, "ok\n", 12)).withTiming(0, 12),
+        AttemptReport.of(2, 5, new dev.tally.core.Outcome(Verdict.FAIL, null, "", 3)).withTiming(0, 3),
+        AttemptReport.failed(3, 6, new InfraFailure(InfraFailure.Kind.TIMEOUT, "ran past 30000ms")).withTiming(0, 30_000));
     assertThat(events.lost(handle)).isEmpty();
   }
 

@@ -10,6 +10,12 @@ package dev.tally.core.store;
  * @param endedAtMillis when the attempt ended, epoch milliseconds
  * @param ending how it ended: {@code recorded}, or an {@link dev.tally.core.InfraFailure.Kind} in lower case
  * @param detail a sentence about the ending (may be empty)
+ * @param timing how long it took: measured on monotonic clocks, unlike the two wall-clock instants
  */
 public record AttemptView(
-    long jobId, long token, String worker, long startedAtMillis, long endedAtMillis, String ending, String detail) {}
+    long jobId, long token, String worker, long startedAtMillis, long endedAtMillis, String ending, String detail,
+    AttemptTiming timing) {
+  public AttemptView {
+    java.util.Objects.requireNonNull(timing, "timing");
+  }
+}

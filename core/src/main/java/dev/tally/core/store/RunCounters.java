@@ -23,6 +23,72 @@ public record RunCounters(
     long staleResultsFenced,
     long redeliveries) {
 
+  /** Counters of a run of {@code total} jobs of which nothing happened yet; see {@link #builder}. */
+  public static RunCounters empty(long total) {
+    return builder(total).build();
+  }
+
+  /** Counters with every field named: {@code RunCounters.builder(3).passed(2).jobsFailed(1).build()}. */
+  public static Builder builder(long total) {
+    return new Builder(total);
+  }
+
+  /** Builds {@link RunCounters} by name; every field starts at 0. Not thread-safe. */
+  public static final class Builder {
+    private final long total;
+    private long passed;
+    private long failed;
+    private long errored;
+    private long jobsFailed;
+    private long duplicatesSuppressed;
+    private long staleResultsFenced;
+    private long redeliveries;
+
+    private Builder(long total) {
+      this.total = total;
+    }
+
+    public Builder passed(long n) {
+      passed = n;
+      return this;
+    }
+
+    public Builder failed(long n) {
+      failed = n;
+      return this;
+    }
+
+    public Builder errored(long n) {
+      errored = n;
+      return this;
+    }
+
+    public Builder jobsFailed(long n) {
+      jobsFailed = n;
+      return this;
+    }
+
+    public Builder duplicatesSuppressed(long n) {
+      duplicatesSuppressed = n;
+      return this;
+    }
+
+    public Builder staleResultsFenced(long n) {
+      staleResultsFenced = n;
+      return this;
+    }
+
+    public Builder redeliveries(long n) {
+      redeliveries = n;
+      return this;
+    }
+
+    public RunCounters build() {
+      return new RunCounters(total, passed, failed, errored, jobsFailed, duplicatesSuppressed, staleResultsFenced,
+          redeliveries);
+    }
+  }
+
   /** Jobs with a recorded outcome: {@code passed + failed + errored}. */
   public long recorded() {
     return passed + failed + errored;

@@ -1,6 +1,7 @@
 package dev.tally.core.store;
 
 import dev.tally.core.EvaluatorSpec;
+import dev.tally.core.RedeliveryPolicy.AttemptLimits;
 import java.util.Objects;
 
 /**
@@ -8,25 +9,32 @@ import java.util.Objects;
  *
  * @param dataset where the cases came from (a path, for people and for resuming)
  * @param evaluator how the cases are evaluated
- * @param maxAttempts how many attempts a job gets before it ends {@code failed}; at least 1
+ * @param limits how many attempts, and how many retries after a timeout, a job gets before it ends
+ *     {@code failed} (applied by {@link dev.tally.core.RedeliveryPolicy})
  * @param datasetDigest a digest of the cases' content (e.g. SHA-256 in hex), so that a run is resumed only
  *     for the same cases, not for an edited file at the same path; empty when not known
  */
-public record RunSpec(String dataset, EvaluatorSpec evaluator, int maxAttempts, String datasetDigest) {
-  /** The limit on attempts per job: enough to ride out several worker deaths, few enough to stop a poison case. */
-  public static final int DEFAULT_MAX_ATTEMPTS = 5;
+public record RunSpec(String dataset, EvaluatorSpec evaluator, AttemptLimits limits, String datasetDigest) {
 
-  /** A run spec with no dataset digest. */
+  /** A run spec with the default timeout retries and no dataset digest. */
   public RunSpec(String dataset, EvaluatorSpec evaluator, int maxAttempts) {
     this(dataset, evaluator, maxAttempts, "");
+  }
+
+  /** A run spec with the default timeout retries. */
+  public RunSpec(String dataset, EvaluatorSpec evaluator, int maxAttempts, String datasetDigest) {
+    this(dataset, evaluator, new AttemptLimits(maxAttempts, AttemptLimits.DEFAULT_TIMEOUT_RETRIES), datasetDigest);
   }
 
   public RunSpec {
     Objects.requireNonNull(dataset, "dataset");
     Objects.requireNonNull(evaluator, "evaluator");
+    Objects.requireNonNull(limits, "limits");
     Objects.requireNonNull(datasetDigest, "datasetDigest");
-    if (maxAttempts < 1) {
-      throw new IllegalArgumentException("maxAttempts must be >= 1, got " + maxAttempts);
-    }
+  }
+
+  /** The attempts a job gets before it ends {@code failed}; at least 1. */
+  public int maxAttempts() {
+    return limits.maxAttempts();
   }
 }

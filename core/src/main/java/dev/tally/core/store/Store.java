@@ -7,19 +7,19 @@ import java.util.Optional;
 /**
  * The source of truth for runs, jobs, leases and outcomes.
  *
- * <p>Semantics every implementation keeps (checked by the shared contract tests):
+ * <p>Semantics every implementation keeps (checked by the shared contract tests): an implementation
+ * applies batches with {@link BatchRules}, which owns the rules (order, fencing, idempotent recording,
+ * redelivery, counters), and provides only the primitive reads and writes ({@link StoreTransaction}).
+ * What it must guarantee itself:
  *
  * <ul>
  *   <li><b>Fencing tokens.</b> Each lease gets a token strictly greater than every token issued before for
  *       that job, across restarts of the process: the token is committed with the lease, before anyone can
  *       send it to a worker.
- *   <li><b>Fenced, idempotent recording.</b> An outcome is accepted only from the holder of the job's
- *       current lease (state leased, same token): {@link dev.tally.core.RecordStatus#RECORDED}. The same
- *       holder's resend after that is {@code DUPLICATE}; any other token, or a job no longer leased under
- *       that token, is {@code FENCED}. Only {@code RECORDED} advances a run's counters, in the same
- *       transaction.
  *   <li><b>Atomic batches.</b> {@link #apply} runs a whole batch in one transaction: all of it commits,
  *       or none of it and a {@link StoreException} is thrown.
+ *   <li><b>I2 as a constraint.</b> A run never counts more ended jobs than it has: a transaction that would
+ *       break it aborts.
  * </ul>
  *
  * <p>Thread-safety: implementations are safe for use from many threads; writes are serialized inside.
@@ -47,17 +47,18 @@ public interface Store extends AutoCloseable {
   StoreBatchResult apply(StoreBatch batch);
 
   /**
-   * Ends every lease of one run as an attempt lost to a coordinator restart and puts its job back to
-   * pending (or {@code failed} if it has used its run's attempts), in one transaction. For a coordinator
+   * Ends every lease of one run as an attempt lost to a coordinator restart ({@link
+   * BatchRules#releaseAllLeases}), in one transaction. For a coordinator
    * that resumes a run and knows no holder of its leases can come back (its local workers died with the
    * previous coordinator); otherwise leases are left to be reclaimed or to expire.
    *
    * @param runId the run
    * @param nowMillis wall time, epoch ms
+   * @param redelivery judges whether each released job goes back to the queue or ends failed
    * @return how many leases were released
    * @throws StoreException if the store fails; nothing is changed
    */
-  int releaseLeases(long runId, long nowMillis);
+  int releaseLeases(long runId, long nowMillis, dev.tally.core.RedeliveryPolicy redelivery);
 
   /**
    * Reads one run.

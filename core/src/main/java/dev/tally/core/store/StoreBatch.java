@@ -2,13 +2,18 @@ package dev.tally.core.store;
 
 import dev.tally.core.InfraFailure;
 import dev.tally.core.Outcome;
+import dev.tally.core.RedeliveryPolicy;
+import dev.tally.core.RedeliveryPolicy.CaseState;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.Set;
 
 /**
- * Everything one scheduler step asks of the store, applied in one transaction by {@link Store#apply}:
- * first the records, then the releases, then the leases (so a job released in this batch may be leased
- * again in it, to another worker, once its backoff allows).
+ * Everything one scheduler step asks of the store, applied in one transaction by {@link Store#apply}
+ * (the order and the rules are {@link BatchRules}'s): first the records, then the releases, then the
+ * leases (so a job released in this batch may be leased again in it, to another worker, once its backoff
+ * allows), then the renewals, then the release of orphaned leases and the sweep of expired ones.
  *
  * <p>Leases come only from the runs in {@code runIds}, in that order: a coordinator serves the runs it
  * was given, never another process's runs that happen to share the store. Records and releases are not
@@ -17,47 +22,49 @@ import java.util.Objects;
  * @param nowMillis the step's wall time, epoch milliseconds (lease start, attempt end, backoff checks)
  * @param runIds the runs leases may come from, in priority order; also the runs that {@link
  *     StoreBatchResult#nextNotBeforeMillis()} and {@link StoreBatchResult#pendingLeft()} describe
+ * @param redelivery the rules that decide whether a released job goes back to the queue or ends
  * @param records outcomes to record
  * @param releases attempts that ended retryably, to put back or to end
  * @param leases requests for new leases
  * @param renewals leases to extend (their holders are alive), applied after the leases
+ * @param orphans leases from before this coordinator that nobody claimed, to release; or null
  * @param sweepExpiredLeases whether to end, after everything else, every lease of the batch's runs whose
- *     expiry has passed ({@link InfraFailure.Kind#LEASE_EXPIRED}): the job goes back to pending, or ends
- *     failed if it has used its run's attempts
+ *     expiry has passed ({@link InfraFailure.Kind#LEASE_EXPIRED})
  */
 public record StoreBatch(
     long nowMillis,
     List<Long> runIds,
+    RedeliveryPolicy redelivery,
     List<RecordRequest> records,
     List<ReleaseRequest> releases,
     List<LeaseRequest> leases,
     List<RenewRequest> renewals,
+    OrphanRelease orphans,
     boolean sweepExpiredLeases) {
   public StoreBatch {
     runIds = List.copyOf(runIds);
+    Objects.requireNonNull(redelivery, "redelivery");
     records = List.copyOf(records);
     releases = List.copyOf(releases);
     leases = List.copyOf(leases);
     renewals = List.copyOf(renewals);
   }
 
-  /** A batch with no renewals and no sweep. */
-  public StoreBatch(
-      long nowMillis,
-      List<Long> runIds,
-      List<RecordRequest> records,
-      List<ReleaseRequest> releases,
-      List<LeaseRequest> leases) {
-    this(nowMillis, runIds, records, releases, leases, List.of(), false);
+  /** A builder of a batch at {@code nowMillis} for the given runs, under the given rules. */
+  public static Builder builder(long nowMillis, List<Long> runIds, RedeliveryPolicy redelivery) {
+    return new Builder(nowMillis, runIds, redelivery);
   }
 
   /** Whether the batch asks for nothing at all. */
   public boolean isEmpty() {
-    return records.isEmpty() && releases.isEmpty() && leases.isEmpty() && renewals.isEmpty() && !sweepExpiredLeases;
+    return records.isEmpty() && releases.isEmpty() && leases.isEmpty() && renewals.isEmpty() && orphans == null
+        && !sweepExpiredLeases;
   }
 
   /**
-   * Extend a lease to {@code leaseExpiryMillis}, if the job is still leased under {@code token}.
+   * Extend a lease to {@code leaseExpiryMillis}, if the job is still leased under {@code token}. A
+   * renewal ignores the lease's current expiry: a lease not yet swept can be renewed even after it expired
+   * (that is how a worker reclaims its leases after a coordinator restart).
    *
    * @param jobId the job
    * @param token the lease
@@ -72,17 +79,36 @@ public record StoreBatch(
    * @param runId the job's run, or 0 if the job does not exist
    * @param attempt the lease's attempt number (1-based), or 0 if the job does not exist
    */
-  public record RenewResult(boolean current, long runId, int attempt) {}
+  public record RenewResult(boolean current, long runId, int attempt) {
+    /** What a renewal of a lease that is not current finds. */
+    public static final RenewResult NOT_CURRENT = new RenewResult(false, 0, 0);
+  }
 
   /**
-   * A lease the sweep ended because its expiry passed.
+   * A lease the store ended without a report from its holder: swept because its expiry passed, or
+   * released as an orphan of an earlier coordinator.
    *
    * @param jobId the job
-   * @param token the expired lease
+   * @param token the ended lease
    * @param runId the job's run
-   * @param failed whether the job ended failed (out of attempts) instead of going back to pending
+   * @param why {@code LEASE_EXPIRED} or {@code COORDINATOR_RESTARTED}
+   * @param status {@link ReleaseStatus#RELEASED} (back to the queue) or {@link ReleaseStatus#FAILED}
    */
-  public record ExpiredLease(long jobId, long token, long runId, boolean failed) {}
+  public record ExpiredLease(long jobId, long token, long runId, InfraFailure.Kind why, ReleaseStatus status) {}
+
+  /**
+   * Release every lease of the batch's runs that was issued before {@code leasedBeforeMillis} (by an
+   * earlier coordinator) and is not one of {@code claimedJobIds} (those a reconnecting worker reclaimed),
+   * as {@link InfraFailure.Kind#COORDINATOR_RESTARTED}: nobody will report them.
+   *
+   * @param leasedBeforeMillis leases issued at or after this wall time are kept, epoch ms
+   * @param claimedJobIds jobs whose leases are held by this coordinator's workers
+   */
+  public record OrphanRelease(long leasedBeforeMillis, Set<Long> claimedJobIds) {
+    public OrphanRelease {
+      claimedJobIds = Set.copyOf(claimedJobIds);
+    }
+  }
 
   /**
    * Record an outcome reported under a lease.
@@ -91,43 +117,45 @@ public record StoreBatch(
    * @param token the token the worker reported; checked against the job's current lease (fencing)
    * @param worker the reporting worker's name, kept with the outcome
    * @param outcome what the evaluator made of the case
+   * @param timing how long the attempt took
    */
-  public record RecordRequest(long jobId, long token, String worker, Outcome outcome) {
+  public record RecordRequest(long jobId, long token, String worker, Outcome outcome, AttemptTiming timing) {
     public RecordRequest {
       Objects.requireNonNull(worker, "worker");
       Objects.requireNonNull(outcome, "outcome");
+      Objects.requireNonNull(timing, "timing");
+    }
+
+    /** A record with no timing. */
+    public RecordRequest(long jobId, long token, String worker, Outcome outcome) {
+      this(jobId, token, worker, outcome, AttemptTiming.NONE);
     }
   }
 
   /**
    * End an attempt retryably. Applied only while the job is still leased under {@code token}; otherwise
-   * it is {@link ReleaseStatus#STALE} and nothing changes.
-   *
-   * <p>Poison cases: the store counts, per job, the attempts in a row that ended with their worker dying
-   * while the case ran ({@code diedRunning}). A {@code WORKER_LOST} release of a job that was only queued
-   * on the worker leaves the count as it is; any other failure resets it. When the count reaches
-   * {@code poisonLimit} (if above 0), the job ends failed as poison, whatever {@code terminal} says.
+   * it is {@link ReleaseStatus#STALE} and nothing changes. Whether the job goes back to the queue or ends
+   * failed is the batch's {@link RedeliveryPolicy}'s judgement, made with the job's stored history.
    *
    * @param jobId the job
    * @param token the lease being ended
    * @param failure why the attempt ended
    * @param notBeforeMillis the job may not be leased again before this wall time (backoff), epoch ms
-   * @param terminal true to end the job {@code failed} instead of putting it back (out of attempts)
-   * @param diedRunning whether its worker died (or was reaped) while this case was running on it
-   * @param poisonLimit deaths in a row that make the case poison; 0 to not judge
+   * @param where where the case was on its worker when the attempt ended (the poison rule counts deaths
+   *     while running)
+   * @param timing how long the attempt took
    */
   public record ReleaseRequest(
-      long jobId, long token, InfraFailure failure, long notBeforeMillis, boolean terminal, boolean diedRunning, int poisonLimit) {
+      long jobId, long token, InfraFailure failure, long notBeforeMillis, CaseState where, AttemptTiming timing) {
     public ReleaseRequest {
       Objects.requireNonNull(failure, "failure");
-      if (poisonLimit < 0) {
-        throw new IllegalArgumentException("poisonLimit must be >= 0, got " + poisonLimit);
-      }
+      Objects.requireNonNull(where, "where");
+      Objects.requireNonNull(timing, "timing");
     }
 
-    /** A release that does not judge poison. */
-    public ReleaseRequest(long jobId, long token, InfraFailure failure, long notBeforeMillis, boolean terminal) {
-      this(jobId, token, failure, notBeforeMillis, terminal, false, 0);
+    /** A release whose case's state on its worker is not known, with no timing. */
+    public ReleaseRequest(long jobId, long token, InfraFailure failure, long notBeforeMillis) {
+      this(jobId, token, failure, notBeforeMillis, CaseState.UNKNOWN, AttemptTiming.NONE);
     }
   }
 
@@ -156,5 +184,58 @@ public record StoreBatch(
     FAILED,
     /** The lease was no longer current (recorded, released or re-leased already); nothing changed. */
     STALE
+  }
+
+  /** Gathers a batch request by request. Not thread-safe. */
+  public static final class Builder {
+    private final long nowMillis;
+    private final List<Long> runIds;
+    private final RedeliveryPolicy redelivery;
+    private final List<RecordRequest> records = new ArrayList<>();
+    private final List<ReleaseRequest> releases = new ArrayList<>();
+    private final List<LeaseRequest> leases = new ArrayList<>();
+    private final List<RenewRequest> renewals = new ArrayList<>();
+    private OrphanRelease orphans;
+    private boolean sweep;
+
+    private Builder(long nowMillis, List<Long> runIds, RedeliveryPolicy redelivery) {
+      this.nowMillis = nowMillis;
+      this.runIds = List.copyOf(runIds);
+      this.redelivery = Objects.requireNonNull(redelivery, "redelivery");
+    }
+
+    public Builder record(RecordRequest r) {
+      records.add(r);
+      return this;
+    }
+
+    public Builder release(ReleaseRequest r) {
+      releases.add(r);
+      return this;
+    }
+
+    public Builder lease(LeaseRequest r) {
+      leases.add(r);
+      return this;
+    }
+
+    public Builder renew(RenewRequest r) {
+      renewals.add(r);
+      return this;
+    }
+
+    public Builder releaseOrphans(OrphanRelease o) {
+      orphans = o;
+      return this;
+    }
+
+    public Builder sweepExpiredLeases() {
+      sweep = true;
+      return this;
+    }
+
+    public StoreBatch build() {
+      return new StoreBatch(nowMillis, runIds, redelivery, records, releases, leases, renewals, orphans, sweep);
+    }
   }
 }

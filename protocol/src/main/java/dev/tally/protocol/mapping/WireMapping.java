@@ -132,6 +132,7 @@ public final class WireMapping {
     dev.tally.protocol.InfraFailure.Kind kind = switch (f.kind()) {
       case TIMEOUT -> dev.tally.protocol.InfraFailure.Kind.TIMEOUT;
       case SIGNALED -> dev.tally.protocol.InfraFailure.Kind.SIGNALED;
+      case HANDED_BACK -> dev.tally.protocol.InfraFailure.Kind.HANDED_BACK;
       default -> dev.tally.protocol.InfraFailure.Kind.EVALUATOR_CRASHED;
     };
     return dev.tally.protocol.InfraFailure.newBuilder()
@@ -144,15 +145,18 @@ public final class WireMapping {
   // ---- wire -> core ----
 
   /**
-   * How a worker says an attempt ended.
+   * How a worker says an attempt ended, with its queue and run times.
    *
    * @throws IllegalArgumentException if the Result sets neither outcome nor failure, or its outcome cannot
    *     be read (see {@link #toCore(dev.tally.protocol.Outcome)})
    */
   public static AttemptReport toReport(Result r) {
+    long queuedMillis = duration(r.getQueuedMillis());
     return switch (r.getEndingCase()) {
-      case OUTCOME -> AttemptReport.of(r.getJobId(), r.getToken(), toCore(r.getOutcome()));
-      case FAILURE -> AttemptReport.failed(r.getJobId(), r.getToken(), toCore(r.getFailure()));
+      case OUTCOME -> AttemptReport.of(r.getJobId(), r.getToken(), toCore(r.getOutcome()))
+          .withTiming(queuedMillis, duration(r.getOutcome().getDurationMillis()));
+      case FAILURE -> AttemptReport.failed(r.getJobId(), r.getToken(), toCore(r.getFailure()))
+          .withTiming(queuedMillis, duration(r.getFailure().getDurationMillis()));
       case ENDING_NOT_SET -> throw new IllegalArgumentException(
           "Result for job " + r.getJobId() + " (token " + Long.toUnsignedString(r.getToken())
               + ") has neither outcome nor failure");
@@ -188,6 +192,7 @@ public final class WireMapping {
       case TIMEOUT -> new InfraFailure(InfraFailure.Kind.TIMEOUT, f.getDetail());
       case SIGNALED -> new InfraFailure(InfraFailure.Kind.SIGNALED, f.getDetail());
       case EVALUATOR_CRASHED -> new InfraFailure(InfraFailure.Kind.EVALUATOR_CRASHED, f.getDetail());
+      case HANDED_BACK -> new InfraFailure(InfraFailure.Kind.HANDED_BACK, f.getDetail());
       case KIND_UNSPECIFIED, UNRECOGNIZED -> new InfraFailure(
           InfraFailure.Kind.EVALUATOR_CRASHED, "unknown failure kind " + f.getKindValue() + ": " + f.getDetail());
     };

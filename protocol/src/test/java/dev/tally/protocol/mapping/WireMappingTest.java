@@ -36,11 +36,12 @@ class WireMappingTest {
   @Test
   void theResultsAWorkerSendsAreTheReportsTheCoordinatorReads() {
     Outcome o = new Outcome(Verdict.FAIL, 0.25, "out", 42);
-    assertThat(WireMapping.toReport(WireMapping.result(7, 3, o))).isEqualTo(AttemptReport.of(7, 3, o));
+    Result recorded = WireMapping.result(7, 3, o).toBuilder().setQueuedMillis(9).build();
+    assertThat(WireMapping.toReport(recorded)).isEqualTo(AttemptReport.of(7, 3, o).withTiming(9, 42));
     InfraFailure f = new InfraFailure(InfraFailure.Kind.TIMEOUT, "ran past 10m");
     Result failed = WireMapping.result(8, Long.MAX_VALUE, f, 600_000);
     assertThat(failed.getFailure().getDurationMillis()).isEqualTo(600_000);
-    assertThat(WireMapping.toReport(failed)).isEqualTo(AttemptReport.failed(8, Long.MAX_VALUE, f));
+    assertThat(WireMapping.toReport(failed)).isEqualTo(AttemptReport.failed(8, Long.MAX_VALUE, f).withTiming(0, 600_000));
   }
 
   @Test

@@ -174,14 +174,18 @@ final class ReferenceModel {
           case 3 -> Verdict.ERROR;
           default -> null;
         };
-        if (v == null || o.getDurationMillis() < 0) {
+        if (v == null || o.getDurationMillis() < 0 || r.getQueuedMillis() < 0) {
           yield null;
         }
         yield AttemptReport.of(r.getJobId(), r.getToken(),
-            new Outcome(v, o.getHasScore() ? o.getScore() : null, o.getOutputTail(), o.getDurationMillis()));
+            new Outcome(v, o.getHasScore() ? o.getScore() : null, o.getOutputTail(), o.getDurationMillis()))
+            .withTiming(r.getQueuedMillis(), o.getDurationMillis());
       }
       case FAILURE -> {
         dev.tally.protocol.InfraFailure f = r.getFailure();
+        if (f.getDurationMillis() < 0 || r.getQueuedMillis() < 0) {
+          yield null; // beyond 2^63-1 ms: refused as malformed
+        }
         InfraFailure failure = switch (f.getKindValue()) {
           case 1 -> new InfraFailure(InfraFailure.Kind.TIMEOUT, f.getDetail());
           case 2 -> new InfraFailure(InfraFailure.Kind.SIGNALED, f.getDetail());
@@ -189,7 +193,7 @@ final class ReferenceModel {
           default -> new InfraFailure(InfraFailure.Kind.EVALUATOR_CRASHED,
               "unknown failure kind " + f.getKindValue() + ": " + f.getDetail());
         };
-        yield AttemptReport.failed(r.getJobId(), r.getToken(), failure);
+        yield AttemptReport.failed(r.getJobId(), r.getToken(), failure).withTiming(r.getQueuedMillis(), f.getDurationMillis());
       }
     };
   }

@@ -153,7 +153,7 @@ final class WorkerPortHarness implements AutoCloseable {
       assertThat(frame.getAssign().getToken()).isEqualTo(token);
       peer.send(Envelope.newBuilder().setResult(Result.newBuilder().setJobId(jobId).setToken(token)
           .setOutcome(Outcome.newBuilder().setVerdict(dev.tally.protocol.Verdict.PASS).setDurationMillis(1))).build());
-      AttemptReport want = AttemptReport.of(jobId, token, new dev.tally.core.Outcome(Verdict.PASS, null, "", 1));
+      AttemptReport want = AttemptReport.of(jobId, token, new dev.tally.core.Outcome(Verdict.PASS, null, "", 1)).withTiming(0, 1);
       soon().until(() -> events.of(handle).stream().anyMatch(e -> want.equals(e.report())));
       assertThat(events.lost(handle)).as("the well-behaved session %s was reported lost", handle).isFalse();
     }

@@ -1,10 +1,10 @@
-package dev.tally.simulation;
+package dev.tally.store;
 
 import dev.tally.core.store.Store;
-import dev.tally.store.StoreContractTest;
+import dev.tally.core.store.memory.InMemoryStore;
 import java.nio.file.Path;
 
-/** The shared store contract against {@link InMemoryStore}: the simulation's store keeps SQLite's semantics. */
+/** The shared store contract against {@link InMemoryStore}: the simulation's store keeps the same semantics as SQLite. */
 class InMemoryStoreTest extends StoreContractTest {
 
   @Override

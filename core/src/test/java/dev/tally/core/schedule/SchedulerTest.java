@@ -1,4 +1,4 @@
-package dev.tally.coordinator;
+package dev.tally.core.schedule;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.tuple;
@@ -9,13 +9,8 @@ import dev.tally.core.EvaluatorSpec;
 import dev.tally.core.InfraFailure;
 import dev.tally.core.Outcome;
 import dev.tally.core.Verdict;
-import dev.tally.core.schedule.Ack;
-import dev.tally.core.schedule.AckStatus;
-import dev.tally.core.schedule.AttemptReport;
-import dev.tally.core.schedule.HeldLease;
-import dev.tally.core.schedule.RetryPolicy;
-import dev.tally.core.schedule.Scheduler;
-import dev.tally.core.schedule.WorkerHandle;
+import dev.tally.core.RedeliveryPolicy;
+import dev.tally.core.Ticker;
 import dev.tally.core.store.AttemptView;
 import dev.tally.core.store.JobState;
 import dev.tally.core.store.JobView;
@@ -23,8 +18,7 @@ import dev.tally.core.store.RunCounters;
 import dev.tally.core.store.WorkerStatus;
 import dev.tally.core.store.RunSpec;
 import dev.tally.core.store.Store;
-import dev.tally.store.SqliteStore;
-import java.nio.file.Path;
+import dev.tally.core.store.memory.InMemoryStore;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -37,11 +31,12 @@ import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
-/** The scheduler stepped by hand against a real SQLite store, with fake worker handles and virtual time. */
+/**
+ * The scheduler stepped by hand against the in-memory store (which applies the same {@code BatchRules} as
+ * SQLite and passes the same contract), with fake worker handles and a clock the test moves.
+ */
 class SchedulerTest {
-  @TempDir Path dir;
 
   private Store store;
   private MutableClock clock;
@@ -49,15 +44,19 @@ class SchedulerTest {
 
   @BeforeEach
   void setUp() {
-    store = SqliteStore.open(dir.resolve("t.db"));
     clock = new MutableClock(Instant.parse("2026-11-30T00:00:00Z"));
-    scheduler =
-        new Scheduler(store, clock, new SplittableRandom(7), RetryPolicy.defaults(), Scheduler.Settings.defaults(), () -> {});
+    store = InMemoryStore.create(clock);
+    scheduler = scheduler(7);
   }
 
   @AfterEach
   void tearDown() {
     store.close();
+  }
+
+  /** A scheduler on the test's store and clock, as a new coordinator would start one. */
+  private Scheduler scheduler(long seed) {
+    return Scheduler.builder(store, clock, clock, new SplittableRandom(seed)).build();
   }
 
   private long createRun(int cases, int maxAttempts) {
@@ -233,8 +232,8 @@ class SchedulerTest {
 
   @Test
   void aRetryableFailureWaitsForItsBackoff() {
-    RetryPolicy slow = RetryPolicy.builder().base(Duration.ofSeconds(10)).max(Duration.ofSeconds(10)).build();
-    Scheduler s = new Scheduler(store, clock, new SplittableRandom(1), slow, Scheduler.Settings.defaults(), () -> {});
+    RedeliveryPolicy slow = RedeliveryPolicy.builder().backoffBase(Duration.ofSeconds(10)).backoffMax(Duration.ofSeconds(10)).build();
+    Scheduler s = Scheduler.builder(store, clock, clock, new SplittableRandom(1)).redelivery(slow).build();
     long runId = createRun(1, 3);
     FakeWorker w = new FakeWorker("w", 1);
     s.activate(runId);
@@ -278,7 +277,7 @@ class SchedulerTest {
     Assignment a = gone.takeAssigned().get(0);
 
     // A new coordinator on the same store: it knows nothing of the lease, which nobody renews now.
-    Scheduler restarted = new Scheduler(store, clock, new SplittableRandom(3), RetryPolicy.defaults(), Scheduler.Settings.defaults(), () -> {});
+    Scheduler restarted = scheduler(3);
     FakeWorker survivor = new FakeWorker("survivor", 1);
     restarted.activate(runId);
     restarted.workerJoined(survivor);
@@ -303,7 +302,7 @@ class SchedulerTest {
     scheduler.step();
     List<Assignment> held = before.takeAssigned();
 
-    Scheduler restarted = new Scheduler(store, clock, new SplittableRandom(3), RetryPolicy.defaults(), Scheduler.Settings.defaults(), () -> {});
+    Scheduler restarted = scheduler(3);
     FakeWorker back = new FakeWorker("w", 2);
     back.held = List.of(new HeldLease(held.get(0).jobId(), held.get(0).token()), new HeldLease(held.get(1).jobId(), held.get(1).token() - 1));
     restarted.activate(runId);
@@ -335,7 +334,7 @@ class SchedulerTest {
 
     // The coordinator is down for 40 s: the lease (30 s) has expired by the time the next one starts.
     clock.advance(Duration.ofSeconds(40));
-    Scheduler restarted = new Scheduler(store, clock, new SplittableRandom(3), RetryPolicy.defaults(), Scheduler.Settings.defaults(), () -> {});
+    Scheduler restarted = scheduler(3);
     restarted.activate(runId);
     restarted.step();
     clock.advance(Duration.ofSeconds(5)); // the worker's reconnect backoff
@@ -467,6 +466,124 @@ class SchedulerTest {
     assertThat(w.takeAssigned()).hasSize(1);
   }
 
+  @Test
+  void afterTheGraceALeaseFromBeforeTheRestartThatNobodyClaimedIsReleasedAtOnceNotAtItsExpiry() {
+    long runId = createRun(1, 3);
+    FakeWorker gone = new FakeWorker("gone", 1);
+    scheduler.activate(runId);
+    scheduler.workerJoined(gone);
+    scheduler.step();
+    Assignment a = gone.takeAssigned().get(0);
+    long leasedAt = clock.millis();
+
+    clock.advance(Duration.ofSeconds(1)); // the coordinator dies a second later, and restarts at once
+    Scheduler restarted = scheduler(3);
+    FakeWorker survivor = new FakeWorker("survivor", 1);
+    restarted.activate(runId);
+    restarted.workerJoined(survivor);
+    restarted.step();
+    assertThat(survivor.assigned).as("within the grace, its holder may still come back").isEmpty();
+    clock.advance(Scheduler.Settings.RECLAIM_GRACE);
+    restarted.step();
+    restarted.step();
+    Assignment again = survivor.takeAssigned().get(0);
+    assertThat(again.jobId()).isEqualTo(a.jobId());
+    assertThat(clock.millis() - leasedAt).isLessThan(Scheduler.Settings.DEFAULT_LEASE_DURATION.toMillis());
+    assertThat(store.attempts(runId)).extracting(AttemptView::ending).containsExactly("coordinator_restarted");
+    assertThat(store.run(runId).orElseThrow().counters().redeliveries()).isEqualTo(1);
+  }
+
+  @Test
+  void theGraceEndsAsSoonAsEveryWorkerOfTheEarlierCoordinatorIsBack() {
+    long runId = createRun(2, 3);
+    FakeWorker w1 = new FakeWorker("w1", 1);
+    FakeWorker w2 = new FakeWorker("w2", 1);
+    scheduler.activate(runId);
+    scheduler.workerJoined(w1);
+    scheduler.workerJoined(w2);
+    scheduler.step();
+    Assignment kept = w1.takeAssigned().get(0);
+    Assignment dropped = w2.takeAssigned().get(0);
+
+    clock.advance(Duration.ofSeconds(1)); // the coordinator is killed; its successor starts on the store
+    Scheduler restarted = scheduler(3);
+    restarted.activate(runId);
+    restarted.step();
+    FakeWorker back1 = new FakeWorker("w1", 1);
+    back1.held = List.of(new HeldLease(kept.jobId(), kept.token()));
+    FakeWorker back2 = new FakeWorker("w2", 1); // it lost its job meanwhile (say, its case process died)
+    clock.advance(Duration.ofMillis(300));
+    restarted.workerJoined(back1);
+    restarted.workerJoined(back2);
+    restarted.step();
+    restarted.step();
+    assertThat(back2.takeAssigned()).as("released as soon as both are back, not after the 10 s grace")
+        .extracting(Assignment::jobId).containsExactly(dropped.jobId());
+    assertThat(back1.abandoned).isEmpty();
+    assertThat(store.attempts(runId)).extracting(AttemptView::jobId, AttemptView::ending)
+        .containsExactly(tuple(dropped.jobId(), "coordinator_restarted"));
+  }
+
+  @Test
+  void aCaseThatTimesOutIsTriedOnceMoreThenEndsFailedAsTimedOut() {
+    long runId = createRun(1, 5);
+    FakeWorker w = new FakeWorker("w", 1);
+    scheduler.activate(runId);
+    scheduler.workerJoined(w);
+    for (int attempt = 1; attempt <= 2; attempt++) {
+      scheduler.step();
+      clock.advance(Duration.ofSeconds(1));
+      scheduler.step();
+      Assignment a = w.takeAssigned().get(0);
+      assertThat(a.attempt()).isEqualTo(attempt);
+      scheduler.attemptEnded(w, AttemptReport.failed(a.jobId(), a.token(), new InfraFailure(InfraFailure.Kind.TIMEOUT, "ran past 60000ms")));
+    }
+    scheduler.step();
+    RunCounters c = scheduler.completion(runId).join();
+    assertThat(c.jobsFailed()).as("2 of its 5 attempts: a hanging case does not cost 5 timeouts").isEqualTo(1);
+    assertThat(store.jobs(runId).get(0).failureReason()).startsWith("timed out 2 times (retried at most 1 time)");
+  }
+
+  @Test
+  void aJobHandedBackByADrainingWorkerGoesBackAtOnceWithoutUsingAnAttempt() {
+    long runId = createRun(1, 1); // a single attempt: charging the hand-back would end the job
+    FakeWorker draining = new FakeWorker("draining", 1);
+    scheduler.activate(runId);
+    scheduler.workerJoined(draining);
+    scheduler.step();
+    Assignment a = draining.takeAssigned().get(0);
+    draining.accepting = false;
+    FakeWorker other = new FakeWorker("other", 1);
+    scheduler.workerJoined(other);
+    scheduler.attemptEnded(draining, AttemptReport.failed(a.jobId(), a.token(), new InfraFailure(InfraFailure.Kind.HANDED_BACK, "worker is draining")));
+    scheduler.step();
+    scheduler.step(); // no clock move: a hand-back has no backoff
+    Assignment again = other.takeAssigned().get(0);
+    assertThat(again.jobId()).isEqualTo(a.jobId());
+    assertThat(again.attempt()).isEqualTo(1);
+    assertThat(draining.acks).extracting(Ack::status).containsExactly(AckStatus.RELEASED);
+    assertThat(store.attempts(runId)).extracting(AttemptView::ending).containsExactly("handed_back");
+  }
+
+  @Test
+  void attemptDurationsComeFromTheMonotonicClockEvenWhenTheWallClockStepsBack() {
+    long[] nanos = {0};
+    Scheduler s = Scheduler.builder(store, clock, () -> nanos[0], new SplittableRandom(1)).build();
+    long runId = createRun(1, 3);
+    FakeWorker w = new FakeWorker("w", 1);
+    s.activate(runId);
+    s.workerJoined(w);
+    s.step();
+    Assignment a = w.takeAssigned().get(0);
+    clock.advance(Duration.ofSeconds(-60)); // NTP steps the wall clock back a minute
+    nanos[0] += Duration.ofMillis(2_000).toNanos();
+    s.attemptEnded(w, AttemptReport.of(a.jobId(), a.token(), pass()).withTiming(30, 1_500));
+    s.step();
+    AttemptView attempt = store.attempts(runId).get(0);
+    assertThat(attempt.endedAtMillis()).as("wall clock, for people").isLessThan(attempt.startedAtMillis());
+    assertThat(attempt.timing()).isEqualTo(new dev.tally.core.store.AttemptTiming(2_000, 30, 1_500));
+  }
+
   private static long tokenOf(List<Assignment> assignments, long jobId) {
     return assignments.stream().filter(a -> a.jobId() == jobId).findFirst().orElseThrow().token();
   }
@@ -543,8 +660,8 @@ class SchedulerTest {
     public void close(String reason) {}
   }
 
-  /** A clock moved by the test. */
-  static final class MutableClock extends Clock {
+  /** A clock moved by the test: wall time and, moving with it, monotonic time. */
+  static final class MutableClock extends Clock implements Ticker {
     private Instant now;
 
     MutableClock(Instant start) {
@@ -568,6 +685,11 @@ class SchedulerTest {
     @Override
     public Instant instant() {
       return now;
+    }
+
+    @Override
+    public long nanos() {
+      return now.getEpochSecond() * 1_000_000_000L + now.getNano();
     }
   }
 }

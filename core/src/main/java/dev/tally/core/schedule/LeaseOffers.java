@@ -1,0 +1,86 @@
+package dev.tally.core.schedule;
+
+import dev.tally.core.Assignment;
+import dev.tally.core.schedule.Fleet.Holdings;
+import dev.tally.core.schedule.Fleet.InFlight;
+import dev.tally.core.schedule.Step.Leased;
+import dev.tally.core.store.StoreBatch.LeaseRequest;
+import dev.tally.core.store.StoreBatchResult;
+import java.time.Duration;
+import java.util.Map;
+
+/**
+ * The duty that fills every eligible worker's dispatch window: a worker that is connected, accepting work
+ * (its suspicion is below the drain level), not ejected as an outlier, with room in its window. An
+ * assignment leaves only after its lease and fencing token are committed (I3).
+ *
+ * <p>It asks the store only when a lease may be found: after an event that can free a job or a window,
+ * or once the earliest backoff has passed; the store's answer says whether anything leasable is left.
+ */
+final class LeaseOffers implements Duty {
+  private final Fleet fleet;
+  private final Runs runs;
+  private final OutlierWatch outliers;
+  private final Duration leaseDuration;
+  private boolean pendingMayBeAvailable = true;
+  private long nextNotBeforeMillis = Long.MAX_VALUE;
+
+  LeaseOffers(Fleet fleet, Runs runs, OutlierWatch outliers, Duration leaseDuration) {
+    this.fleet = fleet;
+    this.runs = runs;
+    this.outliers = outliers;
+    this.leaseDuration = leaseDuration;
+  }
+
+  /** Something happened that may make a lease possible (a worker joined, a run was activated). */
+  void wake() {
+    pendingMayBeAvailable = true;
+  }
+
+  @Override
+  public void plan(Step step) {
+    if (step.nowMillis >= nextNotBeforeMillis) {
+      pendingMayBeAvailable = true;
+    }
+    if (!pendingMayBeAvailable || !runs.anyActive()) {
+      return;
+    }
+    long expiry = step.nowMillis + leaseDuration.toMillis();
+    for (Map.Entry<WorkerHandle, Holdings> e : fleet.entries()) {
+      WorkerHandle w = e.getKey();
+      int free = w.dispatchWindow() - e.getValue().inFlight.size();
+      if (free > 0 && w.acceptingWork() && !outliers.isEjected(w, step.nowMillis)) {
+        step.lease(w, new LeaseRequest(w.name(), free, expiry));
+      }
+    }
+  }
+
+  @Override
+  public void settle(Step step, StoreBatchResult result) {
+    for (Leased l : step.leased(result)) {
+      if (l.assignments().isEmpty()) {
+        continue;
+      }
+      Holdings h = fleet.holdings(l.holder());
+      for (Assignment a : l.assignments()) {
+        h.inFlight.put(a.jobId(), new InFlight(a.runId(), a.token(), a.attempt(), step.nowMillis, step.nowNanos));
+      }
+      l.holder().assign(l.assignments());
+    }
+    pendingMayBeAvailable = result.pendingLeft();
+    nextNotBeforeMillis = result.nextNotBeforeMillis();
+  }
+
+  /**
+   * When a step is next due for leasing's sake: now if jobs may be waiting and a window has room, else
+   * when the earliest backoff ends ({@link Long#MAX_VALUE} if only an event can make work).
+   */
+  long dueMillis(long nowMillis) {
+    return pendingMayBeAvailable && fleet.hasFreeWindow() ? nowMillis : nextNotBeforeMillis;
+  }
+
+  /** When the earliest backoff ends, as of the last commit. */
+  long nextNotBeforeMillis() {
+    return nextNotBeforeMillis;
+  }
+}

@@ -1,0 +1,89 @@
+package dev.tally.core.schedule;
+
+import dev.tally.core.store.RunCounters;
+import dev.tally.core.store.RunView;
+import dev.tally.core.store.Store;
+import java.util.HashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * The runs the scheduler serves: which are active (it leases only from those, in activation order), their
+ * specs, their latest counters and the futures waiting for their end.
+ *
+ * <p>Thread-safety: {@link #counters} and {@link #completion} are safe from any thread; everything else
+ * belongs to the scheduler's thread.
+ */
+final class Runs {
+  private final Store store;
+  private final LinkedHashSet<Long> active = new LinkedHashSet<>();
+  private final Map<Long, RunView> specs = new HashMap<>();
+  private final Map<Long, String> caseKinds = new HashMap<>();
+  private final Map<Long, RunCounters> latest = new ConcurrentHashMap<>();
+  private final Map<Long, CompletableFuture<RunCounters>> completions = new ConcurrentHashMap<>();
+
+  Runs(Store store) {
+    this.store = store;
+  }
+
+  /** Starts leasing from a run, unless it has already finished. */
+  void activate(long runId) {
+    if (!view(runId).finished()) {
+      active.add(runId);
+    }
+  }
+
+  /** The active runs, in activation order. */
+  List<Long> activeIds() {
+    return List.copyOf(active);
+  }
+
+  boolean anyActive() {
+    return !active.isEmpty();
+  }
+
+  /** The run as the scheduler first read it (its spec never changes); loaded once. */
+  RunView view(long runId) {
+    RunView run = specs.get(runId);
+    if (run == null) {
+      run = store.run(runId).orElseThrow(() -> new IllegalStateException("no run " + runId + " in the store"));
+      specs.put(runId, run);
+      publish(Map.of(runId, run.counters()));
+    }
+    return run;
+  }
+
+  /** The outlier detector compares latencies within a run: its kind of case. Cached: this is per eval. */
+  String caseKind(long runId) {
+    return caseKinds.computeIfAbsent(runId, id -> "run-" + id);
+  }
+
+  /** Takes a commit's counters; a run that finished leaves the active set and its future completes. */
+  void publish(Map<Long, RunCounters> counters) {
+    counters.forEach((runId, c) -> {
+      latest.put(runId, c);
+      if (c.finished()) {
+        active.remove(runId);
+        completion(runId).complete(c);
+      }
+    });
+  }
+
+  /** The run's counters as of the last commit, or null. */
+  RunCounters counters(long runId) {
+    return latest.get(runId);
+  }
+
+  /** The future completed when the run finishes. */
+  CompletableFuture<RunCounters> completion(long runId) {
+    return completions.computeIfAbsent(runId, id -> new CompletableFuture<>());
+  }
+
+  /** Fails every waiting future: the scheduler gave up. */
+  void failAll(Throwable cause) {
+    completions.values().forEach(f -> f.completeExceptionally(cause));
+  }
+}

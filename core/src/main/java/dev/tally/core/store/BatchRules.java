@@ -1,0 +1,246 @@
+package dev.tally.core.store;
+
+import dev.tally.core.Assignment;
+import dev.tally.core.InfraFailure;
+import dev.tally.core.RecordStatus;
+import dev.tally.core.RedeliveryPolicy;
+import dev.tally.core.RedeliveryPolicy.AttemptLimits;
+import dev.tally.core.RedeliveryPolicy.CaseState;
+import dev.tally.core.RedeliveryPolicy.Judgement;
+import dev.tally.core.store.StoreBatch.ExpiredLease;
+import dev.tally.core.store.StoreBatch.LeaseRequest;
+import dev.tally.core.store.StoreBatch.OrphanRelease;
+import dev.tally.core.store.StoreBatch.RecordRequest;
+import dev.tally.core.store.StoreBatch.ReleaseRequest;
+import dev.tally.core.store.StoreBatch.ReleaseStatus;
+import dev.tally.core.store.StoreBatch.RenewRequest;
+import dev.tally.core.store.StoreBatch.RenewResult;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The store's semantics, written once: how a {@link StoreBatch} is applied, on top of the primitive reads
+ * and writes a database provides ({@link StoreTransaction}). Every {@link Store} calls this inside one
+ * transaction, so the rules below cannot drift between SQLite, the in-memory store the simulation runs,
+ * and any later database.
+ *
+ * <h2>Rules</h2>
+ *
+ * <ul>
+ *   <li><b>Order.</b> Records, then releases, then leases, then renewals, then orphaned leases, then the
+ *       sweep of expired leases; then each touched run's counters are written once. Two requests for one
+ *       job behave as if applied one after the other.
+ *   <li><b>Fencing (I3) and idempotent recording (I2).</b> An outcome is {@link RecordStatus#RECORDED}
+ *       only if its job is leased under the very token reported (the store's compare-and-set); it is
+ *       {@link RecordStatus#DUPLICATE} if the job is done under that token (the accepted holder's resend);
+ *       anything else, including a job that does not exist, is {@link RecordStatus#FENCED}. Only RECORDED
+ *       advances a run's ended count.
+ *   <li><b>Releases</b> apply only while the job is leased under their token (else STALE, nothing
+ *       changes); whether the job goes back to the queue or ends failed is the batch's {@link
+ *       RedeliveryPolicy}'s judgement with the job's stored history.
+ *   <li><b>Leases</b> come from the batch's runs in order, then dataset order. Eligibility depends only on
+ *       the batch's time, so once one request comes up short the rest find nothing and are not asked.
+ *   <li><b>Orphans and expiry.</b> A lease from before this coordinator that nobody claimed ends as
+ *       {@code COORDINATOR_RESTARTED}; a lease past its expiry ends as {@code LEASE_EXPIRED}. Both go
+ *       through the release path (policy, history, counters), with nobody to tell.
+ *   <li><b>Every ended attempt</b> gets one history row: when its lease began and ended (wall clock), how
+ *       it ended, and its durations (monotonic clocks; the wall-clock difference, never negative, only when
+ *       nobody measured it).
+ * </ul>
+ *
+ * <p>Stateless; thread-safe.
+ */
+public final class BatchRules {
+  private BatchRules() {}
+
+  /** The detail of an orphaned lease's ending. */
+  static final String ORPHAN_DETAIL = "the coordinator restarted while the attempt was leased, and no worker claimed it";
+
+  /**
+   * Applies a batch inside the caller's open transaction.
+   *
+   * @return what each request did
+   * @throws StoreException (or any runtime exception from {@code tx}) if a primitive fails or I2 would
+   *     break; the caller must roll the transaction back
+   */
+  public static StoreBatchResult apply(StoreBatch batch, StoreTransaction tx) {
+    Applier a = new Applier(batch.nowMillis(), batch.redelivery(), tx);
+
+    List<RecordStatus> recordStatuses = new ArrayList<>(batch.records().size());
+    for (RecordRequest r : batch.records()) {
+      recordStatuses.add(a.record(r));
+    }
+    List<ReleaseStatus> releaseStatuses = new ArrayList<>(batch.releases().size());
+    for (ReleaseRequest r : batch.releases()) {
+      releaseStatuses.add(a.release(r));
+    }
+    List<List<Assignment>> leases = new ArrayList<>(batch.leases().size());
+    boolean exhausted = false;
+    for (LeaseRequest l : batch.leases()) {
+      List<Assignment> got = exhausted ? List.of() : a.lease(l, batch.runIds());
+      exhausted |= got.size() < l.maxJobs();
+      leases.add(got);
+    }
+    List<RenewResult> renewals = new ArrayList<>(batch.renewals().size());
+    for (RenewRequest r : batch.renewals()) {
+      renewals.add(tx.renew(r));
+    }
+    List<ExpiredLease> ended = new ArrayList<>();
+    if (batch.orphans() != null) {
+      a.releaseOrphans(batch.orphans(), batch.runIds(), ended);
+    }
+    if (batch.sweepExpiredLeases()) {
+      a.sweepExpired(batch.runIds(), ended);
+    }
+    Map<Long, RunCounters> counters = a.writeCounters();
+
+    long nextNotBefore = Long.MAX_VALUE;
+    boolean pendingLeft = false;
+    for (long runId : batch.runIds()) {
+      StoreTransaction.PendingSummary p = tx.pending(runId, batch.nowMillis());
+      nextNotBefore = Math.min(nextNotBefore, p.nextNotBeforeMillis());
+      pendingLeft |= p.leasableNow();
+    }
+    return new StoreBatchResult(recordStatuses, releaseStatuses, leases, counters, nextNotBefore, pendingLeft,
+        renewals, ended);
+  }
+
+  /**
+   * Ends every lease of one run as {@code COORDINATOR_RESTARTED}, through the release path, inside the
+   * caller's open transaction: for a coordinator that knows no holder of them can come back.
+   *
+   * @return how many leases were ended
+   */
+  public static int releaseAllLeases(long runId, long nowMillis, RedeliveryPolicy redelivery, StoreTransaction tx) {
+    Applier a = new Applier(nowMillis, redelivery, tx);
+    List<ExpiredLease> ended = new ArrayList<>();
+    a.releaseOrphans(new OrphanRelease(Long.MAX_VALUE, java.util.Set.of()), List.of(runId), ended);
+    a.writeCounters();
+    return ended.size();
+  }
+
+  /** One application: the batch's time, its rules, and the counter deltas it gathers. */
+  private static final class Applier {
+    final long now;
+    final RedeliveryPolicy redelivery;
+    final StoreTransaction tx;
+    final Map<Long, CounterDelta> touched = new LinkedHashMap<>();
+    final Map<Long, AttemptLimits> limits = new HashMap<>();
+
+    Applier(long now, RedeliveryPolicy redelivery, StoreTransaction tx) {
+      this.now = now;
+      this.redelivery = redelivery;
+      this.tx = tx;
+    }
+
+    CounterDelta delta(long runId) {
+      return touched.computeIfAbsent(runId, k -> new CounterDelta());
+    }
+
+    RecordStatus record(RecordRequest r) {
+      JobRecord leased = tx.recordIfCurrent(r.jobId(), r.token(), r.worker(), r.outcome());
+      if (leased != null) {
+        delta(leased.runId()).recorded(r.outcome().verdict());
+        tx.addAttempt(attempt(leased, r.token(), r.worker(), "recorded", "", r.timing()));
+        return RecordStatus.RECORDED;
+      }
+      JobRecord j = tx.job(r.jobId());
+      if (j == null) {
+        return RecordStatus.FENCED; // no such job: charged to no run
+      }
+      if (j.state() == JobState.DONE && j.token() == r.token()) {
+        delta(j.runId()).duplicates++;
+        return RecordStatus.DUPLICATE;
+      }
+      delta(j.runId()).fenced++;
+      return RecordStatus.FENCED;
+    }
+
+    ReleaseStatus release(ReleaseRequest r) {
+      JobRecord j = tx.job(r.jobId());
+      if (j == null) {
+        return ReleaseStatus.STALE;
+      }
+      delta(j.runId()); // its counters are reported either way
+      if (j.state() != JobState.LEASED || j.token() != r.token()) {
+        return ReleaseStatus.STALE;
+      }
+      return end(j, r.failure(), r.notBeforeMillis(), r.where(), r.timing());
+    }
+
+    /** Ends the current lease of {@code j} retryably, as the policy judges. */
+    ReleaseStatus end(JobRecord j, InfraFailure failure, long notBeforeMillis, CaseState where, AttemptTiming timing) {
+      AttemptLimits l = limits.computeIfAbsent(j.runId(), tx::limits);
+      Judgement judgement = redelivery.judge(j.history(), failure, where, l);
+      CounterDelta d = delta(j.runId());
+      if (judgement.ending().terminal()) {
+        tx.fail(j.jobId(), judgement.failureReason(), judgement.history());
+        d.jobsFailed++;
+      } else {
+        tx.requeue(j.jobId(), notBeforeMillis, judgement.history());
+        d.redeliveries++;
+      }
+      tx.addAttempt(attempt(j, j.token(), j.owner(), RedeliveryPolicy.endingName(failure.kind()), failure.detail(), timing));
+      return judgement.ending().terminal() ? ReleaseStatus.FAILED : ReleaseStatus.RELEASED;
+    }
+
+    List<Assignment> lease(LeaseRequest l, List<Long> runIds) {
+      List<Assignment> out = new ArrayList<>();
+      for (long runId : runIds) {
+        int wanted = l.maxJobs() - out.size();
+        if (wanted <= 0) {
+          break;
+        }
+        List<Assignment> got = tx.lease(runId, l.worker(), wanted, now, l.leaseExpiryMillis());
+        if (!got.isEmpty()) {
+          delta(runId);
+          out.addAll(got);
+        }
+      }
+      return out;
+    }
+
+    void releaseOrphans(OrphanRelease orphans, List<Long> runIds, List<ExpiredLease> ended) {
+      for (long runId : runIds) {
+        for (JobRecord j : tx.leasesIssuedBefore(runId, orphans.leasedBeforeMillis())) {
+          if (!orphans.claimedJobIds().contains(j.jobId())) {
+            InfraFailure why = new InfraFailure(InfraFailure.Kind.COORDINATOR_RESTARTED, ORPHAN_DETAIL);
+            ReleaseStatus s = end(j, why, now, CaseState.UNKNOWN, AttemptTiming.NONE);
+            ended.add(new ExpiredLease(j.jobId(), j.token(), runId, why.kind(), s));
+          }
+        }
+      }
+    }
+
+    void sweepExpired(List<Long> runIds, List<ExpiredLease> ended) {
+      for (long runId : runIds) {
+        for (JobRecord j : tx.expiredLeases(runId, now)) {
+          InfraFailure why = new InfraFailure(InfraFailure.Kind.LEASE_EXPIRED,
+              "lease expired " + (now - j.leaseExpiryMillis()) + " ms ago without being renewed");
+          ReleaseStatus s = end(j, why, now, CaseState.UNKNOWN, AttemptTiming.NONE);
+          ended.add(new ExpiredLease(j.jobId(), j.token(), runId, why.kind(), s));
+        }
+      }
+    }
+
+    Map<Long, RunCounters> writeCounters() {
+      Map<Long, RunCounters> counters = new HashMap<>();
+      for (Map.Entry<Long, CounterDelta> e : touched.entrySet()) {
+        counters.put(e.getKey(), e.getValue().isZero() ? tx.counters(e.getKey())
+            : tx.addCounters(e.getKey(), e.getValue(), now));
+      }
+      return counters;
+    }
+
+    /** The history row of an attempt that ends now; its elapsed time falls back to the wall clock, never below 0. */
+    AttemptView attempt(JobRecord lease, long token, String worker, String ending, String detail, AttemptTiming t) {
+      long elapsed = t.elapsedMillis() != AttemptTiming.UNKNOWN ? t.elapsedMillis()
+          : Math.max(0, now - lease.leasedAtMillis());
+      return new AttemptView(lease.jobId(), token, worker, lease.leasedAtMillis(), now, ending, detail,
+          new AttemptTiming(elapsed, t.queuedMillis(), t.runMillis()));
+    }
+  }
+}

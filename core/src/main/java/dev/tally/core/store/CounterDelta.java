@@ -1,0 +1,84 @@
+package dev.tally.core.store;
+
+import dev.tally.core.Verdict;
+
+/**
+ * How one transaction moves one run's counters, summed over the transaction so that each touched run is
+ * written once. Only {@link BatchRules} adds to it; a store applies it to the run's row in the same
+ * transaction.
+ *
+ * <p>Thread-safety: none; one transaction's.
+ */
+public final class CounterDelta {
+  long passed;
+  long failed;
+  long errored;
+  long jobsFailed;
+  long duplicates;
+  long fenced;
+  long redeliveries;
+
+  void recorded(Verdict verdict) {
+    switch (verdict) {
+      case PASS -> passed++;
+      case FAIL -> failed++;
+      case ERROR -> errored++;
+    }
+  }
+
+  public long passed() {
+    return passed;
+  }
+
+  public long failed() {
+    return failed;
+  }
+
+  public long errored() {
+    return errored;
+  }
+
+  public long jobsFailed() {
+    return jobsFailed;
+  }
+
+  public long duplicatesSuppressed() {
+    return duplicates;
+  }
+
+  public long staleResultsFenced() {
+    return fenced;
+  }
+
+  public long redeliveries() {
+    return redeliveries;
+  }
+
+  /** Jobs this delta ends: recorded or failed. */
+  public long ended() {
+    return passed + failed + errored + jobsFailed;
+  }
+
+  /** Whether it changes nothing. */
+  public boolean isZero() {
+    return (passed | failed | errored | jobsFailed | duplicates | fenced | redeliveries) == 0;
+  }
+
+  /**
+   * The counters after this delta, for a store that keeps counters as values (a SQL store does the same
+   * in its UPDATE, guarded by the schema's CHECK).
+   *
+   * @throws StoreException if the run would count more ended jobs than it has (invariant I2): the
+   *     transaction must abort
+   */
+  public RunCounters applyTo(long runId, RunCounters before) {
+    long ended = before.recorded() + before.jobsFailed() + ended();
+    if (ended > before.total()) {
+      throw new StoreException("run " + runId + " would count " + ended + " ended jobs of " + before.total()
+          + " (I2: passed + failed + errored + jobs_failed <= total)");
+    }
+    return new RunCounters(before.total(), before.passed() + passed, before.failed() + failed,
+        before.errored() + errored, before.jobsFailed() + jobsFailed, before.duplicatesSuppressed() + duplicates,
+        before.staleResultsFenced() + fenced, before.redeliveries() + redeliveries);
+  }
+}

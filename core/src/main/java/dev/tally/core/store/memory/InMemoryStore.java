@@ -1,0 +1,646 @@
+package dev.tally.core.store.memory;
+
+import dev.tally.core.Assignment;
+import dev.tally.core.CaseRecord;
+import dev.tally.core.EvaluatorSpec;
+import dev.tally.core.Outcome;
+import dev.tally.core.RedeliveryPolicy;
+import dev.tally.core.RedeliveryPolicy.AttemptLimits;
+import dev.tally.core.RedeliveryPolicy.JobHistory;
+import dev.tally.core.store.AttemptView;
+import dev.tally.core.store.BatchRules;
+import dev.tally.core.store.CounterDelta;
+import dev.tally.core.store.JobRecord;
+import dev.tally.core.store.JobState;
+import dev.tally.core.store.JobView;
+import dev.tally.core.store.RunCounters;
+import dev.tally.core.store.RunSpec;
+import dev.tally.core.store.RunView;
+import dev.tally.core.store.Store;
+import dev.tally.core.store.StoreBatch;
+import dev.tally.core.store.StoreBatch.RenewRequest;
+import dev.tally.core.store.StoreBatch.RenewResult;
+import dev.tally.core.store.StoreBatchResult;
+import dev.tally.core.store.StoreException;
+import dev.tally.core.store.StoreTransaction;
+import dev.tally.core.store.WorkerStatus;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * A {@link Store} held in memory: the deterministic simulation's store, and the scheduler's tests'. It
+ * applies batches with the same {@link BatchRules} as {@code SqliteStore} (only the primitive reads and
+ * writes are its own, as maps instead of SQL) and passes the same contract suite, so that a simulation runs
+ * hundreds of histories a second on the real store semantics.
+ *
+ * <p><b>Durability.</b> The data lives in a state that outlives any one store instance: a simulation keeps
+ * it across a simulated coordinator crash and opens it again with {@link #reopen()} (a crash loses the
+ * scheduler's memory, not the store's), and {@link #open(Path)} maps a directory to one state for the whole
+ * JVM, so that opening the same directory twice opens the same store, as reopening a file does. A commit
+ * is "durable" the moment {@link #apply} returns.
+ *
+ * <p><b>Transactions.</b> Every write runs under the state's lock with an undo log (the first copy of
+ * every job and run row it touches, the attempts it appended), and a write that throws is rolled back
+ * whole. The schema's constraints are kept as checks that abort the transaction: one attempt per (job,
+ * token), and I2 ({@link CounterDelta#applyTo}).
+ *
+ * <p><b>Planted bugs.</b> Given a {@link PlantedBug}, the store's primitives misbehave on purpose, so that a
+ * simulation can prove its checker catches such a store.
+ *
+ * <p>Thread-safety: safe for use from many threads; all operations on one state are serialized.
+ */
+public final class InMemoryStore implements Store {
+
+  /**
+   * Bugs a store could have, planted on purpose (in the spirit of FoundationDB's BUGGIFY): a simulation
+   * runs with one to prove its checker finds it. Production never plants one.
+   */
+  public enum PlantedBug {
+    /** The compare-and-set also takes a resend of the accepted result as a new one (breaks I2). */
+    TAKE_RESENT_RESULTS,
+    /** The compare-and-set ignores the token: any report for a job not yet ended is taken (breaks I3). */
+    IGNORE_TOKENS
+  }
+
+  private static final Map<Path, State> BY_DIRECTORY = new ConcurrentHashMap<>();
+  /** Numbers the states made in this JVM, for their store ids (deterministic within one JVM). */
+  private static final AtomicLong STATES = new AtomicLong();
+
+  private final State state;
+  private final Clock clock;
+  private final PlantedBug bug;
+  private long commits;
+  private boolean closed;
+
+  private InMemoryStore(State state, Clock clock, PlantedBug bug) {
+    this.state = state;
+    this.clock = clock;
+    this.bug = bug;
+  }
+
+  /** A new, empty store with no planted bug, using {@code clock} for run creation times. */
+  public static InMemoryStore create(Clock clock) {
+    return new InMemoryStore(new State(), clock, null);
+  }
+
+  /**
+   * A new, empty store.
+   *
+   * @param clock wall time for run creation times
+   * @param bug a bug to plant, or null for a correct store
+   */
+  public static InMemoryStore create(Clock clock, PlantedBug bug) {
+    return new InMemoryStore(new State(), clock, bug);
+  }
+
+  /**
+   * Opens the store that lives in {@code dir} for this JVM (creating it, empty, the first time): two calls
+   * with one directory see the same data, as two opens of one SQLite file do. Nothing is written to disk.
+   */
+  public static InMemoryStore open(Path dir) {
+    State s = BY_DIRECTORY.computeIfAbsent(dir.toAbsolutePath().normalize(), d -> new State());
+    return new InMemoryStore(s, Clock.systemUTC(), null);
+  }
+
+  /**
+   * Opens this store's data again as a new instance, as a restarted coordinator opens the file its
+   * predecessor used: the data and the planted bug carry over, the commit count starts at 0. This instance
+   * is left as it is (a crashed process never closes its store).
+   */
+  public InMemoryStore reopen() {
+    return new InMemoryStore(state, clock, bug);
+  }
+
+  /**
+   * Makes every lease fail inside the store of {@code dir} (after the batch's records and releases have
+   * run) until the returned handle is closed: for the contract test of atomic batches.
+   */
+  public static AutoCloseable failLeasesIn(Path dir) {
+    State s = open(dir).state;
+    synchronized (s) {
+      s.failLeases = true;
+    }
+    return () -> {
+      synchronized (s) {
+        s.failLeases = false;
+      }
+    };
+  }
+
+  // ---- data -------------------------------------------------------------------------------------
+
+  /** All of one store's data; survives its store instances. Guarded by its own monitor. */
+  private static final class State {
+    /** Made with the state, kept across reopenings: the store's identity. */
+    final String storeId = "in-memory-" + STATES.incrementAndGet();
+    final TreeMap<Long, RunRow> runs = new TreeMap<>();
+    final TreeMap<Long, JobRow> jobs = new TreeMap<>();
+    /** Each run's job ids in dataset (position) order; fixed at creation. */
+    final Map<Long, long[]> jobsByPosition = new HashMap<>();
+    /** Ended attempts per job, in the order they were written. */
+    final Map<Long, List<AttemptView>> attempts = new HashMap<>();
+    final Map<String, WorkerStatus> workers = new LinkedHashMap<>();
+    long nextRunId = 1;
+    long nextJobId = 1;
+    boolean failLeases;
+  }
+
+  private static final class RunRow {
+    long id;
+    RunSpec spec;
+    long createdAt;
+    long finishedAt;
+    RunCounters counters;
+
+    RunRow copy() {
+      RunRow r = new RunRow();
+      r.id = id;
+      r.spec = spec;
+      r.createdAt = createdAt;
+      r.finishedAt = finishedAt;
+      r.counters = counters;
+      return r;
+    }
+
+    RunView view() {
+      return new RunView(id, spec, counters.finished(), createdAt, finishedAt, counters);
+    }
+  }
+
+  private static final class JobRow {
+    long id;
+    long runId;
+    int position;
+    String caseId;
+    String caseJson;
+    JobState state = JobState.PENDING;
+    long token;
+    String owner;
+    long leasedAt;
+    long leaseExpiry;
+    long notBefore;
+    Outcome outcome;
+    String worker;
+    String failureReason;
+    JobHistory history = new JobHistory(0, 0, 0);
+
+    JobRow copy() {
+      JobRow j = new JobRow();
+      j.id = id;
+      j.runId = runId;
+      j.position = position;
+      j.caseId = caseId;
+      j.caseJson = caseJson;
+      j.state = state;
+      j.token = token;
+      j.owner = owner;
+      j.leasedAt = leasedAt;
+      j.leaseExpiry = leaseExpiry;
+      j.notBefore = notBefore;
+      j.outcome = outcome;
+      j.worker = worker;
+      j.failureReason = failureReason;
+      j.history = history;
+      return j;
+    }
+
+    JobRecord record() {
+      return new JobRecord(id, runId, state, token, owner, leasedAt, leaseExpiry, history);
+    }
+
+    JobView view() {
+      String w = switch (state) {
+        case LEASED -> owner;
+        case DONE -> worker;
+        default -> null;
+      };
+      return new JobView(id, runId, position, caseId, state, token, history.attempts(), w,
+          state == JobState.DONE ? outcome : null, state == JobState.FAILED ? failureReason : null);
+    }
+  }
+
+  /** One open write transaction: the primitives {@link BatchRules} calls, with the undo log. */
+  private final class Tx implements StoreTransaction {
+    final Map<Long, JobRow> jobBefore = new HashMap<>();
+    final Map<Long, RunRow> runBefore = new HashMap<>();
+    final List<Long> attemptsAdded = new ArrayList<>();
+
+    /** The job's row, saved in the undo log before it is changed. */
+    JobRow write(long id) {
+      JobRow j = state.jobs.get(id);
+      if (j != null && !jobBefore.containsKey(id)) {
+        jobBefore.put(id, j.copy());
+      }
+      return j;
+    }
+
+    RunRow writeRun(long id) {
+      RunRow r = run(id);
+      if (!runBefore.containsKey(id)) {
+        runBefore.put(id, r.copy());
+      }
+      return r;
+    }
+
+    RunRow run(long id) {
+      RunRow r = state.runs.get(id);
+      if (r == null) {
+        throw new StoreException("run " + id + " vanished while its jobs were being changed");
+      }
+      return r;
+    }
+
+    @Override
+    public JobRecord job(long jobId) {
+      JobRow j = state.jobs.get(jobId);
+      return j == null ? null : j.record();
+    }
+
+    @Override
+    public JobRecord recordIfCurrent(long jobId, long token, String worker, Outcome outcome) {
+      JobRow j = state.jobs.get(jobId);
+      if (j == null) {
+        return null;
+      }
+      boolean current = j.state == JobState.LEASED && j.token == token;
+      if (bug == PlantedBug.IGNORE_TOKENS) {
+        current = j.state == JobState.LEASED || j.state == JobState.PENDING;
+      } else if (bug == PlantedBug.TAKE_RESENT_RESULTS && j.state == JobState.DONE && j.token == token) {
+        current = true;
+      }
+      if (!current) {
+        return null;
+      }
+      JobRecord before = j.record();
+      JobRow w = write(jobId);
+      w.state = JobState.DONE;
+      w.outcome = outcome;
+      w.worker = worker;
+      w.owner = null;
+      w.leaseExpiry = 0;
+      return before;
+    }
+
+    @Override
+    public void requeue(long jobId, long notBeforeMillis, JobHistory history) {
+      JobRow w = write(jobId);
+      w.state = JobState.PENDING;
+      w.owner = null;
+      w.leaseExpiry = 0;
+      w.notBefore = notBeforeMillis;
+      w.history = history;
+    }
+
+    @Override
+    public void fail(long jobId, String reason, JobHistory history) {
+      JobRow w = write(jobId);
+      w.state = JobState.FAILED;
+      w.owner = null;
+      w.leaseExpiry = 0;
+      w.failureReason = reason;
+      w.history = history;
+    }
+
+    @Override
+    public void addAttempt(AttemptView a) {
+      List<AttemptView> list = state.attempts.computeIfAbsent(a.jobId(), k -> new ArrayList<>());
+      if (bug == null) {
+        for (AttemptView other : list) {
+          if (other.token() == a.token()) {
+            // The attempts table's primary key (job_id, token): one ended attempt per lease.
+            throw new StoreException("attempt (job " + a.jobId() + ", token " + a.token() + ") is already recorded");
+          }
+        }
+      }
+      list.add(a);
+      attemptsAdded.add(a.jobId());
+    }
+
+    @Override
+    public List<Assignment> lease(long runId, String worker, int maxJobs, long nowMillis, long leaseExpiryMillis) {
+      if (state.failLeases) {
+        throw new IllegalStateException("injected lease failure");
+      }
+      long[] ids = state.jobsByPosition.get(runId);
+      if (ids == null) {
+        return List.of();
+      }
+      EvaluatorSpec evaluator = run(runId).spec.evaluator();
+      List<Assignment> out = new ArrayList<>();
+      for (long id : ids) {
+        if (out.size() >= maxJobs) {
+          break;
+        }
+        JobRow j = state.jobs.get(id);
+        if (j.state != JobState.PENDING || j.notBefore > nowMillis) {
+          continue;
+        }
+        JobRow w = write(id);
+        w.state = JobState.LEASED;
+        w.token++;
+        w.history = new JobHistory(w.history.attempts() + 1, w.history.lostStreak(), w.history.timeouts());
+        w.owner = worker;
+        w.leasedAt = nowMillis;
+        w.leaseExpiry = leaseExpiryMillis;
+        out.add(new Assignment(w.id, runId, w.token, w.history.attempts(), w.caseId, w.caseJson, evaluator));
+      }
+      return out;
+    }
+
+    @Override
+    public RenewResult renew(RenewRequest r) {
+      JobRow j = state.jobs.get(r.jobId());
+      if (j == null || j.state != JobState.LEASED || j.token != r.token()) {
+        return RenewResult.NOT_CURRENT;
+      }
+      write(j.id).leaseExpiry = r.leaseExpiryMillis();
+      return new RenewResult(true, j.runId, j.history.attempts());
+    }
+
+    @Override
+    public List<JobRecord> expiredLeases(long runId, long nowMillis) {
+      List<JobRecord> found = leases(runId, j -> j.leaseExpiry < nowMillis);
+      found.sort(Comparator.comparingLong(JobRecord::leaseExpiryMillis).thenComparingLong(JobRecord::jobId));
+      return found;
+    }
+
+    @Override
+    public List<JobRecord> leasesIssuedBefore(long runId, long beforeMillis) {
+      List<JobRecord> found = leases(runId, j -> j.leasedAt < beforeMillis);
+      found.sort(Comparator.comparingLong(JobRecord::jobId));
+      return found;
+    }
+
+    private List<JobRecord> leases(long runId, java.util.function.Predicate<JobRow> which) {
+      long[] ids = state.jobsByPosition.get(runId);
+      List<JobRecord> found = new ArrayList<>();
+      if (ids != null) {
+        for (long id : ids) {
+          JobRow j = state.jobs.get(id);
+          if (j.state == JobState.LEASED && which.test(j)) {
+            found.add(j.record());
+          }
+        }
+      }
+      return found;
+    }
+
+    @Override
+    public AttemptLimits limits(long runId) {
+      return run(runId).spec.limits();
+    }
+
+    @Override
+    public RunCounters addCounters(long runId, CounterDelta delta, long nowMillis) {
+      RunRow r = writeRun(runId);
+      boolean wasFinished = r.counters.finished();
+      r.counters = delta.applyTo(runId, r.counters);
+      if (!wasFinished && r.counters.finished()) {
+        r.finishedAt = nowMillis;
+      }
+      return r.counters;
+    }
+
+    @Override
+    public RunCounters counters(long runId) {
+      return run(runId).counters;
+    }
+
+    @Override
+    public PendingSummary pending(long runId, long nowMillis) {
+      long next = Long.MAX_VALUE;
+      boolean now = false;
+      long[] ids = state.jobsByPosition.get(runId);
+      if (ids != null) {
+        for (long id : ids) {
+          JobRow j = state.jobs.get(id);
+          if (j.state == JobState.PENDING) {
+            if (j.notBefore > nowMillis) {
+              next = Math.min(next, j.notBefore);
+            } else {
+              now = true;
+            }
+          }
+        }
+      }
+      return new PendingSummary(next, now);
+    }
+
+    void rollback() {
+      jobBefore.forEach(state.jobs::put);
+      runBefore.forEach(state.runs::put);
+      for (int i = attemptsAdded.size() - 1; i >= 0; i--) {
+        List<AttemptView> list = state.attempts.get(attemptsAdded.get(i));
+        list.remove(list.size() - 1);
+      }
+    }
+  }
+
+  // ---- writes -----------------------------------------------------------------------------------
+
+  /** {@inheritDoc} Also refuses two cases with one position; a run with no cases is finished at creation. */
+  @Override
+  public long createRun(RunSpec spec, List<CaseRecord> cases) {
+    CaseRecord.requireUnique(cases);
+    synchronized (state) {
+      ensureOpen("createRun");
+      long now = clock.millis();
+      RunRow run = new RunRow();
+      run.id = state.nextRunId++;
+      // Stored as SQLite stores it: the case timeout in whole milliseconds.
+      EvaluatorSpec e = spec.evaluator();
+      run.spec = new RunSpec(spec.dataset(),
+          new EvaluatorSpec(e.kind(), e.options(), Duration.ofMillis(e.caseTimeout().toMillis())), spec.limits(),
+          spec.datasetDigest());
+      run.createdAt = now;
+      run.counters = RunCounters.empty(cases.size());
+      run.finishedAt = cases.isEmpty() ? now : 0;
+      state.runs.put(run.id, run);
+      List<JobRow> rows = new ArrayList<>(cases.size());
+      for (CaseRecord c : cases) {
+        JobRow j = new JobRow();
+        j.id = state.nextJobId++;
+        j.runId = run.id;
+        j.position = c.position();
+        j.caseId = c.caseId();
+        j.caseJson = c.caseJson();
+        state.jobs.put(j.id, j);
+        rows.add(j);
+      }
+      rows.sort(Comparator.comparingInt(j -> j.position));
+      state.jobsByPosition.put(run.id, rows.stream().mapToLong(j -> j.id).toArray());
+      commits++;
+      return run.id;
+    }
+  }
+
+  /** {@inheritDoc} */
+  @Override
+  public StoreBatchResult apply(StoreBatch batch) {
+    return write("apply: a batch of " + batch.records().size() + " records, " + batch.releases().size()
+        + " releases and " + batch.leases().size() + " lease requests failed; none of it was applied",
+        tx -> BatchRules.apply(batch, tx), !batch.isEmpty());
+  }
+
+  /** {@inheritDoc} */
+  @Override
+  public int releaseLeases(long runId, long nowMillis, RedeliveryPolicy redelivery) {
+    return write("releaseLeases: releasing the leases of run " + runId + " failed; nothing changed",
+        tx -> BatchRules.releaseAllLeases(runId, nowMillis, redelivery, tx), true);
+  }
+
+  private <T> T write(String failure, java.util.function.Function<Tx, T> work, boolean counts) {
+    synchronized (state) {
+      ensureOpen("write");
+      Tx tx = new Tx();
+      try {
+        T result = work.apply(tx);
+        if (counts) {
+          commits++;
+        }
+        return result;
+      } catch (RuntimeException | Error e) {
+        tx.rollback();
+        if (e instanceof StoreException || e instanceof Error) {
+          throw e;
+        }
+        throw new StoreException(failure, e);
+      }
+    }
+  }
+
+  /** {@inheritDoc} */
+  @Override
+  public void saveWorkerStatuses(List<WorkerStatus> statuses) {
+    if (statuses.isEmpty()) {
+      return;
+    }
+    synchronized (state) {
+      ensureOpen("saveWorkerStatuses");
+      for (WorkerStatus w : statuses) {
+        state.workers.put(w.workerId(), w);
+      }
+      commits++;
+    }
+  }
+
+  // ---- reads ------------------------------------------------------------------------------------
+
+  /** {@inheritDoc} */
+  @Override
+  public String storeId() {
+    return state.storeId;
+  }
+
+  /** {@inheritDoc} */
+  @Override
+  public List<WorkerStatus> workerStatuses() {
+    synchronized (state) {
+      ensureOpen("workerStatuses");
+      List<WorkerStatus> out = new ArrayList<>(state.workers.values());
+      out.sort(Comparator.comparing(WorkerStatus::name).thenComparing(WorkerStatus::workerId));
+      return out;
+    }
+  }
+
+  /** {@inheritDoc} */
+  @Override
+  public Optional<RunView> run(long runId) {
+    synchronized (state) {
+      ensureOpen("run");
+      RunRow r = state.runs.get(runId);
+      return r == null ? Optional.empty() : Optional.of(r.view());
+    }
+  }
+
+  /** {@inheritDoc} */
+  @Override
+  public List<RunView> runs() {
+    synchronized (state) {
+      ensureOpen("runs");
+      return state.runs.values().stream().map(RunRow::view).toList();
+    }
+  }
+
+  /** {@inheritDoc} */
+  @Override
+  public List<JobView> jobs(long runId) {
+    synchronized (state) {
+      ensureOpen("jobs");
+      long[] ids = state.jobsByPosition.get(runId);
+      if (ids == null) {
+        return List.of();
+      }
+      List<JobView> out = new ArrayList<>(ids.length);
+      for (long id : ids) {
+        out.add(state.jobs.get(id).view());
+      }
+      return out;
+    }
+  }
+
+  /** {@inheritDoc} */
+  @Override
+  public List<AttemptView> attempts(long runId) {
+    synchronized (state) {
+      ensureOpen("attempts");
+      long[] ids = state.jobsByPosition.get(runId);
+      if (ids == null) {
+        return List.of();
+      }
+      long[] sorted = ids.clone();
+      Arrays.sort(sorted);
+      List<AttemptView> out = new ArrayList<>();
+      for (long id : sorted) {
+        List<AttemptView> list = state.attempts.get(id);
+        if (list != null) {
+          List<AttemptView> byToken = new ArrayList<>(list);
+          byToken.sort(Comparator.comparingLong(AttemptView::token)); // stable: a planted bug may repeat a token
+          out.addAll(byToken);
+        }
+      }
+      return out;
+    }
+  }
+
+  /** {@inheritDoc} */
+  @Override
+  public long commits() {
+    synchronized (state) {
+      return commits;
+    }
+  }
+
+  /** Closes this instance (the data stays for {@link #reopen} and {@link #open}). Idempotent. */
+  @Override
+  public void close() {
+    synchronized (state) {
+      closed = true;
+    }
+  }
+
+  private void ensureOpen(String operation) {
+    if (closed) {
+      throw new StoreException(operation + ": the store is closed");
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "InMemoryStore" + (bug == null ? "" : "[planted " + bug + "]");
+  }
+}

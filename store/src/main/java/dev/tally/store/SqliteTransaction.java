@@ -1,0 +1,398 @@
+package dev.tally.store;
+
+import dev.tally.core.Assignment;
+import dev.tally.core.Outcome;
+import dev.tally.core.RedeliveryPolicy.AttemptLimits;
+import dev.tally.core.RedeliveryPolicy.JobHistory;
+import dev.tally.core.store.AttemptTiming;
+import dev.tally.core.store.AttemptView;
+import dev.tally.core.store.CounterDelta;
+import dev.tally.core.store.JobRecord;
+import dev.tally.core.store.JobState;
+import dev.tally.core.store.RunCounters;
+import dev.tally.core.store.RunSpec;
+import dev.tally.core.store.StoreBatch.RenewRequest;
+import dev.tally.core.store.StoreBatch.RenewResult;
+import dev.tally.core.store.StoreTransaction;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Types;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * SQLite's primitives for {@link dev.tally.core.store.BatchRules}: each a prepared statement (prepared once
+ * per connection, reused), run inside the write transaction {@link SqliteStore} opened. The fencing check
+ * and the write of a record are one statement ({@code UPDATE ... WHERE state = 'leased' AND token = ?}): a
+ * stale token updates no row.
+ *
+ * <p>A database error surfaces as {@link SqlFailure} (unchecked, wrapping the {@link SQLException}), which
+ * {@link SqliteStore} unwraps when it rolls back. Attempt rows are inserted as one JDBC batch, by {@link
+ * #flush()}, before the commit.
+ *
+ * <p>Thread-safety: none; used under the store's write lock.
+ */
+final class SqliteTransaction implements StoreTransaction {
+
+  /** A database error inside a primitive; {@link SqliteStore} unwraps it and rolls back. */
+  static final class SqlFailure extends RuntimeException {
+    SqlFailure(SQLException cause) {
+      super(cause.getMessage(), cause);
+    }
+
+    SQLException sqlCause() {
+      return (SQLException) getCause();
+    }
+  }
+
+  /** Reads a run's spec (cached: specs never change). */
+  @FunctionalInterface
+  interface Specs {
+    RunSpec spec(long runId) throws SQLException;
+  }
+
+  private static final String JOB_RECORD_COLUMNS =
+      "id, run_id, state, token, owner, leased_at_millis, lease_expiry_millis, attempts, lost_streak, timeouts";
+
+  private final Statements s;
+  private final Specs specs;
+
+  SqliteTransaction(Statements statements, Specs specs) {
+    this.s = statements;
+    this.specs = specs;
+  }
+
+  @FunctionalInterface
+  private interface Sql<T> {
+    T run() throws SQLException;
+  }
+
+  private static <T> T sql(Sql<T> work) {
+    try {
+      return work.run();
+    } catch (SQLException e) {
+      throw new SqlFailure(e);
+    }
+  }
+
+  private static JobRecord jobRecord(ResultSet rs) throws SQLException {
+    return new JobRecord(rs.getLong(1), rs.getLong(2), JobState.valueOf(rs.getString(3).toUpperCase(Locale.ROOT)),
+        rs.getLong(4), rs.getString(5), rs.getLong(6), rs.getLong(7),
+        new JobHistory(rs.getInt(8), rs.getInt(9), rs.getInt(10)));
+  }
+
+  private static List<JobRecord> jobRecords(PreparedStatement q) throws SQLException {
+    List<JobRecord> out = new ArrayList<>();
+    try (ResultSet rs = q.executeQuery()) {
+      while (rs.next()) {
+        out.add(jobRecord(rs));
+      }
+    }
+    return out;
+  }
+
+  @Override
+  public JobRecord job(long jobId) {
+    return sql(() -> {
+      s.selectJob.setLong(1, jobId);
+      try (ResultSet rs = s.selectJob.executeQuery()) {
+        return rs.next() ? jobRecord(rs) : null;
+      }
+    });
+  }
+
+  @Override
+  public JobRecord recordIfCurrent(long jobId, long token, String worker, Outcome o) {
+    return sql(() -> {
+      PreparedStatement q = s.recordOutcome;
+      q.setString(1, o.verdict().wireName());
+      if (o.score() == null) {
+        q.setNull(2, Types.REAL);
+      } else {
+        q.setDouble(2, o.score());
+      }
+      q.setString(3, o.outputTail());
+      q.setLong(4, o.durationMillis());
+      q.setString(5, worker);
+      q.setLong(6, jobId);
+      q.setLong(7, token);
+      try (ResultSet rs = q.executeQuery()) {
+        if (!rs.next()) {
+          return null;
+        }
+        return new JobRecord(jobId, rs.getLong(1), JobState.LEASED, token, null, rs.getLong(2), 0,
+            new JobHistory(rs.getInt(3), rs.getInt(4), rs.getInt(5)));
+      }
+    });
+  }
+
+  @Override
+  public void requeue(long jobId, long notBeforeMillis, JobHistory h) {
+    sql(() -> {
+      PreparedStatement q = s.requeueJob;
+      q.setLong(1, notBeforeMillis);
+      q.setInt(2, h.attempts());
+      q.setInt(3, h.lostStreak());
+      q.setInt(4, h.timeouts());
+      q.setLong(5, jobId);
+      return q.executeUpdate();
+    });
+  }
+
+  @Override
+  public void fail(long jobId, String reason, JobHistory h) {
+    sql(() -> {
+      PreparedStatement q = s.failJob;
+      q.setString(1, reason);
+      q.setInt(2, h.attempts());
+      q.setInt(3, h.lostStreak());
+      q.setInt(4, h.timeouts());
+      q.setLong(5, jobId);
+      return q.executeUpdate();
+    });
+  }
+
+  @Override
+  public void addAttempt(AttemptView a) {
+    sql(() -> {
+      PreparedStatement q = s.insertAttempt;
+      q.setLong(1, a.jobId());
+      q.setLong(2, a.token());
+      q.setString(3, a.worker());
+      q.setLong(4, a.startedAtMillis());
+      q.setLong(5, a.endedAtMillis());
+      q.setString(6, a.ending());
+      q.setString(7, a.detail());
+      setDuration(q, 8, a.timing().elapsedMillis());
+      setDuration(q, 9, a.timing().queuedMillis());
+      setDuration(q, 10, a.timing().runMillis());
+      q.addBatch();
+      return null;
+    });
+  }
+
+  private static void setDuration(PreparedStatement q, int index, long millis) throws SQLException {
+    if (millis == AttemptTiming.UNKNOWN) {
+      q.setNull(index, Types.INTEGER);
+    } else {
+      q.setLong(index, millis);
+    }
+  }
+
+  /** Inserts the attempt rows gathered so far; called before the commit. */
+  void flush() {
+    sql(() -> s.insertAttempt.executeBatch());
+  }
+
+  private record Leased(long jobId, long runId, int position, long token, int attempt, String caseId, String caseJson) {}
+
+  @Override
+  public List<Assignment> lease(long runId, String worker, int maxJobs, long nowMillis, long leaseExpiryMillis) {
+    return sql(() -> {
+      PreparedStatement q = s.leaseJobs;
+      q.setString(1, worker);
+      q.setLong(2, nowMillis);
+      q.setLong(3, leaseExpiryMillis);
+      q.setLong(4, runId);
+      q.setLong(5, nowMillis);
+      q.setInt(6, maxJobs);
+      List<Leased> rows = new ArrayList<>(Math.min(maxJobs, 1024));
+      try (ResultSet rs = q.executeQuery()) {
+        while (rs.next()) {
+          rows.add(new Leased(rs.getLong(1), rs.getLong(2), rs.getInt(3), rs.getLong(4), rs.getInt(5),
+              rs.getString(6), rs.getString(7)));
+        }
+      }
+      // SQLite does not promise RETURNING rows in any order; callers get dataset order.
+      rows.sort(Comparator.comparingInt(Leased::position));
+      List<Assignment> out = new ArrayList<>(rows.size());
+      if (!rows.isEmpty()) {
+        var evaluator = specs.spec(runId).evaluator();
+        for (Leased r : rows) {
+          out.add(new Assignment(r.jobId(), r.runId(), r.token(), r.attempt(), r.caseId(), r.caseJson(), evaluator));
+        }
+      }
+      return out;
+    });
+  }
+
+  @Override
+  public RenewResult renew(RenewRequest r) {
+    return sql(() -> {
+      PreparedStatement q = s.renewLease;
+      q.setLong(1, r.leaseExpiryMillis());
+      q.setLong(2, r.jobId());
+      q.setLong(3, r.token());
+      try (ResultSet rs = q.executeQuery()) {
+        return rs.next() ? new RenewResult(true, rs.getLong(1), rs.getInt(2)) : RenewResult.NOT_CURRENT;
+      }
+    });
+  }
+
+  @Override
+  public List<JobRecord> expiredLeases(long runId, long nowMillis) {
+    return sql(() -> {
+      s.selectExpiredLeases.setLong(1, runId);
+      s.selectExpiredLeases.setLong(2, nowMillis);
+      return jobRecords(s.selectExpiredLeases);
+    });
+  }
+
+  @Override
+  public List<JobRecord> leasesIssuedBefore(long runId, long beforeMillis) {
+    return sql(() -> {
+      s.selectLeasesIssuedBefore.setLong(1, runId);
+      s.selectLeasesIssuedBefore.setLong(2, beforeMillis);
+      return jobRecords(s.selectLeasesIssuedBefore);
+    });
+  }
+
+  @Override
+  public AttemptLimits limits(long runId) {
+    return sql(() -> specs.spec(runId).limits());
+  }
+
+  @Override
+  public RunCounters addCounters(long runId, CounterDelta d, long nowMillis) {
+    return sql(() -> {
+      long ended = d.ended();
+      PreparedStatement q = s.addCounters;
+      q.setLong(1, d.passed());
+      q.setLong(2, d.failed());
+      q.setLong(3, d.errored());
+      q.setLong(4, d.jobsFailed());
+      q.setLong(5, d.duplicatesSuppressed());
+      q.setLong(6, d.staleResultsFenced());
+      q.setLong(7, d.redeliveries());
+      q.setLong(8, ended);
+      q.setLong(9, ended);
+      q.setLong(10, nowMillis);
+      q.setLong(11, runId);
+      return countersOf(q, runId);
+    });
+  }
+
+  @Override
+  public RunCounters counters(long runId) {
+    return sql(() -> {
+      s.selectCounters.setLong(1, runId);
+      return countersOf(s.selectCounters, runId);
+    });
+  }
+
+  private static RunCounters countersOf(PreparedStatement q, long runId) throws SQLException {
+    try (ResultSet rs = q.executeQuery()) {
+      if (!rs.next()) {
+        throw new SQLException("run " + runId + " vanished while its jobs were being changed");
+      }
+      return SqliteStore.counters(rs, 1);
+    }
+  }
+
+  @Override
+  public PendingSummary pending(long runId, long nowMillis) {
+    return sql(() -> {
+      PreparedStatement q = s.pendingSummary;
+      q.setLong(1, runId);
+      q.setLong(2, nowMillis);
+      q.setLong(3, runId);
+      q.setLong(4, nowMillis);
+      try (ResultSet rs = q.executeQuery()) {
+        rs.next();
+        long min = rs.getLong(1);
+        long next = rs.wasNull() ? Long.MAX_VALUE : min;
+        return new PendingSummary(next, rs.getBoolean(2));
+      }
+    });
+  }
+
+  /** The write connection's statements, prepared once: the hot path never parses SQL. */
+  static final class Statements {
+    final PreparedStatement insertRun;
+    final PreparedStatement insertOption;
+    final PreparedStatement insertJob;
+    final PreparedStatement recordOutcome;
+    final PreparedStatement selectJob;
+    final PreparedStatement failJob;
+    final PreparedStatement requeueJob;
+    final PreparedStatement insertAttempt;
+    final PreparedStatement leaseJobs;
+    final PreparedStatement addCounters;
+    final PreparedStatement selectCounters;
+    final PreparedStatement pendingSummary;
+    final PreparedStatement renewLease;
+    final PreparedStatement selectExpiredLeases;
+    final PreparedStatement selectLeasesIssuedBefore;
+    final PreparedStatement begin;
+    final PreparedStatement commit;
+    final PreparedStatement rollback;
+
+    Statements(Connection c) throws SQLException {
+      begin = c.prepareStatement("BEGIN IMMEDIATE");
+      commit = c.prepareStatement("COMMIT");
+      rollback = c.prepareStatement("ROLLBACK");
+      insertRun = c.prepareStatement(
+          "INSERT INTO runs (dataset, evaluator_kind, case_timeout_millis, max_attempts, timeout_retries,"
+              + " created_at_millis, finished_at_millis, state, total, dataset_digest)"
+              + " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id");
+      insertOption = c.prepareStatement("INSERT INTO run_options (run_id, key, value) VALUES (?, ?, ?)");
+      insertJob = c.prepareStatement(
+          "INSERT INTO jobs (run_id, position, case_id, case_json) VALUES (?, ?, ?, ?)");
+      // The fencing check and the write are one statement: accepted only under the current lease.
+      recordOutcome = c.prepareStatement(
+          "UPDATE jobs SET state = 'done', verdict = ?, score = ?, output_tail = ?, duration_millis = ?,"
+              + " worker = ?, owner = NULL, lease_expiry_millis = NULL"
+              + " WHERE id = ? AND state = 'leased' AND token = ?"
+              + " RETURNING run_id, leased_at_millis, attempts, lost_streak, timeouts");
+      selectJob = c.prepareStatement("SELECT " + JOB_RECORD_COLUMNS + " FROM jobs WHERE id = ?");
+      failJob = c.prepareStatement(
+          "UPDATE jobs SET state = 'failed', owner = NULL, lease_expiry_millis = NULL, failure_reason = ?,"
+              + " attempts = ?, lost_streak = ?, timeouts = ? WHERE id = ?");
+      requeueJob = c.prepareStatement(
+          "UPDATE jobs SET state = 'pending', owner = NULL, lease_expiry_millis = NULL, not_before_millis = ?,"
+              + " attempts = ?, lost_streak = ?, timeouts = ? WHERE id = ?");
+      insertAttempt = c.prepareStatement(
+          "INSERT INTO attempts (job_id, token, worker, started_at_millis, ended_at_millis, ending, detail,"
+              + " elapsed_millis, queued_millis, run_millis) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+      // One run at a time, walking that run's part of the partial index in dataset order.
+      leaseJobs = c.prepareStatement(
+          "UPDATE jobs SET state = 'leased', token = token + 1, attempts = attempts + 1, owner = ?,"
+              + " leased_at_millis = ?, lease_expiry_millis = ?"
+              + " WHERE id IN (SELECT id FROM jobs INDEXED BY jobs_pending_in_order"
+              + "   WHERE run_id = ? AND state = 'pending' AND not_before_millis <= ? ORDER BY position LIMIT ?)"
+              + " RETURNING id, run_id, position, token, attempts, case_id, case_json");
+      addCounters = c.prepareStatement(
+          "UPDATE runs SET passed = passed + ?, failed = failed + ?, errored = errored + ?,"
+              + " jobs_failed = jobs_failed + ?, duplicates_suppressed = duplicates_suppressed + ?,"
+              + " stale_results_fenced = stale_results_fenced + ?, redeliveries = redeliveries + ?,"
+              // SET expressions see the old row: old ended + this batch's ended.
+              + " state = CASE WHEN state = 'active' AND passed + failed + errored + jobs_failed + ? >= total"
+              + "   THEN 'finished' ELSE state END,"
+              + " finished_at_millis = CASE WHEN state = 'active'"
+              + "   AND passed + failed + errored + jobs_failed + ? >= total THEN ? ELSE finished_at_millis END"
+              + " WHERE id = ?"
+              + " RETURNING " + SqliteStore.COUNTER_COLUMNS);
+      selectCounters = c.prepareStatement("SELECT " + SqliteStore.COUNTER_COLUMNS + " FROM runs WHERE id = ?");
+      renewLease = c.prepareStatement(
+          "UPDATE jobs SET lease_expiry_millis = ? WHERE id = ? AND token = ? AND state = 'leased'"
+              + " RETURNING run_id, attempts");
+      selectExpiredLeases = c.prepareStatement(
+          "SELECT " + JOB_RECORD_COLUMNS + " FROM jobs INDEXED BY jobs_leased_by_run_expiry"
+              + " WHERE run_id = ? AND state = 'leased' AND lease_expiry_millis < ? ORDER BY lease_expiry_millis, id");
+      selectLeasesIssuedBefore = c.prepareStatement(
+          "SELECT " + JOB_RECORD_COLUMNS + " FROM jobs INDEXED BY jobs_leased_by_run_expiry"
+              + " WHERE run_id = ? AND state = 'leased' AND leased_at_millis < ? ORDER BY id");
+      // Two seeks on one run's part of the not-before index: the next backoff to end, and whether anything
+      // is leasable now.
+      pendingSummary = c.prepareStatement(
+          "SELECT (SELECT min(not_before_millis) FROM jobs INDEXED BY jobs_pending_by_run_not_before"
+              + "   WHERE run_id = ? AND state = 'pending' AND not_before_millis > ?),"
+              + " EXISTS (SELECT 1 FROM jobs INDEXED BY jobs_pending_by_run_not_before"
+              + "   WHERE run_id = ? AND state = 'pending' AND not_before_millis <= ?)");
+    }
+  }
+}
