@@ -71,8 +71,10 @@ import org.slf4j.LoggerFactory;
  * </ol>
  *
  * <p>Time is passed in: every method that needs it takes a monotonic reading in nanoseconds (a {@link
- * dev.tally.core.Ticker}'s), and the core reads no clock. It never blocks, schedules or changes threads;
- * the only thread it lets others reach it by is the {@code owner} {@link Executor} its handle uses.
+ * dev.tally.core.Ticker}'s), and the core reads no clock. It never blocks, schedules or changes threads:
+ * the handle it makes reaches it from other threads through the {@code owner} {@link Executor} the
+ * driver gave it, and everything else the simulation must provide is an interface too (the port, the
+ * registry, the events sink).
  *
  * <p>Thread-safety: not thread-safe. Every method is called on the session's owner thread (the channel's
  * event loop; the simulation's one thread). Other threads reach the session through its {@link
