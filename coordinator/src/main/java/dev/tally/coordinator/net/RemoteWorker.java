@@ -1,44 +1,57 @@
 package dev.tally.coordinator.net;
 
 import dev.tally.core.Assignment;
+import dev.tally.core.Ticker;
 import dev.tally.core.schedule.Ack;
 import dev.tally.core.schedule.HeldLease;
 import dev.tally.core.schedule.WorkerHandle;
 import dev.tally.protocol.Abandon;
 import dev.tally.protocol.Envelope;
-import dev.tally.protocol.mapping.WireMapping;
 import dev.tally.protocol.ResultAck;
+import dev.tally.protocol.mapping.WireMapping;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
 
 /**
- * The {@link WorkerHandle} of one remote worker session: what the scheduler dispatches through. Each call
- * builds its frames on the caller's thread, then hops to the connection's event loop (or runs there
- * directly when already on it) to write them, with one flush per call: a batch of assignments costs one
- * system call, not one per assignment.
+ * The {@link WorkerHandle} of one remote worker session: what the scheduler dispatches through, made by
+ * the session's {@link ConnectionCore} when it accepts the worker's Hello. Each call builds its frames on
+ * the caller's thread, then hops to the session's owner thread (or runs there directly when already on
+ * it) to hand them to the core, with one flush per call: a batch of assignments costs one system call, not
+ * one per assignment.
  *
  * <p>Sending after the session ended is not an error: the frames are dropped, and the session's end
  * reaches the scheduler as {@link dev.tally.core.schedule.WorkerEvents#workerLost}. No method blocks or
  * throws for the state of the connection.
+ *
+ * <p>{@link #acceptingWork()} is false while the connection's failure detector is at or above its drain
+ * level, and for the rest of the session once the worker said {@code Drain} (it is shutting down).
  *
  * <p>Thread-safety: every method is safe from any thread. Identity: one instance per session, so two
  * sessions of the same worker (before and after a reconnect) are different handles with the same
  * {@link #workerId()}.
  */
 public final class RemoteWorker implements WorkerHandle {
-  private final WorkerConnection connection;
+  private final ConnectionCore core;
+  private final Executor owner;
+  private final Ticker ticker;
   private final String workerId;
   private final String name;
   private final int dispatchWindow;
   private final List<HeldLease> heldAtJoin;
   private final int slots;
-  // Written by the connection's reaper check on its event loop, read by the scheduler's thread.
-  private volatile boolean draining;
+  // Written by the core on the owner thread, read by the scheduler's thread.
+  private volatile boolean suspected;
+  private volatile boolean workerDraining;
   private volatile String suspicion = "";
 
-  RemoteWorker(WorkerConnection connection, String workerId, String name, int slots, int dispatchWindow, List<HeldLease> heldAtJoin) {
-    this.connection = connection;
+  RemoteWorker(ConnectionCore core, Executor owner, Ticker ticker, String workerId, String name, int slots,
+      int dispatchWindow, List<HeldLease> heldAtJoin) {
+    this.core = core;
+    this.owner = owner;
+    this.ticker = ticker;
     this.slots = slots;
     this.workerId = workerId;
     this.name = name;
@@ -46,10 +59,13 @@ public final class RemoteWorker implements WorkerHandle {
     this.heldAtJoin = List.copyOf(heldAtJoin);
   }
 
-  /** False while the connection's failure detector is at or above its drain level. */
+  /**
+   * False while the connection's failure detector is at or above its drain level, and from the worker's
+   * {@code Drain} on.
+   */
   @Override
   public boolean acceptingWork() {
-    return !draining;
+    return !suspected && !workerDraining;
   }
 
   @Override
@@ -57,10 +73,9 @@ public final class RemoteWorker implements WorkerHandle {
     return suspicion;
   }
 
-  /** Called by the connection's liveness check, on its event loop. */
-  void suspicion(double level, boolean draining, String description) {
-    this.draining = draining;
-    this.suspicion = description;
+  /** Whether the worker said {@code Drain} on this session: it is shutting down and takes no new work. */
+  public boolean workerDraining() {
+    return workerDraining;
   }
 
   /** The worker's slots, from its Hello. */
@@ -105,7 +120,7 @@ public final class RemoteWorker implements WorkerHandle {
     for (Assignment a : copy) {
       frames.add(Envelope.newBuilder().setAssign(WireMapping.toWire(a)).build());
     }
-    connection.onLoop(() -> connection.writeAssignments(copy, frames));
+    owner.execute(() -> core.writeAssignments(copy, frames, ticker.nanos()));
   }
 
   /** Sends one ResultAck frame holding every entry. */
@@ -119,7 +134,7 @@ public final class RemoteWorker implements WorkerHandle {
       b.addEntries(WireMapping.toWire(ack));
     }
     Envelope frame = Envelope.newBuilder().setResultAck(b).build();
-    connection.onLoop(() -> connection.writeAndFlush(frame));
+    owner.execute(() -> core.send(frame, ticker.nanos()));
   }
 
   @Override
@@ -127,17 +142,49 @@ public final class RemoteWorker implements WorkerHandle {
     Envelope frame = Envelope.newBuilder()
         .setAbandon(Abandon.newBuilder().setJobId(jobId).setToken(token).setReason(Objects.toString(reason, "")))
         .build();
-    connection.onLoop(() -> connection.writeAndFlush(frame));
+    owner.execute(() -> core.send(frame, ticker.nanos()));
   }
 
   /** Sends Goodbye with the reason and closes; workerLost follows with "closed by coordinator: reason". */
   @Override
   public void close(String reason) {
-    connection.closeFromAnyThread("closed by coordinator: " + reason);
+    closeFromAnyThread("closed by coordinator: " + reason);
   }
 
   @Override
   public String toString() {
-    return "RemoteWorker[" + workerId + " '" + name + "' at " + connection.remoteAddress() + "]";
+    return "RemoteWorker[" + workerId + " '" + name + "' at " + core.peer() + "]";
+  }
+
+  // ---- for the cores (same package) ----
+
+  /** Closes the session with exactly {@code reason} (a Goodbye first), from any thread. */
+  void closeFromAnyThread(String reason) {
+    owner.execute(() -> core.close(reason));
+  }
+
+  /** Completes once the session has ended: see {@link ConnectionCore}. */
+  CompletableFuture<Void> ended() {
+    return core.ended();
+  }
+
+  /** The peer's address, for logs. */
+  String peer() {
+    return core.peer();
+  }
+
+  /** The liveness check's verdict, on the owner thread: draining or not, and the suspicion in words. */
+  void suspicion(boolean suspected, String description) {
+    this.suspected = suspected;
+    this.suspicion = description;
+  }
+
+  /** Marks the worker draining for the rest of the session; returns false if it already was. Owner thread. */
+  boolean markWorkerDraining() {
+    if (workerDraining) {
+      return false;
+    }
+    workerDraining = true;
+    return true;
   }
 }

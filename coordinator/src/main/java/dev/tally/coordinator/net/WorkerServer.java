@@ -23,8 +23,6 @@ import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.Objects;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongFunction;
 import org.slf4j.Logger;
@@ -32,7 +30,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The coordinator's worker port: a Netty TCP server that gives every accepted socket its own
- * {@link WorkerConnection} (the connection actor) and reports sessions to a {@link WorkerEvents} sink.
+ * {@link WorkerConnection} (the connection actor's Netty driver, over a {@link ConnectionCore}) and reports
+ * sessions to a {@link WorkerEvents} sink.
  *
  * <p>Usage:
  *
@@ -44,9 +43,9 @@ import org.slf4j.LoggerFactory;
  * }
  * }</pre>
  *
- * <p>The server also keeps the map from worker id to its live connection: a {@code Hello} with a worker
- * id that already has a live connection closes the older one ("superseded by a new session") before the
- * new one joins.
+ * <p>The server also keeps the map from worker id to its live session ({@link LiveSessions}): a {@code
+ * Hello} with a worker id that already has a live session closes the older one ("superseded by a new
+ * session") before the new one joins.
  *
  * <p>Thread-safety: {@link #port()} and {@link #close()} are safe from any thread. Connections run on the
  * server's I/O event loops.
@@ -64,19 +63,18 @@ public final class WorkerServer implements AutoCloseable {
   public static final int MAX_WORKER_SLOTS = 4_096;
 
   private final Settings settings;
-  private final WorkerEvents events;
   private final String storeId;
   private final EventLoopGroup bossGroup;
   private final EventLoopGroup ioGroup;
   private final ChannelGroup allChannels = new DefaultChannelGroup("tally-workers", GlobalEventExecutor.INSTANCE);
-  private final ConcurrentMap<String, WorkerConnection> liveByWorkerId = new ConcurrentHashMap<>();
+  private final ConnectionCore.Context context;
   private final Channel serverChannel;
   private volatile boolean closed;
 
   private WorkerServer(InetSocketAddress listen, Settings settings, WorkerEvents events, String storeId) {
     this.settings = settings;
-    this.events = events;
     this.storeId = storeId;
+    this.context = new ConnectionCore.Context(settings, storeId, events, new LiveSessions());
     this.bossGroup = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
     this.ioGroup = new MultiThreadIoEventLoopGroup(settings.ioThreads(), NioIoHandler.newFactory());
     ServerBootstrap bootstrap = new ServerBootstrap()
@@ -93,7 +91,7 @@ public final class WorkerServer implements AutoCloseable {
             }
             allChannels.add(ch);
             FrameCodec.install(ch.pipeline(), settings.maxFrameBytes());
-            ch.pipeline().addLast("tally-connection", new WorkerConnection(WorkerServer.this, ch));
+            ch.pipeline().addLast("tally-connection", new WorkerConnection(WorkerServer.this, context, ch));
           }
         });
     try {
@@ -175,7 +173,7 @@ public final class WorkerServer implements AutoCloseable {
   }
 
   /**
-   * Stops accepting, closes every connection (each joined session reports
+   * Stops accepting, closes every connection with a Goodbye (each joined session reports
    * {@link WorkerEvents#workerLost} with reason "coordinator shutting down") and stops the I/O threads.
    * Idempotent; blocks for at most a few seconds.
    */
@@ -186,8 +184,11 @@ public final class WorkerServer implements AutoCloseable {
     }
     closed = true;
     serverChannel.close().awaitUninterruptibly();
-    for (WorkerConnection c : liveByWorkerId.values()) {
-      c.closeFromAnyThread("coordinator shutting down");
+    for (Channel ch : allChannels) {
+      WorkerConnection c = ch.pipeline().get(WorkerConnection.class);
+      if (c != null) {
+        c.closeFromAnyThread("coordinator shutting down");
+      }
     }
     allChannels.close().awaitUninterruptibly(SHUTDOWN_TIMEOUT_MILLIS);
     shutdownGroups();
@@ -202,31 +203,9 @@ public final class WorkerServer implements AutoCloseable {
 
   // ---- for WorkerConnection (same package) ----
 
+  /** Whether {@link #close()} has begun: a connection that ends now was closed by the coordinator. */
   boolean isClosing() {
     return closed;
-  }
-
-  WorkerEvents events() {
-    return events;
-  }
-
-  /** Registers {@code c} as {@code workerId}'s live connection; returns the one it replaces, or null. */
-  WorkerConnection register(String workerId, WorkerConnection c) {
-    WorkerConnection previous = liveByWorkerId.put(workerId, c);
-    return previous == c ? null : previous;
-  }
-
-  /**
-   * Puts {@code predecessor} back as {@code workerId}'s live connection if {@code c}, which superseded it
-   * but never joined, still holds the entry.
-   */
-  void restore(String workerId, WorkerConnection c, WorkerConnection predecessor) {
-    liveByWorkerId.replace(workerId, c, predecessor);
-  }
-
-  /** Removes {@code c} if it is still {@code workerId}'s live connection (a successor may have replaced it). */
-  void unregister(String workerId, WorkerConnection c) {
-    liveByWorkerId.remove(workerId, c);
   }
 
   /**
@@ -356,8 +335,12 @@ public final class WorkerServer implements AutoCloseable {
       return slots + (prefetch == 0 ? slots : prefetch);
     }
 
-    /** How often a connection asks its detector whether it is convicted: min(window / 10, 250 ms). */
-    Duration reapCheckPeriod() {
+    /**
+     * How often a connection asks its detector whether it is convicted: a tenth of the detection window,
+     * at most {@link #MAX_REAP_CHECK_PERIOD} (100 ms), at least 1 ms. A driver of {@link ConnectionCore}
+     * calls its liveness check at this period.
+     */
+    public Duration reapCheckPeriod() {
       Duration tenth = detectionWindow.dividedBy(10);
       Duration period = tenth.compareTo(MAX_REAP_CHECK_PERIOD) < 0 ? tenth : MAX_REAP_CHECK_PERIOD;
       return period.isZero() ? Duration.ofMillis(1) : period;

@@ -17,13 +17,15 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * A worker peer over a plain {@link Socket}, writing real frames by hand (independently of FrameCodec).
- * A reader thread queues every frame the coordinator sends and notes when the coordinator closes.
+ * A reader thread queues every frame the coordinator sends, but its heartbeats (which an idle session gets
+ * at any time, and which {@link #heartbeatsReceived} counts), and notes when the coordinator closes.
  */
 final class WirePeer implements AutoCloseable {
   private final Socket socket;
   private final DataOutputStream out;
   private final BlockingQueue<Envelope> inbox = new LinkedBlockingQueue<>();
   private final AtomicLong heartbeatSeq = new AtomicLong();
+  private final AtomicLong heartbeatsReceived = new AtomicLong();
   private volatile boolean closedByServer;
   /** System.nanoTime() of the last frame or bytes this peer sent. */
   volatile long lastSentNanos;
@@ -62,7 +64,12 @@ final class WirePeer implements AutoCloseable {
         int length = in.readInt();
         byte[] body = new byte[length];
         in.readFully(body);
-        inbox.add(Envelope.parseFrom(body));
+        Envelope e = Envelope.parseFrom(body);
+        if (e.hasHeartbeat()) {
+          heartbeatsReceived.incrementAndGet();
+        } else {
+          inbox.add(e);
+        }
       }
     } catch (EOFException e) {
       closedByServer = true;
@@ -89,7 +96,7 @@ final class WirePeer implements AutoCloseable {
     send(Envelope.newBuilder().setHeartbeat(Heartbeat.newBuilder().setSeq(heartbeatSeq.incrementAndGet())).build());
   }
 
-  /** The next frame from the coordinator; fails the test if none arrives within 5 s. */
+  /** The next frame from the coordinator but a heartbeat; fails the test if none arrives within 5 s. */
   Envelope next() {
     try {
       Envelope e = inbox.poll(5, TimeUnit.SECONDS);
@@ -101,7 +108,12 @@ final class WirePeer implements AutoCloseable {
     }
   }
 
-  /** Frames received and not yet taken. */
+  /** How many heartbeats the coordinator has sent this peer. */
+  long heartbeatsReceived() {
+    return heartbeatsReceived.get();
+  }
+
+  /** Frames received and not yet taken (heartbeats aside). */
   int pending() {
     return inbox.size();
   }

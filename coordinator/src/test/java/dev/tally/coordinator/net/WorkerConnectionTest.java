@@ -12,6 +12,7 @@ import dev.tally.core.schedule.WorkerHandle;
 import dev.tally.coordinator.net.RecordingEvents.Event;
 import dev.tally.coordinator.net.RecordingEvents.Kind;
 import dev.tally.protocol.Assign;
+import dev.tally.protocol.Drain;
 import dev.tally.protocol.Envelope;
 import dev.tally.protocol.Goodbye;
 import dev.tally.protocol.Outcome;
@@ -139,6 +140,14 @@ class WorkerConnectionTest {
     } finally {
       beat.shutdownNow();
     }
+  }
+
+  @Test
+  void anIdleSessionHearsTheCoordinatorsHeartbeats() throws Exception {
+    start(INTERVAL, Duration.ofSeconds(30)); // a long window: the quiet peer is not reaped meanwhile
+    WirePeer peer = joined("idle", 1);
+    await().atMost(Duration.ofSeconds(10)).until(() -> peer.heartbeatsReceived() >= 3);
+    assertThat(peer.pending()).as("nothing but heartbeats after the Welcome").isZero();
   }
 
   @Test
@@ -340,6 +349,22 @@ class WorkerConnectionTest {
     WorkerHandle handle = awaitJoined("leaver");
     peer.close();
     assertThat(awaitLost(handle).reason()).isEqualTo("closed by peer");
+  }
+
+  @Test
+  void aWorkerThatSaysDrainKeepsItsSessionAndResultsButGetsNoNewWork() throws Exception {
+    startPatient();
+    WirePeer peer = joined("leaving", 1);
+    WorkerHandle handle = awaitJoined("leaving");
+    assertThat(handle.acceptingWork()).isTrue();
+
+    peer.send(Envelope.newBuilder().setDrain(Drain.newBuilder().setReason("SIGTERM")).build());
+    peer.send(passResult(4, 40));
+
+    await().atMost(Duration.ofSeconds(5)).until(() -> events.reports(handle).size() == 1);
+    assertThat(handle.acceptingWork()).isFalse();
+    assertThat(events.lost(handle)).isEmpty();
+    assertThat(peer.closedByServer()).isFalse();
   }
 
   @Test

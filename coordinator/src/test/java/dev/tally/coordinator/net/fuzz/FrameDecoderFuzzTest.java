@@ -96,7 +96,7 @@ class FrameDecoderFuzzTest {
     if (last instanceof Item.Refused r && !r.tooLong()) {
       // A well-delimited frame that is not an Envelope fails in the Envelope decoder, downstream of the
       // frame decoder, which goes on splitting the rest of that read: frames after the bad one may still
-      // come up. The connection's owner must ignore them (WorkerConnection does: it is CLOSED by then).
+      // come up. The connection's owner must ignore them (ConnectionCore does: it is CLOSED by then).
       assertThat(decoded).as("frames decoded").hasSizeGreaterThanOrEqualTo(want.size());
       assertThat(decoded.subList(0, want.size())).as("frames decoded before the refusal").isEqualTo(want);
     } else {

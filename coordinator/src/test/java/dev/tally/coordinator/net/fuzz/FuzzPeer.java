@@ -17,7 +17,8 @@ import java.util.concurrent.TimeUnit;
 /**
  * A peer on the worker port over a plain socket, writing whatever bytes it is given. A reader thread keeps
  * every frame the coordinator sends (so that our receive buffer never fills, which would make our close
- * a reset) and notes when the coordinator's side ends.
+ * a reset) and notes when the coordinator's side ends. {@link #next} skips the coordinator's heartbeats,
+ * which a joined session may get at any time; {@link #received} lists them with the rest.
  *
  * <p>A write after the coordinator closed the connection is not an error here: a hostile peer does not
  * stop to listen. Thread-safety: {@link #send} from one thread at a time; the rest from any thread.
@@ -47,7 +48,9 @@ final class FuzzPeer implements AutoCloseable {
         in.readFully(body);
         Envelope e = Envelope.parseFrom(body);
         received.add(e.getBodyCase());
-        inbox.add(e);
+        if (!e.hasHeartbeat()) {
+          inbox.add(e);
+        }
       }
     } catch (EOFException e) {
       // the coordinator closed
@@ -81,7 +84,7 @@ final class FuzzPeer implements AutoCloseable {
     return send(Step.frame(e.toByteArray()));
   }
 
-  /** The next frame from the coordinator, or null if none within {@code timeout}. */
+  /** The next frame from the coordinator but a heartbeat, or null if none within {@code timeout}. */
   Envelope next(Duration timeout) throws InterruptedException {
     return inbox.poll(timeout.toMillis(), TimeUnit.MILLISECONDS);
   }

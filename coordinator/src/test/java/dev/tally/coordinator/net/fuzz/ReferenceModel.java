@@ -15,22 +15,22 @@ import java.util.function.Predicate;
 
 /**
  * What the coordinator must do with one connection's bytes, worked out independently of the code under
- * test, from the wire format in {@code tally.proto} and the conversation rules in WorkerConnection's
+ * test, from the wire format in {@code tally.proto} and the conversation rules in ConnectionCore's
  * class doc. The fuzz properties compare the real server with this, event for event.
  *
  * <p>The model reads the whole byte stream a peer sent, in order: frames up to the first refused one are
  * handled; the refusal (or the first frame the conversation does not allow) ends the session; a trailing
  * incomplete frame is never handled, and the end of the stream ends the session as "closed by peer".
  *
- * <p>The limits below mirror WorkerConnection's package-private constants; if they change there, a
+ * <p>The limits below mirror ConnectionCore's constants; if they change there, a
  * property fails here and names the frame that disagrees.
  */
 final class ReferenceModel {
   /** WorkerServer.MAX_WORKER_SLOTS, written out: the model does not take its limits from the code it checks. */
   static final int MAX_SLOTS = 4_096;
-  /** WorkerConnection.MAX_ID_CHARS. */
+  /** ConnectionCore.MAX_ID_CHARS. */
   static final int MAX_ID_CHARS = 256;
-  /** WorkerConnection.MAX_QUOTED_REASON_CHARS: how much of a worker's Goodbye reason the lost reason quotes. */
+  /** ConnectionCore.MAX_QUOTED_REASON_CHARS: how much of a worker's Goodbye reason the lost reason quotes. */
   static final int MAX_QUOTED_REASON_CHARS = 200;
 
   private ReferenceModel() {}
@@ -119,6 +119,7 @@ final class ReferenceModel {
       }
       switch (e.getBodyCase()) {
         case HEARTBEAT -> { }
+        case DRAIN -> { } // the worker is shutting down gracefully: no event, its handle takes no new work
         case RESULT -> {
           AttemptReport report = report(e.getResult());
           if (report == null) {

@@ -10,7 +10,7 @@ import org.junit.jupiter.api.Test;
 /**
  * Regression for a fuzz finding: a frame limit the settings accept (here 40 bytes) is smaller than the
  * Goodbye the server sends when it refuses a connection. The Goodbye's encoder failure comes back
- * synchronously into WorkerConnection.exceptionCaught as an EncoderException, which refuses again with a
+ * synchronously into WorkerConnection.exceptionCaught as an EncoderException (the core's CANNOT_SEND), which refuses again with a
  * new Goodbye, which fails again: unbounded recursion, a StackOverflowError that kills the I/O thread
  * (every connection on that event loop is then dead, none is reported lost) and leaves logback's
  * ThrowableProxy class unusable for the rest of the JVM.

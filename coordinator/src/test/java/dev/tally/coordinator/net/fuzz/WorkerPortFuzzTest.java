@@ -216,9 +216,18 @@ class WorkerPortFuzzTest {
         .isTrue();
   }
 
-  /** What the coordinator sends a fuzzed peer: Welcome only first and only if it joined; Goodbye only last. */
+  /**
+   * What the coordinator sends a fuzzed peer: Welcome only first and only if it joined; Goodbye only last;
+   * heartbeats (when the session was idle for long) only between the two.
+   */
   private static void checkFramesReceived(FuzzPeer peer, Expected want) {
-    List<Envelope.BodyCase> got = peer.received();
+    List<Envelope.BodyCase> all = peer.received();
+    int firstHeartbeat = all.indexOf(Envelope.BodyCase.HEARTBEAT);
+    if (firstHeartbeat >= 0) {
+      assertThat(all.subList(0, firstHeartbeat)).as("frames before the coordinator's first heartbeat")
+          .contains(Envelope.BodyCase.WELCOME).doesNotContain(Envelope.BodyCase.GOODBYE);
+    }
+    List<Envelope.BodyCase> got = all.stream().filter(b -> b != Envelope.BodyCase.HEARTBEAT).toList();
     assertThat(got).as("frames sent to the fuzzed peer").doesNotHaveDuplicates();
     if (!want.joined()) {
       assertThat(got).as("frames sent to a peer that never joins").doesNotContain(Envelope.BodyCase.WELCOME);
