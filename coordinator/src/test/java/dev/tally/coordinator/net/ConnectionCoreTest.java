@@ -285,8 +285,8 @@ class ConnectionCoreTest {
               .setKind(dev.tally.protocol.InfraFailure.Kind.TIMEOUT).setDetail("ran past 30000ms"))).build());
 
       assertThat(world.recorded.reports(c.handle())).containsExactly(
-          AttemptReport.of(1, 10, new dev.tally.core.Outcome(dev.tally.core.Verdict.PASS, null, "", 1)),
-          AttemptReport.failed(2, 11, new InfraFailure(InfraFailure.Kind.TIMEOUT, "ran past 30000ms")));
+          AttemptReport.of(1, 10, new dev.tally.core.Outcome(dev.tally.core.Verdict.PASS, null, "", 1)).withTiming(0, 1),
+          AttemptReport.failed(2, 11, new InfraFailure(InfraFailure.Kind.TIMEOUT, "ran past 30000ms")).withTiming(0, 0));
       assertThat(c.closed).isFalse();
     }
 
