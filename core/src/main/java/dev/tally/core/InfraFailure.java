@@ -23,15 +23,22 @@ public record InfraFailure(Kind kind, String detail) {
     /** The coordinator restarted while the attempt was leased. */
     COORDINATOR_RESTARTED,
     /** Nobody renewed the lease before it expired (its holder was not heard from). */
-    LEASE_EXPIRED;
+    LEASE_EXPIRED,
+    /**
+     * The worker gave the job back without starting it: it is draining (shutting down gracefully, or
+     * told to by the coordinator) and will not run it. Neither the case's failure nor the worker's: the
+     * job is simply free to run elsewhere.
+     */
+    HANDED_BACK;
 
     /**
-     * Whether a worker may report this kind. {@code TIMEOUT}, {@code SIGNALED} and {@code
-     * EVALUATOR_CRASHED} happen on the worker; the other kinds are the coordinator's judgement of a
-     * worker or a lease, and no worker can say them about itself (they have no wire form).
+     * Whether a worker may report this kind. {@code TIMEOUT}, {@code SIGNALED}, {@code
+     * EVALUATOR_CRASHED} and {@code HANDED_BACK} happen on the worker; the other kinds are the
+     * coordinator's judgement of a worker or a lease, and no worker can say them about itself (they have
+     * no wire form).
      */
     public boolean reportedByWorkers() {
-      return this == TIMEOUT || this == SIGNALED || this == EVALUATOR_CRASHED;
+      return this == TIMEOUT || this == SIGNALED || this == EVALUATOR_CRASHED || this == HANDED_BACK;
     }
   }
 

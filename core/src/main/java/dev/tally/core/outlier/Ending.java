@@ -16,9 +16,10 @@ public enum Ending {
   /** Timeout, crash or unasked-for signal on the worker: counts against it. */
   INFRA_FAILURE,
   /**
-   * The attempt was lost with its connection, or with a coordinator restart. Ignored: it neither counts
-   * as a failure nor breaks a run of them. Silence is the failure detectors' to judge (DESIGN.md
-   * section 4), and counting it here too would punish one death twice.
+   * The attempt was lost with its connection, or with a coordinator restart, or handed back unstarted by
+   * a draining worker. Ignored: it neither counts as a failure nor breaks a run of them. Silence is the
+   * failure detectors' to judge (DESIGN.md section 4), and counting it here too would punish one death
+   * twice; a hand-back says nothing about the worker's health at all.
    */
   LOST;
 
@@ -37,6 +38,7 @@ public enum Ending {
       case WORKER_LOST:
       case COORDINATOR_RESTARTED:
       case LEASE_EXPIRED:
+      case HANDED_BACK:
         return LOST;
       default:
         throw new IllegalArgumentException("unknown infrastructure failure kind " + kind);

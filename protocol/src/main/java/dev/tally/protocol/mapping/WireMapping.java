@@ -132,6 +132,7 @@ public final class WireMapping {
     dev.tally.protocol.InfraFailure.Kind kind = switch (f.kind()) {
       case TIMEOUT -> dev.tally.protocol.InfraFailure.Kind.TIMEOUT;
       case SIGNALED -> dev.tally.protocol.InfraFailure.Kind.SIGNALED;
+      case HANDED_BACK -> dev.tally.protocol.InfraFailure.Kind.HANDED_BACK;
       default -> dev.tally.protocol.InfraFailure.Kind.EVALUATOR_CRASHED;
     };
     return dev.tally.protocol.InfraFailure.newBuilder()
@@ -188,6 +189,7 @@ public final class WireMapping {
       case TIMEOUT -> new InfraFailure(InfraFailure.Kind.TIMEOUT, f.getDetail());
       case SIGNALED -> new InfraFailure(InfraFailure.Kind.SIGNALED, f.getDetail());
       case EVALUATOR_CRASHED -> new InfraFailure(InfraFailure.Kind.EVALUATOR_CRASHED, f.getDetail());
+      case HANDED_BACK -> new InfraFailure(InfraFailure.Kind.HANDED_BACK, f.getDetail());
       case KIND_UNSPECIFIED, UNRECOGNIZED -> new InfraFailure(
           InfraFailure.Kind.EVALUATOR_CRASHED, "unknown failure kind " + f.getKindValue() + ": " + f.getDetail());
     };

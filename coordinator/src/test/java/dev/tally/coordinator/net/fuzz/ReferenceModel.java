@@ -186,6 +186,7 @@ final class ReferenceModel {
           case 1 -> new InfraFailure(InfraFailure.Kind.TIMEOUT, f.getDetail());
           case 2 -> new InfraFailure(InfraFailure.Kind.SIGNALED, f.getDetail());
           case 3 -> new InfraFailure(InfraFailure.Kind.EVALUATOR_CRASHED, f.getDetail());
+          case 4 -> new InfraFailure(InfraFailure.Kind.HANDED_BACK, f.getDetail());
           default -> new InfraFailure(InfraFailure.Kind.EVALUATOR_CRASHED,
               "unknown failure kind " + f.getKindValue() + ": " + f.getDetail());
         };
