@@ -118,7 +118,7 @@ final class ReferenceModel {
         continue;
       }
       switch (e.getBodyCase()) {
-        case HEARTBEAT -> { }
+        case HEARTBEAT, DRAIN -> { } // a worker's Drain: it takes no new jobs, the session goes on
         case RESULT -> {
           AttemptReport report = report(e.getResult());
           if (report == null) {
