@@ -128,7 +128,7 @@ public final class WorkerCommand implements Callable<Integer> {
     if (signalExit.get() >= 0) {
       return signalExit.get();
     }
-    if (how != null && how.kind().exitCode() != 0) {
+    if (how != null && how.kind() != Termination.Kind.STOPPED) {
       spec.commandLine().getErr().println("tally worker: " + how.detail());
     }
     return how == null ? 0 : how.kind().exitCode();
