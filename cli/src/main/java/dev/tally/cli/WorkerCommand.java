@@ -102,11 +102,6 @@ public final class WorkerCommand implements Callable<Integer> {
     WorkerSession session = new WorkerSession(settings.build());
     // Any other way out of the JVM (System.exit when the parent is gone, SIGHUP) stops at once.
     Runtime.getRuntime().addShutdownHook(new Thread(session::close, "tally-worker-stop"));
-    AtomicInteger signalExit = new AtomicInteger(-1);
-    AtomicInteger signals = new AtomicInteger();
-    for (String signal : STOP_SIGNALS) {
-      Signal.handle(new Signal(signal), s -> onSignal(s, session, signals, signalExit));
-    }
     ScheduledExecutorService watchdog = Executors.newSingleThreadScheduledExecutor(r -> {
       Thread t = new Thread(r, "tally-parent-watch");
       t.setDaemon(true);
@@ -123,6 +118,13 @@ public final class WorkerCommand implements Callable<Integer> {
       }, 1, 1, TimeUnit.SECONDS);
     }
     session.start();
+    // After start(): a drain needs a started session. A signal before this point ends the JVM the
+    // default way, through the shutdown hook.
+    AtomicInteger signalExit = new AtomicInteger(-1);
+    AtomicInteger signals = new AtomicInteger();
+    for (String signal : STOP_SIGNALS) {
+      Signal.handle(new Signal(signal), s -> onSignal(s, session, signals, signalExit));
+    }
     session.awaitTermination();
     Termination how = session.termination();
     if (signalExit.get() >= 0) {

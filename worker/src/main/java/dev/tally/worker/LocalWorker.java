@@ -87,7 +87,7 @@ public final class LocalWorker implements WorkerHandle {
       throw new IllegalArgumentException("prefetch must be >= 0, got " + prefetch);
     }
     LocalWorker worker = new LocalWorker(name, slots, prefetch, Objects.requireNonNull(events), evaluatorFactory, ticker);
-    worker.slots.start();
+    worker.slots.startThreads();
     events.workerJoined(worker);
     return worker;
   }

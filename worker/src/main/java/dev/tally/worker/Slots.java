@@ -133,7 +133,8 @@ final class Slots implements CaseRunner {
     }
   }
 
-  void start() {
+  /** Starts the slot threads; once. */
+  void startThreads() {
     threads.forEach(Thread::start);
   }
 

@@ -132,7 +132,7 @@ public final class WorkerSession implements AutoCloseable {
     }
     log.info("worker {} ({}) starting: {} slots, coordinator {}:{}",
         settings.workerId(), settings.name(), settings.slots(), settings.host(), settings.port());
-    slots.start();
+    slots.startThreads();
     onLoop(() -> core.start(now()));
   }
 
