@@ -26,7 +26,10 @@ import org.junit.jupiter.api.io.TempDir;
 class WorkerDrainProcessTest {
   @TempDir Path dir;
 
-  /** A dataset of one long case (id {@code long}) first, then {@code shorts} cases of 300 ms. */
+  /**
+   * A dataset of one long case (id {@code long}, sleeping {@code longMillis} with the sleep evaluator)
+   * first, then {@code shorts} cases of 300 ms.
+   */
   private Path dataset(long longMillis, int shorts) throws Exception {
     List<String> lines = new ArrayList<>();
     lines.add("{\"id\":\"long\",\"millis\":" + longMillis + "}");
@@ -111,19 +114,27 @@ class WorkerDrainProcessTest {
     }
   }
 
+  /** A second signal stops at once: the running case's process is killed, and the exit code says why. */
   @Test
-  void aSecondSigtermDuringTheDrainStopsAtOnce() throws Exception {
+  void aSecondSigtermDuringTheDrainStopsAtOnceAndKillsTheRunningCase() throws Exception {
     int port = Ports.freeFixedLoopbackPort();
     Path db = dir.resolve("t.db");
-    try (TallyProcess run = coordinator(dataset(120_000, 2), db, port);
+    // Each case writes its process id where the test can see it: the case has really started, and
+    // afterwards, whether its process is gone.
+    try (TallyProcess run = TallyProcess.start(dir, "run.log", List.of(
+            "run", dataset(0, 2).toString(), "--listen=127.0.0.1:" + port, "--workers=0", "--prefetch=2", "--db=" + db,
+            "--evaluator=exec", "--cmd=sh -c 'echo $$ > case-{id}.pid; exec sleep 120'",
+            "--out=" + dir.resolve("results.jsonl"), "--summary=" + dir.resolve("summary.json"), "--no-progress"));
         TallyProcess drainer = TallyProcess.start(dir, "drainer.log", List.of(
             "worker", "--coordinator=127.0.0.1:" + port, "--slots=1", "--name=drainer"))) {
-      await("the long case runs on the drainer").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100))
-          .until(() -> leasedTo(db, "long", "drainer"));
+      Path pidFile = dir.resolve("case-long.pid");
+      await("the long case runs").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100))
+          .until(() -> Files.exists(pidFile) && !Files.readString(pidFile).isBlank());
+      long casePid = Long.parseLong(Files.readString(pidFile).trim());
       TallyProcess.signal(drainer.process.pid(), "TERM");
       await("draining").atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(100))
           .until(() -> drainer.output().contains("received SIGTERM: draining"));
-      assertThat(drainer.process.isAlive()).as("the 120 s case keeps it draining").isTrue();
+      assertThat(drainer.process.isAlive()).as("the 120 s case keeps it draining; output:%n%s", drainer.output()).isTrue();
 
       long secondAt = System.nanoTime();
       TallyProcess.signal(drainer.process.pid(), "TERM");
@@ -131,8 +142,11 @@ class WorkerDrainProcessTest {
       assertThat(drainer.waitFor(30)).as("drainer output:%n%s", drainer.output()).isEqualTo(128 + 15);
       assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - secondAt)).as("at once").isLessThan(10_000);
       assertThat(drainer.output()).contains("received SIGTERM again: stopping at once");
+      await("the case's process is killed").atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(100))
+          .until(() -> ProcessHandle.of(casePid).map(p -> !p.isAlive()).orElse(true));
       await("the coordinator takes the long case back").atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(100))
           .until(() -> job(db, "long").map(j -> j.state() == JobState.PENDING).orElse(false));
+      assertThat(Files.exists(dir.resolve("case-s0.pid"))).as("the queued cases never started").isFalse();
     }
   }
 
