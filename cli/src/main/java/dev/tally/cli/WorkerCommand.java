@@ -71,8 +71,8 @@ public final class WorkerCommand implements Callable<Integer> {
   Duration drainTimeout;
 
   @Option(names = "--give-up-after", converter = DurationConverter.class,
-      description = "Exit (code 1) after this long without a Welcome from the coordinator, counted from start or"
-          + " from losing it (default: never give up).")
+      description = "Exit (code 1) after this long without a coordinator taking this worker in (unreachable, or"
+          + " not answering), counted from start or from losing the last one (default: never give up).")
   Duration giveUpAfter;
 
   @Option(names = "--parent-pid", hidden = true, description = "Exit when this process is gone (used by tally run for its local workers).")
@@ -130,7 +130,8 @@ public final class WorkerCommand implements Callable<Integer> {
     if (signalExit.get() >= 0) {
       return signalExit.get();
     }
-    if (how != null && how.kind() != Termination.Kind.STOPPED) {
+    if (how != null && how.kind() == Termination.Kind.DRAINED) {
+      // The other endings are logged as warnings or errors already, with this same detail.
       spec.commandLine().getErr().println("tally worker: " + how.detail());
     }
     return how == null ? 0 : how.kind().exitCode();

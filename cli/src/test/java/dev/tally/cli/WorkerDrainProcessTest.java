@@ -87,7 +87,8 @@ class WorkerDrainProcessTest {
         long exitedAfterMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - termAt);
         assertThat(exitedAfterMillis).as("it waited for its case (about 15 s more), not for the 30 s timeout")
             .isBetween(10_000L, 29_000L);
-        assertThat(drainer.output()).contains("received SIGTERM: draining");
+        assertThat(drainer.output()).contains("received SIGTERM: draining")
+            .contains("tally worker: drained: every case finished and every result was delivered");
         assertThat(job(db, "long").orElseThrow().state()).as("recorded before the drainer exited").isEqualTo(JobState.DONE);
 
         assertThat(run.waitFor(120)).as("run output:%n%s", run.output()).isZero();
@@ -161,7 +162,7 @@ class WorkerDrainProcessTest {
       assertThat(worker.output())
           .contains("cannot reach coordinator 127.0.0.1:" + port + " (attempt 1,")
           .contains("next attempt in")
-          .contains("tally worker: gave up: no Welcome from the coordinator at 127.0.0.1:" + port + " for 2.");
+          .contains("gave up: no Welcome from the coordinator at 127.0.0.1:" + port + " for 2.");
     }
   }
 }

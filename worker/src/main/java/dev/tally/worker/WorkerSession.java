@@ -295,6 +295,10 @@ public final class WorkerSession implements AutoCloseable {
     if (cause == null) {
       return "unknown error";
     }
+    if (cause instanceof java.net.UnknownHostException) {
+      // Its message is the bare host name once the JVM caches the failed lookup.
+      return "unknown host (" + cause.getMessage() + ")";
+    }
     String message = cause.getMessage();
     return message == null || message.isBlank() ? cause.getClass().getSimpleName() : message;
   }
