@@ -35,8 +35,6 @@ public final class RemoteWorker implements WorkerHandle {
   private final int slots;
   // Written by the connection's reaper check on its event loop, read by the scheduler's thread.
   private volatile boolean draining;
-  // Set on the connection's event loop when the worker says Drain; read by the scheduler's thread.
-  private volatile boolean drainRequested;
   private volatile String suspicion = "";
 
   RemoteWorker(WorkerConnection connection, String workerId, String name, int slots, int dispatchWindow, List<HeldLease> heldAtJoin) {
@@ -48,25 +46,10 @@ public final class RemoteWorker implements WorkerHandle {
     this.heldAtJoin = List.copyOf(heldAtJoin);
   }
 
-  /**
-   * False while the connection's failure detector is at or above its drain level, and for the rest of the
-   * session once the worker said Drain (it is shutting down gracefully).
-   */
+  /** False while the connection's failure detector is at or above its drain level. */
   @Override
   public boolean acceptingWork() {
-    return !draining && !drainRequested;
-  }
-
-  /**
-   * The worker said Drain: it takes no new jobs for the rest of this session. Called on the connection's
-   * event loop.
-   *
-   * @return true the first time, false if it had already said so
-   */
-  boolean drainRequested() {
-    boolean first = !drainRequested;
-    drainRequested = true;
-    return first;
+    return !draining;
   }
 
   @Override

@@ -184,13 +184,6 @@ final class WorkerConnection extends ChannelInboundHandlerAdapter {
         closeWithoutGoodbye(reason);
       }
       case HELLO -> refuse("second Hello on a live session");
-      case DRAIN -> {
-        // The worker is shutting down gracefully: no new jobs for the rest of this session. (A minimal
-        // stand-in until the connection core handles a worker's Drain in full.)
-        if (handle.drainRequested()) {
-          log.info("{} ({}) drains: {}; it gets no new jobs", workerId, handle.name(), clip(envelope.getDrain().getReason()));
-        }
-      }
       default -> refuse("unexpected " + body + " from a worker");
     }
   }

@@ -118,7 +118,7 @@ final class ReferenceModel {
         continue;
       }
       switch (e.getBodyCase()) {
-        case HEARTBEAT, DRAIN -> { } // a worker's Drain: it takes no new jobs, the session goes on
+        case HEARTBEAT -> { }
         case RESULT -> {
           AttemptReport report = report(e.getResult());
           if (report == null) {

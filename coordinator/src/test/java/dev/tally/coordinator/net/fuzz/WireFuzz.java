@@ -190,12 +190,8 @@ final class WireFuzz {
             .newBuilder().addEntries(AckEntry.newBuilder().setJobId(job).setToken(token)
                 .setStatus(AckEntry.Status.RECORDED))).build()),
         longs().map(job -> Envelope.newBuilder().setAbandon(Abandon.newBuilder().setJobId(job).setReason("x"))
-            .build()));
-  }
-
-  /** A worker's Drain (it is shutting down gracefully): lawful, and the session goes on. */
-  static Arbitrary<Envelope> workerDrain() {
-    return text(20).map(r -> Envelope.newBuilder().setDrain(Drain.newBuilder().setReason(r)).build());
+            .build()),
+        text(20).map(r -> Envelope.newBuilder().setDrain(Drain.newBuilder().setReason(r)).build()));
   }
 
   /** {@code envelopes} with unknown fields added to the Envelope (a newer worker): they must be ignored. */
@@ -281,8 +277,7 @@ final class WireFuzz {
   static Arbitrary<Step> lawful() {
     return Arbitraries.frequencyOf(
         Tuple.of(3, frame(validResult(), "valid")),
-        Tuple.of(2, frame(heartbeat(), "")),
-        Tuple.of(1, frame(workerDrain(), "worker")));
+        Tuple.of(2, frame(heartbeat(), "")));
   }
 
   /** Well-formed frames with the wrong content, or at the wrong time. */
