@@ -30,6 +30,12 @@ import org.slf4j.LoggerFactory;
  * <p>Each worker is told this process's pid and exits when it disappears, so a {@code tally run} that is
  * killed with {@code kill -9} leaves no worker behind. Each worker's output goes to its own log file.
  *
+ * <p><b>No graceful drain.</b> Local workers run with {@code --drain-timeout 0s}: on the SIGTERM of
+ * {@link #close()} they hand back what is queued, stop what runs and exit at once. A graceful drain is for
+ * a worker that leaves a fleet that goes on (a rolling restart); {@code tally run} stops its local workers
+ * only when the run is over (nothing runs) or when it is being stopped itself, and then there is no one
+ * to deliver a finished case to, so waiting up to 30 s for cases would only delay the exit.
+ *
  * <p>Thread-safety: safe from any thread; restarts happen on the processes' exit-notification threads.
  */
 public final class LocalWorkerProcesses implements AutoCloseable {
@@ -100,6 +106,7 @@ public final class LocalWorkerProcesses implements AutoCloseable {
     command.add("--coordinator=" + coordinator);
     command.add("--slots=" + slots);
     command.add("--name=local-" + index);
+    command.add("--drain-timeout=0s"); // see the class doc: no graceful drain for local workers
     command.add("--parent-pid=" + ProcessHandle.current().pid());
     Path logFile = logDir.resolve("worker-" + index + ".log");
     ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(logFile.toFile()));

@@ -1,29 +1,57 @@
 package dev.tally.cli;
 
+import dev.tally.worker.Termination;
 import dev.tally.worker.WorkerSession;
 import dev.tally.worker.WorkerSettings;
+import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.Callable;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
+import sun.misc.Signal;
 
 /**
  * {@code tally worker --coordinator HOST:PORT}: a worker process. It connects (and reconnects, with
- * jittered backoff, for as long as it runs), runs the cases it is assigned, and heartbeats. It stops on
- * SIGTERM/SIGINT, or when {@code --parent-pid} disappears.
+ * jittered backoff), runs the cases it is assigned, and heartbeats.
+ *
+ * <p>How it stops:
+ *
+ * <ul>
+ *   <li>The first SIGTERM or SIGINT starts a graceful drain ({@link WorkerSession#drain()}): jobs not yet
+ *       started are handed back at once, running cases get up to {@code --drain-timeout} to finish and
+ *       deliver their results, then it says Goodbye and exits 0 (1 if the timeout cut cases short, or no
+ *       coordinator was left to deliver to). A worker with nothing running and no coordinator connection
+ *       exits at once.
+ *   <li>A second SIGTERM or SIGINT stops at once: running cases are killed, and it exits with 128 + the
+ *       signal's number, as an unhandled signal would.
+ *   <li>{@code --give-up-after}: no Welcome for that long (from start, or from losing its coordinator)
+ *       exits 1 with the reason.
+ *   <li>{@code --parent-pid} disappearing (used by {@code tally run} for its local workers) stops it at
+ *       once, exit 0.
+ * </ul>
+ *
+ * <p>Signals are caught with {@code sun.misc.Signal} (module {@code jdk.unsupported}, kept available by
+ * JEP 260 for this use): a shutdown hook cannot see a second signal, since the JVM ignores signals once
+ * it is shutting down.
  */
 @Command(name = "worker", mixinStandardHelpOptions = true, description = "Run cases for a coordinator.")
 public final class WorkerCommand implements Callable<Integer> {
   private static final Logger log = LoggerFactory.getLogger(WorkerCommand.class);
+
+  /** The signals that start a graceful drain, and a second time stop at once. */
+  private static final String[] STOP_SIGNALS = {"TERM", "INT"};
+
+  /** The conventional exit code of a process ended by a signal: 128 plus its number. */
+  private static final int SIGNAL_EXIT_BASE = 128;
 
   @Spec CommandSpec spec;
 
@@ -35,6 +63,17 @@ public final class WorkerCommand implements Callable<Integer> {
 
   @Option(names = "--name", description = "Name shown in results and status (default: HOSTNAME-PID).")
   String name;
+
+  @Option(names = "--drain-timeout", converter = DurationConverter.class, defaultValue = "30s",
+      description = "On SIGTERM or SIGINT, how long running cases may take to finish and deliver their results"
+          + " before they are stopped (default: ${DEFAULT-VALUE}; 0s hands back what is queued and stops at once)."
+          + " A second signal stops at once.")
+  Duration drainTimeout;
+
+  @Option(names = "--give-up-after", converter = DurationConverter.class,
+      description = "Exit (code 1) after this long without a coordinator taking this worker in (unreachable, or"
+          + " not answering), counted from start or from losing the last one (default: never give up).")
+  Duration giveUpAfter;
 
   @Option(names = "--parent-pid", hidden = true, description = "Exit when this process is gone (used by tally run for its local workers).")
   Long parentPid;
@@ -49,16 +88,20 @@ public final class WorkerCommand implements Callable<Integer> {
     if (coordinator.port() == 0) {
       throw new ParameterException(spec.commandLine(), "--coordinator needs a port other than 0");
     }
-    WorkerSettings.Builder settings = WorkerSettings.builder(coordinator.host(), coordinator.port()).slots(workerSlots);
+    if (drainTimeout.isNegative()) {
+      throw new ParameterException(spec.commandLine(), "--drain-timeout must be 0s or more, got " + drainTimeout);
+    }
+    if (giveUpAfter != null && (giveUpAfter.isZero() || giveUpAfter.isNegative())) {
+      throw new ParameterException(spec.commandLine(), "--give-up-after must be positive, got " + giveUpAfter);
+    }
+    WorkerSettings.Builder settings = WorkerSettings.builder(coordinator.host(), coordinator.port())
+        .slots(workerSlots).drainTimeout(drainTimeout).giveUpAfter(giveUpAfter);
     if (name != null) {
       settings.name(name);
     }
     WorkerSession session = new WorkerSession(settings.build());
-    CountDownLatch stopped = new CountDownLatch(1);
-    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-      session.close();
-      stopped.countDown();
-    }, "tally-worker-stop"));
+    // Any other way out of the JVM (System.exit when the parent is gone, SIGHUP) stops at once.
+    Runtime.getRuntime().addShutdownHook(new Thread(session::close, "tally-worker-stop"));
     ScheduledExecutorService watchdog = Executors.newSingleThreadScheduledExecutor(r -> {
       Thread t = new Thread(r, "tally-parent-watch");
       t.setDaemon(true);
@@ -75,9 +118,35 @@ public final class WorkerCommand implements Callable<Integer> {
       }, 1, 1, TimeUnit.SECONDS);
     }
     session.start();
+    // After start(): a drain needs a started session. A signal before this point ends the JVM the
+    // default way, through the shutdown hook.
+    AtomicInteger signalExit = new AtomicInteger(-1);
+    AtomicInteger signals = new AtomicInteger();
+    for (String signal : STOP_SIGNALS) {
+      Signal.handle(new Signal(signal), s -> onSignal(s, session, signals, signalExit));
+    }
     session.awaitTermination();
-    stopped.await(10, TimeUnit.SECONDS);
-    return 0;
+    Termination how = session.termination();
+    if (signalExit.get() >= 0) {
+      return signalExit.get();
+    }
+    if (how != null && how.kind() == Termination.Kind.DRAINED) {
+      // The other endings are logged as warnings or errors already, with this same detail.
+      spec.commandLine().getErr().println("tally worker: " + how.detail());
+    }
+    return how == null ? 0 : how.kind().exitCode();
   }
 
+  /** Runs on the JVM's signal thread: the first signal drains, the second stops at once. */
+  private void onSignal(Signal signal, WorkerSession session, AtomicInteger signals, AtomicInteger signalExit) {
+    if (signals.incrementAndGet() == 1) {
+      log.warn("received SIG{}: draining (jobs not started are handed back; running cases get up to {} to finish);"
+          + " send it again to stop at once", signal.getName(), drainTimeout.toString().substring(2).toLowerCase(java.util.Locale.ROOT));
+      session.drain();
+    } else {
+      log.warn("received SIG{} again: stopping at once", signal.getName());
+      signalExit.set(SIGNAL_EXIT_BASE + signal.getNumber());
+      session.close();
+    }
+  }
 }

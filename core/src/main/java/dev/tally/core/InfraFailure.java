@@ -25,8 +25,9 @@ public record InfraFailure(Kind kind, String detail) {
     /** Nobody renewed the lease before it expired (its holder was not heard from). */
     LEASE_EXPIRED,
     /**
-     * The worker gave the job back without starting it (it is draining, for a restart or a shutdown).
-     * Not charged as an attempt (see {@code RedeliveryPolicy}).
+     * The worker gave the job back without starting it: it is draining (shutting down gracefully, or
+     * told to by the coordinator) and will not run it. Neither the case's failure nor the worker's: the
+     * job is simply free to run elsewhere, and the attempt is not charged (see {@code RedeliveryPolicy}).
      */
     HANDED_BACK;
 

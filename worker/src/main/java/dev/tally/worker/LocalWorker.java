@@ -31,6 +31,9 @@ import java.util.function.BiFunction;
  * <p>Thread-safety: every method is safe from any thread.
  */
 public final class LocalWorker implements WorkerHandle {
+  /** How long {@link #close} waits for the slot threads to end after cancelling their cases. */
+  private static final long CLOSE_TIMEOUT_MILLIS = 5_000;
+
   private final String workerId = UUID.randomUUID().toString();
   private final String name;
   private final int dispatchWindow;
@@ -38,8 +41,7 @@ public final class LocalWorker implements WorkerHandle {
   private final WorkerEvents events;
   private final BiFunction<String, Map<String, String>, Evaluator> evaluatorFactory;
   private final Ticker ticker;
-  private final Map<Long, HeldJob.RunSetup> runs = new ConcurrentHashMap<>();
-  private final Map<HeldJob.Key, HeldJob> held = new ConcurrentHashMap<>();
+  private final Map<Long, RunSetup> runs = new ConcurrentHashMap<>();
   private final Slots slots;
   private final AtomicBoolean closed = new AtomicBoolean();
 
@@ -51,8 +53,10 @@ public final class LocalWorker implements WorkerHandle {
     this.events = events;
     this.evaluatorFactory = evaluatorFactory;
     this.ticker = ticker;
-    // The queue holds at most the dispatch window (the scheduler sends no more), plus room for nothing else.
-    this.slots = new Slots(slotCount, dispatchWindow, "tally-local-" + name + "-slot-", () -> {}, this::runJob);
+    // The queue holds at most the dispatch window (the scheduler sends no more). Reports go to the
+    // scheduler in memory and cannot pile up, so no outbox room bounds them.
+    this.slots = new Slots(slotCount, dispatchWindow, "tally-local-" + name + "-slot-", Slots.Room.UNBOUNDED, ticker,
+        this::caseEnded);
   }
 
   /**
@@ -83,7 +87,7 @@ public final class LocalWorker implements WorkerHandle {
       throw new IllegalArgumentException("prefetch must be >= 0, got " + prefetch);
     }
     LocalWorker worker = new LocalWorker(name, slots, prefetch, Objects.requireNonNull(events), evaluatorFactory, ticker);
-    worker.slots.start();
+    worker.slots.startThreads();
     events.workerJoined(worker);
     return worker;
   }
@@ -114,41 +118,36 @@ public final class LocalWorker implements WorkerHandle {
       return; // the workerLost that close() reported releases these
     }
     for (Assignment a : assignments) {
-      HeldJob.Key key = new HeldJob.Key(a.jobId(), a.token());
-      HeldJob.RunSetup setup = runs.computeIfAbsent(a.runId(), runId -> setup(runId, a.evaluator()));
-      if (setup.problem() != null) {
+      JobKey key = new JobKey(a.jobId(), a.token());
+      RunSetup setup = runs.computeIfAbsent(a.runId(), runId -> setup(runId, a.evaluator()));
+      if (!setup.usable()) {
         report(key, Evaluation.failed(InfraFailure.Kind.EVALUATOR_CRASHED, "bad evaluator for run " + a.runId() + ": " + setup.problem(), 0));
         continue;
       }
-      HeldJob job = new HeldJob(key, a.runId(), a.caseId(), a.caseJson(), setup);
-      held.put(key, job);
-      if (!slots.offer(job)) {
-        held.remove(key);
+      AssignedJob job = new AssignedJob(key, a.runId(), a.caseId(), a.caseJson(), setup, ticker.nanos());
+      if (!slots.start(job)) {
         report(key, Evaluation.failed(InfraFailure.Kind.EVALUATOR_CRASHED, "local worker queue full: more than the dispatch window was assigned", 0));
       }
     }
   }
 
-  private HeldJob.RunSetup setup(long runId, EvaluatorSpec spec) {
+  private RunSetup setup(long runId, EvaluatorSpec spec) {
     try {
-      return new HeldJob.RunSetup(runId, evaluatorFactory.apply(spec.kind(), spec.options()), spec.caseTimeout(), null);
+      Evaluator evaluator = evaluatorFactory.apply(spec.kind(), spec.options());
+      return RunSetup.usable(runId, evaluator, spec.caseTimeout());
     } catch (RuntimeException e) {
-      return new HeldJob.RunSetup(runId, null, spec.caseTimeout(), e.getMessage());
+      return RunSetup.unusable(runId, spec.caseTimeout(), String.valueOf(e.getMessage()));
     }
   }
 
-  private void runJob(HeldJob job) {
-    try {
-      Evaluation evaluation = job.run(ticker);
-      if (evaluation != null && job.state.compareAndSet(HeldJob.State.RUNNING, HeldJob.State.DONE) && !closed.get()) {
-        report(job.key, evaluation);
-      }
-    } finally {
-      held.remove(job.key, job);
+  /** On a slot thread: a case ran to an evaluation (a cancelled one is never reported). */
+  private void caseEnded(CaseEnd end) {
+    if (!closed.get()) {
+      report(end.key(), end.evaluation());
     }
   }
 
-  private void report(HeldJob.Key key, Evaluation evaluation) {
+  private void report(JobKey key, Evaluation evaluation) {
     AttemptReport report =
         evaluation instanceof Evaluation.Finished finished
             ? AttemptReport.of(key.jobId(), key.token(), finished.outcome())
@@ -163,11 +162,7 @@ public final class LocalWorker implements WorkerHandle {
 
   @Override
   public void abandon(long jobId, long token, String reason) {
-    HeldJob job = held.get(new HeldJob.Key(jobId, token));
-    if (job != null && job.abandon("abandoned by the coordinator: " + reason)) {
-      held.remove(job.key, job);
-      slots.remove(job);
-    }
+    slots.cancel(new JobKey(jobId, token), "abandoned by the coordinator: " + reason);
   }
 
   /** Stops the slots (cancelling running cases) and reports this worker lost; idempotent. */
@@ -176,8 +171,7 @@ public final class LocalWorker implements WorkerHandle {
     if (!closed.compareAndSet(false, true)) {
       return;
     }
-    held.values().forEach(job -> job.abandon("local worker closing: " + reason));
-    slots.shutdown(5_000);
+    slots.shutdown(CLOSE_TIMEOUT_MILLIS, "local worker closing: " + reason);
     events.workerLost(this, reason);
   }
 }

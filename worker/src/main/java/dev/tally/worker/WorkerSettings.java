@@ -19,7 +19,12 @@ import java.util.function.BiFunction;
  * (fixed for the settings' lifetime, hence for the process); reconnect backoff from {@value
  * #DEFAULT_INITIAL_BACKOFF_MILLIS} ms to {@value #DEFAULT_MAX_BACKOFF_MILLIS} ms with full jitter; {@code
  * maxFrameBytes} {@value #DEFAULT_MAX_FRAME_BYTES}; {@code maxQueuedAssignments} {@link
- * #defaultQueueLimit(int)}; the system ticker; the built-in evaluators.
+ * #defaultQueueLimit(int)}; the system ticker; the built-in evaluators; {@code drainTimeout} {@link
+ * #DEFAULT_DRAIN_TIMEOUT}; {@code giveUpAfter} null (never give up).
+ *
+ * <p>{@code drainTimeout} is how long a graceful drain ({@link WorkerSession#drain()}) lets running cases
+ * finish (zero: stop them at once). {@code giveUpAfter}, if not null, is how long the worker may go without
+ * a Welcome (from its start, or from losing its coordinator) before it ends ({@link Reconnector}).
  */
 public record WorkerSettings(
     String host,
@@ -34,7 +39,9 @@ public record WorkerSettings(
     int maxQueuedAssignments,
     Ticker ticker,
     BiFunction<String, Map<String, String>, Evaluator> evaluatorFactory,
-    String version) {
+    String version,
+    Duration drainTimeout,
+    Duration giveUpAfter) {
 
   public static final long DEFAULT_INITIAL_BACKOFF_MILLIS = 100;
   public static final long DEFAULT_MAX_BACKOFF_MILLIS = 5_000;
@@ -54,6 +61,13 @@ public record WorkerSettings(
 
   /** Floor of the queue limit, so a 1-slot worker can still be fed deep pipelines at high throughput. */
   public static final int MIN_QUEUED_ASSIGNMENTS = 1024;
+
+  /**
+   * How long a graceful drain waits for running cases by default: 30 s, the grace period Kubernetes gives
+   * a pod between SIGTERM and SIGKILL, so that a drained pod's last results are delivered before it is
+   * killed. Cases longer than that are stopped and run again elsewhere.
+   */
+  public static final Duration DEFAULT_DRAIN_TIMEOUT = Duration.ofSeconds(30);
 
   public WorkerSettings {
     Objects.requireNonNull(host, "host");
@@ -90,6 +104,13 @@ public record WorkerSettings(
     Objects.requireNonNull(ticker, "ticker");
     Objects.requireNonNull(evaluatorFactory, "evaluatorFactory");
     Objects.requireNonNull(version, "version");
+    Objects.requireNonNull(drainTimeout, "drainTimeout");
+    if (drainTimeout.isNegative()) {
+      throw new IllegalArgumentException("drainTimeout must be zero or positive, got " + drainTimeout);
+    }
+    if (giveUpAfter != null && (giveUpAfter.isZero() || giveUpAfter.isNegative())) {
+      throw new IllegalArgumentException("giveUpAfter must be positive (or null for never), got " + giveUpAfter);
+    }
   }
 
   /** The default queue limit for {@code slots} slots: {@code max(1024, 64 * slots)}. */
@@ -117,6 +138,8 @@ public record WorkerSettings(
     private Ticker ticker = Ticker.system();
     private BiFunction<String, Map<String, String>, Evaluator> evaluatorFactory = EvaluatorFactory::create;
     private String version = defaultVersion();
+    private Duration drainTimeout = DEFAULT_DRAIN_TIMEOUT;
+    private Duration giveUpAfter;
 
     private Builder(String host, int port) {
       this.host = host;
@@ -179,6 +202,18 @@ public record WorkerSettings(
       return this;
     }
 
+    /** How long a graceful drain lets running cases finish; zero stops them at once. */
+    public Builder drainTimeout(Duration drainTimeout) {
+      this.drainTimeout = drainTimeout;
+      return this;
+    }
+
+    /** How long without a Welcome ends the worker; null (the default) for never. */
+    public Builder giveUpAfter(Duration giveUpAfter) {
+      this.giveUpAfter = giveUpAfter;
+      return this;
+    }
+
     /** @throws IllegalArgumentException if a value breaks its rule (the message restates the rule) */
     public WorkerSettings build() {
       return new WorkerSettings(
@@ -194,7 +229,9 @@ public record WorkerSettings(
           maxQueuedAssignments != null ? maxQueuedAssignments : defaultQueueLimit(Math.max(1, slots)),
           ticker,
           evaluatorFactory,
-          version);
+          version,
+          drainTimeout,
+          giveUpAfter);
     }
   }
 

@@ -85,6 +85,8 @@ final class FakeCoordinator implements AutoCloseable {
     private final List<Frame> frames = new ArrayList<>(); // guarded by itself
     private volatile boolean endOfStream;
     private volatile boolean autoAck;
+    private volatile boolean silent;
+    private volatile Thread heartbeats;
 
     Conn(Socket socket) throws IOException {
       this.socket = socket;
@@ -133,7 +135,11 @@ final class FakeCoordinator implements AutoCloseable {
       welcome(heartbeatIntervalMillis, "");
     }
 
-    /** A Welcome from a coordinator on the store {@code storeId}. */
+    /**
+     * A Welcome from a coordinator on the store {@code storeId}; from then on this connection heartbeats
+     * every half interval, as a real coordinator does when it has nothing else to send, until {@link
+     * #silence()} or {@link #drop()}.
+     */
     void welcome(long heartbeatIntervalMillis, String storeId) {
       send(
           Envelope.newBuilder()
@@ -144,6 +150,34 @@ final class FakeCoordinator implements AutoCloseable {
                       .setCoordinatorEpoch(1)
                       .setStoreId(storeId))
               .build());
+      Thread beat = new Thread(() -> heartbeatLoop(Math.max(1, heartbeatIntervalMillis / 2)), "fake-coordinator-heartbeat");
+      beat.setDaemon(true);
+      heartbeats = beat;
+      beat.start();
+    }
+
+    private void heartbeatLoop(long everyMillis) {
+      long seq = 0;
+      try {
+        while (!silent && !socket.isClosed()) {
+          send(Envelope.newBuilder().setHeartbeat(dev.tally.protocol.Heartbeat.newBuilder().setSeq(++seq)).build());
+          Thread.sleep(everyMillis); // a timer, as the coordinator's own: not a wait for a condition
+        }
+      } catch (InterruptedException | IllegalStateException e) {
+        // silenced, or the socket is gone
+      }
+    }
+
+    /**
+     * From now on this side sends nothing and reads on, with the socket open: a coordinator whose host
+     * died or whose network path dropped, seen from the worker.
+     */
+    void silence() {
+      silent = true;
+      Thread beat = heartbeats;
+      if (beat != null) {
+        beat.interrupt();
+      }
     }
 
     void runConfig(long runId, String evaluator, Map<String, String> options, long caseTimeoutMillis) {
@@ -205,6 +239,7 @@ final class FakeCoordinator implements AutoCloseable {
 
     /** Closes the socket from this side, as a coordinator crash or a network cut would. */
     void drop() {
+      silence();
       try {
         socket.close();
       } catch (IOException e) {

@@ -329,6 +329,7 @@ class WorkerSessionTest {
     coordinator.awaitConnection(2); // and it comes back
   }
 
+  /** A refusal because of a drain is a hand-back: neither the case's failure nor the worker's. */
   @Test
   void afterDrainNewAssignmentsAreRefusedButHeldOnesFinish() {
     start(1);
@@ -342,7 +343,7 @@ class WorkerSessionTest {
     conn.assign(2, 1, 1, "{}");
 
     Result refused = conn.awaitFrame(e -> isResultFor(e, 2), WAIT).getResult();
-    assertThat(refused.getFailure().getKind()).isEqualTo(InfraFailure.Kind.EVALUATOR_CRASHED);
+    assertThat(refused.getFailure().getKind()).isEqualTo(InfraFailure.Kind.HANDED_BACK);
     assertThat(refused.getFailure().getDetail()).contains("draining");
     Result finished = conn.awaitFrame(e -> isResultFor(e, 1), WAIT).getResult();
     assertThat(finished.getOutcome().getVerdict()).isEqualTo(dev.tally.protocol.Verdict.PASS);
@@ -393,7 +394,7 @@ class WorkerSessionTest {
 
   @Test
   void whileTheOutboxIsFullSlotsStartNoNewCaseUntilAnAckMakesRoom() {
-    int limit = WorkerSession.OUTBOX_LIMIT;
+    int limit = Outbox.OUTBOX_LIMIT;
     WorkerSession session =
         start(WorkerSettings.builder("127.0.0.1", coordinator.port()).slots(1).maxQueuedAssignments(limit + 10));
     FakeCoordinator.Conn conn = coordinator.awaitConnection(1);
@@ -413,22 +414,33 @@ class WorkerSessionTest {
     await().atMost(WAIT).until(() -> session.completedCount() == limit + 1);
   }
 
-  /** The CLI shows WARN and up: a worker that cannot reach its coordinator, or loses it, must say so there. */
+  /**
+   * The CLI shows WARN and up: a worker that cannot reach its coordinator must say so there, with its next
+   * retry, at a falling rate (the 1st, 2nd, 4th, 8th... failure), and say when it is back.
+   */
   @Test
-  void connectionTroubleIsLoggedAtWarnOnceThenAtInfo() throws Exception {
-    Logger logger = (Logger) LoggerFactory.getLogger(WorkerSession.class);
+  void connectionTroubleIsLoggedAtAFallingRateWithTheNextRetry() throws Exception {
     ListAppender<ILoggingEvent> appender = new ListAppender<>();
     appender.start();
-    logger.addAppender(appender);
+    List<Logger> loggers = List.of((Logger) LoggerFactory.getLogger(Reconnector.class), (Logger) LoggerFactory.getLogger(SessionCore.class));
+    loggers.forEach(l -> l.addAppender(appender));
+    Level before = loggers.get(0).getLevel();
+    loggers.get(0).setLevel(Level.DEBUG); // to count the attempts that are not logged at WARN
     try {
       int deadPort;
       try (java.net.ServerSocket probe = new java.net.ServerSocket(0)) {
         deadPort = probe.getLocalPort(); // nothing listens there once closed
       }
+      String prefix = "cannot reach coordinator 127.0.0.1:" + deadPort;
       start(WorkerSettings.builder("127.0.0.1", deadPort).slots(1));
-      await().atMost(WAIT).until(() -> count(appender, Level.INFO, "cannot reach coordinator 127.0.0.1:" + deadPort) >= 3);
-      assertThat(count(appender, Level.WARN, "cannot reach coordinator 127.0.0.1:" + deadPort)).isEqualTo(1);
-      assertThat(warnings(appender).get(0)).contains("retrying with backoff");
+      await().atMost(WAIT).until(() -> count(appender, Level.DEBUG, prefix) + count(appender, Level.WARN, prefix) >= 9);
+      List<String> warned = messages(appender, Level.WARN, prefix);
+      assertThat(warned.subList(0, 4)).as("the 1st, 2nd, 4th and 8th failures, and no other")
+          .allMatch(m -> m.contains("next attempt in"))
+          .satisfiesExactly(
+              m -> assertThat(m).contains("(attempt 1,"), m -> assertThat(m).contains("(attempt 2,"),
+              m -> assertThat(m).contains("(attempt 4,"), m -> assertThat(m).contains("(attempt 8,"));
+      assertThat(messages(appender, Level.DEBUG, prefix)).anyMatch(m -> m.contains("(attempt 3,"));
 
       WorkerSession session = start(1);
       FakeCoordinator.Conn conn = coordinator.awaitConnection(1);
@@ -436,9 +448,164 @@ class WorkerSessionTest {
       await().atMost(WAIT).until(session::connected);
       conn.drop();
       await().atMost(WAIT).until(() -> count(appender, Level.WARN, "lost the coordinator at 127.0.0.1:" + coordinator.port()) == 1);
+      coordinator.awaitConnection(2).welcome(1_000);
+      await().atMost(WAIT).until(() -> count(appender, Level.WARN, "reconnected to the coordinator at 127.0.0.1:" + coordinator.port()) == 1);
+    } finally {
+      loggers.get(0).setLevel(before);
+      loggers.forEach(l -> l.detachAppender(appender));
+    }
+  }
+
+  @Test
+  void aWorkerThatIsNeverWelcomedGivesUpAfterItsTime() throws Exception {
+    int deadPort;
+    try (java.net.ServerSocket probe = new java.net.ServerSocket(0)) {
+      deadPort = probe.getLocalPort();
+    }
+    long before = System.nanoTime();
+    WorkerSession session = start(WorkerSettings.builder("127.0.0.1", deadPort).slots(1).giveUpAfter(Duration.ofSeconds(1)));
+
+    assertThat(session.awaitTermination(WAIT)).isTrue();
+    assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - before)).isGreaterThanOrEqualTo(1_000);
+    assertThat(session.termination().kind()).isEqualTo(Termination.Kind.GAVE_UP);
+    assertThat(session.termination().kind().exitCode()).isNotZero();
+    assertThat(session.termination().detail()).startsWith("gave up: no Welcome from the coordinator at 127.0.0.1:" + deadPort);
+  }
+
+  /**
+   * The half-open connection, seen from the worker: the coordinator's host died or its network path
+   * dropped, and the socket stays open. The worker convicts the silence (about 10 s) and reconnects,
+   * keeping its outbox and its running case.
+   */
+  @Test
+  void aWorkerLeavesACoordinatorThatFellSilentAndReconnectsWithItsOutboxAndRunningCase() {
+    ListAppender<ILoggingEvent> appender = new ListAppender<>();
+    appender.start();
+    Logger logger = (Logger) LoggerFactory.getLogger(SessionCore.class);
+    logger.addAppender(appender);
+    try {
+      WorkerSession session = start(2);
+      FakeCoordinator.Conn first = coordinator.awaitConnection(1);
+      first.awaitFrame(Envelope::hasHello, WAIT);
+      first.welcome(100);
+      first.runConfig(1, "sleep", Map.of(), 60_000);
+      first.assign(1, 1, 5, "{\"millis\": 0}");
+      first.assign(2, 1, 6, "{\"millis\": 60000}");
+      first.awaitFrame(e -> isResultFor(e, 1), WAIT); // never acked
+      long silentFrom = System.nanoTime();
+      first.silence();
+
+      await().atMost(Duration.ofSeconds(30)).until(() -> coordinator.connectionCount() >= 2);
+      FakeCoordinator.Conn second = coordinator.awaitConnection(2);
+      long silentForMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - silentFrom);
+      assertThat(silentForMillis).as("patient with a paused coordinator").isGreaterThan(5_000);
+      assertThat(first.ended()).as("the worker closed the silent connection").isTrue();
+      Envelope hello = second.awaitFrame(Envelope::hasHello, WAIT);
+      assertThat(hello.getHello().getHeldList()).extracting(h -> h.getJobId()).containsExactlyInAnyOrder(1L, 2L);
+      assertThat(messages(appender, Level.WARN, "lost the coordinator at")).singleElement()
+          .satisfies(m -> assertThat(m).containsPattern("silent for \\d+ ms with the connection open"));
+      second.welcome(100);
+      assertThat(second.awaitFrame(e -> isResultFor(e, 1), WAIT).getResult().getToken()).isEqualTo(5);
+      assertThat(second.awaitFrame(e -> e.hasHeartbeat() && e.getHeartbeat().getInFlightList().contains(2L), WAIT))
+          .as("the running case went on").isNotNull();
+      assertThat(session.connected()).isTrue();
     } finally {
       logger.detachAppender(appender);
     }
+  }
+
+  /** Queue time and run time are told apart: a job waiting behind another says how long it waited. */
+  @Test
+  void aResultSaysHowLongItsJobWaitedForASlot() {
+    start(1);
+    FakeCoordinator.Conn conn = coordinator.awaitConnection(1);
+    conn.awaitFrame(Envelope::hasHello, WAIT);
+    conn.welcome(1_000);
+    conn.runConfig(1, "sleep", Map.of(), 60_000);
+    conn.assign(1, 1, 1, "{\"millis\": 600}");
+    conn.assign(2, 1, 1, "{\"millis\": 0}"); // waits for job 1's slot
+
+    Result first = conn.awaitFrame(e -> isResultFor(e, 1), WAIT).getResult();
+    Result second = conn.awaitFrame(e -> isResultFor(e, 2), WAIT).getResult();
+    assertThat(first.getQueuedMillis()).isLessThan(500);
+    assertThat(first.getOutcome().getDurationMillis()).isGreaterThanOrEqualTo(600);
+    assertThat(second.getQueuedMillis()).isGreaterThanOrEqualTo(550);
+    assertThat(second.getOutcome().getDurationMillis()).isLessThan(500);
+  }
+
+  @Test
+  void aGracefulDrainHandsBackQueuedJobsAtOnceFinishesTheRunningOneAndSaysGoodbyeOnceItIsAcked() throws Exception {
+    WorkerSession session = start(1);
+    FakeCoordinator.Conn conn = coordinator.awaitConnection(1);
+    conn.awaitFrame(Envelope::hasHello, WAIT);
+    conn.welcome(100);
+    conn.runConfig(1, "sleep", Map.of(), 60_000);
+    conn.assign(1, 1, 1, "{\"millis\": 1500}");
+    conn.assign(2, 1, 1, "{\"millis\": 0}"); // queued behind job 1
+    conn.awaitFrame(e -> e.hasHeartbeat() && e.getHeartbeat().getInFlightCount() == 2, WAIT);
+
+    session.drain();
+
+    conn.awaitFrame(Envelope::hasDrain, WAIT);
+    Result handedBack = conn.awaitFrame(e -> isResultFor(e, 2), WAIT).getResult();
+    assertThat(handedBack.getFailure().getKind()).isEqualTo(InfraFailure.Kind.HANDED_BACK);
+    assertThat(resultsFor(conn, 1)).as("handed back before job 1 ends").isZero();
+    conn.assign(3, 1, 1, "{\"millis\": 0}");
+    assertThat(conn.awaitFrame(e -> isResultFor(e, 3), WAIT).getResult().getFailure().getKind())
+        .isEqualTo(InfraFailure.Kind.HANDED_BACK);
+    conn.ack(2, 1, AckEntry.Status.RELEASED);
+    conn.ack(3, 1, AckEntry.Status.RELEASED);
+    Result finished = conn.awaitFrame(e -> isResultFor(e, 1), WAIT).getResult();
+    assertThat(finished.getOutcome().getVerdict()).isEqualTo(dev.tally.protocol.Verdict.PASS);
+    await().during(Duration.ofMillis(300)).atMost(WAIT).until(() -> !conn.ended()); // waits for the ack
+    assertThat(session.termination()).isNull();
+
+    conn.ack(1, 1, AckEntry.Status.RECORDED);
+
+    assertThat(session.awaitTermination(WAIT)).isTrue();
+    assertThat(session.termination().kind()).isEqualTo(Termination.Kind.DRAINED);
+    assertThat(session.termination().kind().exitCode()).isZero();
+    conn.awaitFrame(Envelope::hasGoodbye, WAIT);
+    await().atMost(WAIT).until(conn::ended);
+  }
+
+  @Test
+  void aCaseStillRunningWhenTheDrainTimeoutPassesIsStoppedAndNotReported() throws Exception {
+    WorkerSession session = start(WorkerSettings.builder("127.0.0.1", coordinator.port()).slots(1).drainTimeout(Duration.ofMillis(500)));
+    FakeCoordinator.Conn conn = coordinator.awaitConnection(1);
+    conn.awaitFrame(Envelope::hasHello, WAIT);
+    conn.welcome(100);
+    conn.runConfig(1, "sleep", Map.of(), 60_000);
+    conn.assign(1, 1, 1, "{\"millis\": 30000}");
+    conn.awaitFrame(e -> e.hasHeartbeat() && e.getHeartbeat().getInFlightList().contains(1L), WAIT);
+    long before = System.nanoTime();
+
+    session.drain();
+
+    assertThat(session.awaitTermination(WAIT)).isTrue();
+    assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - before)).as("the timeout, not the case").isLessThan(5_000);
+    assertThat(session.termination().kind()).isEqualTo(Termination.Kind.DRAIN_CUT_SHORT);
+    assertThat(session.termination().detail()).contains("stopped 1 running cases");
+    conn.awaitFrame(Envelope::hasGoodbye, WAIT);
+    assertThat(resultsFor(conn, 1)).isZero();
+  }
+
+  @Test
+  void aDrainingWorkerWithoutACoordinatorAndNothingRunningEndsAtOnce() throws Exception {
+    WorkerSession session = start(1);
+    FakeCoordinator.Conn conn = coordinator.awaitConnection(1);
+    conn.awaitFrame(Envelope::hasHello, WAIT);
+    conn.welcome(100);
+    await().atMost(WAIT).until(session::connected);
+    coordinator.close(); // tally run ended: nobody listens any more
+    await().atMost(WAIT).until(() -> !session.connected());
+    long before = System.nanoTime();
+
+    session.drain();
+
+    assertThat(session.awaitTermination(WAIT)).isTrue();
+    assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - before)).isLessThan(3_000);
+    assertThat(session.termination().kind()).isEqualTo(Termination.Kind.DRAINED);
   }
 
   private static long count(ListAppender<ILoggingEvent> appender, Level level, String prefix) {
@@ -449,10 +616,10 @@ class WorkerSessionTest {
     }
   }
 
-  private static List<String> warnings(ListAppender<ILoggingEvent> appender) {
+  private static List<String> messages(ListAppender<ILoggingEvent> appender, Level level, String prefix) {
     synchronized (appender) { // AppenderBase.doAppend holds this lock
       return appender.list.stream()
-          .filter(e -> e.getLevel() == Level.WARN)
+          .filter(e -> e.getLevel() == level && e.getFormattedMessage().startsWith(prefix))
           .map(ILoggingEvent::getFormattedMessage)
           .toList();
     }

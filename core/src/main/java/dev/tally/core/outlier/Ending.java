@@ -17,9 +17,9 @@ public enum Ending {
   INFRA_FAILURE,
   /**
    * The attempt was lost with its connection, or with a coordinator restart, or handed back unstarted by
-   * a draining worker. Ignored: it neither counts
-   * as a failure nor breaks a run of them. Silence is the failure detectors' to judge (DESIGN.md
-   * section 4), and counting it here too would punish one death twice.
+   * a draining worker. Ignored: it neither counts as a failure nor breaks a run of them. Silence is the
+   * failure detectors' to judge (DESIGN.md section 4), and counting it here too would punish one death
+   * twice; a hand-back says nothing about the worker's health at all.
    */
   LOST;
 

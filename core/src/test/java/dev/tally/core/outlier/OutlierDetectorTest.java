@@ -122,6 +122,8 @@ class OutlierDetectorTest {
     assertThat(Ending.of(InfraFailure.Kind.EVALUATOR_CRASHED)).isEqualTo(INFRA_FAILURE);
     assertThat(Ending.of(InfraFailure.Kind.WORKER_LOST)).isEqualTo(LOST);
     assertThat(Ending.of(InfraFailure.Kind.COORDINATOR_RESTARTED)).isEqualTo(LOST);
+    assertThat(Ending.of(InfraFailure.Kind.HANDED_BACK)).as("a draining worker's hand-back is not held against it")
+        .isEqualTo(LOST);
   }
 
   @Test

@@ -25,7 +25,8 @@ class WireMappingTest {
   @Test
   void workerSideFailuresRoundTripAndCoordinatorSideOnesHaveNoWireForm() {
     for (InfraFailure.Kind k : new InfraFailure.Kind[] {
-        InfraFailure.Kind.TIMEOUT, InfraFailure.Kind.SIGNALED, InfraFailure.Kind.EVALUATOR_CRASHED}) {
+        InfraFailure.Kind.TIMEOUT, InfraFailure.Kind.SIGNALED, InfraFailure.Kind.EVALUATOR_CRASHED,
+        InfraFailure.Kind.HANDED_BACK}) {
       InfraFailure f = new InfraFailure(k, "why");
       assertThat(WireMapping.toCore(WireMapping.toWire(f, 5))).isEqualTo(f);
     }

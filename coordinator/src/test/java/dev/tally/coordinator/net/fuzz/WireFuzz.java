@@ -116,7 +116,7 @@ final class WireFuzz {
             Arbitraries.of(false, true), Arbitraries.doubles(), text(200), Arbitraries.longs().between(0, 1L << 40))
         .as((v, hasScore, score, tail, millis) -> Outcome.newBuilder().setVerdictValue(v).setHasScore(hasScore)
             .setScore(score).setOutputTail(tail).setDurationMillis(millis).build());
-    Arbitrary<InfraFailure> failures = Combinators.combine(Arbitraries.integers().between(1, 3), text(100))
+    Arbitrary<InfraFailure> failures = Combinators.combine(Arbitraries.integers().between(1, 4), text(100))
         .as((k, detail) -> InfraFailure.newBuilder().setKindValue(k).setDetail(detail).build());
     return Combinators.combine(longs(), longs(), Arbitraries.oneOf(outcomes.map(o -> (Object) o),
             failures.map(f -> (Object) f)))
@@ -140,7 +140,7 @@ final class WireFuzz {
         .as((v, hasScore, score, tail, millis) -> Outcome.newBuilder().setVerdictValue(v).setHasScore(hasScore)
             .setScore(score).setOutputTail(tail).setDurationMillis(millis).build());
     Arbitrary<InfraFailure> failures = Combinators.combine(
-            Arbitraries.frequencyOf(Tuple.of(3, Arbitraries.integers().between(0, 4)),
+            Arbitraries.frequencyOf(Tuple.of(3, Arbitraries.integers().between(0, 5)),
                 Tuple.of(1, Arbitraries.of(-7, 1_000_000))),
             text(100), longs())
         .as((k, detail, millis) -> InfraFailure.newBuilder().setKindValue(k).setDetail(detail)

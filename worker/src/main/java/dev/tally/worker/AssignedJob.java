@@ -1,0 +1,35 @@
+package dev.tally.worker;
+
+import java.util.Objects;
+
+/**
+ * One assignment the worker accepted, as the session core hands it to a {@link CaseRunner}: which
+ * attempt, which case, how to evaluate it, and when the Assign arrived. Immutable; the runner keeps
+ * whatever mutable state running it needs.
+ *
+ * <p>(The protocol has a {@code dev.tally.protocol.HeldJob} too: that is the wire form of "a job I still
+ * hold" in a Hello, a job id and token only.)
+ *
+ * @param key the attempt
+ * @param runId the case's run
+ * @param caseId the case's {@code id} from the dataset
+ * @param caseJson the case's whole JSON object
+ * @param setup the run's evaluator and case timeout; always {@linkplain RunSetup#usable() usable}
+ * @param assignedNanos the worker's monotonic clock when the Assign arrived, for the Result's
+ *     {@code queued_millis} (time spent waiting for a slot)
+ */
+public record AssignedJob(JobKey key, long runId, String caseId, String caseJson, RunSetup setup, long assignedNanos) {
+  /**
+   * @throws NullPointerException if an object component is null
+   * @throws IllegalArgumentException if the setup is not usable (such an Assign is refused, never run)
+   */
+  public AssignedJob {
+    Objects.requireNonNull(key, "key");
+    Objects.requireNonNull(caseId, "caseId");
+    Objects.requireNonNull(caseJson, "caseJson");
+    Objects.requireNonNull(setup, "setup");
+    if (!setup.usable()) {
+      throw new IllegalArgumentException("run " + runId + " cannot be evaluated here: " + setup.problem());
+    }
+  }
+}
