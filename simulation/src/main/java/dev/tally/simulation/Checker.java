@@ -192,6 +192,11 @@ public final class Checker {
           + " jobs never ended: " + clip(open));
     }
 
+    // The connection actor's contract with the scheduler, as the WorkerEventsChecker saw it.
+    for (String breach : history.contractViolations()) {
+      v.add("WE: " + breach);
+    }
+
     if (v.size() > MAX_LISTED) {
       int more = v.size() - MAX_LISTED;
       List<String> shown = new ArrayList<>(v.subList(0, MAX_LISTED));

@@ -9,6 +9,11 @@ public enum FaultKind {
   WORKER_CRASH("worker-crash"),
   /** A worker stops (SIGSTOP) with its connection open and silent, then resumes and sends late results. */
   WORKER_FREEZE("worker-freeze"),
+  /**
+   * A worker is told to stop (SIGTERM): it drains gracefully, handing back what it has not started and
+   * finishing what runs within its drain timeout, then exits.
+   */
+  WORKER_DRAIN("worker-drain"),
   /** A worker's frames are held back, then arrive in a burst; or its heartbeats leave late all along. */
   HEARTBEAT_DELAY("heartbeat-delay"),
   /** A worker runs every case several times slower than its peers. */

@@ -2,6 +2,7 @@ package dev.tally.simulation;
 
 import dev.tally.core.store.RunCounters;
 import dev.tally.core.store.Store;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -18,6 +19,9 @@ import java.util.Map;
  * @param endedAtMillis virtual time at the end, ms since the start
  * @param healthyWorkerRemained whether a healthy worker was alive at the end
  * @param reportedCounters the counters the coordinator reported on finishing, or null
+ * @param contractViolations breaches of the {@code WorkerEvents} contract the connection cores reported to
+ *     the scheduler (a session's events after its loss, two live sessions of one worker...), as the
+ *     {@code WorkerEventsChecker} worded them
  * @param faults faults injected, by kind
  * @param events events the simulation scheduled
  * @param traceHash SHA-256 of the trace, hex
@@ -35,6 +39,7 @@ public record History(
     long endedAtMillis,
     boolean healthyWorkerRemained,
     RunCounters reportedCounters,
+    List<String> contractViolations,
     Map<FaultKind, Integer> faults,
     long events,
     String traceHash,

@@ -1,5 +1,6 @@
 package dev.tally.simulation;
 
+import dev.tally.coordinator.net.PlantedConnectionFault;
 import dev.tally.core.store.memory.InMemoryStore;
 import java.util.Locale;
 
@@ -19,7 +20,19 @@ public enum PlantedFault {
    * The jobs of a lost worker are never put back: releases for {@code WORKER_LOST} are silently dropped
    * and the expired-lease sweep is off, so those jobs stay leased forever (breaks I1 and I4).
    */
-  DROP_ON_REAP("drop-on-reap");
+  DROP_ON_REAP("drop-on-reap"),
+  /**
+   * The connection actor's core lets a worker's new session join before its superseded session is
+   * reported lost ({@code PlantedConnectionFault.JOIN_BEFORE_PREDECESSOR_LOST}): the scheduler sees two
+   * live sessions of one worker, and the old one's loss releases jobs the new one has just reclaimed
+   * (breaks the WorkerEvents contract).
+   */
+  JOIN_BEFORE_LOSS("join-before-loss"),
+  /**
+   * The connection actor's core never reports a session it reaped for silence as lost ({@code
+   * PlantedConnectionFault.REAP_WITHOUT_LOSS}): its jobs are never redelivered (breaks I4).
+   */
+  REAP_WITHOUT_LOSS("reap-without-loss");
 
   private final String cliName;
 
@@ -36,7 +49,16 @@ public enum PlantedFault {
     };
   }
 
-  /** The name the command line uses: {@code count-duplicates}, {@code skip-fencing} or {@code drop-on-reap}. */
+  /** The bug this fault plants in the connection actor's core ({@code NONE} if it is not the core's). */
+  public PlantedConnectionFault connectionFault() {
+    return switch (this) {
+      case JOIN_BEFORE_LOSS -> PlantedConnectionFault.JOIN_BEFORE_PREDECESSOR_LOST;
+      case REAP_WITHOUT_LOSS -> PlantedConnectionFault.REAP_WITHOUT_LOSS;
+      default -> PlantedConnectionFault.NONE;
+    };
+  }
+
+  /** The name the command line uses, e.g. {@code count-duplicates}. */
   public String cliName() {
     return cliName;
   }
@@ -56,6 +78,7 @@ public enum PlantedFault {
       }
     }
     throw new IllegalArgumentException(
-        "planted fault must be one of count-duplicates, skip-fencing, drop-on-reap; got '" + name + "'");
+        "planted fault must be one of " + java.util.Arrays.stream(values()).map(PlantedFault::cliName)
+            .collect(java.util.stream.Collectors.joining(", ")) + "; got '" + name + "'");
   }
 }

@@ -1,126 +1,261 @@
 package dev.tally.simulation;
 
-import dev.tally.core.Assignment;
-import dev.tally.core.detect.FailureDetector;
-import dev.tally.core.schedule.Ack;
-import dev.tally.core.schedule.HeldLease;
-import dev.tally.core.schedule.WorkerHandle;
+import dev.tally.coordinator.net.ConnectionCore;
+import dev.tally.coordinator.net.ConnectionPort;
+import dev.tally.protocol.Envelope;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletionStage;
 
 /**
- * One simulated worker session: the link between a {@link SimWorker} and the coordinator, and the
- * coordinator's connection actor for it. It is the {@link WorkerHandle} the scheduler dispatches through
- * (one object per session, as {@code RemoteWorker} is), and it holds that session's failure detector.
+ * One simulated TCP connection between a {@link SimWorker} and the coordinator: the wire, and at the
+ * coordinator's end the real {@link ConnectionCore} (the connection actor's decisions: Hello, supersede,
+ * join, results, drain, liveness, heartbeats, close and loss) driven through this connection's {@link
+ * ConnectionPort}, exactly as {@code WorkerConnection} drives it over Netty.
  *
- * <p>The link is two FIFO pipes (as TCP is): a frame is delivered after a latency drawn from the seed,
- * never before a frame sent earlier on the same pipe. A cut drops what is in flight both ways and
- * everything sent after it. Sends to an ended session are dropped, never errors, as the {@link
- * WorkerHandle} contract says.
+ * <p>The wire is two FIFO pipes (as TCP is): a frame is delivered after a latency drawn from the seed, never
+ * before a frame sent earlier on the same pipe. A cut drops what is in flight both ways and everything sent
+ * after it; each end finds out on its own, or not at all. A close at one end reaches the other after what
+ * was already sent (a FIN); the closing end's driver reports its own end a moment later, as a Netty
+ * channel's close completes on a later turn of its loop.
  *
  * <p>Thread-safety: none; one history, one thread.
  */
-final class SimConnection implements WorkerHandle {
+final class SimConnection {
   final Simulation sim;
   final SimWorker worker;
   final long number;
-  final List<HeldLease> held;
-
-  // ---- the coordinator's side (the connection actor) ----
-  /** The coordinator incarnation that accepted this session; -1 until accepted. */
-  int epoch = -1;
-  boolean accepted;
-  boolean coordinatorClosed;
-  boolean lostReported;
-  FailureDetector detector;
-  long lastFrameMillis;
-  boolean draining;
 
   // ---- the wire ----
   /** Cut: every frame in flight or sent from now on is lost, both ways. */
   boolean cut;
   /** The next ack the coordinator sends cuts the link instead of arriving (a commit whose ack is lost). */
   boolean cutAtNextAck;
-  /** Frames toward the workers are discarded (the coordinator died and its kernel reset the socket). */
+  /** Frames toward the worker are discarded (the coordinator died and its kernel reset the socket). */
   boolean resetTowardWorker;
   /** Frames toward the coordinator are held until this virtual time (a network stall), then burst. */
   long stallUntilMillis;
   long lastToCoordinatorMillis;
   long lastToWorkerMillis;
 
-  SimConnection(Simulation sim, SimWorker worker, long number, List<HeldLease> held) {
+  // ---- the worker's end ----
+  private final List<Envelope> fromWorker = new ArrayList<>();
+  private boolean closedAtWorker;
+
+  // ---- the coordinator's end ----
+  /** The coordinator incarnation that accepted this connection; -1 until accepted. */
+  int epoch = -1;
+  ConnectionCore core;
+  private final CoordinatorEnd port = new CoordinatorEnd();
+  private final List<Envelope> toWorker = new ArrayList<>();
+  private boolean closedAtCoordinator;
+  /** The coordinator's driver reported the end to the core (onInactive): nothing reaches the core after. */
+  private boolean inactive;
+  private boolean readingPaused;
+  private final ArrayDeque<Envelope> unread = new ArrayDeque<>();
+
+  SimConnection(Simulation sim, SimWorker worker, long number) {
     this.sim = sim;
     this.worker = worker;
     this.number = number;
-    this.held = List.copyOf(held);
   }
 
-  /** Whether the coordinator currently running still has this session open. */
+  /** The port the coordinator's core is built with. */
+  ConnectionPort port() {
+    return port;
+  }
+
+  /** Whether the coordinator running now has this connection open (accepted, not ended, same incarnation). */
   boolean openAtCoordinator() {
-    return accepted && !coordinatorClosed && sim.coordinatorUp() && epoch == sim.coordinatorEpoch();
+    return core != null && !inactive && sim.coordinatorUp() && epoch == sim.coordinatorEpoch();
   }
 
-  @Override
-  public String workerId() {
-    return worker.id;
+  // ---- worker -> coordinator ----
+
+  void fromWorker(Envelope frame) {
+    if (!closedAtWorker) {
+      fromWorker.add(frame);
+    }
   }
 
-  @Override
-  public String name() {
-    return worker.name;
-  }
-
-  /** Slots plus a prefetch of as many again, the worker server's default. */
-  @Override
-  public int dispatchWindow() {
-    return 2 * worker.slots;
-  }
-
-  @Override
-  public int slots() {
-    return worker.slots;
-  }
-
-  @Override
-  public boolean acceptingWork() {
-    return !draining;
-  }
-
-  @Override
-  public String suspicion() {
-    return detector == null ? "" : String.format(java.util.Locale.ROOT, "%.2f of %.2f",
-        detector.suspicion(sim.nanos()), detector.convictionLevel());
-  }
-
-  @Override
-  public List<HeldLease> heldAtJoin() {
-    return held;
-  }
-
-  @Override
-  public void assign(List<Assignment> assignments) {
-    List<Assignment> copy = List.copyOf(assignments);
-    sim.toWorker(this, () -> worker.onAssign(this, copy));
-  }
-
-  @Override
-  public void acknowledge(List<Ack> acks) {
-    if (cutAtNextAck && !cut) {
-      cutAtNextAck = false;
-      sim.cut(this, "cut right after a commit; its " + acks.size() + " acks are lost");
+  /** The worker flushed: each frame is on its way, after those before it. */
+  void flushFromWorker() {
+    if (fromWorker.isEmpty()) {
       return;
     }
-    List<Ack> copy = List.copyOf(acks);
-    sim.toWorker(this, () -> worker.onAcks(this, copy));
+    List<Envelope> frames = List.copyOf(fromWorker);
+    fromWorker.clear();
+    if (cut) {
+      return;
+    }
+    long at = sim.toCoordinatorArrival(this);
+    sim.events().at(at, () -> {
+      for (Envelope f : frames) {
+        arriveAtCoordinator(f);
+      }
+    });
   }
 
-  @Override
-  public void abandon(long jobId, long token, String reason) {
-    sim.toWorker(this, () -> worker.onAbandon(jobId, token, reason));
+  private void arriveAtCoordinator(Envelope frame) {
+    if (cut || !openAtCoordinator() || sim.stopped()) {
+      return;
+    }
+    if (readingPaused) {
+      unread.add(frame);
+      return;
+    }
+    core.onFrame(frame, sim.nanos());
   }
 
-  @Override
-  public void close(String reason) {
-    sim.closeAtCoordinator(this, "closed by coordinator: " + reason, true);
+  /** The worker closed its end: the coordinator reads the close after what was already sent. */
+  void closeAtWorker(boolean afterWrites) {
+    if (closedAtWorker) {
+      return;
+    }
+    if (afterWrites) {
+      flushFromWorker();
+    }
+    fromWorker.clear();
+    closedAtWorker = true;
+    if (cut) {
+      return;
+    }
+    long at = sim.toCoordinatorArrival(this);
+    sim.events().at(at, () -> {
+      if (!cut && openAtCoordinator()) {
+        sim.endAtCoordinator(this, false);
+      }
+    });
+  }
+
+  // ---- coordinator -> worker ----
+
+  private void deliverToWorker(List<Envelope> frames) {
+    if (cut || resetTowardWorker) {
+      return;
+    }
+    long at = Math.max(sim.now() + sim.latency(worker), lastToWorkerMillis);
+    lastToWorkerMillis = at;
+    sim.events().at(at, () -> {
+      if (!cut && !resetTowardWorker && !closedAtWorker) {
+        worker.local(() -> {
+          for (Envelope f : frames) {
+            worker.received(this, f);
+          }
+        });
+      }
+    });
+  }
+
+  /** The worker reads an end of the connection (FIN or reset) after what was already sent to it. */
+  void endTowardWorker(String reason) {
+    if (cut || closedAtWorker) {
+      return;
+    }
+    long at = Math.max(sim.now() + sim.latency(worker), lastToWorkerMillis);
+    lastToWorkerMillis = at;
+    sim.events().at(at, () -> {
+      if (!cut && !closedAtWorker) {
+        worker.local(() -> worker.disconnected(this, reason));
+      }
+    });
+  }
+
+  /** The coordinator's driver reports the connection's end to the core, a moment after the close. */
+  void reportInactive() {
+    if (inactive || core == null) {
+      return;
+    }
+    if (!sim.coordinatorUp() || epoch != sim.coordinatorEpoch()) {
+      return; // that coordinator is gone: nothing of it runs any more
+    }
+    ConnectionCore c = core;
+    unread.clear();
+    c.onInactive(false);
+    inactive = true;
+  }
+
+  /** The coordinator that accepted this connection died: its end is gone without a word. */
+  void coordinatorDied() {
+    inactive = true;
+    unread.clear();
+  }
+
+  /** The link is cut: what is in flight is lost, both ways, and nothing more passes. */
+  void cutLink() {
+    cut = true;
+  }
+
+  boolean closedAtCoordinator() {
+    return closedAtCoordinator;
+  }
+
+  /** The coordinator's end as {@link ConnectionPort}: what the core asks, carried out on the wire. */
+  private final class CoordinatorEnd implements ConnectionPort {
+    @Override
+    public void write(Envelope frame) {
+      if (!closedAtCoordinator) {
+        toWorker.add(frame);
+      }
+    }
+
+    @Override
+    public void flush() {
+      if (toWorker.isEmpty()) {
+        return;
+      }
+      List<Envelope> frames = List.copyOf(toWorker);
+      toWorker.clear();
+      if (cutAtNextAck && !cut && frames.stream().anyMatch(Envelope::hasResultAck)) {
+        cutAtNextAck = false;
+        sim.cut(SimConnection.this, "cut right after a commit; its acks are lost");
+        return;
+      }
+      deliverToWorker(frames);
+    }
+
+    @Override
+    public boolean isOpen() {
+      return !closedAtCoordinator && !inactive;
+    }
+
+    @Override
+    public void close() {
+      if (closedAtCoordinator) {
+        return;
+      }
+      closedAtCoordinator = true;
+      toWorker.clear();
+      endTowardWorker("connection closed by the coordinator");
+      sim.events().at(sim.now(), () -> sim.endAtCoordinator(SimConnection.this, false));
+    }
+
+    @Override
+    public void pauseReading() {
+      readingPaused = true;
+    }
+
+    @Override
+    public void resumeReading() {
+      readingPaused = false;
+      if (!unread.isEmpty()) {
+        sim.events().at(sim.now(), () -> {
+          while (!readingPaused && !unread.isEmpty() && openAtCoordinator()) {
+            core.onFrame(unread.poll(), sim.nanos());
+          }
+        });
+      }
+    }
+
+    @Override
+    public void awaitPredecessor(CompletionStage<Void> predecessorEnded) {
+      predecessorEnded.whenComplete((ignored, error) -> sim.events().at(sim.now(), () -> {
+        if (openAtCoordinator()) {
+          core.onPredecessorEnded(sim.nanos());
+        }
+      }));
+    }
   }
 
   @Override

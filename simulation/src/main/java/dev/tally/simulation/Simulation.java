@@ -1,17 +1,21 @@
 package dev.tally.simulation;
 
+import dev.tally.coordinator.net.ConnectionCore;
+import dev.tally.coordinator.net.LiveSessions;
+import dev.tally.coordinator.net.PlantedConnectionFault;
+import dev.tally.coordinator.net.WorkerEventsChecker;
+import dev.tally.coordinator.net.WorkerServer;
 import dev.tally.core.CaseRecord;
 import dev.tally.core.EvaluatorSpec;
+import dev.tally.core.RedeliveryPolicy.AttemptLimits;
 import dev.tally.core.Verdict;
-import dev.tally.core.detect.DetectorSettings;
-import dev.tally.core.detect.FailureDetector;
-import dev.tally.core.schedule.AttemptReport;
-import dev.tally.core.schedule.HeldLease;
 import dev.tally.core.schedule.Scheduler;
 import dev.tally.core.store.RunCounters;
 import dev.tally.core.store.RunSpec;
 import dev.tally.core.store.Store;
 import dev.tally.core.store.memory.InMemoryStore;
+import dev.tally.worker.Termination;
+import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -20,46 +24,54 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
+import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
-import java.util.function.LongFunction;
 
 /**
- * One history for one seed: the real {@link Scheduler} (with its outlier detector, retry policy and lease
- * logic), the real φ accrual failure detector per session, and an {@link InMemoryStore} with SQLite's
- * semantics, driven by simulated workers over a simulated network, all in one thread under virtual time.
- * Every choice (the dataset, the fleet, every latency, duration and fault) is drawn from one
- * {@link SplittableRandom} seeded with the seed, and events at equal times run in the order they were
- * scheduled, so the same seed gives the same history byte for byte ({@link History#traceHash()}).
+ * One history for one seed, run on the real decision logic with only sockets, threads and disks swapped
+ * out: the real {@link Scheduler} (its duties, redelivery policy and outlier detector) over the real store
+ * rules ({@link InMemoryStore} applies the same {@code BatchRules} as SQLite); at the coordinator's end of
+ * every connection the real {@link ConnectionCore} (Hello, supersede and join, results, worker drain,
+ * the φ accrual judgement of each worker, the coordinator's heartbeats, close and loss); and in every
+ * worker the real {@code SessionCore} (outbox, reconnects, abandons, its judgement of the coordinator,
+ * graceful drain). Only the network ({@link SimConnection}), the slots and the clock are simulated, all in
+ * one thread under virtual time. Every choice (the dataset, the fleet, every latency, duration and fault)
+ * is drawn from one {@link SplittableRandom} seeded with the seed, and events at equal times run in the
+ * order they were scheduled, so the same seed gives the same history byte for byte ({@link
+ * History#traceHash()}).
  *
  * <p><b>How the pieces run.</b> An {@link EventQueue} of timed actions; taking one moves the {@link
  * VirtualClock} to its time. The scheduler is stepped as its {@code SchedulerLoop} would step it: soon
  * after any event is queued (the wake-up hook), when a backoff ends, and at least every {@value
- * #IDLE_STEP_MILLIS} ms (so that renewals and the expired-lease sweep run). Each session ({@link
- * SimConnection}) is the worker handle, the connection actor (a φ detector fed every frame's arrival,
- * checked every {@value #REAP_CHECK_MILLIS} ms: drain above its drain level, reap at conviction), and a
- * FIFO link with drawn latency.
+ * #IDLE_STEP_MILLIS} ms. Each connection's core gets its liveness check every {@link
+ * WorkerServer.Settings#reapCheckPeriod()} and its heartbeat tick every heartbeat interval, as {@code
+ * WorkerConnection}'s timers give them; each worker's core gets its tick at its own next deadline. The
+ * coordinator's settings are the product's defaults ({@link WorkerServer.Settings#defaults()}).
  *
  * <p><b>Fault sites</b> ({@link FaultKind}), drawn per seed: workers crash (connection closes, cases and
- * outbox vanish), freeze and thaw (events wait, then arrive together and late), send heartbeats late or
- * have their frames stalled and burst, run slow, fail every case, run poison cases (which kill them), have
- * their link cut (right away, or right after a commit so that the ack is lost and the outbox resend is a
- * duplicate), hold a finished result back until after its lease is revoked; store commits fail a few times in a
- * row; and the coordinator is
- * killed and restarted (a new Scheduler on the same store, reopened; workers reconnect and claim their
- * leases). A supervisor replaces dead workers after a delay; one worker is exempt from injected faults,
- * so that I4 always has a healthy worker to rely on.
+ * outbox vanish), freeze and thaw (events wait, then arrive together and late), drain gracefully (SIGTERM),
+ * have their timers fire late or their frames stalled and burst, run slow, fail every case, run poison
+ * cases (which kill them), have their link cut (right away, or right after a commit so that the ack is
+ * lost and the outbox resend is a duplicate), hold a finished result back until after its lease is revoked;
+ * store commits fail a few times in a row; and the coordinator is killed and restarted (a new scheduler
+ * on the same store, reopened; workers reconnect and claim their leases). A supervisor replaces dead and
+ * drained workers after a delay; one worker is exempt from injected faults, so that I4 always has a
+ * healthy worker to rely on.
  *
- * <p>The history ends when the run finishes, or when {@link #BUDGET_MILLIS} of virtual time pass.
+ * <p>The history ends when the run finishes; when no job has been recorded or released for {@link
+ * #STALL_MILLIS} of virtual time (a run that cannot progress); or when {@link #BUDGET_MILLIS} pass.
  *
  * <p>Thread-safety: none; a simulation is used by one thread, once.
  */
 public final class Simulation {
   /** Virtual time a run gets to finish: far beyond any fault's recovery (leases last 30 s). */
   public static final long BUDGET_MILLIS = Duration.ofHours(2).toMillis();
-  /** The interval workers heartbeat at, as the coordinator's default Welcome says. */
-  static final long HEARTBEAT_INTERVAL_MILLIS = 1_000;
-  /** How often a session's detector is checked: min(window / 10, 250 ms), as the worker server does. */
-  static final long REAP_CHECK_MILLIS = 250;
+  /**
+   * A run that has not moved (no job recorded, released or ended) for this long has stalled: five
+   * minutes is beyond the slowest legitimate quiet spell (the longest case on the slowest worker, about
+   * two minutes, or a lease of 30 s after a coordinator down for 40 s), so only a stuck run gets here.
+   */
+  static final long STALL_MILLIS = Duration.ofMinutes(5).toMillis();
   /** Delay between an event being queued and the step that takes it: the group commit's gathering. */
   static final long STEP_LATENCY_MILLIS = 1;
   /** The scheduler loop's longest park: a step at least this often. */
@@ -88,14 +100,16 @@ public final class Simulation {
   private final Trace trace;
   private final WorkerLog log = new WorkerLog();
   private final Map<FaultKind, Integer> faults = new EnumMap<>(FaultKind.class);
-  private final LongFunction<FailureDetector> detectors =
-      DetectorSettings.defaults(DetectorSettings.Kind.PHI, Duration.ofMillis(HEARTBEAT_INTERVAL_MILLIS)).factory();
+  private final WorkerServer.Settings serverSettings;
   private final Map<String, SimCase> cases = new LinkedHashMap<>();
   private final List<SimWorker> workers = new ArrayList<>();
-  /** The coordinator's live session per worker id (the worker server's registry). */
-  private final Map<String, SimConnection> sessions = new LinkedHashMap<>();
+  /** The open connections of the coordinator running now. */
+  private final List<SimConnection> connections = new ArrayList<>();
+  private final List<String> contractViolations = new ArrayList<>();
   private InMemoryStore durable;
   private Scheduler scheduler;
+  private ConnectionCore.Context coordinatorContext;
+  private WorkerEventsChecker eventsChecker;
   private boolean coordinatorUp;
   private int coordinatorEpoch;
   private long runId;
@@ -105,7 +119,9 @@ public final class Simulation {
   private boolean finished;
   private String endReason = "";
   private RunCounters reportedCounters;
-  private long sessionCount;
+  private RunCounters lastCounters;
+  private long lastProgressMillis;
+  private long connectionCount;
   private int workerCount;
   private int replacements;
   private int coordinatorCrashes;
@@ -123,6 +139,7 @@ public final class Simulation {
     this.planted = planted;
     this.random = new SplittableRandom(seed);
     this.trace = new Trace(keepTrace);
+    this.serverSettings = WorkerServer.Settings.builder().ticker(clock).build();
   }
 
   /** Plays the history to its end and returns it. Call once. */
@@ -143,10 +160,13 @@ public final class Simulation {
       e.action().run();
     }
     boolean healthyLeft = workers.stream().anyMatch(w -> w.alive && w.healthy);
+    if (eventsChecker != null) {
+      contractViolations.addAll(eventsChecker.violations());
+    }
     trace("history ends: " + endReason + "; counters " + durable.run(runId).orElseThrow().counters());
     return new History(seed, planted, runId, cases.size(), durable.reopen(), log, finished, endReason, now(),
-        healthyLeft, reportedCounters, Collections.unmodifiableMap(new EnumMap<>(faults)), events.scheduled(),
-        trace.hash(), trace.text());
+        healthyLeft, reportedCounters, List.copyOf(contractViolations),
+        Collections.unmodifiableMap(new EnumMap<>(faults)), events.scheduled(), trace.hash(), trace.text());
   }
 
   // ---- set-up -----------------------------------------------------------------------------------
@@ -174,7 +194,7 @@ public final class Simulation {
       }
     }
     RunSpec spec = new RunSpec("simulated-" + seed + ".jsonl", new EvaluatorSpec("sim", Map.of(), CASE_TIMEOUT),
-        dev.tally.core.RedeliveryPolicy.AttemptLimits.DEFAULT_MAX_ATTEMPTS);
+        AttemptLimits.DEFAULT_MAX_ATTEMPTS);
     runId = durable.createRun(spec, records);
     trace("seed " + seed + (planted == null ? "" : ", planted " + planted.cliName()) + ": run " + runId + " of " + n
         + " cases" + (poisoned.isEmpty() ? "" : ", poison at " + poisoned));
@@ -195,7 +215,8 @@ public final class Simulation {
         FaultKind.WORKER_FREEZE, FaultKind.WORKER_FREEZE, FaultKind.WORKER_FREEZE,
         FaultKind.CONNECTION_CUT, FaultKind.CONNECTION_CUT, FaultKind.CONNECTION_CUT, FaultKind.CONNECTION_CUT,
         FaultKind.HEARTBEAT_DELAY, FaultKind.HEARTBEAT_DELAY, FaultKind.LATE_RESULT, FaultKind.LATE_RESULT,
-        FaultKind.COORDINATOR_CRASH, FaultKind.COORDINATOR_CRASH, FaultKind.STORE_FAILURE, FaultKind.STORE_FAILURE};
+        FaultKind.COORDINATOR_CRASH, FaultKind.COORDINATOR_CRASH, FaultKind.STORE_FAILURE, FaultKind.STORE_FAILURE,
+        FaultKind.WORKER_DRAIN, FaultKind.WORKER_DRAIN};
     for (int i = 0; i < timed; i++) {
       long at = random.nextLong(horizon);
       FaultKind kind = kinds[random.nextInt(kinds.length)];
@@ -227,7 +248,7 @@ public final class Simulation {
     }
     workers.add(w);
     trace(name + " starts: " + w.traits());
-    w.later(random.nextLong(50), w::connect);
+    events.at(now() + random.nextLong(50), w::start);
   }
 
   // ---- faults -----------------------------------------------------------------------------------
@@ -254,7 +275,7 @@ public final class Simulation {
       trace("fault store-failure: the next " + n + " commits fail");
       return;
     }
-    List<SimWorker> targets = workers.stream().filter(w -> w.alive && !w.healthy && !w.frozen).toList();
+    List<SimWorker> targets = workers.stream().filter(w -> w.alive && !w.healthy && !w.frozen && !w.draining).toList();
     if (targets.isEmpty()) {
       trace("fault " + kind.siteName() + " skipped: no worker to inflict it on");
       return;
@@ -276,6 +297,12 @@ public final class Simulation {
             t.thaw();
           }
         });
+      }
+      case WORKER_DRAIN -> {
+        Duration timeout = Duration.ofMillis(random.nextLong(30_000));
+        count(kind);
+        trace("fault worker-drain: " + t.name + " is told to stop (SIGTERM), drain timeout " + timeout.toMillis() + " ms");
+        t.drain(timeout);
       }
       case CONNECTION_CUT -> {
         SimConnection c = t.conn;
@@ -320,15 +347,28 @@ public final class Simulation {
     trace(w.name + " dies: " + why);
     SimConnection c = w.conn;
     w.die();
-    if (c != null && !c.cut) {
+    if (c != null) {
       // The kernel closes the socket after what was already sent: the coordinator reads a close.
-      long at = toCoordinatorArrival(c);
-      events.at(at, () -> {
-        if (!c.cut && c.openAtCoordinator()) {
-          closeAtCoordinator(c, "closed by peer", false);
-        }
-      });
+      c.closeAtWorker(true);
     }
+    replace(w);
+  }
+
+  /** A worker's session core ended (a graceful drain finished or was cut short): the process exits. */
+  void workerEnded(SimWorker w, Termination termination) {
+    trace(w.name + " exits: " + termination.kind() + " (" + termination.detail() + ")");
+    // The process exits once its last frames and its close are out; then the supervisor replaces it.
+    events.at(now(), () -> {
+      SimConnection c = w.conn;
+      w.alive = false;
+      if (c != null) {
+        c.closeAtWorker(true);
+      }
+      replace(w);
+    });
+  }
+
+  private void replace(SimWorker w) {
     if (!w.healthy && replacements >= MAX_REPLACEMENTS) {
       trace("supervisor: no replacement for " + w.name + " (" + MAX_REPLACEMENTS + " already)");
       return;
@@ -344,18 +384,18 @@ public final class Simulation {
     });
   }
 
-  /** The link is cut: everything in flight is lost; each side finds out on its own, or not at all. */
+  /** The link is cut: everything in flight is lost; each end finds out on its own, or not at all. */
   void cut(SimConnection c, String why) {
     if (c.cut) {
       return;
     }
-    c.cut = true;
+    c.cutLink();
     trace("link " + c + " cut: " + why);
-    events.at(now() + 1 + random.nextLong(2_000), () -> c.worker.local(() -> c.worker.onClosed(c, "connection reset")));
+    events.at(now() + 1 + random.nextLong(2_000), () -> c.worker.local(() -> c.worker.disconnected(c, "connection reset")));
     if (random.nextBoolean()) {
       events.at(now() + 1 + random.nextLong(2_000), () -> {
         if (c.openAtCoordinator()) {
-          closeAtCoordinator(c, "I/O error: connection reset by peer", false);
+          c.core.onError(ConnectionCore.ErrorKind.IO_ERROR, new IOException("connection reset by peer"));
         }
       });
     }
@@ -367,18 +407,19 @@ public final class Simulation {
     boolean reset = random.nextBoolean();
     trace("fault coordinator-crash: kill -9 of coordinator " + coordinatorEpoch + ", down for " + downtimeMillis
         + " ms" + (reset ? "; unsent frames are discarded" : ""));
+    contractViolations.addAll(eventsChecker.violations());
     coordinatorUp = false;
     scheduler = null;
     stepAt = -1;
     stepToken++;
-    for (SimConnection c : new ArrayList<>(sessions.values())) {
-      c.coordinatorClosed = true; // no workerLost: the scheduler that would hear it is gone
+    for (SimConnection c : List.copyOf(connections)) {
+      c.coordinatorDied(); // no onInactive, no workerLost: the scheduler that would hear it is gone
       if (reset) {
         c.resetTowardWorker = true;
       }
-      notifyWorkerClosed(c, "coordinator went away");
+      c.endTowardWorker("coordinator went away");
     }
-    sessions.clear();
+    connections.clear();
     events.at(now() + downtimeMillis, () -> {
       if (!stopped) {
         startCoordinator();
@@ -400,7 +441,9 @@ public final class Simulation {
     if (planted == PlantedFault.DROP_ON_REAP) {
       store = new ReapDroppingStore(store);
     }
-    scheduler = Scheduler.builder(store, clock, clock::nanos, random.split()).wakeup(this::wake).build();
+    scheduler = Scheduler.builder(store, clock, clock, random.split()).wakeup(this::wake).build();
+    eventsChecker = new WorkerEventsChecker(scheduler);
+    coordinatorContext = new ConnectionCore.Context(serverSettings, store.storeId(), eventsChecker, new LiveSessions());
     trace("coordinator " + coordinatorEpoch + " starts on the store");
     scheduler.activate(runId);
   }
@@ -450,6 +493,14 @@ public final class Simulation {
       }
       return;
     }
+    RunCounters c = scheduler.counters(runId);
+    if (c != null && !c.equals(lastCounters)) {
+      lastCounters = c;
+      lastProgressMillis = now();
+    } else if (now() - lastProgressMillis > STALL_MILLIS) {
+      end("no job was recorded or released for " + STALL_MILLIS / 1000 + " s: the run is stuck");
+      return;
+    }
     long dueElapsed = due == Long.MAX_VALUE ? Long.MAX_VALUE : due - VirtualClock.EPOCH_MILLIS;
     long next = scheduler.hasQueuedEvents() ? now() + STEP_LATENCY_MILLIS : Math.min(dueElapsed, now() + IDLE_STEP_MILLIS);
     requestStep(Math.max(next, now() + 1));
@@ -460,140 +511,87 @@ public final class Simulation {
     endReason = reason;
   }
 
-  // ---- sessions and the network -----------------------------------------------------------------
+  // ---- connections and the network --------------------------------------------------------------
 
-  /** A worker opens a session; its Hello lists {@code held}. Returns the session at once (connecting). */
-  SimConnection connect(SimWorker w, List<HeldLease> held) {
-    SimConnection c = new SimConnection(this, w, ++sessionCount, held);
-    trace(w.name + " connects as " + c + (held.isEmpty() ? "" : " holding " + held.size() + " leases"));
+  /**
+   * A worker dials the coordinator: the connection is accepted after a latency if a coordinator is up
+   * (its core starts, and the worker learns it is connected a latency later), else refused.
+   */
+  SimConnection connect(SimWorker w) {
+    SimConnection c = new SimConnection(this, w, ++connectionCount);
+    trace(w.name + " connects as " + c);
     long at = now() + latency(w);
     c.lastToCoordinatorMillis = at;
     events.at(at, () -> {
+      if (stopped) {
+        return;
+      }
       if (!coordinatorUp) {
-        events.at(now() + latency(w), () -> w.local(() -> w.onConnectRefused(c)));
+        events.at(now() + latency(w), () -> w.local(() -> w.connectFailed(c, "connection refused")));
         return;
       }
       accept(c);
+      long back = now() + latency(w);
+      c.lastToWorkerMillis = back;
+      events.at(back, () -> w.local(() -> w.connected(c)));
     });
     return c;
   }
 
   private void accept(SimConnection c) {
     c.epoch = coordinatorEpoch;
-    c.accepted = true;
-    c.detector = detectors.apply(clock.nanos());
-    c.detector.heartbeat(clock.nanos());
-    c.lastFrameMillis = now();
-    SimConnection previous = sessions.get(c.worker.id);
-    if (previous != null) {
-      closeAtCoordinator(previous, "superseded by a new session", true);
-    }
-    sessions.put(c.worker.id, c);
-    trace(c + " joins coordinator " + coordinatorEpoch + (c.held.isEmpty() ? "" : ", claiming " + c.held));
-    toWorker(c, () -> c.worker.onWelcome(c));
-    scheduler.workerJoined(c);
-    events.at(now() + REAP_CHECK_MILLIS, () -> checkLiveness(c));
+    UUID sessionId = new UUID(random.nextLong(), random.nextLong());
+    PlantedConnectionFault fault = planted == null ? PlantedConnectionFault.NONE : planted.connectionFault();
+    c.core = new ConnectionCore(coordinatorContext, c.port(), Runnable::run, c.toString(), sessionId.toString(), fault);
+    c.core.onActive(nanos());
+    connections.add(c);
+    trace(c + " accepted by coordinator " + coordinatorEpoch);
+    long livenessMillis = Math.max(1, serverSettings.reapCheckPeriod().toMillis());
+    long heartbeatMillis = Math.max(1, serverSettings.heartbeatInterval().toMillis());
+    events.at(now() + livenessMillis, () -> livenessCheck(c, livenessMillis));
+    events.at(now() + heartbeatMillis, () -> heartbeatTick(c, heartbeatMillis));
   }
 
-  /** The connection actor's periodic check: publish drain, reap on conviction. */
-  private void checkLiveness(SimConnection c) {
-    if (!c.openAtCoordinator() || stopped) {
+  /** The connection's liveness timer, as {@code WorkerConnection} runs it at a fixed rate. */
+  private void livenessCheck(SimConnection c, long periodMillis) {
+    if (stopped || !c.openAtCoordinator()) {
       return;
     }
-    long nanos = clock.nanos();
-    boolean draining = c.detector.draining(nanos);
-    if (draining != c.draining) {
-      c.draining = draining;
-      trace(c + (draining ? " is suspected: no new jobs" : " is heard from again"));
-    }
-    if (c.detector.convicted(nanos)) {
-      closeAtCoordinator(c, "reaped after " + (now() - c.lastFrameMillis) + "ms of silence", true);
+    c.core.onLivenessCheck(nanos());
+    events.at(now() + periodMillis, () -> livenessCheck(c, periodMillis));
+  }
+
+  /** The connection's heartbeat timer. */
+  private void heartbeatTick(SimConnection c, long periodMillis) {
+    if (stopped || !c.openAtCoordinator()) {
       return;
     }
-    events.at(now() + REAP_CHECK_MILLIS, () -> checkLiveness(c));
+    c.core.onHeartbeatTick(nanos());
+    events.at(now() + periodMillis, () -> heartbeatTick(c, periodMillis));
   }
 
-  /** The coordinator ends a session: the scheduler hears workerLost once; the worker, if told, a close. */
-  void closeAtCoordinator(SimConnection c, String reason, boolean tellWorker) {
-    if (!c.openAtCoordinator()) {
-      return;
-    }
-    c.coordinatorClosed = true;
-    sessions.remove(c.worker.id, c);
-    trace(c + " ends at the coordinator: " + reason);
-    if (!c.lostReported) {
-      c.lostReported = true;
-      scheduler.workerLost(c, reason);
-    }
-    if (tellWorker) {
-      notifyWorkerClosed(c, reason);
+  /** The coordinator's driver finds the connection ended (closed by either side): the core hears it. */
+  void endAtCoordinator(SimConnection c, boolean coordinatorClosing) {
+    if (c.openAtCoordinator()) {
+      c.reportInactive();
+      connections.remove(c);
     }
   }
 
-  private void notifyWorkerClosed(SimConnection c, String reason) {
-    if (c.cut) {
-      return;
-    }
-    long at = Math.max(now() + latency(c.worker), c.lastToWorkerMillis);
-    c.lastToWorkerMillis = at;
-    events.at(at, () -> {
-      if (!c.cut) {
-        c.worker.local(() -> c.worker.onClosed(c, reason));
-      }
-    });
-  }
-
-  /** A frame from the coordinator to the worker; dropped if the session is closed, cut or reset. */
-  void toWorker(SimConnection c, Runnable onArrival) {
-    if (c.cut || !c.openAtCoordinator()) {
-      return;
-    }
-    long at = Math.max(now() + latency(c.worker), c.lastToWorkerMillis);
-    c.lastToWorkerMillis = at;
-    events.at(at, () -> {
-      if (!c.cut && !c.resetTowardWorker) {
-        c.worker.local(() -> {
-          if (c.worker.conn == c) {
-            onArrival.run();
-          }
-        });
-      }
-    });
-  }
-
-  /** A frame from the worker to the coordinator: its arrival feeds the session's detector. */
-  void frameToCoordinator(SimConnection c, Runnable onArrival) {
-    if (c == null || c.cut) {
-      return;
-    }
-    long at = toCoordinatorArrival(c);
-    events.at(at, () -> {
-      if (c.cut || !c.openAtCoordinator() || stopped) {
-        return;
-      }
-      c.detector.heartbeat(clock.nanos());
-      c.lastFrameMillis = now();
-      onArrival.run();
-    });
-  }
-
-  void resultToCoordinator(SimConnection c, AttemptReport report, boolean resend) {
-    frameToCoordinator(c, () -> scheduler.attemptEnded(c, report));
-  }
-
-  private long toCoordinatorArrival(SimConnection c) {
+  /** When a frame the worker sends now reaches the coordinator: after a latency, any stall, and earlier frames. */
+  long toCoordinatorArrival(SimConnection c) {
     long at = Math.max(Math.max(now() + latency(c.worker), c.stallUntilMillis), c.lastToCoordinatorMillis);
     c.lastToCoordinatorMillis = at;
     return at;
   }
 
-  private long latency(SimWorker w) {
+  long latency(SimWorker w) {
     long l = w.latencyMinMillis + random.nextLong(w.latencyMaxMillis - w.latencyMinMillis + 1);
     // Now and then a frame waits behind a retransmit.
     return random.nextInt(200) == 0 ? l + 200 + random.nextLong(300) : l;
   }
 
-  // ---- for the workers --------------------------------------------------------------------------
+  // ---- for the workers and connections ----------------------------------------------------------
 
   long now() {
     return clock.elapsedMillis();
@@ -611,8 +609,8 @@ public final class Simulation {
     return random;
   }
 
-  WorkerLog log() {
-    return log;
+  boolean stopped() {
+    return stopped;
   }
 
   boolean coordinatorUp() {

@@ -385,7 +385,8 @@ public final class ConnectionCore {
     String reason = closeReason != null ? closeReason : coordinatorClosing ? "coordinator shutting down" : "closed by peer";
     // Lost is reported before the worker id is released, so that no new session of this worker can
     // join while the scheduler still counts this one as live.
-    if (joined && !lostReported) {
+    boolean forget = planted == PlantedConnectionFault.REAP_WITHOUT_LOSS && reason.startsWith("reaped");
+    if (joined && !lostReported && !forget) { // forget: the planted bug loses a reaped session's loss
       lostReported = true;
       log.info("worker {} at {} lost: {}", workerId, peer, reason);
       try {

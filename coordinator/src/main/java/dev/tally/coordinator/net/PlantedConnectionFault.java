@@ -25,5 +25,13 @@ public enum PlantedConnectionFault {
    * superseded session is reported lost (it still closes it): for a while the scheduler sees two joined
    * sessions of one worker, and the old one's loss arrives after the new one's first events.
    */
-  JOIN_BEFORE_PREDECESSOR_LOST
+  JOIN_BEFORE_PREDECESSOR_LOST,
+
+  /**
+   * A session the core reaps for silence is never reported lost: one close path forgets to tell the
+   * scheduler. The scheduler keeps the dead session as connected, renews its leases for ever and never
+   * redelivers its jobs, so the run never finishes (I1, I4). Every other way a session ends is reported as
+   * it should be.
+   */
+  REAP_WITHOUT_LOSS
 }
