@@ -1,6 +1,7 @@
 package dev.tally.cli.chaos;
 
 import dev.tally.cli.*;
+import dev.tally.coordinator.net.WorkerServer;
 import dev.tally.core.CaseRecord;
 import dev.tally.core.store.RunCounters;
 import dev.tally.core.store.RunView;
@@ -174,8 +175,8 @@ public final class ChaosCommand implements Callable<Integer> {
     if (workers < 1 || workers > RunnerCommand.MAX_LOCAL_WORKERS) {
       throw new ParameterException(cl, "--workers must be from 1 to " + RunnerCommand.MAX_LOCAL_WORKERS + ", got " + workers);
     }
-    if (slots < 1 || slots > RunnerCommand.MAX_SLOTS) {
-      throw new ParameterException(cl, "--slots must be from 1 to " + RunnerCommand.MAX_SLOTS + ", got " + slots);
+    if (slots < 1 || slots > WorkerServer.MAX_WORKER_SLOTS) {
+      throw new ParameterException(cl, "--slots must be from 1 to " + WorkerServer.MAX_WORKER_SLOTS + ", got " + slots);
     }
     if (duration.isNegative() || duration.isZero()) {
       throw new ParameterException(cl, "--duration must be positive, got " + duration);
