@@ -127,7 +127,7 @@ public abstract class RunnerCommand implements Callable<Integer> {
             + "; wait for it to finish or stop it first (" + e.getMessage() + ")");
         return Main.EXIT_USAGE;
       case STORE_UNUSABLE:
-        if (StoreFailure.isDiskFull(e)) {
+        if (StoreFailure.isDiskFull(e, dbFile)) {
           err.println(StoreFailure.stopped(-1, dbFile, resumeCommand(-1, dbFile), e));
           return Main.EXIT_FAILED;
         }
