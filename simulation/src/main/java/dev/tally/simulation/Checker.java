@@ -88,15 +88,19 @@ public final class Checker {
 
   /** As {@link #checkRun(Store, long, List)}; {@code caseIds} null when only their number is known. */
   private static RunCheck checkRun(Store store, long runId, int cases, List<String> caseIds) {
-    List<String> v = new ArrayList<>();
     RunView run = store.run(runId).orElse(null);
     if (run == null) {
-      v.add("I1: run " + runId + " is not in the store");
-      return new RunCheck(runId, null, 0, 0, v);
+      return new RunCheck(runId, null, 0, 0, List.of("I1: run " + runId + " is not in the store"));
     }
+    return checkRun(store, run, store.jobs(runId), cases, caseIds);
+  }
+
+  /** The store checks on a run and its jobs, already read. */
+  private static RunCheck checkRun(Store store, RunView run, List<JobView> jobs, int cases, List<String> caseIds) {
+    List<String> v = new ArrayList<>();
+    long runId = run.runId();
     String r = "run " + runId + ": ";
     RunCounters c = run.counters();
-    List<JobView> jobs = store.jobs(runId);
     Map<Long, List<AttemptView>> attemptsByJob = new HashMap<>();
     Set<String> endedAttempts = new HashSet<>();
     for (AttemptView a : store.attempts(runId)) {
@@ -243,13 +247,15 @@ public final class Checker {
    */
   public static List<String> check(History history) {
     Store store = history.store();
-    RunCheck run = checkRun(store, history.runId(), history.cases(), null);
-    List<String> v = new ArrayList<>(run.violations());
-    if (run.counters() == null) {
-      return v;
+    RunView stored = store.run(history.runId()).orElse(null);
+    if (stored == null) {
+      return List.of("I1: run " + history.runId() + " is not in the store");
     }
+    List<JobView> jobs = store.jobs(history.runId());
+    RunCheck run = checkRun(store, stored, jobs, history.cases(), null);
+    List<String> v = new ArrayList<>(run.violations());
     Map<Long, JobView> byId = new LinkedHashMap<>();
-    store.jobs(history.runId()).forEach(j -> byId.put(j.jobId(), j));
+    jobs.forEach(j -> byId.put(j.jobId(), j));
 
     // What the workers saw.
     Map<Long, Long> maxTokenIssued = new HashMap<>();
