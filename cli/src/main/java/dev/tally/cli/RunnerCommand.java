@@ -93,6 +93,7 @@ public abstract class RunnerCommand implements Callable<Integer> {
       return Main.EXIT_USAGE;
     }
     Path dbFile = dbFile();
+    long started = System.nanoTime(); // wallMillis: this coordinator's part, from its start
     Coordinator coordinator;
     try {
       // The worker port is bound before the run is written: a bad --listen leaves no half-started run.
@@ -109,7 +110,7 @@ public abstract class RunnerCommand implements Callable<Integer> {
       if (runId < 0) {
         return Main.EXIT_USAGE;
       }
-      return runChosen(coordinator, runId, workerSlots, dbFile, err);
+      return runChosen(coordinator, runId, workerSlots, dbFile, started, err);
     } catch (StoreException e) {
       err.println(StoreFailure.stopped(runId, dbFile, resumeCommand(runId, dbFile), e));
       return Main.EXIT_FAILED;
@@ -140,9 +141,8 @@ public abstract class RunnerCommand implements Callable<Integer> {
   }
 
   /** The run, once it is chosen: workers, progress, and the results. */
-  private int runChosen(Coordinator coordinator, long runId, int workerSlots, Path dbFile, PrintWriter err)
+  private int runChosen(Coordinator coordinator, long runId, int workerSlots, Path dbFile, long started, PrintWriter err)
       throws IOException, InterruptedException {
-    long started = System.nanoTime();
     HostPort bound = new HostPort(coordinator.address().getHostString(), coordinator.port());
     HostPort connectTo = new HostPort(loopbackFor(bound.host()), bound.port());
     try (LocalWorkerProcesses local = LocalWorkerProcesses.start(workers, workerSlots, connectTo, logDir(dbFile, runId));
