@@ -22,7 +22,8 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.Set;
+import java.util.Optional;
+import java.util.function.Function;
 
 /**
  * A dataset in JSON Lines: one case per line, each a JSON object with a unique, non-empty string
@@ -178,14 +179,14 @@ public final class Dataset {
   }
 
   /**
-   * Checks that every case has every field in {@code fields} (the placeholders of an exec template).
+   * Checks that every case has what {@code missingField} asks for (the fields an exec template uses, by
+   * the template's own rule).
    *
-   * @throws DatasetException naming the first case (and its line) that lacks one
+   * @param missingField the first field a case lacks, or empty
+   * @param what the option that needs the fields, for the message
+   * @throws DatasetException naming the first case (and its line) that lacks one, and the field
    */
-  public void requireFields(Set<String> fields, String what) throws DatasetException {
-    if (fields.isEmpty()) {
-      return;
-    }
+  public void requireFields(Function<JsonNode, Optional<String>> missingField, String what) throws DatasetException {
     for (int i = 0; i < cases.size(); i++) {
       JsonNode node;
       try {
@@ -193,14 +194,10 @@ public final class Dataset {
       } catch (JsonProcessingException e) {
         throw new IllegalStateException("case was valid JSON when read", e);
       }
-      for (String field : fields) {
-        JsonNode value = node.get(field);
-        if (value == null || value.isNull()) {
-          throw new DatasetException(file, lines.get(i), "case \"" + cases.get(i).caseId() + "\" has no field \"" + field + "\", which " + what + " uses");
-        }
-        if (value.isContainerNode()) {
-          throw new DatasetException(file, lines.get(i), "field \"" + field + "\" of case \"" + cases.get(i).caseId() + "\" is an " + value.getNodeType().name().toLowerCase() + "; " + what + " can only insert a string, number or boolean");
-        }
+      Optional<String> missing = missingField.apply(node);
+      if (missing.isPresent()) {
+        throw new DatasetException(file, lines.get(i), "case \"" + cases.get(i).caseId() + "\" has no field \""
+            + missing.get() + "\", which " + what + " uses");
       }
     }
   }

@@ -1,12 +1,13 @@
 package dev.tally.cli;
 
+import dev.tally.coordinator.Coordinator;
 import dev.tally.core.store.RunView;
-import dev.tally.core.store.Store;
 import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Optional;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
 /**
@@ -16,6 +17,7 @@ import picocli.CommandLine.Parameters;
 @Command(
     name = "resume",
     mixinStandardHelpOptions = true,
+    defaultValueProvider = ProductDefaults.class,
     description = {
       "Finish an unfinished run in a store (for example after its coordinator was killed).",
       "Running the same 'tally run' command again does the same for its dataset.",
@@ -25,12 +27,11 @@ public final class ResumeCommand extends RunnerCommand {
   @Parameters(index = "0", paramLabel = "RUN", description = "The run's id (see tally status).")
   long runId;
 
+  @Option(names = "--db", required = true, description = "The SQLite store that holds the run.")
+  Path db;
+
   @Override
   boolean prepare(PrintWriter err) {
-    if (db == null) {
-      err.println("tally: resume needs --db FILE, the store that holds the run");
-      return false;
-    }
     if (!Files.isRegularFile(db)) {
       err.println("tally: no store at " + db);
       return false;
@@ -44,8 +45,8 @@ public final class ResumeCommand extends RunnerCommand {
   }
 
   @Override
-  long chooseRun(Store store, PrintWriter err) {
-    Optional<RunView> run = store.run(runId);
+  long chooseRun(Coordinator coordinator, PrintWriter err) {
+    Optional<RunView> run = coordinator.store().run(runId);
     if (run.isEmpty()) {
       err.println("tally: there is no run " + runId + " in " + db);
       return -1;
@@ -54,6 +55,12 @@ public final class ResumeCommand extends RunnerCommand {
       err.println("tally: run " + runId + " has already finished; writing its results");
       return runId;
     }
-    return resume(store, run.get(), err);
+    reportTakeOver(coordinator.resumption().takeOver(run.get()), err);
+    return runId;
+  }
+
+  @Override
+  String resumeCommand(long unused, Path dbFile) {
+    return "tally resume " + runId + " --db " + dbFile;
   }
 }

@@ -1,45 +1,22 @@
 package dev.tally.cli;
 
 import dev.tally.coordinator.Coordinator;
-import dev.tally.coordinator.net.WorkerServer;
-import dev.tally.core.CaseRecord;
+import dev.tally.coordinator.RunResumption;
 import dev.tally.core.EvaluatorSpec;
-import dev.tally.core.store.JobView;
-import dev.tally.core.store.RunView;
-import java.util.List;
-import dev.tally.core.store.RunCounters;
+import dev.tally.core.RedeliveryPolicy.AttemptLimits;
 import dev.tally.core.store.RunSpec;
-import dev.tally.core.store.Store;
-import dev.tally.core.store.StoreException;
-import dev.tally.store.SqliteStore;
-import dev.tally.worker.LocalWorker;
-import java.io.IOException;
-import java.io.UncheckedIOException;
+import dev.tally.core.store.RunView;
+import dev.tally.worker.eval.CommandTemplate;
 import java.io.PrintWriter;
-import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.LinkedHashMap;
-import java.util.LinkedHashSet;
 import java.util.Map;
-import java.util.Set;
-import java.util.concurrent.Callable;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
-import me.tongfei.progressbar.ProgressBar;
-import me.tongfei.progressbar.ProgressBarBuilder;
-import me.tongfei.progressbar.ProgressBarStyle;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
-import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.ParameterException;
-import picocli.CommandLine.Spec;
 
 /**
  * {@code tally run DATASET}: submits a dataset to an embedded coordinator on a SQLite file, starts local
@@ -49,21 +26,25 @@ import picocli.CommandLine.Spec;
 @Command(
     name = "run",
     mixinStandardHelpOptions = true,
+    defaultValueProvider = ProductDefaults.class,
     description = {
       "Run every case of a JSON Lines dataset on local (and remote) workers.",
       "Exit code: 0 every case passed; 1 a case failed or errored; 2 bad usage or bad input."
     })
 public final class RunCommand extends RunnerCommand {
-  /** Placeholders in an exec template: {field}. */
-  static final Pattern PLACEHOLDER = Pattern.compile("\\{([^{}\\s]+)}");
-
   @Mixin EvaluatorOptions evaluatorOptions;
+
+  @Option(names = "--db", description = "SQLite store file (default: tally.db beside the dataset).")
+  Path db;
 
   @Parameters(index = "0", paramLabel = "DATASET", description = "JSON Lines file: one case per line, each an object with a unique string \"id\".")
   Path dataset;
 
-  @Option(names = "--max-attempts", defaultValue = "" + dev.tally.core.RedeliveryPolicy.AttemptLimits.DEFAULT_MAX_ATTEMPTS, description = "Attempts per case; a case whose attempts all end in infrastructure failures is reported as error with its attempt history (default: ${DEFAULT-VALUE}).")
+  @Option(names = "--max-attempts", defaultValue = "" + AttemptLimits.DEFAULT_MAX_ATTEMPTS, description = "Attempts per case; a case whose attempts all end in infrastructure failures is reported as error with its attempt history (default: ${DEFAULT-VALUE}).")
   int maxAttempts;
+
+  @Option(names = "--timeout-retries", defaultValue = "" + AttemptLimits.DEFAULT_TIMEOUT_RETRIES, description = "How many more times a case that ran past --case-timeout is tried (on another worker) before it ends as error, timed out; a hanging case most often hangs everywhere (default: ${DEFAULT-VALUE}).")
+  int timeoutRetries;
 
   private EvaluatorSpec evaluator;
   private Dataset cases;
@@ -73,12 +54,23 @@ public final class RunCommand extends RunnerCommand {
     if (maxAttempts < 1) {
       throw new ParameterException(spec.commandLine(), "--max-attempts must be >= 1, got " + maxAttempts);
     }
+    if (timeoutRetries < 0) {
+      throw new ParameterException(spec.commandLine(), "--timeout-retries must be >= 0, got " + timeoutRetries);
+    }
     evaluator = evaluatorOptions.toSpec(spec.commandLine());
+    CommandTemplate template = null;
+    String cmd = evaluator.options().get("cmd");
+    if (cmd != null) {
+      try {
+        template = CommandTemplate.parse(cmd); // the worker's own grammar: what it will run is what is checked
+      } catch (IllegalArgumentException e) {
+        throw new ParameterException(spec.commandLine(), "--cmd: " + e.getMessage());
+      }
+    }
     try {
       cases = Dataset.read(dataset);
-      String template = evaluator.options().get("cmd");
       if (template != null) {
-        cases.requireFields(placeholders(template), "--cmd");
+        cases.requireFields(template::missingField, "--cmd");
       }
       return true;
     } catch (DatasetException e) {
@@ -93,42 +85,28 @@ public final class RunCommand extends RunnerCommand {
   }
 
   /**
-   * The run to execute: an unfinished run of the same dataset and settings if the store has one (a
-   * coordinator that died mid-run is resumed, and no case already recorded runs again), else a new one.
-   * "The same" means the same dataset path, evaluator, options, case timeout and attempt limit, and the
-   * same cases: same ids in the same order, with the same content ({@link Dataset#digest()}). A dataset
-   * edited since is a new run, and the message says how to finish the old one.
+   * The run to execute: an unfinished run of the same dataset, settings and cases if the store has one (a
+   * coordinator that died mid-run is resumed, and no case already recorded runs again), else a new one;
+   * {@link RunResumption#runFor} is the rule. A dataset edited since is a new run, and the message says
+   * how to finish the old one.
    */
   @Override
-  long chooseRun(Store store, PrintWriter err) {
-    RunSpec runSpec = new RunSpec(dataset.toAbsolutePath().toString(), evaluator, maxAttempts, cases.digest());
-    List<String> ids = cases.cases().stream().map(CaseRecord::caseId).toList();
-    for (RunView r : store.runs()) {
-      if (!r.finished() && r.spec().equals(runSpec) && r.counters().total() == ids.size()
-          && store.jobs(r.runId()).stream().map(JobView::caseId).toList().equals(ids)) {
-        return resume(store, r, err);
-      }
+  long chooseRun(Coordinator coordinator, PrintWriter err) {
+    RunSpec runSpec = new RunSpec(dataset.toAbsolutePath().toString(), evaluator,
+        new AttemptLimits(maxAttempts, timeoutRetries), cases.digest());
+    RunResumption.Choice choice = coordinator.resumption().runFor(runSpec, cases.cases());
+    for (RunView old : choice.changedSince()) {
+      err.printf("tally: %s changed since unfinished run %d was made from it; starting a new run"
+          + " (tally resume %d --db %s finishes the old one with the cases it stored)%n",
+          dataset, old.runId(), old.runId(), dbFile());
     }
-    for (RunView r : store.runs()) {
-      RunSpec old = r.spec();
-      if (!r.finished() && old.dataset().equals(runSpec.dataset()) && old.evaluator().equals(runSpec.evaluator())
-          && old.maxAttempts() == runSpec.maxAttempts()) {
-        err.printf("tally: %s changed since unfinished run %d was made from it; starting a new run"
-            + " (tally resume %d --db %s finishes the old one with the cases it stored)%n",
-            dataset, r.runId(), r.runId(), dbFile());
-      }
-    }
-    return store.createRun(runSpec, cases.cases());
+    choice.resumed().ifPresent(t -> reportTakeOver(t, err));
+    return choice.runId();
   }
 
-  /** The field names an exec template's {@code {field}} placeholders use, in order of appearance. */
-  static Set<String> placeholders(String template) {
-    Set<String> fields = new LinkedHashSet<>();
-    Matcher m = PLACEHOLDER.matcher(template);
-    while (m.find()) {
-      fields.add(m.group(1));
-    }
-    return fields;
+  @Override
+  String resumeCommand(long runId, Path dbFile) {
+    return runId < 0 ? "the same tally run command" : "the same tally run command (or tally resume " + runId + " --db " + dbFile + ")";
   }
 
   /** The options that choose and configure the evaluator; shared by run and bench. */

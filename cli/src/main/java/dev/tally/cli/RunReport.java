@@ -8,6 +8,7 @@ import dev.tally.core.store.AttemptView;
 import dev.tally.core.store.JobState;
 import dev.tally.core.store.JobView;
 import dev.tally.core.store.RunCounters;
+import dev.tally.core.store.RunView;
 import dev.tally.core.store.Store;
 import java.io.BufferedWriter;
 import java.io.IOException;
@@ -31,6 +32,29 @@ public final class RunReport {
   private static final ObjectMapper JSON = new ObjectMapper();
 
   private RunReport() {}
+
+  /**
+   * How long a run took.
+   *
+   * @param wallMillis this coordinator's part: from its start on the run to the run's end (all of it for
+   *     a run that was never interrupted)
+   * @param runWallMillis the run's whole span: from its creation in the store to its end, across every
+   *     coordinator that worked on it (wall clock, so a clock stepped meanwhile shows here)
+   */
+  record Times(long wallMillis, long runWallMillis) {}
+
+  /** A finished run's whole span in the store: creation to the end of its last job (0 if not finished). */
+  static long runWallMillis(RunView run) {
+    return run.finished() ? Math.max(0, run.finishedAtMillis() - run.createdAtMillis()) : 0;
+  }
+
+  /**
+   * Cases that ended {@code error}, as results.jsonl, summary.json, the table, the progress bar and
+   * {@code tally status} count them: an {@code error} verdict, or out of attempts ({@code jobsFailed}).
+   */
+  static long errored(RunCounters c) {
+    return c.errored() + c.jobsFailed();
+  }
 
   /**
    * Writes {@code out}: one line per job with {@code id}, {@code verdict}, {@code score}, {@code attempts},
@@ -94,36 +118,38 @@ public final class RunReport {
   }
 
   /**
-   * Writes {@code out} with the run's counters and wall time.
+   * Writes {@code out} with the run's counters and times.
    *
    * @throws IOException if the file cannot be written
    */
-  static void writeSummary(long runId, RunCounters c, long wallMillis, Path out) throws IOException {
+  static void writeSummary(long runId, RunCounters c, Times times, Path out) throws IOException {
     ObjectNode s = JSON.createObjectNode();
     s.put("runId", runId);
     s.put("total", c.total());
     s.put("passed", c.passed());
     s.put("failed", c.failed());
-    s.put("errored", c.errored() + c.jobsFailed());
+    s.put("errored", errored(c));
     s.put("recorded", c.recorded());
     s.put("jobsFailed", c.jobsFailed());
     s.put("duplicatesSuppressed", c.duplicatesSuppressed());
     s.put("staleResultsFenced", c.staleResultsFenced());
     s.put("redeliveries", c.redeliveries());
-    s.put("wallMillis", wallMillis);
+    s.put("wallMillis", times.wallMillis());
+    s.put("runWallMillis", times.runWallMillis());
     Path tmp = sibling(out);
     Files.writeString(tmp, JSON.writerWithDefaultPrettyPrinter().writeValueAsString(s) + "\n", StandardCharsets.UTF_8);
     Files.move(tmp, out, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
   }
 
   /** Prints the summary table for people. */
-  static void printTable(PrintWriter out, long runId, RunCounters c, long wallMillis) {
-    out.printf("%nrun %d finished in %.1f s%n", runId, wallMillis / 1000.0);
+  static void printTable(PrintWriter out, long runId, RunCounters c, Times times) {
+    // Both spans: a resumed run's coordinator saw only its last part.
+    out.printf("%nrun %d finished in %.1f s on this coordinator, %.1f s since it was created%n", runId,
+        times.wallMillis() / 1000.0, times.runWallMillis() / 1000.0);
     row(out, "total", c.total());
     row(out, "passed", c.passed());
     row(out, "failed", c.failed());
-    // As in results.jsonl and summary.json: a case out of attempts counts as errored.
-    row(out, "errored", c.errored() + c.jobsFailed());
+    row(out, "errored", errored(c));
     if (c.jobsFailed() > 0) {
       row(out, "  of which out of attempts", c.jobsFailed());
     }

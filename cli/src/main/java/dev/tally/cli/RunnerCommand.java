@@ -1,50 +1,44 @@
 package dev.tally.cli;
 
 import dev.tally.coordinator.Coordinator;
+import dev.tally.coordinator.CoordinatorBuilder;
+import dev.tally.coordinator.RunResumption;
 import dev.tally.coordinator.net.WorkerServer;
-import dev.tally.core.CaseRecord;
-import dev.tally.core.EvaluatorSpec;
-import dev.tally.core.store.JobView;
-import dev.tally.core.store.RunView;
-import java.util.List;
 import dev.tally.core.store.RunCounters;
-import dev.tally.core.store.RunSpec;
-import dev.tally.core.store.Store;
+import dev.tally.core.store.RunView;
 import dev.tally.core.store.StoreException;
-import dev.tally.store.SqliteStore;
 import dev.tally.worker.LocalWorker;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.io.PrintWriter;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.LinkedHashMap;
-import java.util.LinkedHashSet;
-import java.util.Map;
-import java.util.Set;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import me.tongfei.progressbar.ProgressBar;
 import me.tongfei.progressbar.ProgressBarBuilder;
 import me.tongfei.progressbar.ProgressBarStyle;
-import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.Parameters;
 import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
 
 /**
- * What {@code tally run} and {@code tally resume} share: an embedded coordinator on a SQLite file, local
- * worker processes (and remote ones on {@code --listen}), progress, and the results and summary files.
- * A subclass says which run to execute.
+ * What {@code tally run} and {@code tally resume} share: an embedded coordinator on a SQLite file
+ * (assembled by {@link CoordinatorBuilder}, which holds the defaults), local worker processes (and remote
+ * ones on {@code --listen}), progress, and the results and summary files. A subclass says which store
+ * and which run.
+ *
+ * <p>A store that fails (a full disk, most often) stops the run with one line that says what SQLite said
+ * and how to finish the run later ({@link StoreFailure}); what is recorded stays recorded.
+ *
+ * <p>Thread-safety: one instance per invocation, on picocli's thread.
  */
 public abstract class RunnerCommand implements Callable<Integer> {
   /** After this long with no worker connected, and as often again while it lasts, the run says so. */
@@ -52,9 +46,6 @@ public abstract class RunnerCommand implements Callable<Integer> {
 
   /** The most local worker processes: each is a JVM of its own (up to 512 MiB of heap). */
   public static final int MAX_LOCAL_WORKERS = 64;
-
-  /** The most slots per worker; the worker port refuses more (see WorkerServer). */
-  public static final int MAX_SLOTS = 1024;
 
   @Spec CommandSpec spec;
 
@@ -69,16 +60,13 @@ public abstract class RunnerCommand implements Callable<Integer> {
   @Option(names = "--slots", description = "Cases each local worker runs at once (default: the number of cores).")
   Integer slots;
 
-  @Option(names = "--db", description = "SQLite store file (default: tally.db beside the dataset).")
-  Path db;
-
   @Option(names = "--out", defaultValue = "results.jsonl", description = "Results file, one line per case in dataset order (default: ${DEFAULT-VALUE}).")
   Path out;
 
   @Option(names = "--summary", defaultValue = "summary.json", description = "Summary file (default: ${DEFAULT-VALUE}).")
   Path summary;
 
-  @Option(names = "--listen", defaultValue = "127.0.0.1:0", converter = HostPort.Converter.class, description = "Address for workers to connect to (default: ${DEFAULT-VALUE}, a free loopback port).")
+  @Option(names = "--listen", converter = HostPort.Converter.class, description = "Address for workers to connect to (default: ${DEFAULT-VALUE}, a free loopback port).")
   HostPort listen;
 
   @Option(names = "--no-progress", description = "Do not draw the progress bar (it is off anyway when stderr is not a terminal).")
@@ -90,95 +78,121 @@ public abstract class RunnerCommand implements Callable<Integer> {
     if (workers < 0 || workers > MAX_LOCAL_WORKERS) {
       throw new ParameterException(spec.commandLine(), "--workers must be from 0 to " + MAX_LOCAL_WORKERS + ", got " + workers);
     }
-    if (inProcessSlots < 0) {
-      throw new ParameterException(spec.commandLine(), "--in-process must be >= 0, got " + inProcessSlots);
+    if (inProcessSlots < 0 || inProcessSlots > WorkerServer.MAX_WORKER_SLOTS) {
+      throw new ParameterException(spec.commandLine(), "--in-process must be from 0 to " + WorkerServer.MAX_WORKER_SLOTS + ", got " + inProcessSlots);
     }
-    if (workers == 0 && inProcessSlots == 0 && listen.port() == 0) {
+    if (workers == 0 && inProcessSlots == 0 && (listen == null || listen.port() == 0)) {
       throw new ParameterException(spec.commandLine(), "--workers 0 needs --listen HOST:PORT with a fixed port, so remote workers can find the coordinator (or --in-process K)");
     }
     int workerSlots = slots == null ? Runtime.getRuntime().availableProcessors() : slots;
-    if (workerSlots < 1 || workerSlots > MAX_SLOTS) {
-      throw new ParameterException(spec.commandLine(), "--slots must be from 1 to " + MAX_SLOTS + ", got " + workerSlots);
+    if (workerSlots < 1 || workerSlots > WorkerServer.MAX_WORKER_SLOTS) {
+      throw new ParameterException(spec.commandLine(), "--slots must be from 1 to " + WorkerServer.MAX_WORKER_SLOTS + " (what a coordinator accepts), got " + workerSlots);
     }
-    if (inProcessSlots > MAX_SLOTS) {
-      throw new ParameterException(spec.commandLine(), "--in-process must be at most " + MAX_SLOTS + ", got " + inProcessSlots);
-    }
-    WorkerServer.Settings serverSettings = coordinatorOptions.validatedServerSettings(spec.commandLine());
+    CoordinatorBuilder builder = coordinatorOptions.applyTo(Coordinator.builder());
     if (!prepare(err)) {
       return Main.EXIT_USAGE;
     }
-
     Path dbFile = dbFile();
-    CoordinatorLock lock;
-    try {
-      lock = CoordinatorLock.tryAcquire(dbFile);
-    } catch (IOException e) {
-      err.println("tally: cannot take the coordinator lock " + CoordinatorLock.lockFile(dbFile) + ": " + e.getMessage());
-      return Main.EXIT_USAGE;
-    }
-    if (lock == null) {
-      err.println("tally: another coordinator (tally run or tally resume) is running on " + dbFile
-          + "; wait for it to finish or stop it first (it holds " + CoordinatorLock.lockFile(dbFile) + ")");
-      return Main.EXIT_USAGE;
-    }
-    try (lock) {
-      return runLocked(dbFile, serverSettings, workerSlots, err);
-    }
-  }
-
-  /** The run, once this process holds the store's coordinator lock. */
-  private int runLocked(Path dbFile, WorkerServer.Settings serverSettings, int workerSlots, PrintWriter err) throws Exception {
-    long started = System.nanoTime();
-    Store store;
-    try {
-      store = SqliteStore.open(dbFile);
-    } catch (StoreException e) {
-      err.println("tally: " + dbFile + " is not a usable Tally store: " + e.getMessage());
-      return Main.EXIT_USAGE;
-    }
-    // The worker port is bound before the run is written: a bad --listen leaves no half-started run.
+    long started = System.nanoTime(); // wallMillis: this coordinator's part, from its start
     Coordinator coordinator;
     try {
-      coordinator = Coordinator.start(store, new InetSocketAddress(listen.host(), listen.port()), serverSettings,
-          coordinatorOptions.redelivery(), coordinatorOptions.schedulerSettings());
-    } catch (UncheckedIOException | IllegalArgumentException e) {
-      store.close();
-      err.println("tally: cannot listen for workers on " + listen + ": " + e.getMessage());
-      return Main.EXIT_USAGE;
+      // The worker port is bound before the run is written: a bad --listen leaves no half-started run.
+      if (listen != null) {
+        builder.listen(new InetSocketAddress(listen.host(), listen.port()));
+      }
+      coordinator = builder.storeFile(dbFile).start();
+    } catch (CoordinatorBuilder.StartException e) {
+      return refused(e, dbFile, err);
     }
-    try (store;
-        coordinator) {
-      long runId = chooseRun(store, err);
+    long runId = -1;
+    try (coordinator) {
+      runId = chooseRun(coordinator, err);
       if (runId < 0) {
         return Main.EXIT_USAGE;
       }
-      HostPort connectTo = new HostPort(loopbackFor(listen.host()), coordinator.port());
-      try (LocalWorkerProcesses local = LocalWorkerProcesses.start(workers, workerSlots, connectTo, logDir(dbFile, runId));
-          InProcessWorker inProcess = new InProcessWorker(inProcessSlots > 0 ? LocalWorker.start("in-process", inProcessSlots, inProcessSlots, coordinator.scheduler()) : null)) {
-        err.printf(
-            "tally: run %d: %d cases, %d local workers x %d slots%s, workers connect to %s, store %s%n",
-            runId, store.run(runId).orElseThrow().counters().total(), workers, workerSlots, inProcessSlots > 0 ? " + " + inProcessSlots + " in-process slots" : "",
-            new HostPort(listen.host(), coordinator.port()), dbFile);
-        Thread hook = new Thread(() -> {
-          err.printf("tally: stopped before run %d finished; what is recorded stays in %s. The same command, or"
-              + " tally resume %d --db %s, finishes it without running a recorded case again.%n", runId, dbFile, runId, dbFile);
-          err.flush();
-          local.close();
-        }, "tally-stop-workers");
-        Runtime.getRuntime().addShutdownHook(hook);
-        RunCounters counters = await(coordinator, runId, (int) store.run(runId).orElseThrow().counters().total(), err);
-        long wallMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
-        RunReport.writeResults(store, runId, out);
-        RunReport.writeSummary(runId, counters, wallMillis, summary);
-        RunReport.printTable(spec.commandLine().getOut(), runId, counters, wallMillis);
-        err.printf("tally: results in %s, summary in %s%n", out, summary);
-        Runtime.getRuntime().removeShutdownHook(hook);
-        return counters.passed() == counters.total() ? Main.EXIT_PASSED : Main.EXIT_FAILED;
-      }
+      return runChosen(coordinator, runId, workerSlots, dbFile, started, err);
+    } catch (StoreException e) {
+      err.println(StoreFailure.stopped(runId, dbFile, resumeCommand(runId, dbFile), e));
+      return Main.EXIT_FAILED;
     } catch (IOException e) {
       err.println("tally: " + e.getMessage());
       return Main.EXIT_FAILED;
     }
+  }
+
+  /** Says why the coordinator could not start; the exit code says whose fault it is. */
+  private int refused(CoordinatorBuilder.StartException e, Path dbFile, PrintWriter err) {
+    switch (e.reason()) {
+      case STORE_LOCKED:
+        err.println("tally: another coordinator (tally run or tally resume) is running on " + dbFile
+            + "; wait for it to finish or stop it first (" + e.getMessage() + ")");
+        return Main.EXIT_USAGE;
+      case STORE_UNUSABLE:
+        if (StoreFailure.isDiskFull(e, dbFile)) {
+          err.println(StoreFailure.stopped(-1, dbFile, resumeCommand(-1, dbFile), e));
+          return Main.EXIT_FAILED;
+        }
+        err.println("tally: " + e.getMessage());
+        return Main.EXIT_USAGE;
+      default:
+        err.println("tally: " + e.getMessage());
+        return Main.EXIT_USAGE;
+    }
+  }
+
+  /** The run, once it is chosen: workers, progress, and the results. */
+  private int runChosen(Coordinator coordinator, long runId, int workerSlots, Path dbFile, long started, PrintWriter err)
+      throws IOException, InterruptedException {
+    HostPort bound = new HostPort(coordinator.address().getHostString(), coordinator.port());
+    HostPort connectTo = new HostPort(loopbackFor(bound.host()), bound.port());
+    try (LocalWorkerProcesses local = LocalWorkerProcesses.start(workers, workerSlots, connectTo, logDir(dbFile, runId));
+        InProcessWorker inProcess = new InProcessWorker(inProcessSlots > 0 ? LocalWorker.start("in-process", inProcessSlots, inProcessSlots, coordinator.scheduler()) : null)) {
+      RunView run = coordinator.store().run(runId).orElseThrow();
+      err.printf("tally: run %d: %d cases; %s; store %s%n", runId, run.counters().total(),
+          fleet(workerSlots, bound), dbFile);
+      Thread hook = new Thread(() -> {
+        err.printf("tally: stopped before run %d finished; what is recorded stays in %s. The same command, or"
+            + " tally resume %d --db %s, finishes it without running a recorded case again.%n", runId, dbFile, runId, dbFile);
+        err.flush();
+        local.close();
+      }, "tally-stop-workers");
+      Runtime.getRuntime().addShutdownHook(hook);
+      try {
+        RunCounters counters = await(coordinator, runId, (int) run.counters().total(), connectTo, err);
+        long wallMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
+        RunView finished = coordinator.store().run(runId).orElseThrow();
+        RunReport.Times times = new RunReport.Times(wallMillis, RunReport.runWallMillis(finished));
+        RunReport.writeResults(coordinator.store(), runId, out);
+        RunReport.writeSummary(runId, counters, times, summary);
+        RunReport.printTable(spec.commandLine().getOut(), runId, counters, times);
+        err.printf("tally: results in %s, summary in %s%n", out, summary);
+        return counters.passed() == counters.total() ? Main.EXIT_PASSED : Main.EXIT_FAILED;
+      } finally {
+        try {
+          Runtime.getRuntime().removeShutdownHook(hook);
+        } catch (IllegalStateException shuttingDown) {
+          // A signal stopped the run: the hook says how to finish it.
+        }
+      }
+    }
+  }
+
+  /**
+   * What works on the run, in words: the local worker processes and their slots, the in-process slots,
+   * and where remote workers connect; "no local workers" when there are none, so that a run waiting for
+   * remote workers says so rather than announcing zero of something.
+   */
+  String fleet(int workerSlots, HostPort address) {
+    List<String> parts = new ArrayList<>();
+    if (workers > 0) {
+      parts.add(workers + " local worker" + (workers == 1 ? "" : "s") + " x " + workerSlots + " slot" + (workerSlots == 1 ? "" : "s"));
+    }
+    if (inProcessSlots > 0) {
+      parts.add(inProcessSlots + " in-process slot" + (inProcessSlots == 1 ? "" : "s"));
+    }
+    String local = parts.isEmpty() ? "no local workers" : String.join(" + ", parts);
+    return local + "; " + (parts.isEmpty() ? "waiting for remote workers (tally worker --coordinator " + address + ")"
+        : "remote workers may connect to " + address);
   }
 
   /**
@@ -195,23 +209,21 @@ public abstract class RunnerCommand implements Callable<Integer> {
    * The run to execute, after the store is open and the worker port bound.
    *
    * @return the run's id, or -1 if there is no such run (the reason is printed on {@code err})
+   * @throws StoreException if the store fails
    */
-  abstract long chooseRun(Store store, PrintWriter err);
+  abstract long chooseRun(Coordinator coordinator, PrintWriter err);
 
-  /** Takes over an unfinished run: the cases already recorded are not run again. */
-  long resume(Store store, RunView run, PrintWriter err) {
-    RunCounters c = run.counters();
-    err.printf("tally: resuming run %d: %d of %d cases already ended%n", run.runId(), c.recorded() + c.jobsFailed(), c.total());
-    if (listen.port() == 0) {
-      // No worker of the previous coordinator can come back: its local workers died with it, and no
-      // remote worker knew its random port. Its leases are released now instead of after they expire.
-      int released = store.releaseLeases(run.runId(), System.currentTimeMillis(), coordinatorOptions.redelivery());
-      if (released > 0) {
-        err.printf("tally: %d cases leased by the previous coordinator's workers go back to the queue%n", released);
-      }
+  /** Says what taking over an unfinished run found and did. */
+  static void reportTakeOver(RunResumption.TakeOver t, PrintWriter err) {
+    RunCounters c = t.run().counters();
+    err.printf("tally: resuming run %d: %d of %d cases already ended%n", t.run().runId(), c.recorded() + c.jobsFailed(), c.total());
+    if (t.leasesReleased() > 0) {
+      err.printf("tally: %d cases leased by the previous coordinator's workers go back to the queue%n", t.leasesReleased());
     }
-    return run.runId();
   }
+
+  /** The command that finishes this run later (run id unknown: -1). */
+  abstract String resumeCommand(long runId, Path dbFile);
 
   /** Where local workers reach a coordinator listening on {@code host}: loopback for a wildcard address. */
   static String loopbackFor(String host) {
@@ -226,7 +238,14 @@ public abstract class RunnerCommand implements Callable<Integer> {
     }
   }
 
-  private RunCounters await(Coordinator coordinator, long runId, int total, PrintWriter err) throws InterruptedException, IOException {
+  /**
+   * Waits for the run to end, drawing progress.
+   *
+   * @throws StoreException if the coordinator gave up on the store
+   * @throws IOException if the run could not finish for another reason
+   */
+  private RunCounters await(Coordinator coordinator, long runId, int total, HostPort connectTo, PrintWriter err)
+      throws InterruptedException, IOException {
     CompletableFuture<RunCounters> done = coordinator.submit(runId);
     long noWorkersSinceNanos = System.nanoTime();
     long lastWarningNanos = 0;
@@ -249,10 +268,14 @@ public abstract class RunnerCommand implements Callable<Integer> {
           } else if (now - noWorkersSinceNanos > NO_WORKERS_WARNING.toNanos() && now - lastWarningNanos > NO_WORKERS_WARNING.toNanos()) {
             lastWarningNanos = now;
             err.printf("tally: no worker has been connected for %d s; the run waits for workers (start one with: tally worker --coordinator %s)%n",
-                TimeUnit.NANOSECONDS.toSeconds(now - noWorkersSinceNanos), new HostPort(loopbackFor(listen.host()), coordinator.port()));
+                TimeUnit.NANOSECONDS.toSeconds(now - noWorkersSinceNanos), connectTo);
           }
         } catch (ExecutionException e) {
-          throw new IOException("run " + runId + " could not finish: " + e.getCause().getMessage(), e.getCause());
+          if (e.getCause() instanceof StoreException storeFailure) {
+            throw storeFailure;
+          }
+          throw new IOException("run " + runId + " could not finish: " + e.getCause().getMessage() + "; "
+              + resumeCommand(runId, dbFile()) + " finishes it without running a recorded case again", e.getCause());
         }
       }
     } finally {
@@ -267,7 +290,13 @@ public abstract class RunnerCommand implements Callable<Integer> {
       return;
     }
     bar.stepTo(c.recorded() + c.jobsFailed());
-    bar.setExtraMessage(" redeliveries " + c.redeliveries());
+    bar.setExtraMessage(progressMessage(c));
+  }
+
+  /** Beside the bar's done / total: the verdicts so far, in the summary's words, and the redeliveries. */
+  static String progressMessage(RunCounters c) {
+    return String.format(" passed %d, failed %d, errored %d; redeliveries %d", c.passed(), c.failed(),
+        RunReport.errored(c), c.redeliveries());
   }
 
   /** Closes the in-process worker (if any) before the coordinator, so its slots stop first. */

@@ -10,7 +10,11 @@ import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -57,12 +61,13 @@ public final class StatusCommand implements Callable<Integer> {
   }
 
   private static void printRuns(PrintWriter out, List<RunView> runs) {
-    out.printf("%-5s %-9s %8s %8s %8s %8s %8s %8s %8s %8s  %-20s %s%n",
-        "run", "state", "total", "passed", "failed", "errored", "gave-up", "redeliv", "dups", "fenced", "created", "dataset");
+    // The summary's names and counts: errored includes the cases out of attempts (jobsFailed).
+    out.printf("%-5s %-9s %8s %8s %8s %8s %10s %8s %8s %8s  %-20s %s%n",
+        "run", "state", "total", "passed", "failed", "errored", "jobsFailed", "redeliv", "dups", "fenced", "created", "dataset");
     for (RunView r : runs) {
       RunCounters c = r.counters();
-      out.printf("%-5d %-9s %8d %8d %8d %8d %8d %8d %8d %8d  %-20s %s%n",
-          r.runId(), r.finished() ? "finished" : "running", c.total(), c.passed(), c.failed(), c.errored(), c.jobsFailed(),
+      out.printf("%-5d %-9s %8d %8d %8d %8d %10d %8d %8d %8d  %-20s %s%n",
+          r.runId(), r.finished() ? "finished" : "running", c.total(), c.passed(), c.failed(), RunReport.errored(c), c.jobsFailed(),
           c.redeliveries(), c.duplicatesSuppressed(), c.staleResultsFenced(),
           Instant.ofEpochMilli(r.createdAtMillis()).toString().substring(0, 19), r.spec().dataset());
     }
@@ -87,28 +92,62 @@ public final class StatusCommand implements Callable<Integer> {
     }
     long now = System.currentTimeMillis();
     long latest = all.stream().mapToLong(WorkerStatus::reportedAtMillis).max().orElse(now);
-    List<WorkerStatus> workers = all.stream()
+    List<WorkerStatus> recent = all.stream()
         .filter(w -> w.connected() || latest - w.reportedAtMillis() <= LEFT_SHOWN_MILLIS).toList();
     out.println();
     out.printf("%-16s %-7s %-18s %-9s %8s  %s%n", "worker", "state", "suspicion", "new work", "in-flight", "outlier ejection");
-    for (WorkerStatus w : workers) {
-      String state = !w.connected() ? "left" : now - w.reportedAtMillis() < SILENT_AFTER_MILLIS ? "live" : "silent";
-      String ejection = w.ejectedUntilMillis() > now
-          ? "ejected " + (w.ejectedUntilMillis() - now) / 1000 + " s more: " + w.ejectionReason()
-          : w.timesEjected() > 0 ? "ejected " + w.timesEjected() + "x, last: " + w.ejectionReason() : "-";
-      out.printf("%-16s %-7s %-18s %-9s %8d  %s%n", w.name(), state, w.suspicion().isEmpty() ? "-" : w.suspicion(),
-          w.acceptingWork() ? "yes" : "drained", w.inFlight(), ejection);
-      if (!w.connected()) {
-        out.printf("  left %s ago: %s%n", ago(now - w.reportedAtMillis()), w.leftReason());
+    for (List<WorkerStatus> sessions : byName(recent).values()) {
+      List<WorkerStatus> shown = shown(sessions);
+      for (WorkerStatus w : shown) {
+        String state = !w.connected() ? "left" : now - w.reportedAtMillis() < SILENT_AFTER_MILLIS ? "live" : "silent";
+        String ejection = w.ejectedUntilMillis() > now
+            ? "ejected " + (w.ejectedUntilMillis() - now) / 1000 + " s more: " + w.ejectionReason()
+            : w.timesEjected() > 0 ? "ejected " + w.timesEjected() + "x, last: " + w.ejectionReason() : "-";
+        out.printf("%-16s %-7s %-18s %-9s %8d  %s%n", w.name(), state, w.suspicion().isEmpty() ? "-" : w.suspicion(),
+            w.acceptingWork() ? "yes" : "drained", w.inFlight(), ejection);
+        if (!w.connected()) {
+          out.printf("  left %s ago: %s%n", ago(now - w.reportedAtMillis()), w.leftReason());
+        }
+      }
+      int earlier = sessions.size() - shown.size();
+      if (earlier > 0) {
+        out.printf("  and %d earlier process%s under this name, left%n", earlier, earlier == 1 ? "" : "es");
       }
     }
-    if (workers.size() < all.size()) {
+    if (recent.size() < all.size()) {
       out.printf("(%d workers that left more than %d min before the latest report are not shown)%n",
-          all.size() - workers.size(), LEFT_SHOWN_MILLIS / 60_000);
+          all.size() - recent.size(), LEFT_SHOWN_MILLIS / 60_000);
     }
     out.println("(suspicion: the failure detector's level, of its conviction level, at the last report, "
         + ago(now - latest) + " ago at the latest; silent: no report for " + SILENT_AFTER_MILLIS / 1000
         + " s while connected, its coordinator is gone)");
+  }
+
+  /**
+   * The sessions of each worker name, by name. A name is a worker's place (local-2 is the second local
+   * worker, whichever process fills it), while every process joins with an id of its own: a restarted
+   * worker, or the workers a restarted coordinator starts again, are new ids under the old names, and
+   * the old ids stay in the store as left.
+   */
+  private static Map<String, List<WorkerStatus>> byName(List<WorkerStatus> workers) {
+    Map<String, List<WorkerStatus>> byName = new TreeMap<>();
+    for (WorkerStatus w : workers) {
+      byName.computeIfAbsent(w.name(), n -> new ArrayList<>()).add(w);
+    }
+    return byName;
+  }
+
+  /**
+   * What to show of one name's sessions: every one still connected (two live processes may share a name),
+   * else the latest to leave; the rest are only counted, so that a restart does not list the same workers
+   * twice.
+   */
+  private static List<WorkerStatus> shown(List<WorkerStatus> sessions) {
+    List<WorkerStatus> connected = sessions.stream().filter(WorkerStatus::connected).toList();
+    if (!connected.isEmpty()) {
+      return connected;
+    }
+    return List.of(sessions.stream().max(Comparator.comparingLong(WorkerStatus::reportedAtMillis)).orElseThrow());
   }
 
   private static String ago(long millis) {

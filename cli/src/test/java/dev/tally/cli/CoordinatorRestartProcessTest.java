@@ -51,7 +51,7 @@ class CoordinatorRestartProcessTest {
         } catch (org.awaitility.core.ConditionTimeoutException e) {
           throw new AssertionError(e.getMessage() + "; tally output:\n" + tally.output(), e);
         }
-        TallyProcess.signal(tally.process.pid(), "KILL");
+        Signals.send(tally.process.pid(), "KILL");
         killedCoordinators.add(tally.process.pid());
         tally.process.waitFor();
       }
@@ -115,7 +115,7 @@ class CoordinatorRestartProcessTest {
         } catch (org.awaitility.core.ConditionTimeoutException e) {
           throw new AssertionError(e.getMessage() + "; run output:\n" + first.output() + "\nworker output:\n" + worker.output(), e);
         }
-        TallyProcess.signal(first.process.pid(), "KILL");
+        Signals.send(first.process.pid(), "KILL");
         crashedAtMillis = System.currentTimeMillis();
         first.process.waitFor();
       }

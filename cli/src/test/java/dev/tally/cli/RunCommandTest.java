@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.tally.coordinator.CoordinatorLock;
+import dev.tally.core.store.RunCounters;
 import dev.tally.store.SqliteStore;
 import java.io.PrintWriter;
 import java.io.StringWriter;
@@ -72,7 +74,8 @@ class RunCommandTest {
   void anUnfinishedRunIsResumedOnlyForTheSameCasesNotForAnEditedDataset() throws Exception {
     Path dataset = dir.resolve("cases.jsonl");
     Files.write(dataset, List.of("{\"id\":\"a\",\"v\":\"old\"}", "{\"id\":\"b\",\"v\":\"old\"}"));
-    String[] run = {"run", dataset.toString(), "--evaluator=noop", "--in-process=1", "--workers=0", "--no-progress"};
+    String[] run = {"run", dataset.toString(), "--evaluator=noop", "--in-process=1", "--workers=0", "--no-progress",
+        "--out=" + dir.resolve("r.jsonl"), "--summary=" + dir.resolve("s.json")};
     assertThat(tally(run)).isEqualTo(Main.EXIT_PASSED); // run 1
     Path db = dir.resolve("tally.db");
     try (SqliteStore store = SqliteStore.open(db)) { // run 2: as if a coordinator died right after making it
@@ -104,7 +107,8 @@ class RunCommandTest {
       assertThat(err.toString()).contains("another coordinator (tally run or tally resume) is running on " + db);
       assertThat(db).doesNotExist();
     }
-    assertThat(tally("run", dataset.toString(), "--evaluator=noop", "--in-process=1", "--workers=0", "--no-progress"))
+    assertThat(tally("run", dataset.toString(), "--evaluator=noop", "--in-process=1", "--workers=0", "--no-progress",
+        "--out=" + dir.resolve("r.jsonl"), "--summary=" + dir.resolve("s.json")))
         .as("the lock is free once its holder is done; output:%n%s", err).isEqualTo(Main.EXIT_PASSED);
   }
 
@@ -193,6 +197,87 @@ class RunCommandTest {
     assertThat(dir.resolve("tally.db")).doesNotExist();
   }
 
+  /** Regression: the command line had a placeholder pattern of its own and refused this with: case "a" has no field "HOME". */
+  @Test
+  void anEscapedBraceIsNoFieldAndReachesTheShellAsDocumented() throws Exception {
+    Path dataset = dir.resolve("c.jsonl");
+    Files.write(dataset, List.of("{\"id\":\"a\"}"));
+    int exit = tally("run", dataset.toString(), "--workers=1", "--slots=1", "--cmd=sh -c \"echo ${{HOME}}\"", "--no-progress",
+        "--out=" + dir.resolve("r.jsonl"), "--summary=" + dir.resolve("s.json"));
+    assertThat(exit).as("stderr: %s", err).isEqualTo(Main.EXIT_PASSED);
+    JsonNode row = JSON.readTree(Files.readAllLines(dir.resolve("r.jsonl")).get(0));
+    assertThat(row.get("verdict").asText()).isEqualTo("pass");
+    assertThat(row.get("output").asText().strip()).as("the worker's $HOME, expanded by sh").isEqualTo(System.getenv().getOrDefault("HOME", ""));
+  }
+
+  @Test
+  void aTemplateTheWorkerCannotParseIsRefusedWithItsOwnMessage() throws Exception {
+    Path dataset = dir.resolve("c.jsonl");
+    Files.write(dataset, List.of("{\"id\":\"a\"}"));
+    assertThat(tally("run", dataset.toString(), "--cmd=''")).isEqualTo(Main.EXIT_USAGE);
+    assertThat(err.toString()).contains("--cmd: exec cmd has no command in it");
+    assertThat(dir.resolve("tally.db")).doesNotExist();
+  }
+
+  @Test
+  void fieldsGoInAsTheWorkerInsertsThemObjectsAndNullAsJson() throws Exception {
+    Path dataset = dir.resolve("c.jsonl");
+    Files.write(dataset, List.of("{\"id\":\"a\",\"v\":{\"x\":1}}", "{\"id\":\"b\",\"v\":null}"));
+    assertThat(tally("run", dataset.toString(), "--workers=0", "--in-process=1", "--cmd=printf %s {v}", "--no-progress",
+        "--out=" + dir.resolve("r.jsonl"), "--summary=" + dir.resolve("s.json"))).as("stderr: %s", err).isEqualTo(Main.EXIT_PASSED);
+    List<String> results = Files.readAllLines(dir.resolve("r.jsonl"));
+    assertThat(JSON.readTree(results.get(0)).get("output").asText()).isEqualTo("{\"x\":1}");
+    assertThat(JSON.readTree(results.get(1)).get("output").asText()).isEqualTo("null");
+  }
+
+  @Test
+  void aResumedRunReportsItsWholeSpanBesideThisCoordinatorsPart() throws Exception {
+    Path dataset = dir.resolve("c.jsonl");
+    Files.write(dataset, List.of("{\"id\":\"a\"}", "{\"id\":\"b\"}"));
+    String[] run = {"run", dataset.toString(), "--evaluator=noop", "--in-process=1", "--workers=0", "--no-progress",
+        "--out=" + dir.resolve("r.jsonl"), "--summary=" + dir.resolve("s.json")};
+    assertThat(tally(run)).isEqualTo(Main.EXIT_PASSED);
+    Path db = dir.resolve("tally.db");
+    java.time.Clock anHourAgo = java.time.Clock.offset(java.time.Clock.systemUTC(), java.time.Duration.ofHours(-1));
+    try (SqliteStore store = SqliteStore.open(db, anHourAgo)) { // as if its coordinator died an hour ago
+      store.createRun(store.runs().get(0).spec(), Dataset.read(dataset).cases());
+    }
+    assertThat(tally(run)).as("stderr: %s", err).isEqualTo(Main.EXIT_PASSED);
+    assertThat(err.toString()).contains("resuming run 2");
+    JsonNode summary = JSON.readTree(dir.resolve("s.json").toFile());
+    assertThat(summary.get("runId").asLong()).isEqualTo(2);
+    assertThat(summary.get("runWallMillis").asLong()).isGreaterThanOrEqualTo(3_600_000L);
+    assertThat(summary.get("wallMillis").asLong()).isLessThan(600_000L);
+    assertThat(out.toString()).containsPattern("run 2 finished in \\d+\\.\\d s on this coordinator, 36\\d\\d\\.\\d s since it was created");
+  }
+
+  @Test
+  void theRunSaysWhatWorkersAreReallyThere() throws Exception {
+    Path dataset = dir.resolve("c.jsonl");
+    Files.write(dataset, List.of("{\"id\":\"a\"}"));
+    assertThat(tally("run", dataset.toString(), "--evaluator=noop", "--in-process=1", "--workers=0", "--no-progress",
+        "--out=" + dir.resolve("r.jsonl"), "--summary=" + dir.resolve("s.json"))).isEqualTo(Main.EXIT_PASSED);
+    assertThat(err.toString()).contains("run 1: 1 cases; 1 in-process slot; remote workers may connect to 127.0.0.1:")
+        .doesNotContain("0 local workers");
+
+    RunCommand remoteOnly = new RunCommand();
+    remoteOnly.workers = 0;
+    assertThat(remoteOnly.fleet(2, new HostPort("0.0.0.0", 7070)))
+        .isEqualTo("no local workers; waiting for remote workers (tally worker --coordinator 0.0.0.0:7070)");
+    RunCommand mixed = new RunCommand();
+    mixed.workers = 3;
+    mixed.inProcessSlots = 2;
+    assertThat(mixed.fleet(1, new HostPort("127.0.0.1", 7070)))
+        .isEqualTo("3 local workers x 1 slot + 2 in-process slots; remote workers may connect to 127.0.0.1:7070");
+  }
+
+  @Test
+  void theProgressLineShowsTheVerdictsBesideDoneAndTotal() {
+    // total 10: 5 passed, 2 failed, 1 errored, 1 out of attempts; 3 redeliveries
+    assertThat(RunnerCommand.progressMessage(new RunCounters(10, 5, 2, 1, 1, 0, 0, 3)))
+        .isEqualTo(" passed 5, failed 2, errored 2; redeliveries 3");
+  }
+
   @Test
   void badUsageExitsTwo() throws Exception {
     Path dataset = dir.resolve("c.jsonl");
@@ -206,7 +291,7 @@ class RunCommandTest {
     assertThat(tally("run", dataset.toString(), "--evaluator=noop", "--detector=bogus")).isEqualTo(Main.EXIT_USAGE);
     assertThat(err.toString()).contains("bogus");
     assertThat(tally("run", dataset.toString(), "--evaluator=noop", "--detector=phi", "--detection-window=3s")).isEqualTo(Main.EXIT_USAGE);
-    assertThat(err.toString()).contains("--detection-window is for --detector fixed or missed");
+    assertThat(err.toString()).contains("--detector phi --detection-window 3s: a detection window is for the fixed or missed detector");
     assertThat(tally("run", dataset.toString(), "--evaluator=noop", "--detector=missed", "--heartbeat-interval=1s", "--detection-window=2s"))
         .isEqualTo(Main.EXIT_USAGE);
     assertThat(tally("run", dataset.toString(), "--evaluator=noop", "--slots=100000")).isEqualTo(Main.EXIT_USAGE);

@@ -2,13 +2,21 @@ package dev.tally.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.tally.core.CaseRecord;
+import dev.tally.core.RedeliveryPolicy;
+import dev.tally.core.EvaluatorSpec;
+import dev.tally.core.store.RunSpec;
+import dev.tally.core.store.StoreBatch;
+import dev.tally.core.store.StoreBatch.LeaseRequest;
 import dev.tally.core.store.WorkerStatus;
 import dev.tally.store.SqliteStore;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
@@ -47,6 +55,48 @@ class StatusCommandTest {
     assertThat(r.out()).containsPattern("w-left +left .*\n  left \\d+ s ago: reaped after 2600ms of silence");
     assertThat(r.out().lines().filter(l -> l.startsWith("w-silent"))).singleElement().asString().contains("silent");
     assertThat(r.out()).doesNotContain("w-old").contains("(1 workers that left more than 10 min before the latest report are not shown)");
+  }
+
+  @Test
+  void aWorkerPlaceFilledByANewProcessAfterARestartIsListedOnceNotTwice() {
+    Path db = dir.resolve("t.db");
+    long now = System.currentTimeMillis();
+    String settled = "its coordinator stopped without a word (killed?) at most 1 s after its last report";
+    try (SqliteStore store = SqliteStore.open(db)) {
+      store.saveWorkerStatuses(List.of(
+          new WorkerStatus("old-1", "local-1", "0.10 of 8.00", true, 0, null, 0, 0, now - 20_000, settled),
+          new WorkerStatus("old-2", "local-2", "0.10 of 8.00", true, 0, null, 0, 0, now - 20_000, settled),
+          new WorkerStatus("new-1", "local-1", "0.05 of 8.00", true, 0, null, 0, 2, now, null),
+          new WorkerStatus("new-2", "local-2", "0.07 of 8.00", true, 0, null, 0, 2, now, null),
+          new WorkerStatus("gone-3", "local-3", "0.07 of 8.00", true, 0, null, 0, 0, now - 30_000, "closed"),
+          new WorkerStatus("gone-3b", "local-3", "0.07 of 8.00", true, 0, null, 0, 0, now - 10_000, "worker said goodbye")));
+    }
+    Result r = status(db);
+    assertThat(r.exit()).as(r.err()).isZero();
+    assertThat(r.out().lines().filter(l -> l.startsWith("local-1 "))).singleElement().asString().contains("live");
+    assertThat(r.out().lines().filter(l -> l.startsWith("local-2 "))).singleElement().asString().contains("live");
+    assertThat(r.out().lines().filter(l -> l.startsWith("local-3 "))).as("the latest to leave").singleElement().asString().contains("left");
+    assertThat(r.out()).contains("left 10 s ago: worker said goodbye").doesNotContain("left 30 s ago");
+    assertThat(r.out().lines().filter(l -> l.equals("  and 1 earlier process under this name, left"))).hasSize(3);
+  }
+
+  @Test
+  void runCountersUseTheSummarysNamesAndCounts() {
+    Path db = dir.resolve("t.db");
+    long now = System.currentTimeMillis();
+    try (SqliteStore store = SqliteStore.open(db)) {
+      long runId = store.createRun(new RunSpec("/data/c.jsonl", new EvaluatorSpec("noop", Map.of(), Duration.ofMinutes(1)), 1),
+          List.of(new CaseRecord(0, "a", "{\"id\":\"a\"}"), new CaseRecord(1, "b", "{\"id\":\"b\"}")));
+      store.apply(StoreBatch.builder(now, List.of(runId), RedeliveryPolicy.defaults()).lease(new LeaseRequest("w", 2, now + 30_000)).build());
+      assertThat(store.releaseLeases(runId, now, RedeliveryPolicy.defaults())).as("both out of their one attempt").isEqualTo(2);
+    }
+    Result r = status(db);
+    assertThat(r.exit()).as(r.err()).isZero();
+    String header = r.out().lines().filter(l -> l.startsWith("run ")).findFirst().orElseThrow();
+    assertThat(header.split(" +")).containsSubsequence("passed", "failed", "errored", "jobsFailed").doesNotContain("gave-up");
+    String row = r.out().lines().filter(l -> l.startsWith("1 ")).findFirst().orElseThrow();
+    assertThat(row.split(" +")).as("errored counts the cases out of attempts, as summary.json does")
+        .startsWith("1", "finished", "2", "0", "0", "2", "2");
   }
 
   @Test

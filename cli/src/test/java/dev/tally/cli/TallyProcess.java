@@ -92,13 +92,6 @@ final class TallyProcess implements AutoCloseable {
     }
   }
 
-  static void signal(long pid, String signal) throws IOException, InterruptedException {
-    Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(pid)).inheritIO().start();
-    if (kill.waitFor() != 0) {
-      throw new AssertionError("kill -" + signal + " " + pid + " failed");
-    }
-  }
-
   @Override
   public void close() {
     process.descendants().forEach(ProcessHandle::destroyForcibly);

@@ -80,7 +80,7 @@ class WorkerDrainProcessTest {
 
       long termAtMillis = System.currentTimeMillis();
       long termAt = System.nanoTime();
-      TallyProcess.signal(drainer.process.pid(), "TERM");
+      Signals.send(drainer.process.pid(), "TERM");
       try (TallyProcess helper = TallyProcess.start(dir, "helper.log", List.of(
           "worker", "--coordinator=127.0.0.1:" + port, "--slots=2", "--name=helper"))) {
         assertThat(drainer.waitFor(60)).as("drainer output:%n%s", drainer.output()).isZero();
@@ -132,13 +132,13 @@ class WorkerDrainProcessTest {
       await("the long case runs").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100))
           .until(() -> Files.exists(pidFile) && !Files.readString(pidFile).isBlank());
       long casePid = Long.parseLong(Files.readString(pidFile).trim());
-      TallyProcess.signal(drainer.process.pid(), "TERM");
+      Signals.send(drainer.process.pid(), "TERM");
       await("draining").atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(100))
           .until(() -> drainer.output().contains("received SIGTERM: draining"));
       assertThat(drainer.process.isAlive()).as("the 120 s case keeps it draining; output:%n%s", drainer.output()).isTrue();
 
       long secondAt = System.nanoTime();
-      TallyProcess.signal(drainer.process.pid(), "TERM");
+      Signals.send(drainer.process.pid(), "TERM");
 
       assertThat(drainer.waitFor(30)).as("drainer output:%n%s", drainer.output()).isEqualTo(128 + 15);
       assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - secondAt)).as("at once").isLessThan(10_000);

@@ -54,15 +54,15 @@ class WorkerFailureProcessTest {
 
       await("40% recorded").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100))
           .until(() -> TallyProcess.counters(db).map(c -> c.recorded() >= total * 4 / 10).orElse(false));
-      TallyProcess.signal(killed.pid(), "KILL");
-      TallyProcess.signal(frozen.pid(), "STOP");
+      Signals.send(killed.pid(), "KILL");
+      Signals.send(frozen.pid(), "STOP");
       int outputAtFreeze = tally.output().length(); // a reap of local-2 before the freeze must not count
       // Hold the freeze for twice the detection window (the scenario), and until the coordinator has
       // reaped the frozen worker and redelivered its jobs.
       await("frozen worker reaped").pollDelay(WINDOW.multipliedBy(2)).atMost(Duration.ofSeconds(30))
           .until(() -> tally.output().indexOf("worker local-2 lost (reaped", outputAtFreeze) >= 0);
       long thawedAtMillis = System.currentTimeMillis();
-      TallyProcess.signal(frozen.pid(), "CONT");
+      Signals.send(frozen.pid(), "CONT");
       await("the killed worker is started again by tally run").atMost(Duration.ofSeconds(30))
           .until(() -> tally.worker("local-1").map(p -> p.pid() != killed.pid()).orElse(false));
 
@@ -120,11 +120,11 @@ class WorkerFailureProcessTest {
       await("20% recorded").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100))
           .until(() -> TallyProcess.counters(db).map(c -> c.recorded() >= total / 5).orElse(false));
       // The default detector (phi) convicts after about 2.5 s of silence on a steady link.
-      TallyProcess.signal(tally.process.pid(), "STOP");
+      Signals.send(tally.process.pid(), "STOP");
       try {
         Thread.sleep(4_000); // the scenario itself: hold the stop past the window (not a wait for a condition)
       } finally {
-        TallyProcess.signal(tally.process.pid(), "CONT");
+        Signals.send(tally.process.pid(), "CONT");
       }
       assertThat(tally.waitFor(120)).as("exit code; output:%n%s", tally.output()).isZero();
       assertThat(tally.output()).as("no worker was reaped").doesNotContain("lost (reaped");

@@ -1,23 +1,23 @@
 package dev.tally.coordinator;
 
 import dev.tally.coordinator.net.WorkerServer;
-import dev.tally.core.RedeliveryPolicy;
-import dev.tally.core.Ticker;
+import dev.tally.core.detect.DetectorSettings;
 import dev.tally.core.schedule.Scheduler;
 import dev.tally.core.store.RunCounters;
 import dev.tally.core.store.Store;
-import java.net.InetSocketAddress;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.time.Clock;
-import java.util.Objects;
-import java.util.SplittableRandom;
 import java.util.concurrent.CompletableFuture;
 
 /**
  * An embedded coordinator: the scheduler on its own thread, stepping against a {@link Store}, and a
  * {@link WorkerServer} that accepts worker sessions and reports them to the scheduler.
  *
- * <p>Use: {@link #start}, then {@link #submit} runs created in the store; close when done. Closing does
- * not close the store (the caller opened it).
+ * <p>Use: {@link #builder()} (which holds the product's defaults) and {@link CoordinatorBuilder#start()},
+ * then {@link #submit} runs created in the store ({@link #resumption()} finds or creates them); close
+ * when done. Closing closes the store and releases its lock only if the builder opened them ({@link
+ * CoordinatorBuilder#storeFile}).
  *
  * <p>Thread-safety: all methods are safe from any thread.
  */
@@ -25,43 +25,61 @@ public final class Coordinator implements AutoCloseable {
   private final Scheduler scheduler;
   private final SchedulerLoop loop;
   private final WorkerServer server;
+  private final Store store;
+  private final RunResumption resumption;
+  private final DetectorSettings detectorSettings;
+  /** The store, if this coordinator opened it (and so closes it); else null. */
+  private final Store ownedStore;
+  /** The store's lock, if this coordinator took it; else null. */
+  private final CoordinatorLock lock;
 
-  private Coordinator(Scheduler scheduler, SchedulerLoop loop, WorkerServer server) {
+  Coordinator(Scheduler scheduler, SchedulerLoop loop, WorkerServer server, Store store, Clock clock,
+      boolean ephemeralPort, DetectorSettings detectorSettings, Store ownedStore, CoordinatorLock lock) {
     this.scheduler = scheduler;
     this.loop = loop;
     this.server = server;
+    this.store = store;
+    // A coordinator on a port picked at random cannot be found by any worker of an earlier one: see
+    // RunResumption#takeOver.
+    this.resumption = new RunResumption(store, clock, !ephemeralPort, scheduler.redelivery());
+    this.detectorSettings = detectorSettings;
+    this.ownedStore = ownedStore;
+    this.lock = lock;
   }
 
-  /**
-   * Starts a coordinator listening for workers on {@code listen}.
-   *
-   * @param store the store (already migrated); the coordinator does not close it
-   * @param listen the address to bind; port 0 picks a free port
-   * @param serverSettings heartbeat, detection and frame settings of the worker port
-   * @param redelivery what happens to a job whose attempt failed retryably
-   * @param schedulerSettings lease duration and store-failure limits
-   * @throws IllegalArgumentException if a setting is invalid
-   * @throws java.io.UncheckedIOException if the address cannot be bound
-   */
-  public static Coordinator start(
-      Store store,
-      InetSocketAddress listen,
-      WorkerServer.Settings serverSettings,
-      RedeliveryPolicy redelivery,
-      Scheduler.Settings schedulerSettings) {
-    Objects.requireNonNull(store, "store");
-    Clock clock = Clock.systemUTC();
-    SchedulerLoop loop = new SchedulerLoop(clock);
-    Scheduler scheduler = Scheduler.builder(store, clock, Ticker.system(), new SplittableRandom())
-        .redelivery(redelivery).settings(schedulerSettings).wakeup(loop::wake).build();
-    WorkerServer server = WorkerServer.start(listen, serverSettings, scheduler, store.storeId());
-    loop.start(scheduler, server::close);
-    return new Coordinator(scheduler, loop, server);
+  /** A builder holding the product's defaults; see {@link CoordinatorBuilder}. */
+  public static CoordinatorBuilder builder() {
+    return new CoordinatorBuilder();
   }
 
   /** The port the worker server is bound to. */
   public int port() {
     return server.port();
+  }
+
+  /** The address the worker server is bound to (the port is the one picked when asked for port 0). */
+  public java.net.InetSocketAddress address() {
+    return server.address();
+  }
+
+  /** The store this coordinator records into. */
+  public Store store() {
+    return store;
+  }
+
+  /** Which run to work on, and taking over one an earlier coordinator left unfinished, on this store. */
+  public RunResumption resumption() {
+    return resumption;
+  }
+
+  /** The failure detector the worker port judges workers with. */
+  public DetectorSettings detectorSettings() {
+    return detectorSettings;
+  }
+
+  /** The worker port's settings. */
+  public WorkerServer.Settings serverSettings() {
+    return server.settings();
   }
 
   /** The scheduler, e.g. to attach in-process workers through its {@link dev.tally.core.schedule.WorkerEvents}. */
@@ -73,7 +91,7 @@ public final class Coordinator implements AutoCloseable {
    * Starts running a run already created in the store.
    *
    * @return a future completed with the run's final counters when every job has ended, or exceptionally
-   *     if the scheduler gives up on the store
+   *     (with the store's {@link dev.tally.core.store.StoreException}) if the scheduler gives up on the store
    */
   public CompletableFuture<RunCounters> submit(long runId) {
     return scheduler.activate(runId);
@@ -94,10 +112,32 @@ public final class Coordinator implements AutoCloseable {
     return loop.failure();
   }
 
-  /** Stops accepting workers, closes their sessions, and stops the scheduler. */
+  /**
+   * Stops accepting workers, closes their sessions, stops the scheduler, then closes the store and
+   * releases its lock if this coordinator opened them.
+   *
+   * @throws UncheckedIOException if the store's lock cannot be released (the operating system releases
+   *     it when the process ends)
+   */
   @Override
   public void close() {
-    server.close();
-    loop.close();
+    try {
+      server.close();
+      loop.close();
+    } finally {
+      try {
+        if (ownedStore != null) {
+          ownedStore.close();
+        }
+      } finally {
+        if (lock != null) {
+          try {
+            lock.close();
+          } catch (IOException e) {
+            throw new UncheckedIOException("cannot release the coordinator lock of the store", e);
+          }
+        }
+      }
+    }
   }
 }

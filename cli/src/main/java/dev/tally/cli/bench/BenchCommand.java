@@ -1,15 +1,19 @@
 package dev.tally.cli.bench;
 
-import dev.tally.cli.*;
+import dev.tally.cli.CoordinatorOptions;
+import dev.tally.cli.HostPort;
+import dev.tally.cli.LocalWorkerProcesses;
+import dev.tally.cli.Main;
+import dev.tally.cli.ProductDefaults;
 import dev.tally.coordinator.Coordinator;
+import dev.tally.coordinator.CoordinatorBuilder;
 import dev.tally.core.CaseRecord;
 import dev.tally.core.EvaluatorSpec;
 import dev.tally.core.store.RunCounters;
 import dev.tally.core.store.RunSpec;
 import dev.tally.core.store.Store;
-import dev.tally.store.SqliteStore;
+import java.io.IOException;
 import java.io.PrintStream;
-import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -20,6 +24,8 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.ArgSpec;
+import picocli.CommandLine.Model.OptionSpec;
 import picocli.CommandLine.Option;
 
 /**
@@ -27,7 +33,7 @@ import picocli.CommandLine.Option;
  * SQLite store, and store commits per eval. A warm-up run (a tenth of the cases) comes first so the
  * measured run sees connected workers and compiled code.
  */
-@Command(name = "bench", mixinStandardHelpOptions = true, description = "Measure noop evals per second end to end, and store commits per eval.")
+@Command(name = "bench", mixinStandardHelpOptions = true, defaultValueProvider = BenchCommand.Defaults.class, description = "Measure noop evals per second end to end, and store commits per eval.")
 public final class BenchCommand implements Callable<Integer> {
   @picocli.CommandLine.Spec picocli.CommandLine.Model.CommandSpec spec;
 
@@ -52,29 +58,38 @@ public final class BenchCommand implements Callable<Integer> {
    */
   static final int BENCH_PREFETCH = 128;
 
+  /** The product's defaults, but {@link #BENCH_PREFETCH} for {@code --prefetch}. */
+  public static final class Defaults extends ProductDefaults {
+    @Override
+    public String defaultValue(ArgSpec arg) {
+      return arg instanceof OptionSpec o && o.longestName().equals("--prefetch") ? Integer.toString(BENCH_PREFETCH) : super.defaultValue(arg);
+    }
+  }
+
   @Override
   public Integer call() throws Exception {
     PrintStream out = System.out;
-    if (!spec.commandLine().getParseResult().hasMatchedOption("--prefetch")) {
-      coordinatorOptions.prefetch = BENCH_PREFETCH;
-    }
     if (workers < 1 || slots < 1 || cases < 1) {
       System.err.println("tally bench: --workers, --slots and --cases must be >= 1");
       return Main.EXIT_USAGE;
     }
+    CoordinatorBuilder builder = coordinatorOptions.applyTo(Coordinator.builder());
+    if (!coordinatorOptions.given("--prefetch")) {
+      builder.prefetch(BENCH_PREFETCH);
+    }
     Path dir = db == null ? Files.createTempDirectory("tally-bench") : db.toAbsolutePath().getParent();
     Path dbFile = db == null ? dir.resolve("bench.db") : db;
     EvaluatorSpec noop = new EvaluatorSpec("noop", Map.of(), Duration.ofMinutes(1));
-    try (Store store = SqliteStore.open(dbFile);
-        Coordinator coordinator = Coordinator.start(store, new InetSocketAddress("127.0.0.1", 0), coordinatorOptions.validatedServerSettings(spec.commandLine()), coordinatorOptions.redelivery(), coordinatorOptions.schedulerSettings());
+    try (Coordinator coordinator = start(builder.storeFile(dbFile));
         LocalWorkerProcesses local = LocalWorkerProcesses.start(workers, slots, new HostPort("127.0.0.1", coordinator.port()), dir.resolve("bench-logs"))) {
+      Store store = coordinator.store();
       Measurement warmup = measure(store, coordinator, noop, Math.max(1, cases / 10), "warmup");
       Measurement m = measure(store, coordinator, noop, cases, "measured");
       out.printf("tally bench: %d cores, %s %s, %s %s; java %s%n",
           Runtime.getRuntime().availableProcessors(), System.getProperty("os.name"), System.getProperty("os.arch"),
           System.getProperty("java.vm.name"), System.getProperty("java.vm.version"), System.getProperty("java.version"));
       out.printf("settings: --workers %d --slots %d --cases %d --prefetch %d, evaluator noop, SQLite WAL synchronous=NORMAL, store %s%n",
-          workers, slots, cases, coordinatorOptions.prefetch, dbFile);
+          workers, slots, cases, coordinator.serverSettings().prefetch(), dbFile);
       out.printf("warm-up: %d evals in %d ms%n", warmup.evals, warmup.millis);
       out.printf("%d evals in %d ms, %d store commits%n", m.evals, m.millis, m.commits);
       out.printf("%.0f evals/s%n", m.evals * 1000.0 / Math.max(1, m.millis));
@@ -88,6 +103,14 @@ public final class BenchCommand implements Callable<Integer> {
       if (db == null) {
         deleteTree(dir);
       }
+    }
+  }
+
+  private Coordinator start(CoordinatorBuilder builder) throws IOException {
+    try {
+      return builder.start();
+    } catch (CoordinatorBuilder.StartException e) {
+      throw new IOException("tally bench: " + e.getMessage(), e);
     }
   }
 

@@ -1,7 +1,9 @@
 package dev.tally.cli.bench;
 
-import dev.tally.cli.*;
 import dev.tally.cli.DurationConverter;
+import dev.tally.cli.ProductDefaults;
+import dev.tally.coordinator.net.WorkerServer;
+import dev.tally.core.detect.DetectorSettings;
 import dev.tally.core.detect.FailureDetector;
 import dev.tally.core.detect.FixedTimeoutDetector;
 import dev.tally.core.detect.MissedHeartbeatsDetector;
@@ -28,8 +30,9 @@ import picocli.CommandLine.Option;
  *
  * <ul>
  *   <li><b>T<sub>D</sub></b>, detection time: from the real stop to the conviction (and, separately, to
- *       the drain). It is the detector's own time; the worker server's reaper adds up to its check
- *       period (at most 250 ms).
+ *       the drain). It is the detector's own time; the worker server's reaper looks for convicted
+ *       connections at most {@link WorkerServer.Settings#MAX_REAP_CHECK_PERIOD} apart, so a real reap
+ *       comes up to that much later (what {@code tally bench-failover} measures end to end).
  *   <li><b>λ<sub>M</sub></b>, mistake rate: convictions of a live sender, per hour. After one the
  *       detector is replaced at the sender's next frame, as the worker's reconnect would.
  *   <li><b>T<sub>M</sub></b>, mistake duration: from a false conviction to the sender's next frame.
@@ -40,16 +43,24 @@ import picocli.CommandLine.Option;
  * would never idle it.
  *
  * <p>Traces are generated from one seeded {@link Random} (a run's seed is {@code --seed} plus its
- * index), so a result replays exactly. Each run is {@code --hours} of simulated time with a 1 s
- * heartbeat, then a stop at a uniformly random point of the next interval. Pure computation: no clock,
+ * index), so a result replays exactly. Each run is {@code --hours} of simulated time with a heartbeat
+ * every {@code --heartbeat-interval} (by default the product's, {@link
+ * dev.tally.core.detect.DetectorSettings#DEFAULT_HEARTBEAT_INTERVAL}), then a stop at a uniformly random
+ * point of the next interval. Pure computation: no clock,
  * no threads, no sleeping.
  */
-@Command(name = "bench-detectors", mixinStandardHelpOptions = true,
+@Command(name = "bench-detectors", mixinStandardHelpOptions = true, defaultValueProvider = ProductDefaults.class,
     description = "Measure failure detectors' detection time and false reaps on simulated heartbeat traces.")
 public final class DetectorBenchCommand implements Callable<Integer> {
   private static final long MS = 1_000_000L;
   private static final long SECOND = 1_000 * MS;
   private static final long HOUR = 3_600 * SECOND;
+
+  /**
+   * The longest heartbeat interval the bench replays: the traces' pauses and delays are seconds long, so
+   * beyond this the traces no longer describe a link a worker would be judged on.
+   */
+  private static final Duration MAX_HEARTBEAT_INTERVAL = Duration.ofSeconds(10);
 
   /** Where the search for a conviction after the stop gives up: a detector that waits a day is broken. */
   private static final long MAX_DETECTION_NANOS = 24 * HOUR;
@@ -60,7 +71,7 @@ public final class DetectorBenchCommand implements Callable<Integer> {
   @Option(names = "--runs", defaultValue = "100", description = "Runs per trace, each a fresh seed (default: ${DEFAULT-VALUE}).")
   int runs;
 
-  @Option(names = "--heartbeat-interval", defaultValue = "500ms", converter = DurationConverter.class,
+  @Option(names = "--heartbeat-interval", converter = DurationConverter.class,
       description = "The senders' heartbeat interval, which the missed-heartbeat and phi settings are built for (default: ${DEFAULT-VALUE}).")
   Duration heartbeatInterval;
 
@@ -74,8 +85,14 @@ public final class DetectorBenchCommand implements Callable<Integer> {
 
   @Override
   public Integer call() {
-    if (runs < 1 || !(hours > 0) || hours > 1_000 || heartbeatInterval.toMillis() < 10 || heartbeatInterval.toMillis() > 10_000) {
-      System.err.println("tally bench-detectors: --runs must be >= 1, --hours in (0, 1000] and --heartbeat-interval in [10ms, 10s]");
+    if (heartbeatInterval == null) { // run without a default provider
+      heartbeatInterval = DetectorSettings.DEFAULT_HEARTBEAT_INTERVAL;
+    }
+    Duration minInterval = WorkerServer.Settings.MIN_HEARTBEAT_INTERVAL;
+    if (runs < 1 || !(hours > 0) || hours > 1_000 || heartbeatInterval.compareTo(minInterval) < 0
+        || heartbeatInterval.compareTo(MAX_HEARTBEAT_INTERVAL) > 0) {
+      System.err.println("tally bench-detectors: --runs must be >= 1, --hours in (0, 1000] and --heartbeat-interval in ["
+          + minInterval.toMillis() + "ms, " + MAX_HEARTBEAT_INTERVAL.toSeconds() + "s]");
       return 2;
     }
     PrintStream out = System.out;
@@ -91,7 +108,8 @@ public final class DetectorBenchCommand implements Callable<Integer> {
     out.printf("command: tally bench-detectors --seed %d --runs %d --hours %s --heartbeat-interval %dms%n", seed, runs, fmtNum(hours), interval / MS);
     out.printf("each trace: %d runs x %s h, heartbeat every %d ms, network delay 0.2 ms + Exp(0.3 ms), then a stop%n",
         runs, fmtNum(hours), interval / MS);
-    out.println("T_D: stop -> conviction (detector time; the reaper adds <= 250 ms); T_D drain: stop -> drain;");
+    out.printf("T_D: stop -> conviction (detector time; the reaper adds <= %d ms); T_D drain: stop -> drain;%n",
+        WorkerServer.Settings.MAX_REAP_CHECK_PERIOD.toMillis());
     out.println("mistakes/h: convictions of a live sender (Chen-Toueg-Aguilera lambda_M); T_M: false conviction -> next frame;");
     out.println("drains/h, drained%: live-sender drains and share of live time drained; peak: highest suspicion of a live sender");
     out.println();

@@ -1,10 +1,19 @@
 package dev.tally.cli.bench;
 
-import dev.tally.cli.*;
+import dev.tally.cli.CoordinatorOptions;
+import dev.tally.cli.DurationConverter;
+import dev.tally.cli.HostPort;
+import dev.tally.cli.LocalWorkerProcesses;
+import dev.tally.cli.Main;
+import dev.tally.cli.ProductDefaults;
+import dev.tally.cli.RunnerCommand;
+import dev.tally.cli.Signals;
 import ch.qos.logback.classic.LoggerContext;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.AppenderBase;
 import dev.tally.coordinator.Coordinator;
+import dev.tally.coordinator.CoordinatorBuilder;
+import dev.tally.coordinator.net.WorkerServer;
 import dev.tally.core.CaseRecord;
 import dev.tally.core.EvaluatorSpec;
 import dev.tally.core.InfraFailure;
@@ -14,10 +23,8 @@ import dev.tally.core.store.JobState;
 import dev.tally.core.store.JobView;
 import dev.tally.core.store.RunSpec;
 import dev.tally.core.store.Store;
-import dev.tally.store.SqliteStore;
 import java.io.IOException;
 import java.io.PrintStream;
-import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -108,7 +115,7 @@ import picocli.CommandLine.Spec;
  * shutdown hook) on Ctrl-C, so no stopped JVM is left behind. Exit code 0 when both targets are met, 1
  * when one is missed or a measurement could not be taken, 2 on bad usage.
  */
-@Command(name = "bench-failover", mixinStandardHelpOptions = true,
+@Command(name = "bench-failover", mixinStandardHelpOptions = true, defaultValueProvider = ProductDefaults.class,
     description = "Measure failover time after a SIGSTOP and false reaps under GC-like pauses, with real worker processes.")
 public final class FailoverBenchCommand implements Callable<Integer> {
   /** How often the store is read while a failover is awaited. */
@@ -148,7 +155,7 @@ public final class FailoverBenchCommand implements Callable<Integer> {
   long shortCaseMillis;
 
   @Option(names = "--pause-every", defaultValue = "10s", converter = DurationConverter.class,
-      description = "Mean time from one pause's start to the next, varied by +-20% (default: ${DEFAULT-VALUE}).")
+      description = "Mean time from one pause's start to the next, varied by +-20%% (default: ${DEFAULT-VALUE}).")
   Duration pauseEvery;
 
   @Option(names = "--min-pause", defaultValue = "500ms", converter = DurationConverter.class, description = "Shortest pause (default: ${DEFAULT-VALUE}).")
@@ -163,6 +170,9 @@ public final class FailoverBenchCommand implements Callable<Integer> {
   @Option(names = "--dir", description = "Where the stores and worker logs go (default: a fresh temporary directory, deleted afterwards).")
   Path dir;
 
+  /** The detector the options choose; set once they are checked. */
+  private DetectorSettings detector;
+
   /** Pids this bench has stopped and not yet continued; thawed by {@link #thawAll()} whatever happens. */
   private final Set<Long> stopped = ConcurrentHashMap.newKeySet();
 
@@ -175,13 +185,8 @@ public final class FailoverBenchCommand implements Callable<Integer> {
   public Integer call() throws Exception {
     validate();
     PrintStream out = System.out;
-    DetectorSettings detector;
-    try {
-      detector = coordinatorOptions.detectorSettings();
-    } catch (IllegalArgumentException e) {
-      throw new ParameterException(spec.commandLine(), e.getMessage());
-    }
-    coordinatorOptions.validatedServerSettings(spec.commandLine());
+    CoordinatorBuilder settings = coordinatorOptions.applyTo(Coordinator.builder());
+    detector = settings.detectorSettings();
 
     out.printf("tally bench-failover: %d cores, %s %s %s; %s %s; java %s%n",
         Runtime.getRuntime().availableProcessors(), System.getProperty("os.name"), System.getProperty("os.version"),
@@ -193,9 +198,9 @@ public final class FailoverBenchCommand implements Callable<Integer> {
     out.printf("command: %s%n", ((named ? "tally " : "tally bench-failover ") + String.join(" ", args)).trim());
     out.printf("settings: --workers %d --slots %d --prefetch %d, detector %s, heartbeat every %d ms,"
             + " steady-state conviction after %d ms of silence, drain after %d ms; retry backoff base %d ms; seed %d%n",
-        workers, slots, coordinatorOptions.prefetch, detector.describe(), detector.heartbeatInterval().toMillis(),
+        workers, slots, settings.workerServerSettings().prefetch(), detector.describe(), detector.heartbeatInterval().toMillis(),
         detector.detectionWindow().toMillis(), detector.drainWindow().toMillis(),
-        coordinatorOptions.redelivery().base().toMillis(), seed);
+        settings.redelivery().base().toMillis(), seed);
     out.flush();
 
     Path base = dir != null ? Files.createDirectories(dir.toAbsolutePath()) : Files.createTempDirectory("tally-bench-failover");
@@ -224,8 +229,8 @@ public final class FailoverBenchCommand implements Callable<Integer> {
     if (workers < 2 || workers > RunnerCommand.MAX_LOCAL_WORKERS) {
       problems.add("--workers must be from 2 (a failover needs somewhere to go) to " + RunnerCommand.MAX_LOCAL_WORKERS);
     }
-    if (slots < 1 || slots > RunnerCommand.MAX_SLOTS) {
-      problems.add("--slots must be from 1 to " + RunnerCommand.MAX_SLOTS);
+    if (slots < 1 || slots > WorkerServer.MAX_WORKER_SLOTS) {
+      problems.add("--slots must be from 1 to " + WorkerServer.MAX_WORKER_SLOTS);
     }
     if (samples < 0) {
       problems.add("--samples must be >= 0");
@@ -251,7 +256,7 @@ public final class FailoverBenchCommand implements Callable<Integer> {
     int slotsTotal = workers * slots;
     // Each stop comes at a random point of the heartbeat and case cycles: a fixed wait after the previous
     // rejoin (itself right after a result) would always stop the victim just after a frame — the worst case.
-    long phaseMillis = Math.max(caseMillis, coordinatorOptions.detectorSettings().heartbeatInterval().toMillis());
+    long phaseMillis = Math.max(caseMillis, detector.heartbeatInterval().toMillis());
     // Enough work for every sample with room to spare: the run is abandoned when the samples are taken.
     long budgetSeconds = settle.toSeconds() + samples * (settle.toSeconds() + 45);
     int cases = (int) Math.min(1_000_000, Math.max(4L * slotsTotal, budgetSeconds * slotsTotal * 1000 / caseMillis));
@@ -450,7 +455,7 @@ public final class FailoverBenchCommand implements Callable<Integer> {
       wallNanos = System.nanoTime() - startNanos;
       recordedDuring = recorded(fleet.store, runIds) - recordedBefore;
       // A reap comes within one detection window of the last frame: give the last pause that long to show.
-      sleepFeeding(Math.max(5_000, 2 * coordinatorOptions.detectorSettings().detectionWindow().toMillis()), feed);
+      sleepFeeding(Math.max(5_000, 2 * detector.detectionWindow().toMillis()), feed);
       for (long id : runIds) {
         attempts.addAll(fleet.store.attempts(id));
         redeliveries += fleet.store.run(id).orElseThrow().counters().redeliveries();
@@ -508,21 +513,21 @@ public final class FailoverBenchCommand implements Callable<Integer> {
 
     Fleet(Path phaseDir) throws IOException {
       Files.createDirectories(phaseDir);
-      Store s = SqliteStore.open(phaseDir.resolve("bench.db"));
-      Coordinator c = null;
+      Coordinator c;
       try {
-        c = Coordinator.start(s, new InetSocketAddress("127.0.0.1", 0), coordinatorOptions.validatedServerSettings(spec.commandLine()),
-            coordinatorOptions.redelivery(), coordinatorOptions.schedulerSettings());
+        c = coordinatorOptions.applyTo(Coordinator.builder()).storeFile(phaseDir.resolve("bench.db")).start();
+      } catch (CoordinatorBuilder.StartException e) {
+        tap.detach();
+        throw new IOException(e.getMessage(), e);
+      }
+      try {
         this.workers = LocalWorkerProcesses.start(FailoverBenchCommand.this.workers, slots, new HostPort("127.0.0.1", c.port()), phaseDir.resolve("logs"));
       } catch (IOException | RuntimeException e) {
-        if (c != null) {
-          c.close();
-        }
-        s.close();
+        c.close();
         tap.detach();
         throw e;
       }
-      this.store = s;
+      this.store = c.store();
       this.coordinator = c;
     }
 
@@ -555,9 +560,8 @@ public final class FailoverBenchCommand implements Callable<Integer> {
         workers.close();
       } finally {
         try {
-          coordinator.close();
+          coordinator.close(); // and the store it opened
         } finally {
-          store.close();
           tap.detach();
         }
       }
@@ -638,11 +642,7 @@ public final class FailoverBenchCommand implements Callable<Integer> {
     if (signal.equals("STOP")) {
       stopped.add(pid); // before the signal: if kill is interrupted, the finally still thaws
     }
-    Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(pid)).redirectErrorStream(true)
-        .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
-    if (kill.waitFor() != 0) {
-      throw new IOException("kill -" + signal + " " + pid + " exited with " + kill.exitValue());
-    }
+    Signals.send(pid, signal);
   }
 
   private void continueWorker(long pid) throws IOException, InterruptedException {

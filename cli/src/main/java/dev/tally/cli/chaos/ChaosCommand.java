@@ -1,9 +1,11 @@
 package dev.tally.cli.chaos;
 
 import dev.tally.cli.*;
+import dev.tally.coordinator.net.WorkerServer;
 import dev.tally.core.CaseRecord;
 import dev.tally.core.store.RunCounters;
 import dev.tally.core.store.RunView;
+import dev.tally.simulation.Checker;
 import dev.tally.store.SqliteStore;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -36,7 +38,7 @@ import picocli.CommandLine.Spec;
  * of a worker (a replacement starts after a short delay), {@code SIGSTOP} of a worker for 0.5-4 s then
  * {@code SIGCONT}, and {@code kill -9} of the coordinator (started again with the same command, which
  * resumes its unfinished run from the store). Then it stops injecting, lets the run in progress finish,
- * checks the invariants ({@link ChaosChecker}) from the store and the results files, and prints what it did
+ * checks the invariants from the store (with the simulation's {@link Checker}, the one invariant checker) and the results files ({@link ResultsFileCheck}), and prints what it did
  * and what it found. Exit 0 only if nothing was violated.
  *
  * <p><b>Runs back to back.</b> Rather than one dataset sized to outlast the fault period (whose length
@@ -174,8 +176,8 @@ public final class ChaosCommand implements Callable<Integer> {
     if (workers < 1 || workers > RunnerCommand.MAX_LOCAL_WORKERS) {
       throw new ParameterException(cl, "--workers must be from 1 to " + RunnerCommand.MAX_LOCAL_WORKERS + ", got " + workers);
     }
-    if (slots < 1 || slots > RunnerCommand.MAX_SLOTS) {
-      throw new ParameterException(cl, "--slots must be from 1 to " + RunnerCommand.MAX_SLOTS + ", got " + slots);
+    if (slots < 1 || slots > WorkerServer.MAX_WORKER_SLOTS) {
+      throw new ParameterException(cl, "--slots must be from 1 to " + WorkerServer.MAX_WORKER_SLOTS + ", got " + slots);
     }
     if (duration.isNegative() || duration.isZero()) {
       throw new ParameterException(cl, "--duration must be positive, got " + duration);
@@ -579,8 +581,8 @@ public final class ChaosCommand implements Callable<Integer> {
   // ---------------------------------------------------------------------------------------------
   // checking and reporting
 
-  private List<ChaosChecker.RunCheck> check() {
-    List<ChaosChecker.RunCheck> checks = new ArrayList<>();
+  private List<Checker.RunCheck> check() {
+    List<Checker.RunCheck> checks = new ArrayList<>();
     if (!Files.exists(dbFile)) {
       violations.add("no store was written at " + dbFile);
       return checks;
@@ -599,9 +601,10 @@ public final class ChaosCommand implements Callable<Integer> {
           }
           runId = runs.get(0).runId();
         }
-        ChaosChecker.RunCheck c = ChaosChecker.check(store, runId, r.caseIds, r.results);
+        Checker.RunCheck c = Checker.checkRun(store, runId, r.caseIds);
         checks.add(c);
         violations.addAll(c.violations());
+        violations.addAll(ResultsFileCheck.check(store, runId, r.caseIds, r.results));
       }
       long runsInStore = store.runs().size();
       if (runsInStore != rounds.size()) {
@@ -611,7 +614,7 @@ public final class ChaosCommand implements Callable<Integer> {
     return checks;
   }
 
-  private int report(List<ChaosChecker.RunCheck> checks) {
+  private int report(List<Checker.RunCheck> checks) {
     long cases = 0;
     long passed = 0;
     long failed = 0;
@@ -621,7 +624,7 @@ public final class ChaosCommand implements Callable<Integer> {
     long duplicates = 0;
     long fenced = 0;
     long finishedRuns = 0;
-    for (ChaosChecker.RunCheck c : checks) {
+    for (Checker.RunCheck c : checks) {
       RunCounters k = c.counters();
       if (k == null) {
         continue;

@@ -132,14 +132,18 @@ public final class ChaosFleet implements AutoCloseable {
     }
   }
 
-  /** Sends a signal by name ({@code STOP}, {@code CONT}) with {@code kill}. */
+  /**
+   * Sends a signal by name ({@code STOP}, {@code CONT}) with {@link Signals}; a process that has died
+   * meanwhile is not an error (there is nothing left to stop or continue).
+   *
+   * @throws IOException if the signal cannot be sent to a process that is still alive
+   */
   static void signal(Process p, String signal) throws IOException, InterruptedException {
-    Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(p.pid())).redirectErrorStream(true)
-        .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
-    if (!kill.waitFor(10, TimeUnit.SECONDS) || kill.exitValue() != 0) {
-      kill.destroyForcibly();
+    try {
+      Signals.send(p.pid(), signal);
+    } catch (IOException e) {
       if (p.isAlive()) {
-        throw new IOException("kill -" + signal + " " + p.pid() + " failed");
+        throw e;
       }
     }
   }

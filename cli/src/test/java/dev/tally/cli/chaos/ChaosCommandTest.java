@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.tally.core.CaseRecord;
 import dev.tally.core.EvaluatorSpec;
 import dev.tally.core.store.RunSpec;
+import dev.tally.simulation.Checker;
 import dev.tally.store.SqliteStore;
 import java.io.PrintWriter;
 import java.io.StringWriter;
@@ -61,7 +62,7 @@ class ChaosCommandTest {
         .as("no process the chaos run started is left").isEmpty();
   }
 
-  /** The checker is not vacuous: an unfinished run and a results file with a missing and a repeated line are caught. */
+  /** The checks are not vacuous: an unfinished run and a results file with a missing and a repeated line are caught. */
   @Test
   void theCheckerReportsAnUnfinishedRunAndABadResultsFile() throws Exception {
     List<String> ids = List.of("a", "b", "c");
@@ -70,13 +71,13 @@ class ChaosCommandTest {
     try (SqliteStore store = SqliteStore.open(dir.resolve("t.db"))) {
       long runId = store.createRun(new RunSpec(dir.resolve("cases.jsonl").toString(), new EvaluatorSpec("noop", Map.of(), Duration.ofMinutes(1)), 5),
           List.of(new CaseRecord(0, "a", "{\"id\":\"a\"}"), new CaseRecord(1, "b", "{\"id\":\"b\"}"), new CaseRecord(2, "c", "{\"id\":\"c\"}")));
-      ChaosChecker.RunCheck check = ChaosChecker.check(store, runId, ids, results);
-      assertThat(check.violations())
+      assertThat(Checker.checkRun(store, runId, ids).violations())
           .anyMatch(v -> v.contains("did not finish"))
-          .anyMatch(v -> v.contains("is not in a terminal state"))
+          .anyMatch(v -> v.contains("is not in a terminal state"));
+      assertThat(ResultsFileCheck.check(store, runId, ids, results))
           .anyMatch(v -> v.contains("has 2 lines for 3 cases"))
           .anyMatch(v -> v.contains("appears again"));
-      assertThat(ChaosChecker.check(store, runId, List.of("a", "c", "b"), results).violations())
+      assertThat(Checker.checkRun(store, runId, List.of("a", "c", "b")).violations())
           .anyMatch(v -> v.contains("not the dataset's cases in dataset order"));
     }
   }

@@ -209,19 +209,23 @@ public final class WorkerServer implements AutoCloseable {
   }
 
   /**
-   * How the worker server runs: heartbeat interval, detection window, frame limit, prefetch, clock and
-   * detector. Immutable; built with {@link #builder()}.
+   * How the worker server runs: heartbeat interval, failure detector, frame limit, prefetch, clock.
+   * Immutable; built with {@link #builder()}.
    *
-   * <p>Defaults:
+   * <p>Defaults are the product's, from {@link dev.tally.coordinator.CoordinatorBuilder}, which owns them
+   * (a coordinator is normally assembled there, and these settings with it):
    *
    * <ul>
-   *   <li>{@code heartbeatInterval}: {@link #DEFAULT_HEARTBEAT_INTERVAL} (500 ms), told to workers in Welcome;
-   *   <li>{@code detectionWindow}: {@link FixedTimeoutDetector#DEFAULT_WINDOW} (5 s). The interval must fit
-   *       at least {@link #MIN_HEARTBEATS_PER_WINDOW} times in it;
-   *   <li>{@code detectorFactory}: a {@link FixedTimeoutDetector} over the window;
+   *   <li>{@code heartbeatInterval}: {@link DetectorSettings#DEFAULT_HEARTBEAT_INTERVAL} (500 ms), told to
+   *       workers in Welcome;
+   *   <li>the detector: {@link dev.tally.coordinator.CoordinatorBuilder#detectorSettings(DetectorSettings.Kind,
+   *       Duration, Duration)} for the interval: phi accrual, or the fixed detector over the window when only
+   *       {@link Builder#detectionWindow} is given; {@link Builder#detector} or {@link
+   *       Builder#detectorFactory} replace it. The interval must fit at least {@link
+   *       DetectorSettings#MIN_HEARTBEATS_PER_WINDOW} times in the detection window;
    *   <li>{@code maxFrameBytes}: {@link FrameCodec#DEFAULT_MAX_FRAME_BYTES} (4 MiB);
-   *   <li>{@code prefetch}: 0, meaning "as many as the worker's slots", so a worker's dispatch window is
-   *       twice its slots: it always has a next case queued while its slots run;
+   *   <li>{@code prefetch}: {@link dev.tally.coordinator.CoordinatorBuilder#DEFAULT_PREFETCH}, 0, meaning "as
+   *       many as the worker's slots", so a worker's dispatch window is twice its slots;
    *   <li>{@code ticker}: {@link Ticker#system()};
    *   <li>{@code ioThreads}: 0, Netty's default (twice the processors);
    *   <li>{@code coordinatorEpoch}: 0, sent in Welcome for the worker's log.
@@ -235,15 +239,6 @@ public final class WorkerServer implements AutoCloseable {
      */
     public static final Duration MIN_HEARTBEAT_INTERVAL = Duration.ofMillis(10);
 
-    /** The default heartbeat interval, {@link DetectorSettings#DEFAULT_HEARTBEAT_INTERVAL}. */
-    public static final Duration DEFAULT_HEARTBEAT_INTERVAL = DetectorSettings.DEFAULT_HEARTBEAT_INTERVAL;
-
-    /**
-     * The fewest heartbeat intervals the detection window must hold. With fewer, one late heartbeat
-     * (a GC pause, a busy network) is most of the window and live workers are reaped.
-     */
-    public static final int MIN_HEARTBEATS_PER_WINDOW = 3;
-
     /**
      * The largest extra prefetch per worker. Leased-but-unstarted jobs sit idle on one worker while others
      * could run them; thousands of them on one worker is a misconfiguration.
@@ -253,9 +248,10 @@ public final class WorkerServer implements AutoCloseable {
     /**
      * The slowest the reaper looks for convicted connections (it looks every tenth of the window if less):
      * every check can add this much to the time a dead worker's jobs wait, and a check is a few
-     * arithmetic operations on the connection's own event loop.
+     * arithmetic operations on the connection's own event loop. Detection times measured on a detector
+     * alone ({@code tally bench-detectors}) are short of a real reap by up to this much.
      */
-    static final Duration MAX_REAP_CHECK_PERIOD = Duration.ofMillis(100);
+    public static final Duration MAX_REAP_CHECK_PERIOD = Duration.ofMillis(100);
 
     private final Duration heartbeatInterval;
     private final Duration detectionWindow;
@@ -266,13 +262,10 @@ public final class WorkerServer implements AutoCloseable {
     private final int ioThreads;
     private final long coordinatorEpoch;
 
-    private Settings(Builder b) {
+    private Settings(Builder b, Duration detectionWindow, LongFunction<FailureDetector> detectorFactory) {
       this.heartbeatInterval = b.heartbeatInterval;
-      this.detectionWindow = b.detectionWindow;
-      Duration window = b.detectionWindow;
-      this.detectorFactory = b.detectorFactory != null
-          ? b.detectorFactory
-          : startNanos -> new FixedTimeoutDetector(window, startNanos);
+      this.detectionWindow = detectionWindow;
+      this.detectorFactory = detectorFactory;
       this.maxFrameBytes = b.maxFrameBytes;
       this.prefetch = b.prefetch;
       this.ticker = b.ticker;
@@ -280,7 +273,7 @@ public final class WorkerServer implements AutoCloseable {
       this.coordinatorEpoch = b.coordinatorEpoch;
     }
 
-    /** The settings with every default. */
+    /** The settings with every default: the product's (see the class doc). */
     public static Settings defaults() {
       return builder().build();
     }
@@ -295,7 +288,7 @@ public final class WorkerServer implements AutoCloseable {
       return heartbeatInterval;
     }
 
-    /** The silence the default detector convicts after; also sets how often the reaper looks. */
+    /** The silence the detector convicts after (for phi, on a steady link); also sets how often the reaper looks. */
     public Duration detectionWindow() {
       return detectionWindow;
     }
@@ -355,11 +348,12 @@ public final class WorkerServer implements AutoCloseable {
 
     /** Builds {@link Settings}; every setter validates its argument and says the rule it broke. */
     public static final class Builder {
-      private Duration heartbeatInterval = DEFAULT_HEARTBEAT_INTERVAL;
-      private Duration detectionWindow = FixedTimeoutDetector.DEFAULT_WINDOW;
+      private Duration heartbeatInterval = DetectorSettings.DEFAULT_HEARTBEAT_INTERVAL;
+      /** Null: the detector's own window ({@link #detector}), or {@link FixedTimeoutDetector#DEFAULT_WINDOW} for a bare factory. */
+      private Duration detectionWindow;
       private LongFunction<FailureDetector> detectorFactory;
       private int maxFrameBytes = FrameCodec.DEFAULT_MAX_FRAME_BYTES;
-      private int prefetch;
+      private int prefetch = dev.tally.coordinator.CoordinatorBuilder.DEFAULT_PREFETCH;
       private Ticker ticker = Ticker.system();
       private int ioThreads;
       private long coordinatorEpoch;
@@ -383,15 +377,36 @@ public final class WorkerServer implements AutoCloseable {
         return this;
       }
 
-      /** @throws IllegalArgumentException if not positive or not a whole number of milliseconds */
+      /**
+       * The silence that convicts. Without a {@link #detectorFactory}, the detector is the fixed one over
+       * this window (as {@link dev.tally.coordinator.CoordinatorBuilder#detectorSettings} chooses).
+       *
+       * @throws IllegalArgumentException if not positive or not a whole number of milliseconds
+       */
       public Builder detectionWindow(Duration window) {
         this.detectionWindow = positiveMillis("detectionWindow", window);
         return this;
       }
 
       /**
-       * Replaces the default {@link FixedTimeoutDetector}; the factory is given the ticker reading at
-       * which the connection opened. The detection window still sets how often the reaper looks.
+       * The detector, its heartbeat interval and its window in one: what a coordinator normally passes.
+       * The window is rounded up to whole milliseconds for the reaper.
+       *
+       * @throws IllegalArgumentException if the detector's heartbeat interval is refused by {@link
+       *     #heartbeatInterval}
+       */
+      public Builder detector(DetectorSettings detector) {
+        Objects.requireNonNull(detector, "detector");
+        heartbeatInterval(detector.heartbeatInterval());
+        this.detectionWindow = ceilMillis(detector.detectionWindow());
+        this.detectorFactory = detector.factory();
+        return this;
+      }
+
+      /**
+       * Replaces the default detector; the factory is given the ticker reading at which the connection
+       * opened. The detection window (default {@link FixedTimeoutDetector#DEFAULT_WINDOW} here) still sets
+       * how often the reaper looks.
        */
       public Builder detectorFactory(LongFunction<FailureDetector> factory) {
         this.detectorFactory = Objects.requireNonNull(factory, "detectorFactory");
@@ -444,16 +459,32 @@ public final class WorkerServer implements AutoCloseable {
 
       /**
        * @throws IllegalArgumentException if the heartbeat interval does not fit at least
-       *     {@link #MIN_HEARTBEATS_PER_WINDOW} times in the detection window
+       *     {@link DetectorSettings#MIN_HEARTBEATS_PER_WINDOW} times in the detection window
        */
       public Settings build() {
-        if (heartbeatInterval.multipliedBy(MIN_HEARTBEATS_PER_WINDOW).compareTo(detectionWindow) > 0) {
+        Duration window = detectionWindow;
+        LongFunction<FailureDetector> factory = detectorFactory;
+        if (window == null) {
+          window = factory == null
+              ? ceilMillis(dev.tally.coordinator.CoordinatorBuilder.detectorSettings(null, heartbeatInterval, null).detectionWindow())
+              : FixedTimeoutDetector.DEFAULT_WINDOW;
+        }
+        if (heartbeatInterval.multipliedBy(DetectorSettings.MIN_HEARTBEATS_PER_WINDOW).compareTo(window) > 0) {
           throw new IllegalArgumentException(
               "heartbeat interval " + heartbeatInterval.toMillis() + "ms must fit at least "
-                  + MIN_HEARTBEATS_PER_WINDOW + " times in the detection window " + detectionWindow.toMillis()
+                  + DetectorSettings.MIN_HEARTBEATS_PER_WINDOW + " times in the detection window " + window.toMillis()
                   + "ms: with fewer, one late heartbeat (a GC pause, a busy network) reaps a live worker");
         }
-        return new Settings(this);
+        if (factory == null) {
+          factory = dev.tally.coordinator.CoordinatorBuilder.detectorSettings(null, heartbeatInterval, detectionWindow).factory();
+        }
+        return new Settings(this, window, factory);
+      }
+
+      /** The reaper works in whole milliseconds; a detector's window may not be one. */
+      private static Duration ceilMillis(Duration d) {
+        long millis = d.toMillis();
+        return d.equals(Duration.ofMillis(millis)) ? d : Duration.ofMillis(millis + 1);
       }
 
       private static Duration positiveMillis(String name, Duration d) {

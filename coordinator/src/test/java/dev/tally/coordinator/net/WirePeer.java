@@ -113,9 +113,12 @@ final class WirePeer implements AutoCloseable {
     return heartbeatsReceived.get();
   }
 
-  /** Frames received and not yet taken (heartbeats aside). */
+  /**
+   * Frames received and not yet taken, not counting heartbeats: an idle coordinator sends one every half
+   * interval, so "nothing more was sent" means nothing but heartbeats.
+   */
   int pending() {
-    return inbox.size();
+    return (int) inbox.stream().filter(e -> e.getBodyCase() != Envelope.BodyCase.HEARTBEAT).count();
   }
 
   boolean closedByServer() {

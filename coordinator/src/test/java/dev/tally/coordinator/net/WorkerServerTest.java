@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import dev.tally.core.detect.FixedTimeoutDetector;
+import dev.tally.core.detect.PhiAccrualDetector;
 import dev.tally.core.schedule.WorkerHandle;
 import java.io.UncheckedIOException;
 import java.time.Duration;
@@ -28,13 +30,21 @@ class WorkerServerTest {
   }
 
   @Test
-  void defaultsAreA500MsIntervalInAFiveSecondWindowCheckedEvery100Ms() {
+  void defaultsAreTheProductsPhiDetectorAt500MsCheckedEvery100Ms() {
     WorkerServer.Settings s = WorkerServer.Settings.defaults();
     assertThat(s.heartbeatInterval()).isEqualTo(Duration.ofMillis(500));
-    assertThat(s.detectionWindow()).isEqualTo(Duration.ofSeconds(5));
+    assertThat(s.detectorFactory().apply(0)).isInstanceOf(PhiAccrualDetector.class);
+    assertThat(s.detectionWindow()).isBetween(Duration.ofSeconds(2), Duration.ofSeconds(3)); // the README's "about 2.5 s"
     assertThat(s.maxFrameBytes()).isEqualTo(4 * 1024 * 1024);
-    assertThat(s.reapCheckPeriod()).isEqualTo(Duration.ofMillis(100));
+    assertThat(s.reapCheckPeriod()).isEqualTo(WorkerServer.Settings.MAX_REAP_CHECK_PERIOD).isEqualTo(Duration.ofMillis(100));
     assertThat(s.dispatchWindow(4)).isEqualTo(8);
+  }
+
+  @Test
+  void aWindowAloneIsTheFixedDetectorOverIt() {
+    WorkerServer.Settings s = WorkerServer.Settings.builder().detectionWindow(Duration.ofSeconds(5)).build();
+    assertThat(s.detectorFactory().apply(0)).isInstanceOf(FixedTimeoutDetector.class);
+    assertThat(s.detectionWindow()).isEqualTo(Duration.ofSeconds(5));
   }
 
   @Test

@@ -2,8 +2,11 @@ package dev.tally.worker.eval;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import java.util.ArrayList;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
 import org.apache.commons.text.StringTokenizer;
 import org.apache.commons.text.matcher.StringMatcherFactory;
 
@@ -28,9 +31,12 @@ import org.apache.commons.text.matcher.StringMatcherFactory;
  * {@code }}} stand for literal braces; write {@code ${{HOME}}} for a shell's {@code ${HOME}}. Other braces
  * ({@code {"a": 1}}, {@code {print $1}}) are literal.
  *
+ * <p>This class is the one owner of that grammar: the command line asks it which fields a template uses
+ * and whether a case has them ({@link #missingField}) before it submits a dataset.
+ *
  * <p>Immutable and thread-safe.
  */
-final class CommandTemplate {
+public final class CommandTemplate {
   /** One argument: literal text and placeholders, in order. */
   private record Arg(List<Part> parts) {}
 
@@ -39,18 +45,28 @@ final class CommandTemplate {
 
   private final String source;
   private final List<Arg> args;
+  private final Set<String> fields;
 
   private CommandTemplate(String source, List<Arg> args) {
     this.source = source;
     this.args = args;
+    Set<String> names = new LinkedHashSet<>();
+    for (Arg arg : args) {
+      for (Part part : arg.parts()) {
+        if (part.field() != null) {
+          names.add(part.field());
+        }
+      }
+    }
+    this.fields = java.util.Collections.unmodifiableSet(names);
   }
 
   /**
    * Splits and parses a template.
    *
-   * @throws IllegalArgumentException if the template has no argument
+   * @throws IllegalArgumentException if the template has no argument (the message quotes it)
    */
-  static CommandTemplate parse(String template) {
+  public static CommandTemplate parse(String template) {
     Objects.requireNonNull(template, "template");
     StringTokenizer tokenizer =
         new StringTokenizer(
@@ -113,6 +129,30 @@ final class CommandTemplate {
   }
 
   /**
+   * The fields the template's placeholders name, in order of first appearance; escaped braces ({@code
+   * ${{HOME}}}) and braces around anything but an identifier name none.
+   */
+  public Set<String> fields() {
+    return fields;
+  }
+
+  /**
+   * The first field the template uses that {@code caseObject} lacks, if any: what {@link #fill} would
+   * refuse the case for. A field whose value is JSON {@code null} is present (it is inserted as {@code
+   * null}).
+   *
+   * @param caseObject the case's JSON object
+   */
+  public Optional<String> missingField(JsonNode caseObject) {
+    for (String field : fields) {
+      if (caseObject.get(field) == null) {
+        return Optional.of(field);
+      }
+    }
+    return Optional.empty();
+  }
+
+  /**
    * Fills the placeholders from a case.
    *
    * @param caseObject the case's JSON object
@@ -120,6 +160,10 @@ final class CommandTemplate {
    * @throws MissingFieldException if the case lacks a field a placeholder names
    */
   List<String> fill(JsonNode caseObject) throws MissingFieldException {
+    Optional<String> missing = missingField(caseObject);
+    if (missing.isPresent()) {
+      throw new MissingFieldException(missing.get());
+    }
     List<String> out = new ArrayList<>(args.size());
     for (Arg arg : args) {
       StringBuilder sb = new StringBuilder();
@@ -129,9 +173,6 @@ final class CommandTemplate {
           continue;
         }
         JsonNode value = caseObject.get(part.field());
-        if (value == null) {
-          throw new MissingFieldException(part.field());
-        }
         sb.append(value.isTextual() ? value.textValue() : value.toString());
       }
       out.add(sb.toString());

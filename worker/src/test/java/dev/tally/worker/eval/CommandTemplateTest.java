@@ -45,6 +45,15 @@ class CommandTemplateTest {
   }
 
   @Test
+  void fieldsAreThePlaceholdersOnlyNotEscapedOrNonIdentifierBraces() throws Exception {
+    CommandTemplate t = CommandTemplate.parse("sh -c 'echo ${{HOME}} {\"a\":1} {print $1} {x}' {id} {x} {y}");
+    assertThat(t.fields()).containsExactly("x", "id", "y");
+    assertThat(t.missingField(json("{\"x\": 1, \"id\": \"a\", \"y\": null}"))).isEmpty();
+    assertThat(t.missingField(json("{\"x\": 1, \"HOME\": \"/\"}"))).contains("id");
+    assertThat(CommandTemplate.parse("sh -c \"echo ${{HOME}}\"").fields()).isEmpty();
+  }
+
+  @Test
   void anEmptyTemplateIsRefused() {
     assertThatThrownBy(() -> CommandTemplate.parse("   ")).isInstanceOf(IllegalArgumentException.class);
   }

@@ -1,4 +1,4 @@
-package dev.tally.cli;
+package dev.tally.coordinator;
 
 import java.io.IOException;
 import java.nio.channels.FileChannel;
@@ -10,11 +10,15 @@ import java.nio.file.StandardOpenOption;
 
 /**
  * One coordinator per store: an exclusive operating-system lock on the file {@code STORE-lock} beside
- * the store, held while {@code tally run} or {@code tally resume} runs. A second coordinator on the same
- * store would resume the same unfinished run, take its leases from under the first one's workers (their
- * results fenced, their cases run twice) and wait for jobs the first one ends. The operating system
- * releases the lock when the process dies, {@code kill -9} included, so a crashed coordinator never
- * blocks the next one. The lock file itself stays (empty); SQLite's own locks are on other files.
+ * the store, held while a coordinator works on it. A second coordinator on the same store would resume
+ * the same unfinished run, take its leases from under the first one's workers (their results fenced,
+ * their cases run twice) and wait for jobs the first one ends. The operating system releases the lock
+ * when the process dies, {@code kill -9} included, so a crashed coordinator never blocks the next one.
+ * The lock file itself stays (empty); SQLite's own locks are on other files.
+ *
+ * <p>{@link CoordinatorBuilder#storeFile} takes it before it opens the store, so every coordinator
+ * started on a store file holds it; a caller that opens a store itself may take it with {@link
+ * #tryAcquire}.
  *
  * <p>Thread-safety: acquire and close from one thread.
  */
@@ -27,19 +31,22 @@ public final class CoordinatorLock implements AutoCloseable {
     this.lock = lock;
   }
 
-  /** The lock file of a store: {@code tally.db} has {@code tally.db-lock}. */
-  static Path lockFile(Path dbFile) {
+  /** The lock file of a store: {@code tally.db} has {@code tally.db-lock}, in the same directory. */
+  public static Path lockFile(Path dbFile) {
     Path db = dbFile.toAbsolutePath();
     return db.resolveSibling(db.getFileName() + "-lock");
   }
 
   /**
-   * Takes the store's coordinator lock if no other coordinator holds it.
+   * Takes the store's coordinator lock if no other coordinator holds it. Creates the store's directory
+   * and the lock file if they are missing.
    *
+   * @param dbFile the store file (it need not exist yet)
    * @return the held lock, or null if another coordinator (in any process, this one included) holds it
-   * @throws IOException if the lock file cannot be created or opened
+   * @throws IOException if the directory or the lock file cannot be created or opened, or the lock
+   *     cannot be asked for
    */
-  static CoordinatorLock tryAcquire(Path dbFile) throws IOException {
+  public static CoordinatorLock tryAcquire(Path dbFile) throws IOException {
     Path file = lockFile(dbFile);
     Path parent = file.getParent();
     if (parent != null) {
@@ -62,6 +69,11 @@ public final class CoordinatorLock implements AutoCloseable {
     }
   }
 
+  /**
+   * Releases the lock.
+   *
+   * @throws IOException if the operating system reports an error releasing it or closing the file
+   */
   @Override
   public void close() throws IOException {
     try {

@@ -1,0 +1,43 @@
+package dev.tally.cli;
+
+import dev.tally.coordinator.CoordinatorBuilder;
+import dev.tally.core.detect.DetectorSettings;
+import dev.tally.core.detect.FixedTimeoutDetector;
+import java.time.Duration;
+import picocli.CommandLine.IDefaultValueProvider;
+import picocli.CommandLine.Model.ArgSpec;
+import picocli.CommandLine.Model.OptionSpec;
+
+/**
+ * The defaults the help shows for the coordinator's options, read from their owner, {@link
+ * CoordinatorBuilder}, so that {@code --help} cannot drift from what a coordinator does. Commands pass
+ * only the options the user gave to the builder ({@link CoordinatorOptions#applyTo}); a value from here
+ * is for display and is never set on a builder.
+ *
+ * <p>Thread-safety: stateless.
+ */
+public class ProductDefaults implements IDefaultValueProvider {
+  /**
+   * The default of the option {@code arg}, as text the option's converter reads, or null for an option
+   * this class does not know (picocli then uses its annotation's default).
+   */
+  @Override
+  public String defaultValue(ArgSpec arg) {
+    if (!(arg instanceof OptionSpec option)) {
+      return null;
+    }
+    return switch (option.longestName()) {
+      case "--heartbeat-interval" -> text(DetectorSettings.DEFAULT_HEARTBEAT_INTERVAL);
+      case "--detector" -> CoordinatorBuilder.DEFAULT_DETECTOR.configName();
+      case "--detection-window" -> text(FixedTimeoutDetector.DEFAULT_WINDOW);
+      case "--prefetch" -> Integer.toString(CoordinatorBuilder.DEFAULT_PREFETCH);
+      case "--listen" -> new HostPort(CoordinatorBuilder.DEFAULT_LISTEN_HOST, 0).toString();
+      default -> null;
+    };
+  }
+
+  /** A duration as {@link DurationConverter} reads it: whole seconds as {@code 5s}, else milliseconds. */
+  static String text(Duration d) {
+    return d.toMillis() % 1000 == 0 ? d.toSeconds() + "s" : d.toMillis() + "ms";
+  }
+}

@@ -1,0 +1,123 @@
+package dev.tally.coordinator;
+
+import dev.tally.core.CaseRecord;
+import dev.tally.core.RedeliveryPolicy;
+import dev.tally.core.store.JobView;
+import dev.tally.core.store.RunSpec;
+import dev.tally.core.store.RunView;
+import dev.tally.core.store.Store;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * How a coordinator picks up work in its store after an earlier coordinator died mid-run (even with
+ * {@code kill -9}): which run a submission resumes instead of starting over, and when the earlier
+ * coordinator's leases are released at once instead of being left to expire.
+ *
+ * <p><b>The same run.</b> A submission resumes an unfinished run with an equal {@link RunSpec} (dataset
+ * path, evaluator and its options, case timeout, attempt limit, and the digest of the cases' content) whose
+ * jobs are the submitted cases, same ids in the same order. Then no case already recorded runs again. A
+ * dataset edited since (same path, evaluator and attempt limit, other content) is a new run; the old one
+ * is reported so that it can be finished by id.
+ *
+ * <p><b>Leases of the dead.</b> The earlier coordinator's leases are held by its workers. If none of
+ * them can reach this coordinator, they are released at once (each ended as an attempt lost to the
+ * restart); otherwise they are left for reconnecting workers to reclaim, or to expire. No worker of the
+ * earlier coordinator can find one listening on a port picked at random: its local workers died with it,
+ * and no remote worker knew that port.
+ *
+ * <p>Thread-safety: safe from any thread as far as the store is; the store serializes its writes.
+ */
+public final class RunResumption {
+  private final Store store;
+  private final Clock clock;
+  private final boolean earlierWorkersCanReturn;
+
+  /**
+   * @param store the coordinator's store
+   * @param clock wall time for the attempts that releasing leases ends
+   * @param earlierWorkersCanReturn whether a worker of an earlier coordinator on this store can connect
+   *     to this one (it listens on a fixed port); if not, {@link #takeOver} releases their leases
+   * @param redelivery judges whether each released job goes back to the queue or ends
+   */
+  private final RedeliveryPolicy redelivery;
+
+  public RunResumption(Store store, Clock clock, boolean earlierWorkersCanReturn, RedeliveryPolicy redelivery) {
+    this.redelivery = Objects.requireNonNull(redelivery, "redelivery");
+    this.store = Objects.requireNonNull(store, "store");
+    this.clock = Objects.requireNonNull(clock, "clock");
+    this.earlierWorkersCanReturn = earlierWorkersCanReturn;
+  }
+
+  /**
+   * What {@link #runFor} chose.
+   *
+   * @param runId the run to submit
+   * @param resumed how the unfinished run was taken over, or empty if the run is new
+   * @param changedSince unfinished runs of the same dataset path, evaluator and attempt limit whose cases
+   *     differ from these (the file was edited since): not resumed, finishable by id
+   */
+  public record Choice(long runId, Optional<TakeOver> resumed, List<RunView> changedSince) {
+    public Choice {
+      Objects.requireNonNull(resumed, "resumed");
+      changedSince = List.copyOf(changedSince);
+    }
+  }
+
+  /**
+   * A run taken over from an earlier coordinator.
+   *
+   * @param run the run as it was found (its counters say how many cases had already ended)
+   * @param leasesReleased how many of its leases were released at once (0 when their workers may return)
+   */
+  public record TakeOver(RunView run, int leasesReleased) {}
+
+  /**
+   * The run for a submission of {@code cases}: the unfinished run of the same spec and cases, taken over
+   * ({@link #takeOver}), or else a new run created in the store.
+   *
+   * @param spec what the cases are submitted with
+   * @param cases the cases, in dataset order
+   * @return the choice
+   * @throws dev.tally.core.store.StoreException if the store fails
+   */
+  public Choice runFor(RunSpec spec, List<CaseRecord> cases) {
+    Objects.requireNonNull(spec, "spec");
+    List<String> ids = cases.stream().map(CaseRecord::caseId).toList();
+    List<RunView> runs = store.runs();
+    for (RunView r : runs) {
+      if (!r.finished() && r.spec().equals(spec) && r.counters().total() == ids.size()
+          && store.jobs(r.runId()).stream().map(JobView::caseId).toList().equals(ids)) {
+        return new Choice(r.runId(), Optional.of(takeOver(r)), List.of());
+      }
+    }
+    List<RunView> changed = new ArrayList<>();
+    for (RunView r : runs) {
+      RunSpec old = r.spec();
+      if (!r.finished() && old.dataset().equals(spec.dataset()) && old.evaluator().equals(spec.evaluator())
+          && old.limits().equals(spec.limits())) {
+        changed.add(r);
+      }
+    }
+    return new Choice(store.createRun(spec, cases), Optional.empty(), changed);
+  }
+
+  /**
+   * Takes over an unfinished run whose coordinator died: releases its leases at once if no worker of an
+   * earlier coordinator can reach this one (see the class doc), so its jobs run again without waiting for
+   * the leases to expire. A finished run is left as it is.
+   *
+   * @param run the run, as read from the store
+   * @return what was done
+   * @throws dev.tally.core.store.StoreException if the store fails; nothing is changed
+   */
+  public TakeOver takeOver(RunView run) {
+    if (run.finished() || earlierWorkersCanReturn) {
+      return new TakeOver(run, 0);
+    }
+    return new TakeOver(run, store.releaseLeases(run.runId(), clock.millis(), redelivery));
+  }
+}
