@@ -217,7 +217,7 @@ class SchedulerTest {
       scheduler.step();
       Assignment a = w.takeAssigned().get(0);
       assertThat(a.attempt()).isEqualTo(attempt);
-      scheduler.attemptEnded(w, AttemptReport.failed(a.jobId(), a.token(), new InfraFailure(InfraFailure.Kind.TIMEOUT, "ran past 60000ms")));
+      scheduler.attemptEnded(w, AttemptReport.failed(a.jobId(), a.token(), new InfraFailure(InfraFailure.Kind.SIGNALED, "killed by signal 9")));
     }
     scheduler.step();
     RunCounters c = scheduler.completion(runId).join();
@@ -225,8 +225,8 @@ class SchedulerTest {
     assertThat(c.recorded()).isZero();
     JobView job = store.jobs(runId).get(0);
     assertThat(job.state()).isEqualTo(JobState.FAILED);
-    assertThat(job.failureReason()).contains("timeout");
-    assertThat(store.attempts(runId)).extracting(AttemptView::ending).containsExactly("timeout", "timeout");
+    assertThat(job.failureReason()).isEqualTo("ended failed after 2 attempts; the last ended with signaled: killed by signal 9");
+    assertThat(store.attempts(runId)).extracting(AttemptView::ending).containsExactly("signaled", "signaled");
     assertThat(w.acks).extracting(Ack::status).containsExactly(AckStatus.RELEASED, AckStatus.RELEASED);
   }
 
