@@ -127,7 +127,8 @@ public final class SqliteStore implements Store {
 
   private final Connection writer;
   private final Connection reader;
-  private final SqliteTransaction.Statements w;
+  /** The write connection's prepared statements; renewed after a failed write (guarded by the write lock). */
+  private SqliteTransaction.Statements w;
   private volatile boolean closed;
 
   /** Opened by {@link #openExisting}: every write is refused. */
@@ -697,6 +698,7 @@ public final class SqliteStore implements Store {
   private RuntimeException abort(Throwable e, String message) {
     clearBatches();
     rollback(e);
+    renewStatements(e);
     if (e instanceof RuntimeException unchecked) {
       return unchecked;
     }
@@ -709,10 +711,31 @@ public final class SqliteStore implements Store {
   private void rollback(Throwable cause) {
     try {
       if (!writer.isClosed()) {
-        w.rollback.execute();
+        // A statement of its own: the prepared ones may have been closed by the failure.
+        try (Statement s = writer.createStatement()) {
+          s.execute("ROLLBACK");
+        }
       }
     } catch (SQLException e) {
       // SQLite has already rolled back after some errors (I/O, full disk) and then refuses ROLLBACK.
+      cause.addSuppressed(e);
+    }
+  }
+
+  /**
+   * Prepares the write statements anew after a failed write. sqlite-jdbc closes a prepared statement whose
+   * execution failed (a full disk, an I/O error), so reusing it would fail every later write of this
+   * process ("statement is not executing") even once the cause is gone; fresh statements make the store
+   * writable again as soon as there is room.
+   */
+  private void renewStatements(Throwable cause) {
+    SqliteTransaction.Statements old = w;
+    try {
+      if (!writer.isClosed()) {
+        w = new SqliteTransaction.Statements(writer);
+        old.closeQuietly();
+      }
+    } catch (SQLException e) {
       cause.addSuppressed(e);
     }
   }

@@ -331,6 +331,19 @@ final class SqliteTransaction implements StoreTransaction {
     final PreparedStatement commit;
     final PreparedStatement rollback;
 
+    /** Closes every statement, ignoring failures: they are being replaced. */
+    void closeQuietly() {
+      for (PreparedStatement p : new PreparedStatement[] {insertRun, insertOption, insertJob, recordOutcome, selectJob,
+          failJob, requeueJob, insertAttempt, leaseJobs, addCounters, selectCounters, pendingSummary, renewLease,
+          selectExpiredLeases, selectLeasesIssuedBefore, begin, commit, rollback}) {
+        try {
+          p.close();
+        } catch (SQLException ignored) {
+          // already closed, or the connection is gone: either way it is not used again
+        }
+      }
+    }
+
     Statements(Connection c) throws SQLException {
       begin = c.prepareStatement("BEGIN IMMEDIATE");
       commit = c.prepareStatement("COMMIT");

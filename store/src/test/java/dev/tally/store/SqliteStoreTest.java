@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 import dev.tally.core.store.Store;
+import dev.tally.core.store.StoreBatch;
 import dev.tally.core.store.StoreException;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -172,6 +173,28 @@ class SqliteStoreTest extends StoreContractTest {
         assertThat(store.pragma(writer, "busy_timeout")).isEqualTo("10000");
       }
       assertThat(store.pragma(false, "query_only")).isEqualTo("1");
+    }
+  }
+
+  @Test
+  void aCommitThatFailsForWantOfRoomLeavesTheStoreWritableOnceThereIsRoom() {
+    try (SqliteStore store = SqliteStore.open(dir.resolve(FILE))) {
+      long runId = store.createRun(spec(3), cases(2_000));
+      java.util.List<dev.tally.core.Assignment> got = store.apply(lease(T0, "w1", 2_000)).leases().get(0);
+      String pages = store.pragma(true, "page_count");
+      store.pragma(true, "max_page_count = " + pages); // the disk is full: no page more
+      StoreBatch big = record(T0 + 1, got.stream()
+          .map(a -> new dev.tally.core.store.StoreBatch.RecordRequest(a.jobId(), a.token(), "w1",
+              new dev.tally.core.Outcome(dev.tally.core.Verdict.PASS, 1.0, "x".repeat(4_000), 1)))
+          .toArray(dev.tally.core.store.StoreBatch.RecordRequest[]::new));
+      assertThatThrownBy(() -> store.apply(big)).isInstanceOf(StoreException.class)
+          .hasStackTraceContaining("database or disk is full");
+      assertThat(store.run(runId).orElseThrow().counters().recorded()).as("nothing of the batch").isZero();
+      assertThatThrownBy(() -> store.apply(big)).as("still full").isInstanceOf(StoreException.class);
+
+      store.pragma(true, "max_page_count = 1000000"); // room again
+      assertThat(store.apply(big).recordStatuses()).hasSize(2_000).containsOnly(dev.tally.core.RecordStatus.RECORDED);
+      assertThat(store.run(runId).orElseThrow().counters().recorded()).isEqualTo(2_000);
     }
   }
 }
