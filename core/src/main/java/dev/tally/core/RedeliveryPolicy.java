@@ -29,7 +29,9 @@ import java.util.random.RandomGenerator;
  *       time out where others finish is the outlier detector's business, not this policy's.
  *   <li><b>Attempt limit.</b> A job that has used its run's {@link AttemptLimits#maxAttempts()} ends
  *       failed, with its last failure.
- *   <li>Otherwise the job goes back to the queue, not before its {@linkplain #backoff backoff}.
+ *   <li>Otherwise the job goes back to the queue, not before its {@linkplain #backoff backoff}, and its
+ *       next attempt goes to another worker than the one it just failed on whenever another worker asks
+ *       for work ({@link dev.tally.core.store.BatchRules} leases that way).
  * </ol>
  *
  * <p><b>Backoff</b> is exponential with full jitter: the delay before attempt {@code n + 1} is drawn

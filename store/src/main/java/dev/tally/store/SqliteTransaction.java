@@ -191,7 +191,8 @@ final class SqliteTransaction implements StoreTransaction {
   private record Leased(long jobId, long runId, int position, long token, int attempt, String caseId, String caseJson) {}
 
   @Override
-  public List<Assignment> lease(long runId, String worker, int maxJobs, long nowMillis, long leaseExpiryMillis) {
+  public List<Assignment> lease(long runId, String worker, int maxJobs, long nowMillis, long leaseExpiryMillis,
+      boolean avoidOwnRetries) {
     return sql(() -> {
       PreparedStatement q = s.leaseJobs;
       q.setString(1, worker);
@@ -199,7 +200,9 @@ final class SqliteTransaction implements StoreTransaction {
       q.setLong(3, leaseExpiryMillis);
       q.setLong(4, runId);
       q.setLong(5, nowMillis);
-      q.setInt(6, maxJobs);
+      q.setInt(6, avoidOwnRetries ? 1 : 0);
+      q.setString(7, worker);
+      q.setInt(8, maxJobs);
       List<Leased> rows = new ArrayList<>(Math.min(maxJobs, 1024));
       try (ResultSet rs = q.executeQuery()) {
         while (rs.next()) {
@@ -366,8 +369,9 @@ final class SqliteTransaction implements StoreTransaction {
           "UPDATE jobs SET state = 'failed', owner = NULL, lease_expiry_millis = NULL, failure_reason = ?,"
               + " attempts = ?, lost_streak = ?, timeouts = ? WHERE id = ?");
       requeueJob = c.prepareStatement(
-          "UPDATE jobs SET state = 'pending', owner = NULL, lease_expiry_millis = NULL, not_before_millis = ?,"
-              + " attempts = ?, lost_streak = ?, timeouts = ? WHERE id = ?");
+          // SET expressions see the old row: the last worker is the owner whose lease ends here.
+          "UPDATE jobs SET state = 'pending', last_worker = owner, owner = NULL, lease_expiry_millis = NULL,"
+              + " not_before_millis = ?, attempts = ?, lost_streak = ?, timeouts = ? WHERE id = ?");
       insertAttempt = c.prepareStatement(
           "INSERT INTO attempts (job_id, token, worker, started_at_millis, ended_at_millis, ending, detail,"
               + " elapsed_millis, queued_millis, run_millis) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
@@ -376,7 +380,8 @@ final class SqliteTransaction implements StoreTransaction {
           "UPDATE jobs SET state = 'leased', token = token + 1, attempts = attempts + 1, owner = ?,"
               + " leased_at_millis = ?, lease_expiry_millis = ?"
               + " WHERE id IN (SELECT id FROM jobs INDEXED BY jobs_pending_in_order"
-              + "   WHERE run_id = ? AND state = 'pending' AND not_before_millis <= ? ORDER BY position LIMIT ?)"
+              + "   WHERE run_id = ? AND state = 'pending' AND not_before_millis <= ?"
+              + "   AND (? = 0 OR last_worker IS NOT ?) ORDER BY position LIMIT ?)"
               + " RETURNING id, run_id, position, token, attempts, case_id, case_json");
       addCounters = c.prepareStatement(
           "UPDATE runs SET passed = passed + ?, failed = failed + ?, errored = errored + ?,"

@@ -600,7 +600,7 @@ public abstract class StoreContractTest {
       List<Assignment> first = store.apply(lease(T0, "w1", 2)).leases().get(0);
       store.apply(release(T0, lost(first.get(0), T0)));
       // c0 is on its 2nd (last) attempt, c1 on its 1st, c2 was never leased.
-      List<Assignment> second = store.apply(lease(T0, "w1", 1)).leases().get(0);
+      List<Assignment> second = store.apply(lease(T0, "w2", 1)).leases().get(0);
       assertThat(second).extracting(Assignment::caseId, Assignment::attempt).containsExactly(
           org.assertj.core.groups.Tuple.tuple("c0", 2));
       long before = store.commits();
@@ -614,7 +614,7 @@ public abstract class StoreContractTest {
       assertThat(counters(store, runId)).isEqualTo(RunCounters.builder(3).jobsFailed(1).redeliveries(2).build());
       assertThat(store.attempts(runId)).filteredOn(v -> v.ending().equals("coordinator_restarted"))
           .extracting(AttemptView::worker, AttemptView::endedAtMillis)
-          .containsOnly(org.assertj.core.groups.Tuple.tuple("w1", T0 + 100));
+          .containsExactlyInAnyOrder(org.assertj.core.groups.Tuple.tuple("w1", T0 + 100), org.assertj.core.groups.Tuple.tuple("w2", T0 + 100));
       assertThat(store.releaseLeases(runId, T0 + 200, POLICY)).isZero();
     }
   }
@@ -699,6 +699,28 @@ public abstract class StoreContractTest {
         assertThat(b.attempt()).isEqualTo(2);
       });
       assertThat(onTime.nextNotBeforeMillis()).isEqualTo(Long.MAX_VALUE);
+    }
+  }
+
+  @Test
+  void aRetryGoesToAnotherWorkerWhenOneAsksAndBackToItsOwnOnlyWhenNoneDoes() {
+    try (Store store = newStore(dir)) {
+      long runId = store.createRun(spec(5), cases(2));
+      Assignment a = store.apply(lease(T0, "w1", 1)).leases().get(0).get(0);
+      store.apply(release(T0 + 1, new ReleaseRequest(a.jobId(), a.token(),
+          new InfraFailure(InfraFailure.Kind.SIGNALED, "killed"), T0 + 1)));
+      // w1 asks first, yet the retry of its case goes to w2; w1 gets the untried case.
+      StoreBatchResult both = store.apply(batch(T0 + 2, TEST_RUNS, List.of(), List.of(),
+          List.of(new LeaseRequest("w1", 1, EXPIRY), new LeaseRequest("w2", 1, EXPIRY))));
+      assertThat(both.leases().get(0)).extracting(Assignment::caseId).containsExactly("c1");
+      assertThat(both.leases().get(1)).extracting(Assignment::caseId).containsExactly("c0");
+      Assignment retried = both.leases().get(1).get(0);
+      store.apply(release(T0 + 3, new ReleaseRequest(retried.jobId(), retried.token(),
+          new InfraFailure(InfraFailure.Kind.SIGNALED, "killed"), T0 + 3)));
+      // Only w2 asks now: with nobody else to take it, its own retry comes back to it.
+      assertThat(store.apply(lease(T0 + 4, "w2", 2)).leases().get(0)).extracting(Assignment::caseId)
+          .containsExactly("c0");
+      assertThat(job(store, runId, a.jobId()).attempts()).isEqualTo(3);
     }
   }
 
@@ -900,6 +922,8 @@ public abstract class StoreContractTest {
     int timeouts;
     long notBefore;
     int position;
+    String owner;
+    String lastWorker;
   }
 
   @Property(tries = 40)
@@ -942,6 +966,7 @@ public abstract class StoreContractTest {
               } else {
                 m.state = JobState.PENDING;
                 m.notBefore = now;
+                m.lastWorker = m.owner;
                 redeliveries++;
               }
             }
@@ -1006,6 +1031,7 @@ public abstract class StoreContractTest {
             } else {
               m.state = JobState.PENDING;
               m.notBefore = r.notBeforeMillis();
+              m.lastWorker = m.owner;
               redeliveries++;
               expectedReleases.add(ReleaseStatus.RELEASED);
             }
@@ -1020,20 +1046,20 @@ public abstract class StoreContractTest {
         }
         long stepNow = now;
         List<List<Long>> expectedLeases = new ArrayList<>();
+        // The store's two passes: each worker first takes what did not last run on it, then whoever
+        // still has room takes the rest (its own retries included).
         for (LeaseRequest l : leases) {
-          List<Long> ids = model.entrySet().stream()
-              .filter(e -> e.getValue().state == JobState.PENDING && e.getValue().notBefore <= stepNow)
-              .sorted(Comparator.comparingInt(e -> e.getValue().position))
-              .limit(l.maxJobs())
-              .map(Map.Entry::getKey)
-              .toList();
-          for (long id : ids) {
-            ModelJob m = model.get(id);
-            m.state = JobState.LEASED;
-            m.token++;
-            m.attempts++;
+          expectedLeases.add(new ArrayList<>(modelLease(model, l.worker(), l.maxJobs(), stepNow, true)));
+        }
+        for (int i = 0; i < leases.size(); i++) {
+          int wanted = leases.get(i).maxJobs() - expectedLeases.get(i).size();
+          if (wanted > 0) {
+            List<Long> more = modelLease(model, leases.get(i).worker(), wanted, stepNow, false);
+            expectedLeases.get(i).addAll(more);
+            if (more.size() < wanted) {
+              break;
+            }
           }
-          expectedLeases.add(ids);
         }
 
         StoreBatchResult result = store.apply(batch(now, TEST_RUNS, records, releases, leases));
@@ -1062,6 +1088,25 @@ public abstract class StoreContractTest {
       store.close();
       deleteRecursively(home);
     }
+  }
+
+  /** The model's lease: pending jobs past their backoff, in dataset order, perhaps not this worker's retries. */
+  private static List<Long> modelLease(Map<Long, ModelJob> model, String worker, int max, long now, boolean avoidOwn) {
+    List<Long> ids = model.entrySet().stream()
+        .filter(e -> e.getValue().state == JobState.PENDING && e.getValue().notBefore <= now)
+        .filter(e -> !avoidOwn || !worker.equals(e.getValue().lastWorker))
+        .sorted(Comparator.comparingInt(e -> e.getValue().position))
+        .limit(max)
+        .map(Map.Entry::getKey)
+        .toList();
+    for (long id : ids) {
+      ModelJob m = model.get(id);
+      m.state = JobState.LEASED;
+      m.token++;
+      m.attempts++;
+      m.owner = worker;
+    }
+    return ids;
   }
 
   /** I1/I2 as read back: counters equal the jobs table, never exceed the total, one state per job. */

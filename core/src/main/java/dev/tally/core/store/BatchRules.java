@@ -41,8 +41,9 @@ import java.util.Map;
  *   <li><b>Releases</b> apply only while the job is leased under their token (else STALE, nothing
  *       changes); whether the job goes back to the queue or ends failed is the batch's {@link
  *       RedeliveryPolicy}'s judgement with the job's stored history.
- *   <li><b>Leases</b> come from the batch's runs in order, then dataset order. Eligibility depends only on
- *       the batch's time, so once one request comes up short the rest find nothing and are not asked.
+ *   <li><b>Leases</b> come from the batch's runs in order, then dataset order. A retried job goes to another
+ *       worker than its last attempt's when one asks for work in the same batch; only a worker that still
+ *       has room after every request was served takes its own retries back.
  *   <li><b>Orphans and expiry.</b> A lease from before this coordinator that nobody claimed ends as
  *       {@code COORDINATOR_RESTARTED}; a lease past its expiry ends as {@code LEASE_EXPIRED}. Both go
  *       through the release path (policy, history, counters), with nobody to tell.
@@ -77,13 +78,7 @@ public final class BatchRules {
     for (ReleaseRequest r : batch.releases()) {
       releaseStatuses.add(a.release(r));
     }
-    List<List<Assignment>> leases = new ArrayList<>(batch.leases().size());
-    boolean exhausted = false;
-    for (LeaseRequest l : batch.leases()) {
-      List<Assignment> got = exhausted ? List.of() : a.lease(l, batch.runIds());
-      exhausted |= got.size() < l.maxJobs();
-      leases.add(got);
-    }
+    List<List<Assignment>> leases = a.leases(batch.leases(), batch.runIds());
     List<RenewResult> renewals = new ArrayList<>(batch.renewals().size());
     for (RenewRequest r : batch.renewals()) {
       renewals.add(tx.renew(r));
@@ -187,14 +182,38 @@ public final class BatchRules {
       return judgement.ending().terminal() ? ReleaseStatus.FAILED : ReleaseStatus.RELEASED;
     }
 
-    List<Assignment> lease(LeaseRequest l, List<Long> runIds) {
+    /**
+     * The leases of every request: first each worker leases what did not last run on it (a retry goes to
+     * another worker when one has room), then whoever still has room takes the rest, its own retries
+     * included. In the second pass eligibility depends only on the batch's time, so once one request
+     * comes up short the rest would find nothing and are not asked.
+     */
+    List<List<Assignment>> leases(List<LeaseRequest> requests, List<Long> runIds) {
+      List<List<Assignment>> out = new ArrayList<>(requests.size());
+      for (LeaseRequest l : requests) {
+        out.add(lease(l, l.maxJobs(), runIds, true));
+      }
+      boolean exhausted = false;
+      for (int i = 0; i < requests.size() && !exhausted; i++) {
+        LeaseRequest l = requests.get(i);
+        int wanted = l.maxJobs() - out.get(i).size();
+        if (wanted > 0) {
+          List<Assignment> more = lease(l, wanted, runIds, false);
+          out.get(i).addAll(more);
+          exhausted = more.size() < wanted;
+        }
+      }
+      return out;
+    }
+
+    List<Assignment> lease(LeaseRequest l, int maxJobs, List<Long> runIds, boolean avoidOwnRetries) {
       List<Assignment> out = new ArrayList<>();
       for (long runId : runIds) {
-        int wanted = l.maxJobs() - out.size();
+        int wanted = maxJobs - out.size();
         if (wanted <= 0) {
           break;
         }
-        List<Assignment> got = tx.lease(runId, l.worker(), wanted, now, l.leaseExpiryMillis());
+        List<Assignment> got = tx.lease(runId, l.worker(), wanted, now, l.leaseExpiryMillis(), avoidOwnRetries);
         if (!got.isEmpty()) {
           delta(runId);
           out.addAll(got);

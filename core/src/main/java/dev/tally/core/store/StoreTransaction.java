@@ -32,7 +32,10 @@ public interface StoreTransaction {
    */
   JobRecord recordIfCurrent(long jobId, long token, String worker, Outcome outcome);
 
-  /** Ends the job's lease and puts it back to pending, not before {@code notBeforeMillis}, with its new history. */
+  /**
+   * Ends the job's lease and puts it back to pending, not before {@code notBeforeMillis}, with its new
+   * history; the lease's owner is remembered as the job's last worker (see {@link #lease}).
+   */
   void requeue(long jobId, long notBeforeMillis, JobHistory history);
 
   /** Ends the job's lease and the job: {@code failed}, with why, and its new history. */
@@ -46,9 +49,12 @@ public interface StoreTransaction {
    * each gets the next fencing token (strictly above every token before it), one more attempt, the owner
    * and the expiry.
    *
+   * @param avoidOwnRetries skip the jobs whose last attempt was leased to {@code worker} (see {@link
+   *     #requeue}), so that a retry goes to another worker when one has room
    * @return the assignments, in dataset order; fewer than {@code maxJobs} when the run has no more
    */
-  List<Assignment> lease(long runId, String worker, int maxJobs, long nowMillis, long leaseExpiryMillis);
+  List<Assignment> lease(long runId, String worker, int maxJobs, long nowMillis, long leaseExpiryMillis,
+      boolean avoidOwnRetries);
 
   /** Extends a lease if the job is still leased under the token (see {@link RenewRequest}). */
   RenewResult renew(RenewRequest request);

@@ -231,6 +231,24 @@ class SchedulerTest {
   }
 
   @Test
+  void aCaseKilledOnOneWorkerIsRetriedOnAnotherThatIsIdle() {
+    long runId = createRun(1, 5);
+    FakeWorker first = new FakeWorker("first", 1);
+    FakeWorker second = new FakeWorker("second", 1);
+    scheduler.activate(runId);
+    scheduler.workerJoined(first);
+    scheduler.step();
+    Assignment a = first.takeAssigned().get(0);
+    scheduler.workerJoined(second);
+    scheduler.attemptEnded(first, AttemptReport.failed(a.jobId(), a.token(), new InfraFailure(InfraFailure.Kind.SIGNALED, "killed by signal 9")));
+    scheduler.step();
+    clock.advance(Duration.ofSeconds(1)); // past the backoff
+    scheduler.step();
+    assertThat(first.assigned).as("the worker it was killed on, though it asks first and has room").isEmpty();
+    assertThat(second.takeAssigned()).extracting(Assignment::jobId).containsExactly(a.jobId());
+  }
+
+  @Test
   void aRetryableFailureWaitsForItsBackoff() {
     RedeliveryPolicy slow = RedeliveryPolicy.builder().backoffBase(Duration.ofSeconds(10)).backoffMax(Duration.ofSeconds(10)).build();
     Scheduler s = Scheduler.builder(store, clock, clock, new SplittableRandom(1)).redelivery(slow).build();

@@ -190,6 +190,8 @@ public final class InMemoryStore implements Store {
     JobState state = JobState.PENDING;
     long token;
     String owner;
+    /** Who held the job's last lease that ended retryably: its retry goes to someone else if it can. */
+    String lastWorker;
     long leasedAt;
     long leaseExpiry;
     long notBefore;
@@ -208,6 +210,7 @@ public final class InMemoryStore implements Store {
       j.state = state;
       j.token = token;
       j.owner = owner;
+      j.lastWorker = lastWorker;
       j.leasedAt = leasedAt;
       j.leaseExpiry = leaseExpiry;
       j.notBefore = notBefore;
@@ -298,6 +301,7 @@ public final class InMemoryStore implements Store {
     @Override
     public void requeue(long jobId, long notBeforeMillis, JobHistory history) {
       JobRow w = write(jobId);
+      w.lastWorker = w.owner;
       w.state = JobState.PENDING;
       w.owner = null;
       w.leaseExpiry = 0;
@@ -331,7 +335,8 @@ public final class InMemoryStore implements Store {
     }
 
     @Override
-    public List<Assignment> lease(long runId, String worker, int maxJobs, long nowMillis, long leaseExpiryMillis) {
+    public List<Assignment> lease(long runId, String worker, int maxJobs, long nowMillis, long leaseExpiryMillis,
+        boolean avoidOwnRetries) {
       if (state.failLeases) {
         throw new IllegalStateException("injected lease failure");
       }
@@ -346,7 +351,8 @@ public final class InMemoryStore implements Store {
           break;
         }
         JobRow j = state.jobs.get(id);
-        if (j.state != JobState.PENDING || j.notBefore > nowMillis) {
+        if (j.state != JobState.PENDING || j.notBefore > nowMillis
+            || (avoidOwnRetries && worker.equals(j.lastWorker))) {
           continue;
         }
         JobRow w = write(id);
