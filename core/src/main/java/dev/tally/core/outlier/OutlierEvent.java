@@ -52,15 +52,23 @@ public record OutlierEvent(
 
   /** One line for the log, e.g. "worker w3 ejected for 30000 ms (ejection 1, until 31000): 5 consecutive ...". */
   public String describe() {
+    return describe(workerId);
+  }
+
+  /**
+   * The event in words for a log line, naming the worker as {@code workerName} (its name for people; the
+   * id is for machines). The ejection's length is given in seconds, not as an instant.
+   */
+  public String describe(String workerName) {
     switch (type) {
       case EJECTED:
-        return "worker " + workerId + " ejected for " + (untilMillis - atMillis) + " ms (ejection " + timesEjected
-            + ", until " + untilMillis + "): " + reason;
+        return "worker " + workerName + " ejected for " + Math.round((untilMillis - atMillis) / 1000.0) + " s (ejection "
+            + timesEjected + "): " + reason;
       case RETURNED:
-        return "worker " + workerId + " returns to service after ejection " + timesEjected
+        return "worker " + workerName + " returns to service after ejection " + timesEjected
             + " and is judged afresh (it was ejected for: " + reason + ")";
       case EJECTION_REFUSED:
-        return "worker " + workerId + " stays in service although it qualifies for ejection: " + reason;
+        return "worker " + workerName + " stays in service although it qualifies for ejection: " + reason;
       default:
         throw new IllegalStateException("unknown event type " + type);
     }

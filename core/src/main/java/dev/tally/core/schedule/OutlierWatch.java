@@ -23,6 +23,8 @@ final class OutlierWatch implements Duty {
   private final OutlierDetector detector;
   private final Runs runs;
   private final Map<String, String> lastEjectionReason = new HashMap<>();
+  /** Worker names by id, for log lines people read. */
+  private final Map<String, String> names = new HashMap<>();
 
   OutlierWatch(OutlierDetector detector, Runs runs) {
     this.detector = detector;
@@ -30,6 +32,7 @@ final class OutlierWatch implements Duty {
   }
 
   void joined(WorkerHandle worker, long nowMillis) {
+    names.put(worker.workerId(), worker.name());
     detector.workerJoined(worker.workerId(), nowMillis);
   }
 
@@ -65,7 +68,7 @@ final class OutlierWatch implements Duty {
   @Override
   public void settle(Step step, StoreBatchResult result) {
     for (OutlierEvent e : detector.poll(step.nowMillis)) {
-      log.warn("outlier detection: {}", e.describe());
+      log.warn("outlier detection: {}", e.describe(names.getOrDefault(e.workerId(), e.workerId())));
       if (e.type() == OutlierEvent.Type.EJECTED) {
         lastEjectionReason.put(e.workerId(), e.reason());
       }
