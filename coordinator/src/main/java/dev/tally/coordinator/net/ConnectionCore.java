@@ -307,7 +307,7 @@ public final class ConnectionCore {
     double level = detector.suspicion(nowNanos);
     boolean draining = detector.draining(nowNanos);
     if (handle != null) {
-      handle.suspicion(draining, String.format(Locale.ROOT, "%.2f of %.2f", level, detector.convictionLevel()));
+      handle.suspicion(draining, level, detector.convictionLevel());
       if (draining != drainingLogged) {
         drainingLogged = draining;
         if (draining) {

@@ -158,4 +158,16 @@ class RemoteWorkerTest {
     assertThat(report.failure().detail()).contains("above the frame limit of 1024 bytes");
     assertThat(events.lost(handle)).isEmpty();
   }
+
+  @net.jqwik.api.Property(tries = 2_000)
+  void suspicionReadsAsTheFormatterWouldWriteIt(@net.jqwik.api.ForAll double x) {
+    assertThat(RemoteWorker.twoDecimals(x)).isEqualTo(String.format(java.util.Locale.ROOT, "%.2f", x));
+  }
+
+  @org.junit.jupiter.api.Test
+  void suspicionReadsAsTheFormatterWouldWriteItAtTheEdges() {
+    for (double x : new double[] {0, -0.0, 0.005, 1.005, 1.115, 0.125, 7.995, 8, 1e300, -3.14159, Double.NaN, Double.POSITIVE_INFINITY}) {
+      assertThat(RemoteWorker.twoDecimals(x)).as("%s", x).isEqualTo(String.format(java.util.Locale.ROOT, "%.2f", x));
+    }
+  }
 }
