@@ -540,7 +540,7 @@ public final class ConnectionCore {
     }
     if (planted == PlantedConnectionFault.JOIN_BEFORE_PREDECESSOR_LOST) {
       join(nowNanos); // the planted bug: joins while the superseded session is still live
-      previous.closeFromAnyThread("superseded by a new session");
+      previous.supersede();
       return;
     }
     // Pause reading so that what the new session says waits (bounded by one read) until the old one is
@@ -550,7 +550,7 @@ public final class ConnectionCore {
     log.info("{} ({}) supersedes its session at {}", workerId, peer, previous.peer());
     predecessor = previous;
     predecessorEnded = previous.ended();
-    previous.closeFromAnyThread("superseded by a new session");
+    previous.supersede();
     port.awaitPredecessor(predecessorEnded);
   }
 

@@ -45,6 +45,8 @@ public final class RemoteWorker implements WorkerHandle {
   // Written by the core on the owner thread, read by the scheduler's thread.
   private volatile boolean suspected;
   private volatile boolean workerDraining;
+  /** Closed because its worker opened a new session: set before the close, read after its loss. */
+  private volatile boolean superseded;
   /** The detector's level at the last liveness check, and its conviction level; NaN before the first check. */
   private volatile double suspicionLevel = Double.NaN;
   private volatile double convictionLevel = Double.NaN;
@@ -97,6 +99,22 @@ public final class RemoteWorker implements WorkerHandle {
   /** Whether the worker said {@code Drain} on this session: it is shutting down and takes no new work. */
   public boolean workerDraining() {
     return workerDraining;
+  }
+
+  @Override
+  public boolean shuttingDown() {
+    return workerDraining;
+  }
+
+  @Override
+  public boolean superseded() {
+    return superseded;
+  }
+
+  /** Closes this session because its worker opened a new one (from any thread); see {@link #superseded()}. */
+  void supersede() {
+    superseded = true;
+    closeFromAnyThread("superseded by a new session");
   }
 
   /** The worker's slots, from its Hello. */

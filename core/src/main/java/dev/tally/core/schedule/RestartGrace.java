@@ -35,6 +35,7 @@ final class RestartGrace implements Duty {
   private final Fleet fleet;
   private final Runs runs;
   private final LeaseRenewals renewals;
+  private final Successions successions;
   private final long startedAtMillis;
   /** Worker ids the earlier coordinator had and that are not back; null until they are read. */
   private Set<String> awaited;
@@ -44,10 +45,11 @@ final class RestartGrace implements Duty {
   private final Set<Long> settledRuns = new HashSet<>();
   private List<Long> releasing = List.of();
 
-  RestartGrace(Fleet fleet, Runs runs, LeaseRenewals renewals, long startedAtMillis) {
+  RestartGrace(Fleet fleet, Runs runs, LeaseRenewals renewals, Successions successions, long startedAtMillis) {
     this.fleet = fleet;
     this.runs = runs;
     this.renewals = renewals;
+    this.successions = successions;
     this.startedAtMillis = startedAtMillis;
   }
 
@@ -86,6 +88,7 @@ final class RestartGrace implements Duty {
     }
     Set<Long> claimed = new HashSet<>(fleet.heldJobIds());
     claimed.addAll(renewals.claimedJobIds());
+    claimed.addAll(successions.waitingJobIds());
     step.releaseOrphans(new OrphanRelease(startedAtMillis, claimed));
     releasing = unsettled;
   }

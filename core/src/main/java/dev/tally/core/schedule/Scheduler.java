@@ -40,7 +40,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p><b>Duties</b>, each a class of its own, in the order they plan and settle:
  * {@link RestartGrace} (leases an earlier coordinator left), {@link ExpiredLeaseSweep}, {@link
- * OverdueAttempts}, {@link Reports} (records and releases, acked after the commit), {@link LeaseOffers},
+ * OverdueAttempts}, {@link Successions} (a reconnecting worker's jobs kept for its new session), {@link
+ * Reports} (records and releases, acked after the commit), {@link LeaseOffers},
  * {@link LeaseRenewals} (and reconnecting workers' claims), {@link OutlierWatch} and {@link
  * WorkerStatusReports}.
  *
@@ -79,6 +80,7 @@ public final class Scheduler implements WorkerEvents {
   private final RestartGrace grace;
   private final OutlierWatch outliers;
   private final WorkerStatusReports statuses;
+  private final Successions successions;
   private final List<Duty> duties;
   private final EventHandler handler = new EventHandler();
 
@@ -100,13 +102,14 @@ public final class Scheduler implements WorkerEvents {
     this.outliers = new OutlierWatch(b.outliers, runs);
     this.offers = new LeaseOffers(fleet, runs, outliers, settings.leaseDuration());
     this.renewals = new LeaseRenewals(fleet, settings.leaseDuration());
-    this.grace = new RestartGrace(fleet, runs, renewals, clock.millis());
+    this.successions = new Successions(reports, redelivery, random);
+    this.grace = new RestartGrace(fleet, runs, renewals, successions, clock.millis());
     ExpiredLeaseSweep sweep = new ExpiredLeaseSweep(fleet, runs, grace);
     OverdueAttempts overdue = new OverdueAttempts(fleet, runs, reports, redelivery, random);
-    this.statuses = new WorkerStatusReports(store, fleet, outliers, grace);
+    this.statuses = new WorkerStatusReports(store, fleet, outliers, grace, settings.leaseDuration());
     // Plan order matters where one duty reads another's decision: the sweep decides whether this step
     // sweeps, overdue attempts run with it and add releases that the reports duty then puts in the batch.
-    this.duties = List.of(grace, sweep, overdue, reports, offers, renewals, outliers, statuses);
+    this.duties = List.of(grace, sweep, overdue, successions, reports, offers, renewals, outliers, statuses);
   }
 
   /**
@@ -275,6 +278,7 @@ public final class Scheduler implements WorkerEvents {
     @Override
     public void joined(WorkerHandle worker) {
       fleet.join(worker);
+      successions.joined(worker, nowMillis, nowNanos);
       outliers.joined(worker, nowMillis);
       for (HeldLease held : worker.heldAtJoin()) {
         renewals.claim(worker, held);
@@ -318,6 +322,10 @@ public final class Scheduler implements WorkerEvents {
       if (!fleet.hasWorkerId(worker.workerId())) {
         outliers.left(worker);
       }
+      if (worker.superseded()) {
+        successions.superseded(worker, holdings, nowMillis); // its new session reclaims what it still holds
+        return;
+      }
       if (holdings.inFlight.isEmpty()) {
         log.info("worker {} left ({})", worker.name(), reason);
       } else {
@@ -327,7 +335,9 @@ public final class Scheduler implements WorkerEvents {
       int running = worker.slots(); // the first `slots` assignments were running, the rest queued
       for (Map.Entry<Long, InFlight> e : holdings.inFlight.entrySet()) {
         InFlight f = e.getValue();
-        CaseState where = running-- > 0 ? CaseState.RUNNING : CaseState.QUEUED;
+        // A draining worker's unfinished cases were stopped by its drain timeout, not by a crash: they
+        // say nothing about whether the case takes workers down.
+        CaseState where = worker.shuttingDown() ? CaseState.UNKNOWN : running-- > 0 ? CaseState.RUNNING : CaseState.QUEUED;
         reports.release(new ReleaseRequest(e.getKey(), f.token(), failure, notBefore(f, failure.kind()), where,
             AttemptTiming.elapsed(f.elapsedMillis(nowNanos))), null); // nobody to ack: the session is gone
       }

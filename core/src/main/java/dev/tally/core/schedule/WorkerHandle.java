@@ -53,6 +53,24 @@ public interface WorkerHandle {
     return java.util.List.of();
   }
 
+  /**
+   * Whether this session ended because the same worker opened a new one (it reconnected while this one
+   * still looked alive): its successor's {@link #heldAtJoin} says which of this session's jobs the worker
+   * still holds. The scheduler keeps those leases for the successor instead of releasing them. Read once
+   * the session's loss is reported.
+   */
+  default boolean superseded() {
+    return false;
+  }
+
+  /**
+   * Whether the worker said it is shutting down (a graceful drain): jobs it still held when its session
+   * ended were stopped by its drain, not by a crash, and say nothing about their cases.
+   */
+  default boolean shuttingDown() {
+    return false;
+  }
+
   /** Sends leased assignments to the worker. */
   void assign(List<Assignment> assignments);
 

@@ -30,16 +30,21 @@ final class WorkerStatusReports implements Duty {
   /** Why workers left when their coordinator stopped cleanly. */
   static final String COORDINATOR_STOPPED = "the coordinator stopped";
 
+  /** How a coordinator marks the workers a killed predecessor left connected. */
+  static final String COORDINATOR_KILLED = "its coordinator stopped without a word";
+
   private final Store store;
   private final Fleet fleet;
   private final OutlierWatch outliers;
   private final RestartGrace grace;
+  private final java.time.Duration leaseDuration;
   private final List<WorkerStatus> departed = new ArrayList<>();
   private long lastSaveMillis;
   private boolean changed;
   private boolean earlierSettled;
 
-  WorkerStatusReports(Store store, Fleet fleet, OutlierWatch outliers, RestartGrace grace) {
+  WorkerStatusReports(Store store, Fleet fleet, OutlierWatch outliers, RestartGrace grace, java.time.Duration leaseDuration) {
+    this.leaseDuration = leaseDuration;
     this.store = store;
     this.fleet = fleet;
     this.outliers = outliers;
@@ -118,9 +123,14 @@ final class WorkerStatusReports implements Duty {
       for (WorkerStatus w : store.workerStatuses()) {
         if (w.connected()) {
           awaited.add(w.workerId());
-          stale.add(w.left(now, "its coordinator stopped without a word (killed?) at most "
+          stale.add(w.left(now, COORDINATOR_KILLED + " (killed?) at most "
               + (now - w.reportedAtMillis()) / 1000 + " s after its last report"));
         } else if (COORDINATOR_STOPPED.equals(w.leftReason())) {
+          awaited.add(w.workerId());
+        } else if (w.leftReason() != null && w.leftReason().startsWith(COORDINATOR_KILLED)
+            && now - w.reportedAtMillis() <= leaseDuration.toMillis()) {
+          // Marked so by a coordinator that itself died moments later: this worker may still be on its
+          // way back to the leases it held under the one before.
           awaited.add(w.workerId());
         }
       }

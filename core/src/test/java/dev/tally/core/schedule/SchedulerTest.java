@@ -249,6 +249,100 @@ class SchedulerTest {
   }
 
   @Test
+  void aWorkerThatReconnectsKeepsTheJobsItStillHoldsAndTheOthersAreReleased() {
+    long runId = createRun(2, 3);
+    FakeWorker before = new FakeWorker("w", 2);
+    scheduler.activate(runId);
+    scheduler.workerJoined(before);
+    scheduler.step();
+    List<Assignment> held = before.takeAssigned();
+    // The worker found its connection dead (the coordinator was paused) and came back: its new session
+    // supersedes the old one, whose loss is reported first; the Hello lists only the first job.
+    before.superseded = true;
+    scheduler.workerLost(before, "superseded by a new session");
+    FakeWorker after = new FakeWorker("w", 2);
+    after.held = List.of(new HeldLease(held.get(0).jobId(), held.get(0).token()));
+    scheduler.workerJoined(after);
+    scheduler.step();
+    clock.advance(Duration.ofSeconds(1));
+    scheduler.step();
+    assertThat(after.abandoned).as("the job it still runs is its own").isEmpty();
+    assertThat(after.takeAssigned()).as("the job it dropped comes back, under a new token")
+        .singleElement().satisfies(a -> {
+          assertThat(a.jobId()).isEqualTo(held.get(1).jobId());
+          assertThat(a.token()).isGreaterThan(held.get(1).token());
+        });
+    scheduler.attemptEnded(after, AttemptReport.of(held.get(0).jobId(), held.get(0).token(), pass()));
+    scheduler.step();
+    assertThat(after.acks).extracting(Ack::status).containsExactly(AckStatus.RECORDED);
+  }
+
+  @Test
+  void aSupersededSessionsJobsAreReleasedIfNoNewSessionJoins() {
+    long runId = createRun(1, 3);
+    FakeWorker before = new FakeWorker("w", 1);
+    FakeWorker other = new FakeWorker("other", 1);
+    scheduler.activate(runId);
+    scheduler.workerJoined(before);
+    scheduler.step();
+    Assignment a = before.takeAssigned().get(0);
+    before.superseded = true;
+    scheduler.workerLost(before, "superseded by a new session");
+    scheduler.workerJoined(other);
+    scheduler.step();
+    assertThat(other.assigned).as("kept for the successor meanwhile").isEmpty();
+    clock.advance(Scheduler.Settings.RECLAIM_GRACE.plusSeconds(1));
+    scheduler.step();
+    scheduler.step();
+    assertThat(other.takeAssigned()).extracting(Assignment::jobId).containsExactly(a.jobId());
+  }
+
+  @Test
+  void aDrainingWorkersCutOffCasesDoNotMakeACasePoison() {
+    long runId = createRun(1, 10);
+    scheduler.activate(runId);
+    for (int i = 0; i < 4; i++) {
+      FakeWorker w = new FakeWorker("w" + i, 1);
+      scheduler.workerJoined(w);
+      clock.advance(Duration.ofSeconds(15)); // past any backoff
+      scheduler.step();
+      assertThat(w.takeAssigned()).as("attempt %d", i + 1).hasSize(1);
+      w.shuttingDown = true; // SIGTERM; its drain timeout passes with the case running
+      scheduler.workerLost(w, "worker said goodbye: worker drain timed out");
+      scheduler.step();
+    }
+    assertThat(store.jobs(runId).get(0).state()).as("four drains are not a poison case").isEqualTo(JobState.PENDING);
+  }
+
+  @Test
+  void twoQuickRestartsInARowStillWaitForTheWorkersOfTheFirst() {
+    long runId = createRun(1, 3);
+    FakeWorker w = new FakeWorker("w", 1);
+    scheduler.activate(runId);
+    scheduler.workerJoined(w);
+    scheduler.step();
+    Assignment a = w.takeAssigned().get(0);
+
+    clock.advance(Duration.ofSeconds(1));
+    Scheduler second = scheduler(3); // killed right after its first step, before anyone came back
+    second.activate(runId);
+    second.step();
+    clock.advance(Duration.ofSeconds(1));
+    Scheduler third = scheduler(4);
+    third.activate(runId);
+    third.step();
+    clock.advance(Duration.ofSeconds(2));
+    FakeWorker back = new FakeWorker("w", 1);
+    back.held = List.of(new HeldLease(a.jobId(), a.token()));
+    third.workerJoined(back);
+    third.step();
+    assertThat(back.abandoned).as("its lease was still there to reclaim").isEmpty();
+    third.attemptEnded(back, AttemptReport.of(a.jobId(), a.token(), pass()));
+    third.step();
+    assertThat(back.acks).extracting(Ack::status).containsExactly(AckStatus.RECORDED);
+  }
+
+  @Test
   void aRetryableFailureWaitsForItsBackoff() {
     RedeliveryPolicy slow = RedeliveryPolicy.builder().backoffBase(Duration.ofSeconds(10)).backoffMax(Duration.ofSeconds(10)).build();
     Scheduler s = Scheduler.builder(store, clock, clock, new SplittableRandom(1)).redelivery(slow).build();
@@ -616,6 +710,18 @@ class SchedulerTest {
     List<HeldLease> held = List.of();
     int slots;
     boolean accepting = true;
+    boolean superseded;
+    boolean shuttingDown;
+
+    @Override
+    public boolean superseded() {
+      return superseded;
+    }
+
+    @Override
+    public boolean shuttingDown() {
+      return shuttingDown;
+    }
 
     @Override
     public boolean acceptingWork() {
