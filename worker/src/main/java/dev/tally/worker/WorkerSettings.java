@@ -59,8 +59,12 @@ public record WorkerSettings(
    */
   public static final int QUEUED_ASSIGNMENTS_PER_SLOT = 64;
 
-  /** Floor of the queue limit, so a 1-slot worker can still be fed deep pipelines at high throughput. */
-  public static final int MIN_QUEUED_ASSIGNMENTS = 1024;
+  /**
+   * Floor of the queue limit: the most a coordinator may send beyond the slots ({@link
+   * dev.tally.protocol.ProtocolLimits#MAX_PREFETCH}), so that no prefetch a coordinator accepts can overflow
+   * a worker's queue.
+   */
+  public static final int MIN_QUEUED_ASSIGNMENTS = dev.tally.protocol.ProtocolLimits.MAX_PREFETCH;
 
   /**
    * How long a graceful drain waits for running cases by default: 30 s, the grace period Kubernetes gives

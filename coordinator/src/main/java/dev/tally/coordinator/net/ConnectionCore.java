@@ -83,8 +83,8 @@ import org.slf4j.LoggerFactory;
 public final class ConnectionCore {
   private static final Logger log = LoggerFactory.getLogger(ConnectionCore.class);
 
-  /** The longest worker id or name accepted in Hello: ids are UUIDs and names host names. */
-  public static final int MAX_ID_CHARS = 256;
+  /** The longest worker id or name accepted in Hello ({@link dev.tally.protocol.ProtocolLimits#MAX_ID_CHARS}). */
+  public static final int MAX_ID_CHARS = dev.tally.protocol.ProtocolLimits.MAX_ID_CHARS;
 
   /**
    * How many run ids a session remembers having sent a RunConfig for. Past it the least recently used is

@@ -5,6 +5,7 @@ import dev.tally.core.detect.FailureDetector;
 import dev.tally.core.detect.DetectorSettings;
 import dev.tally.core.detect.FixedTimeoutDetector;
 import dev.tally.core.schedule.WorkerEvents;
+import dev.tally.protocol.ProtocolLimits;
 import dev.tally.protocol.codec.FrameCodec;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
@@ -56,11 +57,8 @@ public final class WorkerServer implements AutoCloseable {
   /** How long {@link #close()} waits for the event loops to finish their queued work. */
   private static final long SHUTDOWN_TIMEOUT_MILLIS = 2_000;
 
-  /**
-   * The most slots a worker may announce in its Hello; more is refused. Far beyond any machine's useful
-   * parallelism: a larger number is a misconfigured worker that would lease most of a run to itself.
-   */
-  public static final int MAX_WORKER_SLOTS = 4_096;
+  /** The most slots a worker may announce in its Hello; more is refused ({@link ProtocolLimits#MAX_WORKER_SLOTS}). */
+  public static final int MAX_WORKER_SLOTS = ProtocolLimits.MAX_WORKER_SLOTS;
 
   private final Settings settings;
   private final String storeId;
@@ -240,10 +238,10 @@ public final class WorkerServer implements AutoCloseable {
     public static final Duration MIN_HEARTBEAT_INTERVAL = Duration.ofMillis(10);
 
     /**
-     * The largest extra prefetch per worker. Leased-but-unstarted jobs sit idle on one worker while others
-     * could run them; thousands of them on one worker is a misconfiguration.
+     * The largest prefetch: what a worker's queue is sure to hold ({@link ProtocolLimits#MAX_PREFETCH}).
+     * More would overflow it, and the worker would close the connection at every reconnect.
      */
-    public static final int MAX_PREFETCH = 10_000;
+    public static final int MAX_PREFETCH = ProtocolLimits.MAX_PREFETCH;
 
     /**
      * The slowest the reaper looks for convicted connections (it looks every tenth of the window if less):
@@ -324,7 +322,7 @@ public final class WorkerServer implements AutoCloseable {
     }
 
     /** The dispatch window of a worker with {@code slots} slots: slots plus the prefetch. */
-    int dispatchWindow(int slots) {
+    public int dispatchWindow(int slots) {
       return slots + (prefetch == 0 ? slots : prefetch);
     }
 
