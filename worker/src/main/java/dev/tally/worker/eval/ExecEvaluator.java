@@ -40,10 +40,13 @@ import java.util.concurrent.atomic.AtomicInteger;
  * last characters of stdout then stderr, at most {@link #OUTPUT_TAIL_LIMIT} in all.
  *
  * <p>Endings that are not the case's own are retryable {@link InfraFailure}s: past the case timeout the
- * process tree is killed ({@code TIMEOUT}); a process killed by a signal the worker did not send
- * ({@code SIGNALED}, seen by Java on Linux as an exit value of 128 + the signal, 129..192; a program that
- * exits with such a code on purpose is taken for signaled too). A command that cannot be started (not
- * found, not executable) is the case's own problem: an {@code error} outcome, recorded, not retried.
+ * process tree is killed ({@code TIMEOUT}); a process killed by SIGKILL that the worker did not send
+ * ({@code SIGNALED}: the kernel's out-of-memory killer, or a {@code kill -9} from outside; it may well run
+ * on another worker). Java sees a process killed by signal N as exit value 128 + N, which a program can
+ * also exit with on purpose, so only 137 (SIGKILL) is read as a signal: every other non-zero exit, 129..192
+ * included, is the case's {@code fail} (a test that crashes with SIGSEGV or exits 130 failed; it must not
+ * cost the fleet retries nor count against its worker). A command that cannot be started (not found, not
+ * executable) is the case's own problem: an {@code error} outcome, recorded, not retried.
  *
  * <p><b>No orphans: every case runs in a process group of its own, killed whole.</b> On Linux, when
  * util-linux's {@code setpriv} and {@code setsid} exist, each case is started as
@@ -62,7 +65,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * The command itself runs as its own program (the supervisor execs, through {@code setsid} and {@code
  * env}, into it), so {@code ps} shows it by name, and the supervisor shows as {@code sh -c ... tally-case
  * <command...>}. Java sees the supervisor's exit code, which is the command's: its exit status, or
- * 128 + the signal that killed it (what Java itself reports for a signaled child), so the SIGNALED
+ * 128 + the signal that killed it (what Java itself reports for a signaled child), so the SIGKILL
  * detection above is unchanged. Side effects of the group: the case has no controlling terminal, and its
  * SIGINT/SIGQUIT are reset to their default action (a shell ignores them in a background job; {@code env
  * --default-signal} undoes that, when coreutils is 8.31 or later).
@@ -118,6 +121,9 @@ public final class ExecEvaluator implements Evaluator {
 
   /** Whether cases run under the group-killing supervisor ({@link #SUPERVISOR_SCRIPT}). */
   static final boolean USE_SUPERVISOR = USE_SETPRIV && Files.isExecutable(SETSID) && Files.isExecutable(SH);
+
+  /** The exit value Java reports for a process killed by SIGKILL (128 + 9): the one signal read as not the case's own. */
+  static final int KILLED_BY_SIGKILL = 137;
 
   /** {@code $0} of the supervisor shell: how it shows in {@code ps} and in its own error messages. */
   static final String SUPERVISOR_NAME = "tally-case";
@@ -262,10 +268,11 @@ public final class ExecEvaluator implements Evaluator {
     awaitPump(errPump);
     int exit = process.exitValue();
     String tail = OutputCapture.joinTails(out.tail(), err.tail(), OUTPUT_TAIL_LIMIT);
-    if (exit > 128 && exit <= 128 + 64) {
+    if (exit == KILLED_BY_SIGKILL) {
       return Evaluation.failed(
           InfraFailure.Kind.SIGNALED,
-          "killed by signal " + (exit - 128) + " (exit value " + exit + "); output tail: " + lastChars(tail, 200),
+          "killed by signal 9, SIGKILL (exit value " + exit + "): the out-of-memory killer, or a kill -9 from outside;"
+              + " output tail: " + lastChars(tail, 200),
           durationMillis);
     }
     Verdict verdict = exit == 0 ? Verdict.PASS : Verdict.FAIL;

@@ -183,10 +183,21 @@ class ExecEvaluatorTest {
   }
 
   @Test
-  void aProcessKilledByASignalWeDidNotSendIsReportedSignaled() {
+  void aProcessKilledBySigkillWeDidNotSendIsReportedSignaled() {
     InfraFailure f = failure(run("sh -c 'kill -9 $$'", "{}"));
     assertThat(f.kind()).isEqualTo(InfraFailure.Kind.SIGNALED);
     assertThat(f.detail()).contains("signal 9");
+  }
+
+  /** Exit values 129..192 look like signals to Java; a command may exit with them on purpose. */
+  @Test
+  void anExitValueAbove128IsTheCasesFailAndItsVerdictLineStillCounts() {
+    for (int code : new int[] {129, 130, 134, 139, 143, 192}) {
+      assertThat(outcome(run("sh -c 'exit " + code + "'", "{}")).verdict()).as("exit %d", code).isEqualTo(Verdict.FAIL);
+    }
+    assertThat(outcome(run("sh -c 'echo \"{\\\"verdict\\\": \\\"pass\\\"}\"; exit 130'", "{}")).verdict())
+        .isEqualTo(Verdict.PASS);
+    assertThat(outcome(run("sh -c 'kill -SEGV $$'", "{}")).verdict()).as("a crash is the case's fail").isEqualTo(Verdict.FAIL);
   }
 
   @Test
@@ -263,12 +274,12 @@ class ExecEvaluatorTest {
     assertThat(echoed.outputTail()).isEqualTo((json.length() + 1) + "\nerr\n");
     assertThat(outcome(run("sh -c 'exit 0'", "{}")).verdict()).isEqualTo(Verdict.PASS);
     assertThat(outcome(run("sh -c 'exit 200'", "{}")).verdict()).isEqualTo(Verdict.FAIL);
-    InfraFailure term = failure(run("sh -c 'kill -TERM $$'", "{}"));
-    assertThat(term.kind()).isEqualTo(InfraFailure.Kind.SIGNALED);
-    assertThat(term.detail()).contains("signal 15");
+    assertThat(outcome(run("sh -c 'kill -TERM $$'", "{}")).verdict()).as("killed by SIGTERM: exit 143")
+        .isEqualTo(Verdict.FAIL);
     // A shell ignores SIGINT and SIGQUIT in background jobs; the case must not inherit that.
     assumeThat(ExecEvaluator.launchCommand(List.of("/bin/true")).toString()).contains("--default-signal=INT,QUIT");
-    InfraFailure interrupted = failure(run("sh -c 'kill -INT $$; echo survived'", "{}"));
-    assertThat(interrupted.detail()).contains("signal 2").doesNotContain("survived");
+    Outcome interrupted = outcome(run("sh -c 'kill -INT $$; echo survived'", "{}"));
+    assertThat(interrupted.verdict()).isEqualTo(Verdict.FAIL);
+    assertThat(interrupted.outputTail()).doesNotContain("survived");
   }
 }
