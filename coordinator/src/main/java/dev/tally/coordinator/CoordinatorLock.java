@@ -31,10 +31,34 @@ public final class CoordinatorLock implements AutoCloseable {
     this.lock = lock;
   }
 
-  /** The lock file of a store: {@code tally.db} has {@code tally.db-lock}, in the same directory. */
+  /**
+   * The lock file of a store: {@code tally.db} has {@code tally.db-lock}, in the same directory. The store
+   * is named by its real path, links followed ({@link #storeIdentity}), so that two names of one file (a
+   * symbolic link, {@code ./x} and {@code x}) share one lock.
+   */
   public static Path lockFile(Path dbFile) {
-    Path db = dbFile.toAbsolutePath();
+    Path db = storeIdentity(dbFile);
     return db.resolveSibling(db.getFileName() + "-lock");
+  }
+
+  /**
+   * The one name of a store file: its real path when it exists (links followed), else the real path of
+   * its directory (when that exists) with the file's name, else the normalized absolute path.
+   */
+  public static Path storeIdentity(Path dbFile) {
+    Path absolute = dbFile.toAbsolutePath().normalize();
+    try {
+      if (Files.exists(absolute)) {
+        return absolute.toRealPath();
+      }
+      Path parent = absolute.getParent();
+      if (parent != null && Files.isDirectory(parent)) {
+        return parent.toRealPath().resolve(absolute.getFileName());
+      }
+    } catch (java.io.IOException e) {
+      // Unreadable links or a race with a deletion: the normalized path is the best name left.
+    }
+    return absolute;
   }
 
   /**
