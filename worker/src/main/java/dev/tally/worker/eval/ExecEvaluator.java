@@ -302,9 +302,13 @@ public final class ExecEvaluator implements Evaluator {
    */
   record VerdictLine(Verdict verdict, Double score, String problem) {}
 
-  /** The verdict line's parser: also reads {@code NaN} and {@code Infinity}, to reject them by name. */
-  private static final ObjectReader VERDICT_READER =
-      CaseJson.MAPPER.reader().with(JsonReadFeature.ALLOW_NON_NUMERIC_NUMBERS);
+  /**
+   * The verdict line's parser: also reads {@code NaN} and {@code Infinity}, to reject them by name, and
+   * refuses anything after the object (a line holding two objects is not a verdict line: which would win?).
+   */
+  private static final ObjectReader VERDICT_READER = CaseJson.MAPPER.reader()
+      .with(JsonReadFeature.ALLOW_NON_NUMERIC_NUMBERS)
+      .with(com.fasterxml.jackson.databind.DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
 
   /**
    * Reads the last line of stdout as a verdict line. Null if it is not a JSON object, or is one with

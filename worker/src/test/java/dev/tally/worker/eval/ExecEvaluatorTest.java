@@ -282,4 +282,10 @@ class ExecEvaluatorTest {
     assertThat(interrupted.verdict()).isEqualTo(Verdict.FAIL);
     assertThat(interrupted.outputTail()).doesNotContain("survived");
   }
+
+  @Test
+  void aLastLineWithTwoObjectsIsNotAVerdictLine() {
+    assertThat(ExecEvaluator.parseVerdictLine("{\"verdict\":\"pass\"} {\"verdict\":\"fail\"}")).isNull();
+    assertThat(ExecEvaluator.parseVerdictLine("{\"verdict\":\"pass\"}  ")).isNotNull();
+  }
 }
