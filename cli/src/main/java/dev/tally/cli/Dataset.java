@@ -77,7 +77,7 @@ public final class Dataset {
         line.reset();
         int b;
         while ((b = in.read()) != -1 && b != '\n') {
-          if (line.size() > MAX_LINE_BYTES) {
+          if (line.size() >= MAX_LINE_BYTES) { // this byte would be one too many
             throw new DatasetException(file, lineNo + 1, "line is longer than the limit of " + MAX_LINE_BYTES + " bytes");
           }
           line.write(b);
