@@ -11,6 +11,7 @@ import dev.tally.worker.LocalWorker;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.net.InetSocketAddress;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -89,6 +90,9 @@ public abstract class RunnerCommand implements Callable<Integer> {
       throw new ParameterException(spec.commandLine(), "--slots must be from 1 to " + WorkerServer.MAX_WORKER_SLOTS + " (what a coordinator accepts), got " + workerSlots);
     }
     CoordinatorBuilder builder = coordinatorOptions.applyTo(Coordinator.builder());
+    requireDirectoryOf("--out", out);
+    requireDirectoryOf("--summary", summary);
+    requireDirectoryOf("--db", dbFile());
     if (!prepare(err)) {
       return Main.EXIT_USAGE;
     }
@@ -117,6 +121,26 @@ public abstract class RunnerCommand implements Callable<Integer> {
     } catch (IOException e) {
       err.println("tally: " + e.getMessage());
       return Main.EXIT_FAILED;
+    }
+  }
+
+  /**
+   * Refuses a file whose directory is missing, naming the option and the directory: a typo in a path must
+   * not build a tree of directories (at {@code /}, for an absolute one), so tally creates none, and this
+   * check comes before anything is opened or written.
+   *
+   * @throws ParameterException if the directory of {@code file} does not exist or is not a directory, or
+   *     {@code file} itself is a directory
+   */
+  void requireDirectoryOf(String option, Path file) {
+    Path absolute = file.toAbsolutePath();
+    Path directory = absolute.getParent();
+    if (directory != null && !Files.isDirectory(directory)) {
+      throw new ParameterException(spec.commandLine(), option + " " + file + ": the directory " + directory
+          + (Files.exists(directory) ? " is not a directory" : " does not exist") + " (tally creates no directories: create it first)");
+    }
+    if (Files.isDirectory(absolute)) {
+      throw new ParameterException(spec.commandLine(), option + " " + file + " is a directory; give a file in it");
     }
   }
 

@@ -113,6 +113,30 @@ class RunCommandTest {
   }
 
   @Test
+  void anOutputInAMissingDirectoryIsRefusedByItsOptionAndNoDirectoryIsMade() throws Exception {
+    Path dataset = dir.resolve("c.jsonl");
+    Files.write(dataset, List.of("{\"id\":\"a\"}"));
+    Path typo = dir.resolve("typo").resolve("deeper");
+    String[] good = {"--out=" + dir.resolve("r.jsonl"), "--summary=" + dir.resolve("s.json"), "--db=" + dir.resolve("t.db")};
+    for (int i = 0; i < good.length; i++) {
+      String[] args = good.clone();
+      String option = args[i].substring(0, args[i].indexOf('='));
+      args[i] = option + "=" + typo.resolve("file");
+      List<String> all = new ArrayList<>(List.of("run", dataset.toString(), "--evaluator=noop", "--workers=0", "--in-process=1", "--no-progress"));
+      all.addAll(List.of(args));
+      assertThat(tally(all.toArray(String[]::new))).as("%s in a missing directory", option).isEqualTo(Main.EXIT_USAGE);
+      assertThat(err.toString()).contains(option + " " + typo.resolve("file") + ": the directory " + typo + " does not exist");
+    }
+    assertThat(dir.resolve("typo")).doesNotExist();
+    assertThat(dir.resolve("t.db")).doesNotExist();
+    assertThat(dir.resolve("r.jsonl")).doesNotExist();
+
+    assertThat(tally("run", dataset.toString(), "--evaluator=noop", "--workers=0", "--in-process=1", "--no-progress",
+        "--out=" + dir, "--summary=" + dir.resolve("s.json"))).isEqualTo(Main.EXIT_USAGE);
+    assertThat(err.toString()).contains("--out " + dir + " is a directory");
+  }
+
+  @Test
   void aDuplicateIdStopsTheSubmissionWithFileAndLineAndWritesNothing() throws Exception {
     Path dataset = dir.resolve("dup.jsonl");
     Files.write(dataset, List.of("{\"id\":\"a\"}", "{\"id\":\"b\"}", "{\"id\":\"a\"}"));
