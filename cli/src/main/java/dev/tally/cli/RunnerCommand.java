@@ -2,6 +2,7 @@ package dev.tally.cli;
 
 import dev.tally.coordinator.Coordinator;
 import dev.tally.coordinator.CoordinatorBuilder;
+import dev.tally.coordinator.CoordinatorLock;
 import dev.tally.coordinator.RunResumption;
 import dev.tally.coordinator.net.WorkerServer;
 import dev.tally.core.store.RunCounters;
@@ -148,8 +149,8 @@ public abstract class RunnerCommand implements Callable<Integer> {
   private int refused(CoordinatorBuilder.StartException e, Path dbFile, PrintWriter err) {
     switch (e.reason()) {
       case STORE_LOCKED:
-        err.println("tally: another coordinator (tally run or tally resume) is running on " + dbFile
-            + "; wait for it to finish or stop it first (" + e.getMessage() + ")");
+        err.println("tally: another coordinator (tally run or tally resume) is running on " + dbFile + " (it holds "
+            + CoordinatorLock.lockFile(dbFile) + "); wait for it to finish or stop it first");
         return Main.EXIT_USAGE;
       case STORE_UNUSABLE:
         if (StoreFailure.isDiskFull(e, dbFile)) {
@@ -172,7 +173,7 @@ public abstract class RunnerCommand implements Callable<Integer> {
     try (LocalWorkerProcesses local = LocalWorkerProcesses.start(workers, workerSlots, connectTo, logDir(dbFile, runId));
         InProcessWorker inProcess = new InProcessWorker(inProcessSlots > 0 ? LocalWorker.start("in-process", inProcessSlots, inProcessSlots, coordinator.scheduler()) : null)) {
       RunView run = coordinator.store().run(runId).orElseThrow();
-      err.printf("tally: run %d: %d cases; %s; store %s%n", runId, run.counters().total(),
+      err.printf("tally: run %d: %s; %s; store %s%n", runId, Words.count(run.counters().total(), "case"),
           fleet(workerSlots, bound), dbFile);
       Thread hook = new Thread(() -> {
         err.printf("tally: stopped before run %d finished; what is recorded stays in %s. The same command, or"
@@ -209,10 +210,10 @@ public abstract class RunnerCommand implements Callable<Integer> {
   String fleet(int workerSlots, HostPort address) {
     List<String> parts = new ArrayList<>();
     if (workers > 0) {
-      parts.add(workers + " local worker" + (workers == 1 ? "" : "s") + " x " + workerSlots + " slot" + (workerSlots == 1 ? "" : "s"));
+      parts.add(Words.count(workers, "local worker") + " x " + Words.count(workerSlots, "slot"));
     }
     if (inProcessSlots > 0) {
-      parts.add(inProcessSlots + " in-process slot" + (inProcessSlots == 1 ? "" : "s"));
+      parts.add(Words.count(inProcessSlots, "in-process slot"));
     }
     String local = parts.isEmpty() ? "no local workers" : String.join(" + ", parts);
     return local + "; " + (parts.isEmpty() ? "waiting for remote workers (tally worker --coordinator " + address + ")"
@@ -240,9 +241,11 @@ public abstract class RunnerCommand implements Callable<Integer> {
   /** Says what taking over an unfinished run found and did. */
   static void reportTakeOver(RunResumption.TakeOver t, PrintWriter err) {
     RunCounters c = t.run().counters();
-    err.printf("tally: resuming run %d: %d of %d cases already ended%n", t.run().runId(), c.recorded() + c.jobsFailed(), c.total());
+    err.printf("tally: resuming run %d: %d of %s already ended%n", t.run().runId(), c.recorded() + c.jobsFailed(),
+        Words.count(c.total(), "case"));
     if (t.leasesReleased() > 0) {
-      err.printf("tally: %d cases leased by the previous coordinator's workers go back to the queue%n", t.leasesReleased());
+      err.printf("tally: %s leased by the previous coordinator's workers %s back to the queue%n",
+          Words.count(t.leasesReleased(), "case"), t.leasesReleased() == 1 ? "goes" : "go");
     }
   }
 

@@ -115,8 +115,8 @@ public final class StatusCommand implements Callable<Integer> {
       }
     }
     if (recent.size() < all.size()) {
-      out.printf("(%d workers that left more than %d min before the latest report are not shown)%n",
-          all.size() - recent.size(), LEFT_SHOWN_MILLIS / 60_000);
+      out.printf("(%s that left more than %d min before the latest report %s not shown)%n",
+          Words.count(all.size() - recent.size(), "worker"), LEFT_SHOWN_MILLIS / 60_000, all.size() - recent.size() == 1 ? "is" : "are");
     }
     out.println("(suspicion: the failure detector's level, of its conviction level, at the last report, "
         + ago(now - latest) + " ago at the latest; silent: no report for " + SILENT_AFTER_MILLIS / 1000

@@ -89,10 +89,10 @@ public final class WorkerCommand implements Callable<Integer> {
       throw new ParameterException(spec.commandLine(), "--coordinator needs a port other than 0");
     }
     if (drainTimeout.isNegative()) {
-      throw new ParameterException(spec.commandLine(), "--drain-timeout must be 0s or more, got " + drainTimeout);
+      throw new ParameterException(spec.commandLine(), "--drain-timeout must be 0s or more, got " + DurationConverter.text(drainTimeout));
     }
     if (giveUpAfter != null && (giveUpAfter.isZero() || giveUpAfter.isNegative())) {
-      throw new ParameterException(spec.commandLine(), "--give-up-after must be positive, got " + giveUpAfter);
+      throw new ParameterException(spec.commandLine(), "--give-up-after must be positive, got " + DurationConverter.text(giveUpAfter));
     }
     WorkerSettings.Builder settings = WorkerSettings.builder(coordinator.host(), coordinator.port())
         .slots(workerSlots).drainTimeout(drainTimeout).giveUpAfter(giveUpAfter);
@@ -141,7 +141,7 @@ public final class WorkerCommand implements Callable<Integer> {
   private void onSignal(Signal signal, WorkerSession session, AtomicInteger signals, AtomicInteger signalExit) {
     if (signals.incrementAndGet() == 1) {
       log.warn("received SIG{}: draining (jobs not started are handed back; running cases get up to {} to finish);"
-          + " send it again to stop at once", signal.getName(), drainTimeout.toString().substring(2).toLowerCase(java.util.Locale.ROOT));
+          + " send it again to stop at once", signal.getName(), DurationConverter.text(drainTimeout));
       session.drain();
     } else {
       log.warn("received SIG{} again: stopping at once", signal.getName());

@@ -104,7 +104,8 @@ class RunCommandTest {
       assertThat(held).isNotNull();
       assertThat(tally("run", dataset.toString(), "--evaluator=noop", "--in-process=1", "--workers=0", "--no-progress"))
           .isEqualTo(Main.EXIT_USAGE);
-      assertThat(err.toString()).contains("another coordinator (tally run or tally resume) is running on " + db);
+      assertThat(err.toString()).contains("another coordinator (tally run or tally resume) is running on " + db
+          + " (it holds " + db + "-lock); wait for it to finish or stop it first").doesNotContain("is working on");
       assertThat(db).doesNotExist();
     }
     assertThat(tally("run", dataset.toString(), "--evaluator=noop", "--in-process=1", "--workers=0", "--no-progress",
@@ -281,7 +282,7 @@ class RunCommandTest {
     Files.write(dataset, List.of("{\"id\":\"a\"}"));
     assertThat(tally("run", dataset.toString(), "--evaluator=noop", "--in-process=1", "--workers=0", "--no-progress",
         "--out=" + dir.resolve("r.jsonl"), "--summary=" + dir.resolve("s.json"))).isEqualTo(Main.EXIT_PASSED);
-    assertThat(err.toString()).contains("run 1: 1 cases; 1 in-process slot; remote workers may connect to 127.0.0.1:")
+    assertThat(err.toString()).contains("run 1: 1 case; 1 in-process slot; remote workers may connect to 127.0.0.1:")
         .doesNotContain("0 local workers");
 
     RunCommand remoteOnly = new RunCommand();
@@ -322,6 +323,11 @@ class RunCommandTest {
     assertThat(tally("run", dataset.toString(), "--evaluator=noop", "--workers=1000")).isEqualTo(Main.EXIT_USAGE);
     assertThat(tally("run", dataset.toString(), "--evaluator=sleep", "--millis=-5")).isEqualTo(Main.EXIT_USAGE);
     assertThat(tally("run", dataset.toString(), "--evaluator=noop", "--millis=5")).isEqualTo(Main.EXIT_USAGE);
+    assertThat(tally("run", dataset.toString(), "--evaluator=noop", "--case-timeout=0s")).isEqualTo(Main.EXIT_USAGE);
+    assertThat(err.toString()).as("durations as people write them").contains("--case-timeout must be positive, got 0s")
+        .doesNotContain("PT0S");
+    assertThat(tally("run", dataset.toString(), "--evaluator=noop", "--detection-window=0s")).isEqualTo(Main.EXIT_USAGE);
+    assertThat(err.toString()).contains("the detection window must be positive, got 0ms").doesNotContain("PT0S");
     assertThat(tally("status", "--db=" + dir.resolve("missing.db"))).isEqualTo(Main.EXIT_USAGE);
   }
 

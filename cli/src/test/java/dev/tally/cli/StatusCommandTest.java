@@ -54,7 +54,7 @@ class StatusCommandTest {
         .contains("live").contains("0.12 of 8.00").endsWith("3  -");
     assertThat(r.out()).containsPattern("w-left +left .*\n  left \\d+ s ago: reaped after 2600ms of silence");
     assertThat(r.out().lines().filter(l -> l.startsWith("w-silent"))).singleElement().asString().contains("silent");
-    assertThat(r.out()).doesNotContain("w-old").contains("(1 workers that left more than 10 min before the latest report are not shown)");
+    assertThat(r.out()).doesNotContain("w-old").contains("(1 worker that left more than 10 min before the latest report is not shown)");
   }
 
   @Test
