@@ -44,8 +44,8 @@ import org.slf4j.LoggerFactory;
  * <h2>Events</h2>
  *
  * {@link #start}, {@link #connected}, {@link #connectFailed}, {@link #frameReceived} (then {@link
- * #flush} after a batch of them), {@link #disconnected}, {@link #caseEnded}, {@link #tick} (at or after
- * {@link #nextTickNanos()}), {@link #drain} and {@link #stop}.
+ * #flush} after a batch of them), {@link #notACoordinator}, {@link #disconnected}, {@link #caseEnded},
+ * {@link #tick} (at or after {@link #nextTickNanos()}), {@link #drain} and {@link #stop}.
  *
  * <h2>What it decides</h2>
  *
@@ -295,7 +295,8 @@ public final class SessionCore {
       return;
     }
     boolean wasWelcomed = sessionWelcomed;
-    String why = closeReason != null ? closeReason : reason;
+    boolean closedHere = closeReason != null;
+    String why = closedHere ? closeReason : reason;
     closeReason = null;
     lastLossReason = why;
     sessionWelcomed = false;
@@ -312,7 +313,22 @@ public final class SessionCore {
           coordinator, why, outbox.size(), held.size());
       port.connectIn(reconnector.sessionLost(nowNanos));
     } else {
-      attemptFailed(why + " before Welcome", nowNanos);
+      // A reason this side gave says what went wrong in full; the transport's ("connection closed") needs
+      // to say when it happened.
+      attemptFailed(closedHere ? why : why + " before a Welcome", nowNanos);
+    }
+  }
+
+  /**
+   * The peer at the coordinator's address does not speak Tally's protocol (it answered like an HTTP
+   * server, say): the connection is closed, and its end reported ({@link #disconnected}) with {@code
+   * why}, a sentence for the user such as "not a Tally coordinator (it answered like an HTTP server)".
+   * Before a Welcome that is a failed attempt, retried with the backoff: the right coordinator may come
+   * up at that address yet.
+   */
+  public void notACoordinator(String why, long nowNanos) {
+    if (state == State.AWAITING_WELCOME || state == State.WELCOMED) {
+      closeConnection(why, false);
     }
   }
 
@@ -618,7 +634,7 @@ public final class SessionCore {
   /** Time passed: sends a due heartbeat, judges the coordinator, enforces the Welcome and drain deadlines. */
   public void tick(long nowNanos) {
     if (state == State.AWAITING_WELCOME && nowNanos - welcomeDeadlineNanos >= 0) {
-      closeConnection("no Welcome within " + WELCOME_TIMEOUT.toSeconds() + " s of the Hello", false);
+      closeConnection("the coordinator sent no Welcome within " + WELCOME_TIMEOUT.toSeconds() + " s of the Hello", false);
     }
     if (state == State.WELCOMED && nowNanos - nextCheckNanos >= 0) {
       judgeCoordinator(nowNanos);

@@ -63,6 +63,9 @@ import org.slf4j.LoggerFactory;
 public final class WorkerSession implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(WorkerSession.class);
 
+  /** Why a connection to a peer that answers like an HTTP server is left, as the worker says it. */
+  static final String NOT_A_COORDINATOR_HTTP = "not a Tally coordinator (it answered like an HTTP server)";
+
   /** How long {@link #close()} waits for each step (Goodbye sent, slots ended, event loop stopped). */
   static final Duration CLOSE_STEP_TIMEOUT = Duration.ofSeconds(5);
 
@@ -451,7 +454,11 @@ public final class WorkerSession implements AutoCloseable {
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
       // Logged when the channel goes inactive (a lost session, or a failed attempt), with this reason.
       log.debug("connection to {}:{} failed: {}; closing it", settings.host(), settings.port(), cause.toString());
-      if (ctx.channel() == channel && channelFailure == null) {
+      if (ctx.channel() == channel && cause instanceof FrameCodec.HttpAnswerException) {
+        // The user gave a web server's address: say that, not what its answer means as a frame length.
+        core.notACoordinator(NOT_A_COORDINATOR_HTTP, now());
+        afterEvents();
+      } else if (ctx.channel() == channel && channelFailure == null) {
         channelFailure = reason(cause);
       }
       ctx.close();

@@ -351,6 +351,40 @@ class SessionCoreTest {
     assertThat(port.connects).hasSize(2);
   }
 
+  /** A core that gives up at its first failed attempt, so that the attempt's reason is in its end. */
+  private SessionCore givingUpAtOnce(RecordingPort to) {
+    return new SessionCore(settings, to, runner, outbox, new Reconnector("coord:7070",
+        new Backoff(Duration.ofMillis(100), Duration.ofSeconds(5), new SplittableRandom(1)), Duration.ofMillis(1)));
+  }
+
+  /** Regression: the reason read "no Welcome within 10 s of the Hello before Welcome". */
+  @Test
+  void aFailedAttemptSaysWhyOnceAndInWords() {
+    RecordingPort silent = new RecordingPort();
+    SessionCore waiting = givingUpAtOnce(silent);
+    waiting.start(0);
+    waiting.connected(0);
+    waiting.tick(SessionCore.WELCOME_TIMEOUT.toNanos());
+    waiting.disconnected("connection closed", SessionCore.WELCOME_TIMEOUT.toNanos());
+    assertThat(silent.ended.detail()).endsWith("the last: the coordinator sent no Welcome within 10 s of the Hello");
+
+    RecordingPort web = new RecordingPort();
+    SessionCore http = givingUpAtOnce(web);
+    http.start(0);
+    http.connected(0);
+    http.notACoordinator("not a Tally coordinator (it answered like an HTTP server)", MS);
+    assertThat(web.closes).containsExactly(false);
+    http.disconnected("connection closed", MS);
+    assertThat(web.ended.detail()).endsWith("the last: not a Tally coordinator (it answered like an HTTP server)");
+
+    RecordingPort closing = new RecordingPort();
+    SessionCore closed = givingUpAtOnce(closing);
+    closed.start(0);
+    closed.connected(0);
+    closed.disconnected("connection closed", MS);
+    assertThat(closing.ended.detail()).as("the transport's reason says when").endsWith("the last: connection closed before a Welcome");
+  }
+
   @Test
   void frameBeforeTheWelcomeOrASecondWelcomeIsAProtocolViolation() {
     core.start(0);
