@@ -115,6 +115,12 @@ public abstract class RunnerCommand implements Callable<Integer> {
       if (runId < 0) {
         return Main.EXIT_USAGE;
       }
+      RunView chosen = coordinator.store().run(runId).orElseThrow();
+      if (chosen.finished()) {
+        // Nothing to run (tally resume of a run whose coordinator died before writing its results): no
+        // workers are started, and none is announced.
+        return report(coordinator, runId, chosen.counters(), started, err);
+      }
       return runChosen(coordinator, runId, workerSlots, dbFile, started, err);
     } catch (StoreException e) {
       err.println(StoreFailure.stopped(runId, dbFile, resumeCommand(runId, dbFile), e));
@@ -184,14 +190,7 @@ public abstract class RunnerCommand implements Callable<Integer> {
       Runtime.getRuntime().addShutdownHook(hook);
       try {
         RunCounters counters = await(coordinator, runId, (int) run.counters().total(), connectTo, err);
-        long wallMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
-        RunView finished = coordinator.store().run(runId).orElseThrow();
-        RunReport.Times times = new RunReport.Times(wallMillis, RunReport.runWallMillis(finished));
-        RunReport.writeResults(coordinator.store(), runId, out);
-        RunReport.writeSummary(runId, counters, times, summary);
-        RunReport.printTable(spec.commandLine().getOut(), runId, counters, times);
-        err.printf("tally: results in %s, summary in %s%n", out, summary);
-        return counters.passed() == counters.total() ? Main.EXIT_PASSED : Main.EXIT_FAILED;
+        return report(coordinator, runId, counters, started, err);
       } finally {
         try {
           Runtime.getRuntime().removeShutdownHook(hook);
@@ -200,6 +199,24 @@ public abstract class RunnerCommand implements Callable<Integer> {
         }
       }
     }
+  }
+
+  /**
+   * Writes a finished run's results and summary and prints its table.
+   *
+   * @param started when this coordinator started ({@link System#nanoTime()}), for {@code wallMillis}
+   * @return the exit code: 0 if every case passed, else 1
+   * @throws IOException if a file cannot be written
+   */
+  private int report(Coordinator coordinator, long runId, RunCounters counters, long started, PrintWriter err) throws IOException {
+    long wallMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
+    RunView finished = coordinator.store().run(runId).orElseThrow();
+    RunReport.Times times = new RunReport.Times(wallMillis, RunReport.runWallMillis(finished));
+    RunReport.writeResults(coordinator.store(), runId, out);
+    RunReport.writeSummary(runId, counters, times, summary);
+    RunReport.printTable(spec.commandLine().getOut(), runId, counters, times);
+    err.printf("tally: results in %s, summary in %s%n", out, summary);
+    return counters.passed() == counters.total() ? Main.EXIT_PASSED : Main.EXIT_FAILED;
   }
 
   /**
@@ -231,7 +248,8 @@ public abstract class RunnerCommand implements Callable<Integer> {
   abstract Path dbFile();
 
   /**
-   * The run to execute, after the store is open and the worker port bound.
+   * The run to execute, after the store is open and the worker port bound; if it has finished already,
+   * its results are written and no worker is started.
    *
    * @return the run's id, or -1 if there is no such run (the reason is printed on {@code err})
    * @throws StoreException if the store fails

@@ -277,6 +277,23 @@ class RunCommandTest {
   }
 
   @Test
+  void resumingAFinishedRunWritesItsResultsWithoutStartingWorkers() throws Exception {
+    Path dataset = dir.resolve("c.jsonl");
+    Files.write(dataset, List.of("{\"id\":\"a\"}", "{\"id\":\"b\"}"));
+    assertThat(tally("run", dataset.toString(), "--evaluator=noop", "--in-process=1", "--workers=0", "--no-progress",
+        "--out=" + dir.resolve("first.jsonl"), "--summary=" + dir.resolve("first.json"))).isEqualTo(Main.EXIT_PASSED);
+    err.getBuffer().setLength(0);
+
+    // As after a coordinator that died between the run's end and writing its results; local workers by default.
+    assertThat(tally("resume", "1", "--db=" + dir.resolve("tally.db"), "--no-progress",
+        "--out=" + dir.resolve("r.jsonl"), "--summary=" + dir.resolve("s.json"))).as("stderr: %s", err).isEqualTo(Main.EXIT_PASSED);
+    assertThat(err.toString()).contains("tally: run 1 has already finished; writing its results")
+        .doesNotContain("cases;").doesNotContain("local worker").doesNotContain("remote workers may connect");
+    assertThat(Files.readAllLines(dir.resolve("r.jsonl"))).hasSize(2);
+    assertThat(dir.resolve("tally.db-logs").resolve("run-1").resolve("worker-1.log")).as("no worker was started").doesNotExist();
+  }
+
+  @Test
   void theRunSaysWhatWorkersAreReallyThere() throws Exception {
     Path dataset = dir.resolve("c.jsonl");
     Files.write(dataset, List.of("{\"id\":\"a\"}"));
