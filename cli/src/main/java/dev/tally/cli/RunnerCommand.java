@@ -22,9 +22,10 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import me.tongfei.progressbar.ConsoleProgressBarConsumer;
 import me.tongfei.progressbar.ProgressBar;
 import me.tongfei.progressbar.ProgressBarBuilder;
-import me.tongfei.progressbar.ProgressBarStyle;
+import me.tongfei.progressbar.ProgressBarConsumer;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -295,18 +296,16 @@ public abstract class RunnerCommand implements Callable<Integer> {
     long noWorkersSinceNanos = System.nanoTime();
     long lastWarningNanos = 0;
     boolean drawBar = !noProgress && System.console() != null;
-    ProgressBar bar =
-        drawBar
-            ? new ProgressBarBuilder().setTaskName("run " + runId).setInitialMax(total).setStyle(ProgressBarStyle.ASCII).setUpdateIntervalMillis(200).showSpeed().setConsumer(new me.tongfei.progressbar.ConsoleProgressBarConsumer(System.err)).build()
-            : null;
+    ProgressLine line = new ProgressLine();
+    ProgressBar bar = drawBar ? progressBar(runId, total, line, new ConsoleProgressBarConsumer(System.err)) : null;
     try {
       while (true) {
         try {
           RunCounters c = done.get(200, TimeUnit.MILLISECONDS);
-          update(bar, c);
+          update(bar, line, c);
           return c;
         } catch (TimeoutException e) {
-          update(bar, coordinator.progress(runId));
+          update(bar, line, coordinator.progress(runId));
           long now = System.nanoTime();
           if (coordinator.connectedWorkers() > 0) {
             noWorkersSinceNanos = now;
@@ -330,18 +329,19 @@ public abstract class RunnerCommand implements Callable<Integer> {
     }
   }
 
-  private static void update(ProgressBar bar, RunCounters c) {
+  /** The run's progress bar, drawn as a {@link ProgressLine} by {@code consumer}; close it when done. */
+  static ProgressBar progressBar(long runId, long total, ProgressLine line, ProgressBarConsumer consumer) {
+    return new ProgressBarBuilder().setTaskName("run " + runId).setInitialMax(total).setUpdateIntervalMillis(200)
+        .setRenderer(line).setConsumer(consumer).build();
+  }
+
+  /** Shows the counters on the bar: the cases done (recorded, or out of attempts) and, on the line, the rest. */
+  static void update(ProgressBar bar, ProgressLine line, RunCounters c) {
     if (bar == null || c == null) {
       return;
     }
+    line.counters(c);
     bar.stepTo(c.recorded() + c.jobsFailed());
-    bar.setExtraMessage(progressMessage(c));
-  }
-
-  /** Beside the bar's done / total: the verdicts so far, in the summary's words, and the redeliveries. */
-  static String progressMessage(RunCounters c) {
-    return String.format(" passed %d, failed %d, errored %d; redeliveries %d", c.passed(), c.failed(),
-        RunReport.errored(c), c.redeliveries());
   }
 
   /** Closes the in-process worker (if any) before the coordinator, so its slots stop first. */

@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.tally.coordinator.CoordinatorLock;
-import dev.tally.core.store.RunCounters;
 import dev.tally.store.SqliteStore;
 import java.io.PrintWriter;
 import java.io.StringWriter;
@@ -311,13 +310,6 @@ class RunCommandTest {
     mixed.inProcessSlots = 2;
     assertThat(mixed.fleet(1, new HostPort("127.0.0.1", 7070)))
         .isEqualTo("3 local workers x 1 slot + 2 in-process slots; remote workers may connect to 127.0.0.1:7070");
-  }
-
-  @Test
-  void theProgressLineShowsTheVerdictsBesideDoneAndTotal() {
-    // total 10: 5 passed, 2 failed, 1 errored, 1 out of attempts; 3 redeliveries
-    assertThat(RunnerCommand.progressMessage(new RunCounters(10, 5, 2, 1, 1, 0, 0, 3)))
-        .isEqualTo(" passed 5, failed 2, errored 2; redeliveries 3");
   }
 
   @Test
