@@ -3,6 +3,7 @@ package dev.tally.cli;
 import dev.tally.worker.Termination;
 import dev.tally.worker.WorkerSession;
 import dev.tally.worker.WorkerSettings;
+import java.io.PrintWriter;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.Callable;
@@ -99,7 +100,14 @@ public final class WorkerCommand implements Callable<Integer> {
     if (name != null) {
       settings.name(name);
     }
-    WorkerSession session = new WorkerSession(settings.build());
+    WorkerSettings built = settings.build();
+    WorkerSession session = new WorkerSession(built);
+    // Its log says nothing while all is well: one line tells whoever started it that it found its coordinator.
+    PrintWriter err = spec.commandLine().getErr();
+    session.joined().thenRun(() -> {
+      err.printf("tally worker: joined the coordinator at %s as %s, %s%n", coordinator, built.name(), Words.count(built.slots(), "slot"));
+      err.flush();
+    });
     // Any other way out of the JVM (System.exit when the parent is gone, SIGHUP) stops at once.
     Runtime.getRuntime().addShutdownHook(new Thread(session::close, "tally-worker-stop"));
     ScheduledExecutorService watchdog = Executors.newSingleThreadScheduledExecutor(r -> {

@@ -154,6 +154,8 @@ public final class SessionCore {
 
   private State state = State.DISCONNECTED;
   private boolean started;
+  /** Whether any Welcome came since the start: the first one is the worker joining, the rest rejoining. */
+  private boolean everWelcomed;
   /** Whether the current (or closing) connection was welcomed: its end is a lost session, not a failed attempt. */
   private boolean sessionWelcomed;
   /** Why this side is closing the current connection, for the log line of its end. */
@@ -461,12 +463,18 @@ public final class SessionCore {
     for (Result r : resend) {
       send(Envelope.newBuilder().setResult(r).build());
     }
-    if (without >= 0) {
+    boolean first = !everWelcomed;
+    everWelcomed = true;
+    if (without >= 0 && !first) {
+      // Trouble was reported at WARN (a lost session, failed attempts): so is its end.
       log.warn("reconnected to the coordinator at {} after {} without one (session {}, epoch {}); re-sent {} results",
           coordinator, Reconnector.human(without), welcome.getSessionId(), welcome.getCoordinatorEpoch(), resend.size());
     } else {
       log.info("welcomed by the coordinator at {} (session {}, epoch {}, heartbeat every {} ms); re-sent {} results",
           coordinator, welcome.getSessionId(), welcome.getCoordinatorEpoch(), intervalMillis, resend.size());
+    }
+    if (first) {
+      port.joined(); // the driver says so to a person, whether or not attempts failed before
     }
     checkDrainDone();
   }

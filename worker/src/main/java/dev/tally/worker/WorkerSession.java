@@ -20,6 +20,8 @@ import io.netty.util.concurrent.DefaultThreadFactory;
 import io.netty.util.concurrent.ScheduledFuture;
 import java.time.Duration;
 import java.util.SplittableRandom;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.RejectedExecutionException;
@@ -91,6 +93,7 @@ public final class WorkerSession implements AutoCloseable {
   private final AtomicBoolean started = new AtomicBoolean();
   private final AtomicBoolean stopping = new AtomicBoolean();
   private final CountDownLatch terminated = new CountDownLatch(1);
+  private final CompletableFuture<Void> joined = new CompletableFuture<>();
   private volatile Termination termination;
 
   /** Prepares a session; nothing starts until {@link #start()}. */
@@ -195,6 +198,15 @@ public final class WorkerSession implements AutoCloseable {
   /** How the session ended, or null while it runs. */
   public Termination termination() {
     return termination;
+  }
+
+  /**
+   * Completes when a coordinator first welcomes this worker (on the session's event loop: a stage added
+   * to it must not block); later Welcomes, after reconnects, do not change it. Never completes if the
+   * session ends without a Welcome.
+   */
+  public CompletionStage<Void> joined() {
+    return joined;
   }
 
   /** True while a connection is up and welcomed (between Welcome and its loss). */
@@ -344,6 +356,11 @@ public final class WorkerSession implements AutoCloseable {
       }
       log.debug("connecting in {} ms", TimeUnit.NANOSECONDS.toMillis(delayNanos));
       connectTask = loop.schedule(WorkerSession.this::connect, delayNanos, TimeUnit.NANOSECONDS);
+    }
+
+    @Override
+    public void joined() {
+      joined.complete(null);
     }
 
     @Override

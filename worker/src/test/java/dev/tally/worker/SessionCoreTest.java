@@ -43,7 +43,13 @@ class SessionCoreTest {
     int flushes;
     final List<Boolean> closes = new ArrayList<>();
     final List<Long> connects = new ArrayList<>();
+    int joins;
     Termination ended;
+
+    @Override
+    public void joined() {
+      joins++;
+    }
 
     @Override
     public void send(Envelope frame) {
@@ -398,6 +404,21 @@ class SessionCoreTest {
     core.frameReceived(welcome(500, "s"), MS);
     core.frameReceived(welcome(500, "s"), MS);
     assertThat(port.closes).hasSize(2);
+  }
+
+  @Test
+  void theFirstWelcomeIsTheWorkerJoiningAndAReconnectIsNot() {
+    core.start(0);
+    core.connectFailed("Connection refused", MS); // trouble first: the coordinator was not up yet
+    core.connected(2 * MS);
+    assertThat(port.joins).isZero();
+    core.frameReceived(welcome(500, "s"), 2 * MS);
+    assertThat(port.joins).isEqualTo(1);
+
+    core.disconnected("closed", 3 * MS);
+    core.connected(4 * MS);
+    core.frameReceived(welcome(500, "s"), 4 * MS);
+    assertThat(port.joins).as("a rejoin is logged by the core, not announced again").isEqualTo(1);
   }
 
   @Test
