@@ -56,7 +56,8 @@ import org.slf4j.LoggerFactory;
  *   <li><b>Welcome</b>: heartbeats start at its interval, the coordinator's liveness is judged from then
  *       on, and the whole outbox is sent again. A Welcome from a coordinator on another store than the
  *       one this worker's jobs and results came from drops them all and stops those jobs: job ids and
- *       tokens only mean something within one store, and their own store runs them again.
+ *       tokens only mean something within one store, and their own store runs them again. Its notices
+ *       (another worker has this one's name) are logged at WARN.
  *   <li><b>RunConfig</b> builds the run's evaluator, once per run per session.
  *   <li><b>Assign</b> starts the case on the runner, unless it is a duplicate (ignored), the worker is
  *       draining (handed back: {@code HANDED_BACK}), its run has no usable RunConfig (refused at once with a
@@ -472,6 +473,9 @@ public final class SessionCore {
     } else {
       log.info("welcomed by the coordinator at {} (session {}, epoch {}, heartbeat every {} ms); re-sent {} results",
           coordinator, welcome.getSessionId(), welcome.getCoordinatorEpoch(), intervalMillis, resend.size());
+    }
+    for (String notice : welcome.getNoticesList()) {
+      log.warn("the coordinator at {} says: {}", coordinator, notice);
     }
     if (first) {
       port.joined(); // the driver says so to a person, whether or not attempts failed before

@@ -422,6 +422,25 @@ class SessionCoreTest {
   }
 
   @Test
+  void theCoordinatorsNoticesAreLoggedAtWarn() {
+    ch.qos.logback.classic.Logger logger = (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(SessionCore.class);
+    ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> appender = new ch.qos.logback.core.read.ListAppender<>();
+    appender.start();
+    logger.addAppender(appender);
+    try {
+      core.start(0);
+      core.connected(0);
+      core.frameReceived(welcome(500, "s").toBuilder()
+          .setWelcome(welcome(500, "s").getWelcome().toBuilder().addNotices("another worker already goes by the name 'w'")).build(), MS);
+      assertThat(appender.list).filteredOn(e -> e.getLevel() == ch.qos.logback.classic.Level.WARN)
+          .extracting(ch.qos.logback.classic.spi.ILoggingEvent::getFormattedMessage)
+          .containsExactly("the coordinator at coord:7070 says: another worker already goes by the name 'w'");
+    } finally {
+      logger.detachAppender(appender);
+    }
+  }
+
+  @Test
   void aWelcomeFromAnotherStoreDropsTheOutboxAndStopsHeldJobs() {
     welcomedAt(0);
     core.frameReceived(assign(1, 10), 0);
