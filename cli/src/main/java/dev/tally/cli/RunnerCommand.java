@@ -47,6 +47,12 @@ public abstract class RunnerCommand implements Callable<Integer> {
   /** After this long with no worker connected, and as often again while it lasts, the run says so. */
   static final Duration NO_WORKERS_WARNING = Duration.ofSeconds(10);
 
+  /** What local workers say when the run is over: in their log, their Goodbye and {@code tally status}. */
+  static final String RUN_OVER = "stopped by tally run: the run is over";
+
+  /** What local workers say when tally run is stopped (a signal) before the run is over. */
+  static final String STOPPED_BEFORE_THE_END = "stopped by tally run, which was stopped before the run finished";
+
   /** The most local worker processes: each is a JVM of its own (up to 512 MiB of heap). */
   public static final int MAX_LOCAL_WORKERS = 64;
 
@@ -186,13 +192,18 @@ public abstract class RunnerCommand implements Callable<Integer> {
         err.printf("tally: stopped before run %d finished; what is recorded stays in %s. The same command, or"
             + " tally resume %d --db %s, finishes it without running a recorded case again.%n", runId, dbFile, runId, dbFile);
         err.flush();
-        local.close();
+        // The scheduler first: workers that stop after it are no losses to redeliver, and their jobs stay
+        // leased for the next coordinator to take over, as after a kill -9 (at once on a random port).
+        coordinator.stopScheduling();
+        local.stop(STOPPED_BEFORE_THE_END);
       }, "tally-stop-workers");
       Runtime.getRuntime().addShutdownHook(hook);
       try {
         RunCounters counters = await(coordinator, runId, (int) run.counters().total(), connectTo, err);
+        local.stop(RUN_OVER);
         return report(coordinator, runId, counters, started, err);
       } finally {
+        local.stop(STOPPED_BEFORE_THE_END); // after a failure; a run that ended has stopped them already
         try {
           Runtime.getRuntime().removeShutdownHook(hook);
         } catch (IllegalStateException shuttingDown) {

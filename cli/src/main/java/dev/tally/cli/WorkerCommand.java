@@ -3,7 +3,11 @@ package dev.tally.cli;
 import dev.tally.worker.Termination;
 import dev.tally.worker.WorkerSession;
 import dev.tally.worker.WorkerSettings;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
 import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.Callable;
@@ -36,8 +40,9 @@ import sun.misc.Signal;
  *       signal's number, as an unhandled signal would.
  *   <li>{@code --give-up-after}: no Welcome for that long (from start, or from losing its coordinator)
  *       exits 1 with the reason.
- *   <li>{@code --parent-pid} disappearing (used by {@code tally run} for its local workers) stops it at
- *       once, exit 0.
+ *   <li>{@code --parent-pid} (used by {@code tally run} for its local workers): a line on stdin from that
+ *       parent stops it at once, exit 0, with that line as the reason it says in its log and its Goodbye
+ *       ("stopped by tally run: the run is over"); the parent disappearing stops it too.
  * </ul>
  *
  * <p>Signals are caught with {@code sun.misc.Signal} (module {@code jdk.unsupported}, kept available by
@@ -76,7 +81,8 @@ public final class WorkerCommand implements Callable<Integer> {
           + " not answering), counted from start or from losing the last one (default: never give up).")
   Duration giveUpAfter;
 
-  @Option(names = "--parent-pid", hidden = true, description = "Exit when this process is gone (used by tally run for its local workers).")
+  @Option(names = "--parent-pid", hidden = true,
+      description = "Exit when this process is gone, or when it writes why on stdin (used by tally run for its local workers).")
   Long parentPid;
 
   @Override
@@ -126,6 +132,9 @@ public final class WorkerCommand implements Callable<Integer> {
       }, 1, 1, TimeUnit.SECONDS);
     }
     session.start();
+    if (parentPid != null) {
+      listenToParent(session, err);
+    }
     // After start(): a drain needs a started session. A signal before this point ends the JVM the
     // default way, through the shutdown hook.
     AtomicInteger signalExit = new AtomicInteger(-1);
@@ -143,6 +152,28 @@ public final class WorkerCommand implements Callable<Integer> {
       spec.commandLine().getErr().println("tally worker: " + how.detail());
     }
     return how == null ? 0 : how.kind().exitCode();
+  }
+
+  /**
+   * Stops the worker at once when its parent writes a line on stdin, with that line as the reason: the
+   * parent ({@code tally run}) knows why its workers stop (its run is over, or it is being stopped), and a
+   * signal could not say. The end of stdin says nothing: the parent's pid is watched for its death.
+   */
+  private static void listenToParent(WorkerSession session, PrintWriter err) {
+    Thread listener = new Thread(() -> {
+      try {
+        String why = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8)).readLine();
+        if (why != null && !why.isBlank()) {
+          err.println("tally worker: " + why.strip());
+          err.flush();
+          session.close(why.strip());
+        }
+      } catch (IOException e) {
+        log.debug("cannot read stdin for the parent's word: {}", e.toString());
+      }
+    }, "tally-parent-word");
+    listener.setDaemon(true);
+    listener.start();
   }
 
   /** Runs on the JVM's signal thread: the first signal drains, the second stops at once. */

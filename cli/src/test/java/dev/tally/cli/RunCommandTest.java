@@ -66,7 +66,11 @@ class RunCommandTest {
     assertThat(out.toString()).contains("passed").contains("stale results fenced");
 
     assertThat(tally("status", "--db=" + dir.resolve("tally.db"))).isZero();
-    assertThat(out.toString()).contains("finished").contains(dataset.toString());
+    assertThat(out.toString()).contains("finished").contains(dataset.toString())
+        .contains("worker said goodbye: " + RunnerCommand.RUN_OVER).doesNotContain("drain");
+    assertThat(Files.readString(dir.resolve("tally.db-logs").resolve("run-1").resolve("worker-1.log")))
+        .as("the end of a run is not a signal to its workers")
+        .contains("tally worker: " + RunnerCommand.RUN_OVER).doesNotContain("SIGTERM").doesNotContain("drain");
   }
 
   @Test

@@ -163,6 +163,14 @@ public final class WorkerSession implements AutoCloseable {
    */
   @Override
   public void close() {
+    close("worker closing");
+  }
+
+  /**
+   * Stops at once, as {@link #close()} does, saying {@code reason} in the Goodbye (the coordinator's log
+   * and {@code tally status} show it as why the worker left).
+   */
+  public void close(String reason) {
     if (!stopping.compareAndSet(false, true)) {
       awaitQuietly();
       return;
@@ -175,7 +183,7 @@ public final class WorkerSession implements AutoCloseable {
       return;
     }
     try {
-      loop.submit(() -> core.stop("worker closing")).get(CLOSE_STEP_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+      loop.submit(() -> core.stop(reason)).get(CLOSE_STEP_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
     } catch (Exception e) {
       if (e instanceof InterruptedException) {
         Thread.currentThread().interrupt();
