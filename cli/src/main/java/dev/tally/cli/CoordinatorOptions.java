@@ -87,10 +87,10 @@ public final class CoordinatorOptions {
       given.add("--detector " + detector);
     }
     if (given("--detection-window")) {
-      given.add("--detection-window " + ProductDefaults.text(detectionWindow));
+      given.add("--detection-window " + DurationConverter.text(detectionWindow));
     }
     if (given("--heartbeat-interval")) {
-      given.add("--heartbeat-interval " + ProductDefaults.text(heartbeatInterval));
+      given.add("--heartbeat-interval " + DurationConverter.text(heartbeatInterval));
     }
     return given.isEmpty() ? "the default detector settings" : String.join(" ", given);
   }

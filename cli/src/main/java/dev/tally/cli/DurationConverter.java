@@ -9,10 +9,38 @@ import picocli.CommandLine.TypeConversionException;
 
 /**
  * Reads a duration option: a whole number with a unit ({@code 500ms}, {@code 30s}, {@code 10m},
- * {@code 2h}) or an ISO-8601 duration ({@code PT10M}).
+ * {@code 2h}) or an ISO-8601 duration ({@code PT10M}); and writes one back the same way ({@link #text}),
+ * for help defaults and messages, so that a user reads {@code 0s} where they typed it, not {@code PT0S}.
+ *
+ * <p>Thread-safety: stateless.
  */
 public final class DurationConverter implements ITypeConverter<Duration> {
   private static final Pattern SIMPLE = Pattern.compile("(\\d+)\\s*(ms|s|m|h)");
+
+  /**
+   * {@code d} as this converter reads it, in its largest whole unit: {@code 2h}, {@code 10m}, {@code 30s},
+   * {@code 1500ms}, {@code 0s}; a negative one with a minus sign ({@code -1s}, shown in a refusal only);
+   * ISO-8601 for what has no whole number of milliseconds.
+   */
+  public static String text(Duration d) {
+    if (d.isNegative()) {
+      return "-" + text(d.negated());
+    }
+    if (!d.equals(Duration.ofMillis(d.toMillis()))) {
+      return d.toString();
+    }
+    long millis = d.toMillis();
+    if (millis == 0) {
+      return "0s";
+    }
+    if (millis % 3_600_000 == 0) {
+      return millis / 3_600_000 + "h";
+    }
+    if (millis % 60_000 == 0) {
+      return millis / 60_000 + "m";
+    }
+    return millis % 1000 == 0 ? millis / 1000 + "s" : millis + "ms";
+  }
 
   @Override
   public Duration convert(String value) {

@@ -2,6 +2,8 @@ package dev.tally.cli;
 
 import dev.tally.worker.Backoff;
 import java.io.IOException;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
@@ -30,11 +32,14 @@ import org.slf4j.LoggerFactory;
  * <p>Each worker is told this process's pid and exits when it disappears, so a {@code tally run} that is
  * killed with {@code kill -9} leaves no worker behind. Each worker's output goes to its own log file.
  *
- * <p><b>No graceful drain.</b> Local workers run with {@code --drain-timeout 0s}: on the SIGTERM of
- * {@link #close()} they hand back what is queued, stop what runs and exit at once. A graceful drain is for
- * a worker that leaves a fleet that goes on (a rolling restart); {@code tally run} stops its local workers
- * only when the run is over (nothing runs) or when it is being stopped itself, and then there is no one
- * to deliver a finished case to, so waiting up to 30 s for cases would only delay the exit.
+ * <p><b>Stopping them says why.</b> {@link #stop} writes its reason as one line on each worker's stdin
+ * ({@code tally worker --parent-pid} listens there): the worker says it in its log and in its Goodbye, and
+ * stops at once, so that its log, the coordinator's and {@code tally status} read "stopped by tally run:
+ * the run is over" rather than a signal, a drain that timed out or a lost worker. There is no graceful
+ * drain: {@code tally run} stops its local workers only when the run is over (nothing runs) or when it is
+ * being stopped itself, and then no one is left to deliver a finished case to. A worker that has not
+ * stopped {@value #STOP_TIMEOUT_SECONDS} s after the word is killed. They run with {@code --drain-timeout
+ * 0s}, so that a SIGTERM from anyone else stops one at once too.
  *
  * <p>Thread-safety: safe from any thread; restarts happen on the processes' exit-notification threads.
  */
@@ -47,6 +52,15 @@ public final class LocalWorkerProcesses implements AutoCloseable {
   static final long RESTART_BACKOFF_MAX_MILLIS = 30_000;
   /** A worker that stayed up this long counts as healthy again: its next restart waits little. */
   static final long STABLE_AFTER_MILLIS = 60_000;
+  /**
+   * How long a worker may take to stop once told to before it is killed: saying goodbye and stopping its
+   * cases' process groups takes well under a second; five leave room on a loaded machine.
+   */
+  static final long STOP_TIMEOUT_SECONDS = 5;
+
+  /** What {@link #close()} tells the workers, when its caller gave no more precise reason. */
+  static final String DEFAULT_STOP_REASON = "stopped by the tally command that started it";
+
   /** Worker JVMs are small; the serial collector keeps a 2-core machine's cores for the cases. */
   private static final List<String> WORKER_JVM_OPTIONS = List.of("-Xmx512m", "-XX:+UseSerialGC", "-Xss512k");
 
@@ -113,6 +127,10 @@ public final class LocalWorkerProcesses implements AutoCloseable {
     Process p = pb.start();
     long startedNanos = System.nanoTime();
     synchronized (processes) {
+      if (closing) { // a restart that raced with stop(): it would outlive the word it never got
+        p.destroyForcibly();
+        return;
+      }
       processes.set(index - 1, p);
     }
     p.onExit().thenAccept(dead -> {
@@ -147,22 +165,42 @@ public final class LocalWorkerProcesses implements AutoCloseable {
     return restarts.get();
   }
 
-  /** Stops every worker: politely first, then forcibly after 5 s. No worker is restarted after this. */
+  /** Stops every worker, telling them {@link #DEFAULT_STOP_REASON}; see {@link #stop}. */
   @Override
   public void close() {
-    closing = true;
-    restarter.shutdownNow();
+    stop(DEFAULT_STOP_REASON);
+  }
+
+  /**
+   * Stops every worker, telling each why (one line on its stdin, which it logs and says in its Goodbye);
+   * one that has not exited {@link #STOP_TIMEOUT_SECONDS} s later is killed. No worker is restarted after
+   * this; a second call does nothing more.
+   *
+   * @param why a sentence such as "stopped by tally run: the run is over"; line breaks become spaces
+   */
+  public void stop(String why) {
     List<Process> current;
     synchronized (processes) {
+      if (closing) {
+        return;
+      }
+      closing = true;
       current = processes.stream().filter(Objects::nonNull).toList();
     }
+    restarter.shutdownNow();
+    byte[] line = (why.replaceAll("[\\r\\n]+", " ") + "\n").getBytes(StandardCharsets.UTF_8);
     for (Process p : current) {
-      p.destroy();
+      try (OutputStream stdin = p.getOutputStream()) {
+        stdin.write(line);
+      } catch (IOException exitedAlready) {
+        // Its stdin is closed because it is gone: nothing to tell, and waitFor returns at once.
+      }
     }
     for (Process p : current) {
       try {
-        if (!p.waitFor(5, TimeUnit.SECONDS)) {
-          p.destroyForcibly().waitFor(5, TimeUnit.SECONDS);
+        if (!p.waitFor(STOP_TIMEOUT_SECONDS, TimeUnit.SECONDS)) {
+          log.warn("worker process {} did not stop within {} s of being told to; killing it", p.pid(), STOP_TIMEOUT_SECONDS);
+          p.destroyForcibly().waitFor(STOP_TIMEOUT_SECONDS, TimeUnit.SECONDS);
         }
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();

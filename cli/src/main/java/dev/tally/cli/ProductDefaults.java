@@ -3,7 +3,6 @@ package dev.tally.cli;
 import dev.tally.coordinator.CoordinatorBuilder;
 import dev.tally.core.detect.DetectorSettings;
 import dev.tally.core.detect.FixedTimeoutDetector;
-import java.time.Duration;
 import picocli.CommandLine.IDefaultValueProvider;
 import picocli.CommandLine.Model.ArgSpec;
 import picocli.CommandLine.Model.OptionSpec;
@@ -27,17 +26,12 @@ public class ProductDefaults implements IDefaultValueProvider {
       return null;
     }
     return switch (option.longestName()) {
-      case "--heartbeat-interval" -> text(DetectorSettings.DEFAULT_HEARTBEAT_INTERVAL);
+      case "--heartbeat-interval" -> DurationConverter.text(DetectorSettings.DEFAULT_HEARTBEAT_INTERVAL);
       case "--detector" -> CoordinatorBuilder.DEFAULT_DETECTOR.configName();
-      case "--detection-window" -> text(FixedTimeoutDetector.DEFAULT_WINDOW);
+      case "--detection-window" -> DurationConverter.text(FixedTimeoutDetector.DEFAULT_WINDOW);
       case "--prefetch" -> Integer.toString(CoordinatorBuilder.DEFAULT_PREFETCH);
       case "--listen" -> new HostPort(CoordinatorBuilder.DEFAULT_LISTEN_HOST, 0).toString();
       default -> null;
     };
-  }
-
-  /** A duration as {@link DurationConverter} reads it: whole seconds as {@code 5s}, else milliseconds. */
-  static String text(Duration d) {
-    return d.toMillis() % 1000 == 0 ? d.toSeconds() + "s" : d.toMillis() + "ms";
   }
 }

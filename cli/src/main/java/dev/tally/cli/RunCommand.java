@@ -156,7 +156,7 @@ public final class RunCommand extends RunnerCommand {
         throw new ParameterException(cl, "--cmd is only for --evaluator exec");
       }
       if (caseTimeout.isZero() || caseTimeout.isNegative()) {
-        throw new ParameterException(cl, "--case-timeout must be positive, got " + caseTimeout);
+        throw new ParameterException(cl, "--case-timeout must be positive, got " + DurationConverter.text(caseTimeout));
       }
       return new EvaluatorSpec(evaluator.name(), options, caseTimeout);
     }

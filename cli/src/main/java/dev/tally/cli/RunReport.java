@@ -164,9 +164,8 @@ public final class RunReport {
     out.printf("  %-26s %10d%n", name, value);
   }
 
-  private static Path sibling(Path out) throws IOException {
-    Path parent = out.toAbsolutePath().getParent();
-    Files.createDirectories(parent);
-    return parent.resolve("." + out.getFileName() + ".tmp");
+  /** Where {@code out} is written before it is moved into place: its directory, which must exist. */
+  private static Path sibling(Path out) {
+    return out.toAbsolutePath().resolveSibling("." + out.getFileName() + ".tmp");
   }
 }

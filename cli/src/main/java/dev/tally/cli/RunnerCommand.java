@@ -2,6 +2,7 @@ package dev.tally.cli;
 
 import dev.tally.coordinator.Coordinator;
 import dev.tally.coordinator.CoordinatorBuilder;
+import dev.tally.coordinator.CoordinatorLock;
 import dev.tally.coordinator.RunResumption;
 import dev.tally.coordinator.net.WorkerServer;
 import dev.tally.core.store.RunCounters;
@@ -11,6 +12,7 @@ import dev.tally.worker.LocalWorker;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.net.InetSocketAddress;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -20,9 +22,10 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import me.tongfei.progressbar.ConsoleProgressBarConsumer;
 import me.tongfei.progressbar.ProgressBar;
 import me.tongfei.progressbar.ProgressBarBuilder;
-import me.tongfei.progressbar.ProgressBarStyle;
+import me.tongfei.progressbar.ProgressBarConsumer;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -43,6 +46,12 @@ import picocli.CommandLine.Spec;
 public abstract class RunnerCommand implements Callable<Integer> {
   /** After this long with no worker connected, and as often again while it lasts, the run says so. */
   static final Duration NO_WORKERS_WARNING = Duration.ofSeconds(10);
+
+  /** What local workers say when the run is over: in their log, their Goodbye and {@code tally status}. */
+  static final String RUN_OVER = "stopped by tally run: the run is over";
+
+  /** What local workers say when tally run is stopped (a signal) before the run is over. */
+  static final String STOPPED_BEFORE_THE_END = "stopped by tally run, which was stopped before the run finished";
 
   /** The most local worker processes: each is a JVM of its own (up to 512 MiB of heap). */
   public static final int MAX_LOCAL_WORKERS = 64;
@@ -89,6 +98,9 @@ public abstract class RunnerCommand implements Callable<Integer> {
       throw new ParameterException(spec.commandLine(), "--slots must be from 1 to " + WorkerServer.MAX_WORKER_SLOTS + " (what a coordinator accepts), got " + workerSlots);
     }
     CoordinatorBuilder builder = coordinatorOptions.applyTo(Coordinator.builder());
+    requireDirectoryOf("--out", out);
+    requireDirectoryOf("--summary", summary);
+    requireDirectoryOf("--db", dbFile());
     if (!prepare(err)) {
       return Main.EXIT_USAGE;
     }
@@ -110,6 +122,12 @@ public abstract class RunnerCommand implements Callable<Integer> {
       if (runId < 0) {
         return Main.EXIT_USAGE;
       }
+      RunView chosen = coordinator.store().run(runId).orElseThrow();
+      if (chosen.finished()) {
+        // Nothing to run (tally resume of a run whose coordinator died before writing its results): no
+        // workers are started, and none is announced.
+        return report(coordinator, runId, chosen.counters(), started, err);
+      }
       return runChosen(coordinator, runId, workerSlots, dbFile, started, err);
     } catch (StoreException e) {
       err.println(StoreFailure.stopped(runId, dbFile, resumeCommand(runId, dbFile), e));
@@ -120,12 +138,32 @@ public abstract class RunnerCommand implements Callable<Integer> {
     }
   }
 
+  /**
+   * Refuses a file whose directory is missing, naming the option and the directory: a typo in a path must
+   * not build a tree of directories (at {@code /}, for an absolute one), so tally creates none, and this
+   * check comes before anything is opened or written.
+   *
+   * @throws ParameterException if the directory of {@code file} does not exist or is not a directory, or
+   *     {@code file} itself is a directory
+   */
+  void requireDirectoryOf(String option, Path file) {
+    Path absolute = file.toAbsolutePath();
+    Path directory = absolute.getParent();
+    if (directory != null && !Files.isDirectory(directory)) {
+      throw new ParameterException(spec.commandLine(), option + " " + file + ": the directory " + directory
+          + (Files.exists(directory) ? " is not a directory" : " does not exist") + " (tally creates no directories: create it first)");
+    }
+    if (Files.isDirectory(absolute)) {
+      throw new ParameterException(spec.commandLine(), option + " " + file + " is a directory; give a file in it");
+    }
+  }
+
   /** Says why the coordinator could not start; the exit code says whose fault it is. */
   private int refused(CoordinatorBuilder.StartException e, Path dbFile, PrintWriter err) {
     switch (e.reason()) {
       case STORE_LOCKED:
-        err.println("tally: another coordinator (tally run or tally resume) is running on " + dbFile
-            + "; wait for it to finish or stop it first (" + e.getMessage() + ")");
+        err.println("tally: another coordinator (tally run or tally resume) is running on " + dbFile + " (it holds "
+            + CoordinatorLock.lockFile(dbFile) + "); wait for it to finish or stop it first");
         return Main.EXIT_USAGE;
       case STORE_UNUSABLE:
         if (StoreFailure.isDiskFull(e, dbFile)) {
@@ -148,26 +186,24 @@ public abstract class RunnerCommand implements Callable<Integer> {
     try (LocalWorkerProcesses local = LocalWorkerProcesses.start(workers, workerSlots, connectTo, logDir(dbFile, runId));
         InProcessWorker inProcess = new InProcessWorker(inProcessSlots > 0 ? LocalWorker.start("in-process", inProcessSlots, inProcessSlots, coordinator.scheduler()) : null)) {
       RunView run = coordinator.store().run(runId).orElseThrow();
-      err.printf("tally: run %d: %d cases; %s; store %s%n", runId, run.counters().total(),
+      err.printf("tally: run %d: %s; %s; store %s%n", runId, Words.count(run.counters().total(), "case"),
           fleet(workerSlots, bound), dbFile);
       Thread hook = new Thread(() -> {
         err.printf("tally: stopped before run %d finished; what is recorded stays in %s. The same command, or"
             + " tally resume %d --db %s, finishes it without running a recorded case again.%n", runId, dbFile, runId, dbFile);
         err.flush();
-        local.close();
+        // The scheduler first: workers that stop after it are no losses to redeliver, and their jobs stay
+        // leased for the next coordinator to take over, as after a kill -9 (at once on a random port).
+        coordinator.stopScheduling();
+        local.stop(STOPPED_BEFORE_THE_END);
       }, "tally-stop-workers");
       Runtime.getRuntime().addShutdownHook(hook);
       try {
         RunCounters counters = await(coordinator, runId, (int) run.counters().total(), connectTo, err);
-        long wallMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
-        RunView finished = coordinator.store().run(runId).orElseThrow();
-        RunReport.Times times = new RunReport.Times(wallMillis, RunReport.runWallMillis(finished));
-        RunReport.writeResults(coordinator.store(), runId, out);
-        RunReport.writeSummary(runId, counters, times, summary);
-        RunReport.printTable(spec.commandLine().getOut(), runId, counters, times);
-        err.printf("tally: results in %s, summary in %s%n", out, summary);
-        return counters.passed() == counters.total() ? Main.EXIT_PASSED : Main.EXIT_FAILED;
+        local.stop(RUN_OVER);
+        return report(coordinator, runId, counters, started, err);
       } finally {
+        local.stop(STOPPED_BEFORE_THE_END); // after a failure; a run that ended has stopped them already
         try {
           Runtime.getRuntime().removeShutdownHook(hook);
         } catch (IllegalStateException shuttingDown) {
@@ -178,6 +214,24 @@ public abstract class RunnerCommand implements Callable<Integer> {
   }
 
   /**
+   * Writes a finished run's results and summary and prints its table.
+   *
+   * @param started when this coordinator started ({@link System#nanoTime()}), for {@code wallMillis}
+   * @return the exit code: 0 if every case passed, else 1
+   * @throws IOException if a file cannot be written
+   */
+  private int report(Coordinator coordinator, long runId, RunCounters counters, long started, PrintWriter err) throws IOException {
+    long wallMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
+    RunView finished = coordinator.store().run(runId).orElseThrow();
+    RunReport.Times times = new RunReport.Times(wallMillis, RunReport.runWallMillis(finished));
+    RunReport.writeResults(coordinator.store(), runId, out);
+    RunReport.writeSummary(runId, counters, times, summary);
+    RunReport.printTable(spec.commandLine().getOut(), runId, counters, times);
+    err.printf("tally: results in %s, summary in %s%n", out, summary);
+    return counters.passed() == counters.total() ? Main.EXIT_PASSED : Main.EXIT_FAILED;
+  }
+
+  /**
    * What works on the run, in words: the local worker processes and their slots, the in-process slots,
    * and where remote workers connect; "no local workers" when there are none, so that a run waiting for
    * remote workers says so rather than announcing zero of something.
@@ -185,10 +239,10 @@ public abstract class RunnerCommand implements Callable<Integer> {
   String fleet(int workerSlots, HostPort address) {
     List<String> parts = new ArrayList<>();
     if (workers > 0) {
-      parts.add(workers + " local worker" + (workers == 1 ? "" : "s") + " x " + workerSlots + " slot" + (workerSlots == 1 ? "" : "s"));
+      parts.add(Words.count(workers, "local worker") + " x " + Words.count(workerSlots, "slot"));
     }
     if (inProcessSlots > 0) {
-      parts.add(inProcessSlots + " in-process slot" + (inProcessSlots == 1 ? "" : "s"));
+      parts.add(Words.count(inProcessSlots, "in-process slot"));
     }
     String local = parts.isEmpty() ? "no local workers" : String.join(" + ", parts);
     return local + "; " + (parts.isEmpty() ? "waiting for remote workers (tally worker --coordinator " + address + ")"
@@ -206,7 +260,8 @@ public abstract class RunnerCommand implements Callable<Integer> {
   abstract Path dbFile();
 
   /**
-   * The run to execute, after the store is open and the worker port bound.
+   * The run to execute, after the store is open and the worker port bound; if it has finished already,
+   * its results are written and no worker is started.
    *
    * @return the run's id, or -1 if there is no such run (the reason is printed on {@code err})
    * @throws StoreException if the store fails
@@ -216,9 +271,11 @@ public abstract class RunnerCommand implements Callable<Integer> {
   /** Says what taking over an unfinished run found and did. */
   static void reportTakeOver(RunResumption.TakeOver t, PrintWriter err) {
     RunCounters c = t.run().counters();
-    err.printf("tally: resuming run %d: %d of %d cases already ended%n", t.run().runId(), c.recorded() + c.jobsFailed(), c.total());
+    err.printf("tally: resuming run %d: %d of %s already ended%n", t.run().runId(), c.recorded() + c.jobsFailed(),
+        Words.count(c.total(), "case"));
     if (t.leasesReleased() > 0) {
-      err.printf("tally: %d cases leased by the previous coordinator's workers go back to the queue%n", t.leasesReleased());
+      err.printf("tally: %s leased by the previous coordinator's workers %s back to the queue%n",
+          Words.count(t.leasesReleased(), "case"), t.leasesReleased() == 1 ? "goes" : "go");
     }
   }
 
@@ -250,18 +307,16 @@ public abstract class RunnerCommand implements Callable<Integer> {
     long noWorkersSinceNanos = System.nanoTime();
     long lastWarningNanos = 0;
     boolean drawBar = !noProgress && System.console() != null;
-    ProgressBar bar =
-        drawBar
-            ? new ProgressBarBuilder().setTaskName("run " + runId).setInitialMax(total).setStyle(ProgressBarStyle.ASCII).setUpdateIntervalMillis(200).showSpeed().setConsumer(new me.tongfei.progressbar.ConsoleProgressBarConsumer(System.err)).build()
-            : null;
+    ProgressLine line = new ProgressLine();
+    ProgressBar bar = drawBar ? progressBar(runId, total, line, new ConsoleProgressBarConsumer(System.err)) : null;
     try {
       while (true) {
         try {
           RunCounters c = done.get(200, TimeUnit.MILLISECONDS);
-          update(bar, c);
+          update(bar, line, c);
           return c;
         } catch (TimeoutException e) {
-          update(bar, coordinator.progress(runId));
+          update(bar, line, coordinator.progress(runId));
           long now = System.nanoTime();
           if (coordinator.connectedWorkers() > 0) {
             noWorkersSinceNanos = now;
@@ -285,18 +340,19 @@ public abstract class RunnerCommand implements Callable<Integer> {
     }
   }
 
-  private static void update(ProgressBar bar, RunCounters c) {
+  /** The run's progress bar, drawn as a {@link ProgressLine} by {@code consumer}; close it when done. */
+  static ProgressBar progressBar(long runId, long total, ProgressLine line, ProgressBarConsumer consumer) {
+    return new ProgressBarBuilder().setTaskName("run " + runId).setInitialMax(total).setUpdateIntervalMillis(200)
+        .setRenderer(line).setConsumer(consumer).build();
+  }
+
+  /** Shows the counters on the bar: the cases done (recorded, or out of attempts) and, on the line, the rest. */
+  static void update(ProgressBar bar, ProgressLine line, RunCounters c) {
     if (bar == null || c == null) {
       return;
     }
+    line.counters(c);
     bar.stepTo(c.recorded() + c.jobsFailed());
-    bar.setExtraMessage(progressMessage(c));
-  }
-
-  /** Beside the bar's done / total: the verdicts so far, in the summary's words, and the redeliveries. */
-  static String progressMessage(RunCounters c) {
-    return String.format(" passed %d, failed %d, errored %d; redeliveries %d", c.passed(), c.failed(),
-        RunReport.errored(c), c.redeliveries());
   }
 
   /** Closes the in-process worker (if any) before the coordinator, so its slots stop first. */

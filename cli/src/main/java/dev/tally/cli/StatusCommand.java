@@ -100,13 +100,19 @@ public final class StatusCommand implements Callable<Integer> {
       List<WorkerStatus> shown = shown(sessions);
       for (WorkerStatus w : shown) {
         String state = !w.connected() ? "left" : now - w.reportedAtMillis() < SILENT_AFTER_MILLIS ? "live" : "silent";
-        String ejection = w.ejectedUntilMillis() > now
+        // A worker that left, or whose coordinator is gone (silent), has no suspicion, takes no work, holds
+        // nothing and serves no ejection any more: only its past ejections are still true.
+        boolean live = state.equals("live");
+        String ejection = live && w.ejectedUntilMillis() > now
             ? "ejected " + (w.ejectedUntilMillis() - now) / 1000 + " s more: " + w.ejectionReason()
             : w.timesEjected() > 0 ? "ejected " + w.timesEjected() + "x, last: " + w.ejectionReason() : "-";
-        out.printf("%-16s %-7s %-18s %-9s %8d  %s%n", w.name(), state, w.suspicion().isEmpty() ? "-" : w.suspicion(),
-            w.acceptingWork() ? "yes" : "drained", w.inFlight(), ejection);
+        out.printf("%-16s %-7s %-18s %-9s %8s  %s%n", w.name(), state, !live || w.suspicion().isEmpty() ? "-" : w.suspicion(),
+            !live ? "-" : w.acceptingWork() ? "yes" : "drained", live ? Integer.toString(w.inFlight()) : "-", ejection);
         if (!w.connected()) {
           out.printf("  left %s ago: %s%n", ago(now - w.reportedAtMillis()), w.leftReason());
+        } else if (!live) {
+          out.printf("  no report for %s: its coordinator is gone (the next one on this store marks it as left)%n",
+              ago(now - w.reportedAtMillis()));
         }
       }
       int earlier = sessions.size() - shown.size();
@@ -115,8 +121,8 @@ public final class StatusCommand implements Callable<Integer> {
       }
     }
     if (recent.size() < all.size()) {
-      out.printf("(%d workers that left more than %d min before the latest report are not shown)%n",
-          all.size() - recent.size(), LEFT_SHOWN_MILLIS / 60_000);
+      out.printf("(%s that left more than %d min before the latest report %s not shown)%n",
+          Words.count(all.size() - recent.size(), "worker"), LEFT_SHOWN_MILLIS / 60_000, all.size() - recent.size() == 1 ? "is" : "are");
     }
     out.println("(suspicion: the failure detector's level, of its conviction level, at the last report, "
         + ago(now - latest) + " ago at the latest; silent: no report for " + SILENT_AFTER_MILLIS / 1000

@@ -3,6 +3,11 @@ package dev.tally.cli;
 import dev.tally.worker.Termination;
 import dev.tally.worker.WorkerSession;
 import dev.tally.worker.WorkerSettings;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.Callable;
@@ -35,8 +40,9 @@ import sun.misc.Signal;
  *       signal's number, as an unhandled signal would.
  *   <li>{@code --give-up-after}: no Welcome for that long (from start, or from losing its coordinator)
  *       exits 1 with the reason.
- *   <li>{@code --parent-pid} disappearing (used by {@code tally run} for its local workers) stops it at
- *       once, exit 0.
+ *   <li>{@code --parent-pid} (used by {@code tally run} for its local workers): a line on stdin from that
+ *       parent stops it at once, exit 0, with that line as the reason it says in its log and its Goodbye
+ *       ("stopped by tally run: the run is over"); the parent disappearing stops it too.
  * </ul>
  *
  * <p>Signals are caught with {@code sun.misc.Signal} (module {@code jdk.unsupported}, kept available by
@@ -75,7 +81,8 @@ public final class WorkerCommand implements Callable<Integer> {
           + " not answering), counted from start or from losing the last one (default: never give up).")
   Duration giveUpAfter;
 
-  @Option(names = "--parent-pid", hidden = true, description = "Exit when this process is gone (used by tally run for its local workers).")
+  @Option(names = "--parent-pid", hidden = true,
+      description = "Exit when this process is gone, or when it writes why on stdin (used by tally run for its local workers).")
   Long parentPid;
 
   @Override
@@ -89,17 +96,24 @@ public final class WorkerCommand implements Callable<Integer> {
       throw new ParameterException(spec.commandLine(), "--coordinator needs a port other than 0");
     }
     if (drainTimeout.isNegative()) {
-      throw new ParameterException(spec.commandLine(), "--drain-timeout must be 0s or more, got " + drainTimeout);
+      throw new ParameterException(spec.commandLine(), "--drain-timeout must be 0s or more, got " + DurationConverter.text(drainTimeout));
     }
     if (giveUpAfter != null && (giveUpAfter.isZero() || giveUpAfter.isNegative())) {
-      throw new ParameterException(spec.commandLine(), "--give-up-after must be positive, got " + giveUpAfter);
+      throw new ParameterException(spec.commandLine(), "--give-up-after must be positive, got " + DurationConverter.text(giveUpAfter));
     }
     WorkerSettings.Builder settings = WorkerSettings.builder(coordinator.host(), coordinator.port())
         .slots(workerSlots).drainTimeout(drainTimeout).giveUpAfter(giveUpAfter);
     if (name != null) {
       settings.name(name);
     }
-    WorkerSession session = new WorkerSession(settings.build());
+    WorkerSettings built = settings.build();
+    WorkerSession session = new WorkerSession(built);
+    // Its log says nothing while all is well: one line tells whoever started it that it found its coordinator.
+    PrintWriter err = spec.commandLine().getErr();
+    session.joined().thenRun(() -> {
+      err.printf("tally worker: joined the coordinator at %s as %s, %s%n", coordinator, built.name(), Words.count(built.slots(), "slot"));
+      err.flush();
+    });
     // Any other way out of the JVM (System.exit when the parent is gone, SIGHUP) stops at once.
     Runtime.getRuntime().addShutdownHook(new Thread(session::close, "tally-worker-stop"));
     ScheduledExecutorService watchdog = Executors.newSingleThreadScheduledExecutor(r -> {
@@ -118,6 +132,9 @@ public final class WorkerCommand implements Callable<Integer> {
       }, 1, 1, TimeUnit.SECONDS);
     }
     session.start();
+    if (parentPid != null) {
+      listenToParent(session, err);
+    }
     // After start(): a drain needs a started session. A signal before this point ends the JVM the
     // default way, through the shutdown hook.
     AtomicInteger signalExit = new AtomicInteger(-1);
@@ -137,11 +154,33 @@ public final class WorkerCommand implements Callable<Integer> {
     return how == null ? 0 : how.kind().exitCode();
   }
 
+  /**
+   * Stops the worker at once when its parent writes a line on stdin, with that line as the reason: the
+   * parent ({@code tally run}) knows why its workers stop (its run is over, or it is being stopped), and a
+   * signal could not say. The end of stdin says nothing: the parent's pid is watched for its death.
+   */
+  private static void listenToParent(WorkerSession session, PrintWriter err) {
+    Thread listener = new Thread(() -> {
+      try {
+        String why = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8)).readLine();
+        if (why != null && !why.isBlank()) {
+          err.println("tally worker: " + why.strip());
+          err.flush();
+          session.close(why.strip());
+        }
+      } catch (IOException e) {
+        log.debug("cannot read stdin for the parent's word: {}", e.toString());
+      }
+    }, "tally-parent-word");
+    listener.setDaemon(true);
+    listener.start();
+  }
+
   /** Runs on the JVM's signal thread: the first signal drains, the second stops at once. */
   private void onSignal(Signal signal, WorkerSession session, AtomicInteger signals, AtomicInteger signalExit) {
     if (signals.incrementAndGet() == 1) {
       log.warn("received SIG{}: draining (jobs not started are handed back; running cases get up to {} to finish);"
-          + " send it again to stop at once", signal.getName(), drainTimeout.toString().substring(2).toLowerCase(java.util.Locale.ROOT));
+          + " send it again to stop at once", signal.getName(), DurationConverter.text(drainTimeout));
       session.drain();
     } else {
       log.warn("received SIG{} again: stopping at once", signal.getName());

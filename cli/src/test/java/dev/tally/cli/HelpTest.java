@@ -52,6 +52,14 @@ class HelpTest {
   }
 
   @Test
+  void simulateListsEveryFaultItCanPlant() {
+    String simulate = oneLine(help("simulate", "--help").out());
+    for (dev.tally.simulation.PlantedFault fault : dev.tally.simulation.PlantedFault.values()) {
+      assertThat(simulate).as("tally simulate --help").contains(fault.cliName());
+    }
+  }
+
+  @Test
   void theDefaultsShownAreTheBuildersAndResumeNeedsItsStore() {
     String run = oneLine(help("run", "--help").out());
     assertThat(run).contains("How often workers heartbeat (default: 500ms)").contains("Default: phi,")

@@ -44,6 +44,19 @@ class RemoteWorkerProcessTest {
       }
       assertThat(workers).as("both the local and the remote worker ran cases").containsExactlyInAnyOrder("local-1", "remote-1");
       assertThat(remote.process.isAlive()).as("a remote worker outlives the run and waits for the next coordinator").isTrue();
+      assertThat(remote.output()).as("a worker says when it has joined")
+          .contains("tally worker: joined the coordinator at 127.0.0.1:" + port + " as remote-1, 2 slots");
+
+      // The next coordinator on that address gets it: the worker says so, at WARN, as it said it lost the first.
+      Path next = Files.write(dir.resolve("next.jsonl"), List.of("{\"id\":\"n1\"}", "{\"id\":\"n2\"}"));
+      try (TallyProcess again = TallyProcess.start(dir, "again.log", List.of(
+          "run", next.toString(), "--listen=127.0.0.1:" + port, "--workers=0", "--evaluator=noop",
+          "--out=" + dir.resolve("next-results.jsonl"), "--summary=" + dir.resolve("next-summary.json"), "--no-progress"))) {
+        assertThat(again.waitFor(120)).as("second run's output:%n%s", again.output()).isZero();
+      }
+      assertThat(remote.output()).contains("WARN").contains("lost the coordinator at 127.0.0.1:" + port)
+          .contains("reconnected to the coordinator at 127.0.0.1:" + port);
+      assertThat(remote.output().split("tally worker: joined", -1)).as("joining is said once, rejoining is a WARN").hasSize(2);
     }
   }
 }

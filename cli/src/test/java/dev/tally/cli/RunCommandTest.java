@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.tally.coordinator.CoordinatorLock;
-import dev.tally.core.store.RunCounters;
 import dev.tally.store.SqliteStore;
 import java.io.PrintWriter;
 import java.io.StringWriter;
@@ -67,7 +66,11 @@ class RunCommandTest {
     assertThat(out.toString()).contains("passed").contains("stale results fenced");
 
     assertThat(tally("status", "--db=" + dir.resolve("tally.db"))).isZero();
-    assertThat(out.toString()).contains("finished").contains(dataset.toString());
+    assertThat(out.toString()).contains("finished").contains(dataset.toString())
+        .contains("worker said goodbye: " + RunnerCommand.RUN_OVER).doesNotContain("drain");
+    assertThat(Files.readString(dir.resolve("tally.db-logs").resolve("run-1").resolve("worker-1.log")))
+        .as("the end of a run is not a signal to its workers")
+        .contains("tally worker: " + RunnerCommand.RUN_OVER).doesNotContain("SIGTERM").doesNotContain("drain");
   }
 
   @Test
@@ -104,12 +107,37 @@ class RunCommandTest {
       assertThat(held).isNotNull();
       assertThat(tally("run", dataset.toString(), "--evaluator=noop", "--in-process=1", "--workers=0", "--no-progress"))
           .isEqualTo(Main.EXIT_USAGE);
-      assertThat(err.toString()).contains("another coordinator (tally run or tally resume) is running on " + db);
+      assertThat(err.toString()).contains("another coordinator (tally run or tally resume) is running on " + db
+          + " (it holds " + db + "-lock); wait for it to finish or stop it first").doesNotContain("is working on");
       assertThat(db).doesNotExist();
     }
     assertThat(tally("run", dataset.toString(), "--evaluator=noop", "--in-process=1", "--workers=0", "--no-progress",
         "--out=" + dir.resolve("r.jsonl"), "--summary=" + dir.resolve("s.json")))
         .as("the lock is free once its holder is done; output:%n%s", err).isEqualTo(Main.EXIT_PASSED);
+  }
+
+  @Test
+  void anOutputInAMissingDirectoryIsRefusedByItsOptionAndNoDirectoryIsMade() throws Exception {
+    Path dataset = dir.resolve("c.jsonl");
+    Files.write(dataset, List.of("{\"id\":\"a\"}"));
+    Path typo = dir.resolve("typo").resolve("deeper");
+    String[] good = {"--out=" + dir.resolve("r.jsonl"), "--summary=" + dir.resolve("s.json"), "--db=" + dir.resolve("t.db")};
+    for (int i = 0; i < good.length; i++) {
+      String[] args = good.clone();
+      String option = args[i].substring(0, args[i].indexOf('='));
+      args[i] = option + "=" + typo.resolve("file");
+      List<String> all = new ArrayList<>(List.of("run", dataset.toString(), "--evaluator=noop", "--workers=0", "--in-process=1", "--no-progress"));
+      all.addAll(List.of(args));
+      assertThat(tally(all.toArray(String[]::new))).as("%s in a missing directory", option).isEqualTo(Main.EXIT_USAGE);
+      assertThat(err.toString()).contains(option + " " + typo.resolve("file") + ": the directory " + typo + " does not exist");
+    }
+    assertThat(dir.resolve("typo")).doesNotExist();
+    assertThat(dir.resolve("t.db")).doesNotExist();
+    assertThat(dir.resolve("r.jsonl")).doesNotExist();
+
+    assertThat(tally("run", dataset.toString(), "--evaluator=noop", "--workers=0", "--in-process=1", "--no-progress",
+        "--out=" + dir, "--summary=" + dir.resolve("s.json"))).isEqualTo(Main.EXIT_USAGE);
+    assertThat(err.toString()).contains("--out " + dir + " is a directory");
   }
 
   @Test
@@ -252,12 +280,29 @@ class RunCommandTest {
   }
 
   @Test
+  void resumingAFinishedRunWritesItsResultsWithoutStartingWorkers() throws Exception {
+    Path dataset = dir.resolve("c.jsonl");
+    Files.write(dataset, List.of("{\"id\":\"a\"}", "{\"id\":\"b\"}"));
+    assertThat(tally("run", dataset.toString(), "--evaluator=noop", "--in-process=1", "--workers=0", "--no-progress",
+        "--out=" + dir.resolve("first.jsonl"), "--summary=" + dir.resolve("first.json"))).isEqualTo(Main.EXIT_PASSED);
+    err.getBuffer().setLength(0);
+
+    // As after a coordinator that died between the run's end and writing its results; local workers by default.
+    assertThat(tally("resume", "1", "--db=" + dir.resolve("tally.db"), "--no-progress",
+        "--out=" + dir.resolve("r.jsonl"), "--summary=" + dir.resolve("s.json"))).as("stderr: %s", err).isEqualTo(Main.EXIT_PASSED);
+    assertThat(err.toString()).contains("tally: run 1 has already finished; writing its results")
+        .doesNotContain("cases;").doesNotContain("local worker").doesNotContain("remote workers may connect");
+    assertThat(Files.readAllLines(dir.resolve("r.jsonl"))).hasSize(2);
+    assertThat(dir.resolve("tally.db-logs").resolve("run-1").resolve("worker-1.log")).as("no worker was started").doesNotExist();
+  }
+
+  @Test
   void theRunSaysWhatWorkersAreReallyThere() throws Exception {
     Path dataset = dir.resolve("c.jsonl");
     Files.write(dataset, List.of("{\"id\":\"a\"}"));
     assertThat(tally("run", dataset.toString(), "--evaluator=noop", "--in-process=1", "--workers=0", "--no-progress",
         "--out=" + dir.resolve("r.jsonl"), "--summary=" + dir.resolve("s.json"))).isEqualTo(Main.EXIT_PASSED);
-    assertThat(err.toString()).contains("run 1: 1 cases; 1 in-process slot; remote workers may connect to 127.0.0.1:")
+    assertThat(err.toString()).contains("run 1: 1 case; 1 in-process slot; remote workers may connect to 127.0.0.1:")
         .doesNotContain("0 local workers");
 
     RunCommand remoteOnly = new RunCommand();
@@ -269,13 +314,6 @@ class RunCommandTest {
     mixed.inProcessSlots = 2;
     assertThat(mixed.fleet(1, new HostPort("127.0.0.1", 7070)))
         .isEqualTo("3 local workers x 1 slot + 2 in-process slots; remote workers may connect to 127.0.0.1:7070");
-  }
-
-  @Test
-  void theProgressLineShowsTheVerdictsBesideDoneAndTotal() {
-    // total 10: 5 passed, 2 failed, 1 errored, 1 out of attempts; 3 redeliveries
-    assertThat(RunnerCommand.progressMessage(new RunCounters(10, 5, 2, 1, 1, 0, 0, 3)))
-        .isEqualTo(" passed 5, failed 2, errored 2; redeliveries 3");
   }
 
   @Test
@@ -298,6 +336,11 @@ class RunCommandTest {
     assertThat(tally("run", dataset.toString(), "--evaluator=noop", "--workers=1000")).isEqualTo(Main.EXIT_USAGE);
     assertThat(tally("run", dataset.toString(), "--evaluator=sleep", "--millis=-5")).isEqualTo(Main.EXIT_USAGE);
     assertThat(tally("run", dataset.toString(), "--evaluator=noop", "--millis=5")).isEqualTo(Main.EXIT_USAGE);
+    assertThat(tally("run", dataset.toString(), "--evaluator=noop", "--case-timeout=0s")).isEqualTo(Main.EXIT_USAGE);
+    assertThat(err.toString()).as("durations as people write them").contains("--case-timeout must be positive, got 0s")
+        .doesNotContain("PT0S");
+    assertThat(tally("run", dataset.toString(), "--evaluator=noop", "--detection-window=0s")).isEqualTo(Main.EXIT_USAGE);
+    assertThat(err.toString()).contains("the detection window must be positive, got 0ms").doesNotContain("PT0S");
     assertThat(tally("status", "--db=" + dir.resolve("missing.db"))).isEqualTo(Main.EXIT_USAGE);
   }
 

@@ -54,7 +54,29 @@ class StatusCommandTest {
         .contains("live").contains("0.12 of 8.00").endsWith("3  -");
     assertThat(r.out()).containsPattern("w-left +left .*\n  left \\d+ s ago: reaped after 2600ms of silence");
     assertThat(r.out().lines().filter(l -> l.startsWith("w-silent"))).singleElement().asString().contains("silent");
-    assertThat(r.out()).doesNotContain("w-old").contains("(1 workers that left more than 10 min before the latest report are not shown)");
+    assertThat(r.out()).doesNotContain("w-old").contains("(1 worker that left more than 10 min before the latest report is not shown)");
+  }
+
+  /** Regression: a worker that had left still counted down its ejection; a silent one took "new work: yes". */
+  @Test
+  void aDepartedWorkerShowsOnlyWhatIsStillTrue() {
+    Path db = dir.resolve("t.db");
+    long now = System.currentTimeMillis();
+    try (SqliteStore store = SqliteStore.open(db)) {
+      store.saveWorkerStatuses(List.of(
+          new WorkerStatus("1", "w-ejected", "0.10 of 8.00", true, now + 60_000, "failure rate 0.9", 2, 3, now, null),
+          new WorkerStatus("2", "w-left", "0.10 of 8.00", true, now + 60_000, "failure rate 0.9", 2, 3, now - 5_000, "worker said goodbye"),
+          new WorkerStatus("3", "w-silent", "0.40 of 8.00", true, 0, null, 0, 4, now - 60_000, null)));
+    }
+    Result r = status(db);
+    assertThat(r.exit()).as(r.err()).isZero();
+    assertThat(r.out().lines().filter(l -> l.startsWith("w-ejected"))).singleElement().asString()
+        .contains("0.10 of 8.00").containsPattern("ejected \\d+ s more: failure rate 0.9");
+    assertThat(r.out().lines().filter(l -> l.startsWith("w-left"))).singleElement().asString()
+        .containsPattern("w-left +left +- +- +-  ejected 2x, last: failure rate 0.9$").doesNotContain("s more");
+    assertThat(r.out().lines().filter(l -> l.startsWith("w-silent"))).singleElement().asString()
+        .containsPattern("w-silent +silent +- +- +-  -$").doesNotContain("yes");
+    assertThat(r.out()).contains("  no report for 60 s: its coordinator is gone");
   }
 
   @Test

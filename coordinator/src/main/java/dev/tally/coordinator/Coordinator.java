@@ -113,6 +113,18 @@ public final class Coordinator implements AutoCloseable {
   }
 
   /**
+   * Stops the scheduler, for a coordinator whose process is being stopped before its runs finish: it
+   * leases, records and releases nothing more, and records every connected worker as left because the
+   * coordinator stopped. Workers that end after this are not reported lost and their jobs stay leased, as
+   * after a {@code kill -9}, for the next coordinator on the store to take over ({@link RunResumption}).
+   * The worker port and the store stay open until {@link #close()}. Idempotent; waits for the scheduler's
+   * last step (up to 10 s).
+   */
+  public void stopScheduling() {
+    loop.close();
+  }
+
+  /**
    * Stops accepting workers, closes their sessions, stops the scheduler, then closes the store and
    * releases its lock if this coordinator opened them.
    *

@@ -148,7 +148,7 @@ public final class CoordinatorBuilder {
   public CoordinatorBuilder detectionWindow(Duration window) {
     Objects.requireNonNull(window, "window");
     if (window.isZero() || window.isNegative()) {
-      throw new IllegalArgumentException("the detection window must be positive, got " + window);
+      throw new IllegalArgumentException("the detection window must be positive, got " + window.toMillis() + "ms");
     }
     this.detectionWindow = window;
     return this;

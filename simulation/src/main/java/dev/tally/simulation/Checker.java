@@ -51,6 +51,13 @@ import java.util.TreeSet;
  * a worker was acked RECORDED or DUPLICATE for is in the store at the end, done, across every coordinator
  * restart.
  *
+ * <p><b>The connection actor's contract</b> ({@link #check(History)} adds, as violations that start with
+ * {@code WE:}): what {@code WorkerEventsChecker} saw of the {@code WorkerEvents} the connection cores
+ * reported to the scheduler: a session's event after its loss (or before its join, or a second join or
+ * loss), or two live sessions of one worker at once. Not an invariant of the store, but the promise the
+ * scheduler builds I1–I4 on: a violation here is a bug in the connection actor even when the store
+ * happens to come out right.
+ *
  * <p>Thread-safety: stateless.
  */
 public final class Checker {

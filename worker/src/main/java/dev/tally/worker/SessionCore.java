@@ -44,8 +44,8 @@ import org.slf4j.LoggerFactory;
  * <h2>Events</h2>
  *
  * {@link #start}, {@link #connected}, {@link #connectFailed}, {@link #frameReceived} (then {@link
- * #flush} after a batch of them), {@link #disconnected}, {@link #caseEnded}, {@link #tick} (at or after
- * {@link #nextTickNanos()}), {@link #drain} and {@link #stop}.
+ * #flush} after a batch of them), {@link #notACoordinator}, {@link #disconnected}, {@link #caseEnded},
+ * {@link #tick} (at or after {@link #nextTickNanos()}), {@link #drain} and {@link #stop}.
  *
  * <h2>What it decides</h2>
  *
@@ -56,7 +56,8 @@ import org.slf4j.LoggerFactory;
  *   <li><b>Welcome</b>: heartbeats start at its interval, the coordinator's liveness is judged from then
  *       on, and the whole outbox is sent again. A Welcome from a coordinator on another store than the
  *       one this worker's jobs and results came from drops them all and stops those jobs: job ids and
- *       tokens only mean something within one store, and their own store runs them again.
+ *       tokens only mean something within one store, and their own store runs them again. Its notices
+ *       (another worker has this one's name) are logged at WARN.
  *   <li><b>RunConfig</b> builds the run's evaluator, once per run per session.
  *   <li><b>Assign</b> starts the case on the runner, unless it is a duplicate (ignored), the worker is
  *       draining (handed back: {@code HANDED_BACK}), its run has no usable RunConfig (refused at once with a
@@ -154,6 +155,8 @@ public final class SessionCore {
 
   private State state = State.DISCONNECTED;
   private boolean started;
+  /** Whether any Welcome came since the start: the first one is the worker joining, the rest rejoining. */
+  private boolean everWelcomed;
   /** Whether the current (or closing) connection was welcomed: its end is a lost session, not a failed attempt. */
   private boolean sessionWelcomed;
   /** Why this side is closing the current connection, for the log line of its end. */
@@ -295,7 +298,8 @@ public final class SessionCore {
       return;
     }
     boolean wasWelcomed = sessionWelcomed;
-    String why = closeReason != null ? closeReason : reason;
+    boolean closedHere = closeReason != null;
+    String why = closedHere ? closeReason : reason;
     closeReason = null;
     lastLossReason = why;
     sessionWelcomed = false;
@@ -312,7 +316,22 @@ public final class SessionCore {
           coordinator, why, outbox.size(), held.size());
       port.connectIn(reconnector.sessionLost(nowNanos));
     } else {
-      attemptFailed(why + " before Welcome", nowNanos);
+      // A reason this side gave says what went wrong in full; the transport's ("connection closed") needs
+      // to say when it happened.
+      attemptFailed(closedHere ? why : why + " before a Welcome", nowNanos);
+    }
+  }
+
+  /**
+   * The peer at the coordinator's address does not speak Tally's protocol (it answered like an HTTP
+   * server, say): the connection is closed, and its end reported ({@link #disconnected}) with {@code
+   * why}, a sentence for the user such as "not a Tally coordinator (it answered like an HTTP server)".
+   * Before a Welcome that is a failed attempt, retried with the backoff: the right coordinator may come
+   * up at that address yet.
+   */
+  public void notACoordinator(String why, long nowNanos) {
+    if (state == State.AWAITING_WELCOME || state == State.WELCOMED) {
+      closeConnection(why, false);
     }
   }
 
@@ -445,12 +464,21 @@ public final class SessionCore {
     for (Result r : resend) {
       send(Envelope.newBuilder().setResult(r).build());
     }
-    if (without >= 0) {
+    boolean first = !everWelcomed;
+    everWelcomed = true;
+    if (without >= 0 && !first) {
+      // Trouble was reported at WARN (a lost session, failed attempts): so is its end.
       log.warn("reconnected to the coordinator at {} after {} without one (session {}, epoch {}); re-sent {} results",
           coordinator, Reconnector.human(without), welcome.getSessionId(), welcome.getCoordinatorEpoch(), resend.size());
     } else {
       log.info("welcomed by the coordinator at {} (session {}, epoch {}, heartbeat every {} ms); re-sent {} results",
           coordinator, welcome.getSessionId(), welcome.getCoordinatorEpoch(), intervalMillis, resend.size());
+    }
+    for (String notice : welcome.getNoticesList()) {
+      log.warn("the coordinator at {} says: {}", coordinator, notice);
+    }
+    if (first) {
+      port.joined(); // the driver says so to a person, whether or not attempts failed before
     }
     checkDrainDone();
   }
@@ -618,7 +646,7 @@ public final class SessionCore {
   /** Time passed: sends a due heartbeat, judges the coordinator, enforces the Welcome and drain deadlines. */
   public void tick(long nowNanos) {
     if (state == State.AWAITING_WELCOME && nowNanos - welcomeDeadlineNanos >= 0) {
-      closeConnection("no Welcome within " + WELCOME_TIMEOUT.toSeconds() + " s of the Hello", false);
+      closeConnection("the coordinator sent no Welcome within " + WELCOME_TIMEOUT.toSeconds() + " s of the Hello", false);
     }
     if (state == State.WELCOMED && nowNanos - nextCheckNanos >= 0) {
       judgeCoordinator(nowNanos);

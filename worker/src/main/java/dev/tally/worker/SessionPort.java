@@ -31,6 +31,13 @@ public interface SessionPort {
   void connectIn(long delayNanos);
 
   /**
+   * The worker was welcomed for the first time since it started: it has joined its coordinator, and a
+   * person watching it may be told. Later Welcomes (after a reconnect) are not reported here; the core
+   * logs those. Does nothing unless a driver has someone to tell.
+   */
+  default void joined() {}
+
+  /**
    * The session is over, for the reason given: stop everything (no further event reaches the core). The
    * frames and the close the core asked for just before still happen.
    */

@@ -20,6 +20,8 @@ import io.netty.util.concurrent.DefaultThreadFactory;
 import io.netty.util.concurrent.ScheduledFuture;
 import java.time.Duration;
 import java.util.SplittableRandom;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.RejectedExecutionException;
@@ -63,6 +65,9 @@ import org.slf4j.LoggerFactory;
 public final class WorkerSession implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(WorkerSession.class);
 
+  /** Why a connection to a peer that answers like an HTTP server is left, as the worker says it. */
+  static final String NOT_A_COORDINATOR_HTTP = "not a Tally coordinator (it answered like an HTTP server)";
+
   /** How long {@link #close()} waits for each step (Goodbye sent, slots ended, event loop stopped). */
   static final Duration CLOSE_STEP_TIMEOUT = Duration.ofSeconds(5);
 
@@ -88,6 +93,7 @@ public final class WorkerSession implements AutoCloseable {
   private final AtomicBoolean started = new AtomicBoolean();
   private final AtomicBoolean stopping = new AtomicBoolean();
   private final CountDownLatch terminated = new CountDownLatch(1);
+  private final CompletableFuture<Void> joined = new CompletableFuture<>();
   private volatile Termination termination;
 
   /** Prepares a session; nothing starts until {@link #start()}. */
@@ -157,6 +163,14 @@ public final class WorkerSession implements AutoCloseable {
    */
   @Override
   public void close() {
+    close("worker closing");
+  }
+
+  /**
+   * Stops at once, as {@link #close()} does, saying {@code reason} in the Goodbye (the coordinator's log
+   * and {@code tally status} show it as why the worker left).
+   */
+  public void close(String reason) {
     if (!stopping.compareAndSet(false, true)) {
       awaitQuietly();
       return;
@@ -169,7 +183,7 @@ public final class WorkerSession implements AutoCloseable {
       return;
     }
     try {
-      loop.submit(() -> core.stop("worker closing")).get(CLOSE_STEP_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+      loop.submit(() -> core.stop(reason)).get(CLOSE_STEP_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
     } catch (Exception e) {
       if (e instanceof InterruptedException) {
         Thread.currentThread().interrupt();
@@ -192,6 +206,15 @@ public final class WorkerSession implements AutoCloseable {
   /** How the session ended, or null while it runs. */
   public Termination termination() {
     return termination;
+  }
+
+  /**
+   * Completes when a coordinator first welcomes this worker (on the session's event loop: a stage added
+   * to it must not block); later Welcomes, after reconnects, do not change it. Never completes if the
+   * session ends without a Welcome.
+   */
+  public CompletionStage<Void> joined() {
+    return joined;
   }
 
   /** True while a connection is up and welcomed (between Welcome and its loss). */
@@ -344,6 +367,11 @@ public final class WorkerSession implements AutoCloseable {
     }
 
     @Override
+    public void joined() {
+      joined.complete(null);
+    }
+
+    @Override
     public void ended(Termination how) {
       termination = how;
       if (connectTask != null) {
@@ -451,7 +479,11 @@ public final class WorkerSession implements AutoCloseable {
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
       // Logged when the channel goes inactive (a lost session, or a failed attempt), with this reason.
       log.debug("connection to {}:{} failed: {}; closing it", settings.host(), settings.port(), cause.toString());
-      if (ctx.channel() == channel && channelFailure == null) {
+      if (ctx.channel() == channel && cause instanceof FrameCodec.HttpAnswerException) {
+        // The user gave a web server's address: say that, not what its answer means as a frame length.
+        core.notACoordinator(NOT_A_COORDINATOR_HTTP, now());
+        afterEvents();
+      } else if (ctx.channel() == channel && channelFailure == null) {
         channelFailure = reason(cause);
       }
       ctx.close();

@@ -43,7 +43,13 @@ class SessionCoreTest {
     int flushes;
     final List<Boolean> closes = new ArrayList<>();
     final List<Long> connects = new ArrayList<>();
+    int joins;
     Termination ended;
+
+    @Override
+    public void joined() {
+      joins++;
+    }
 
     @Override
     public void send(Envelope frame) {
@@ -351,6 +357,40 @@ class SessionCoreTest {
     assertThat(port.connects).hasSize(2);
   }
 
+  /** A core that gives up at its first failed attempt, so that the attempt's reason is in its end. */
+  private SessionCore givingUpAtOnce(RecordingPort to) {
+    return new SessionCore(settings, to, runner, outbox, new Reconnector("coord:7070",
+        new Backoff(Duration.ofMillis(100), Duration.ofSeconds(5), new SplittableRandom(1)), Duration.ofMillis(1)));
+  }
+
+  /** Regression: the reason read "no Welcome within 10 s of the Hello before Welcome". */
+  @Test
+  void aFailedAttemptSaysWhyOnceAndInWords() {
+    RecordingPort silent = new RecordingPort();
+    SessionCore waiting = givingUpAtOnce(silent);
+    waiting.start(0);
+    waiting.connected(0);
+    waiting.tick(SessionCore.WELCOME_TIMEOUT.toNanos());
+    waiting.disconnected("connection closed", SessionCore.WELCOME_TIMEOUT.toNanos());
+    assertThat(silent.ended.detail()).endsWith("the last: the coordinator sent no Welcome within 10 s of the Hello");
+
+    RecordingPort web = new RecordingPort();
+    SessionCore http = givingUpAtOnce(web);
+    http.start(0);
+    http.connected(0);
+    http.notACoordinator("not a Tally coordinator (it answered like an HTTP server)", MS);
+    assertThat(web.closes).containsExactly(false);
+    http.disconnected("connection closed", MS);
+    assertThat(web.ended.detail()).endsWith("the last: not a Tally coordinator (it answered like an HTTP server)");
+
+    RecordingPort closing = new RecordingPort();
+    SessionCore closed = givingUpAtOnce(closing);
+    closed.start(0);
+    closed.connected(0);
+    closed.disconnected("connection closed", MS);
+    assertThat(closing.ended.detail()).as("the transport's reason says when").endsWith("the last: connection closed before a Welcome");
+  }
+
   @Test
   void frameBeforeTheWelcomeOrASecondWelcomeIsAProtocolViolation() {
     core.start(0);
@@ -364,6 +404,40 @@ class SessionCoreTest {
     core.frameReceived(welcome(500, "s"), MS);
     core.frameReceived(welcome(500, "s"), MS);
     assertThat(port.closes).hasSize(2);
+  }
+
+  @Test
+  void theFirstWelcomeIsTheWorkerJoiningAndAReconnectIsNot() {
+    core.start(0);
+    core.connectFailed("Connection refused", MS); // trouble first: the coordinator was not up yet
+    core.connected(2 * MS);
+    assertThat(port.joins).isZero();
+    core.frameReceived(welcome(500, "s"), 2 * MS);
+    assertThat(port.joins).isEqualTo(1);
+
+    core.disconnected("closed", 3 * MS);
+    core.connected(4 * MS);
+    core.frameReceived(welcome(500, "s"), 4 * MS);
+    assertThat(port.joins).as("a rejoin is logged by the core, not announced again").isEqualTo(1);
+  }
+
+  @Test
+  void theCoordinatorsNoticesAreLoggedAtWarn() {
+    ch.qos.logback.classic.Logger logger = (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(SessionCore.class);
+    ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> appender = new ch.qos.logback.core.read.ListAppender<>();
+    appender.start();
+    logger.addAppender(appender);
+    try {
+      core.start(0);
+      core.connected(0);
+      core.frameReceived(welcome(500, "s").toBuilder()
+          .setWelcome(welcome(500, "s").getWelcome().toBuilder().addNotices("another worker already goes by the name 'w'")).build(), MS);
+      assertThat(appender.list).filteredOn(e -> e.getLevel() == ch.qos.logback.classic.Level.WARN)
+          .extracting(ch.qos.logback.classic.spi.ILoggingEvent::getFormattedMessage)
+          .containsExactly("the coordinator at coord:7070 says: another worker already goes by the name 'w'");
+    } finally {
+      logger.detachAppender(appender);
+    }
   }
 
   @Test

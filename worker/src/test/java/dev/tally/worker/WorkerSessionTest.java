@@ -472,6 +472,32 @@ class WorkerSessionTest {
     assertThat(session.termination().detail()).startsWith("gave up: no Welcome from the coordinator at 127.0.0.1:" + deadPort);
   }
 
+  /** Regression: a worker given a web server's address reported a frame length of 1,213,486,160 bytes. */
+  @Test
+  void aWorkerPointedAtAnHttpServerSaysItIsNotACoordinator() throws Exception {
+    try (java.net.ServerSocket web = new java.net.ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress())) {
+      Thread server = new Thread(() -> {
+        while (!web.isClosed()) {
+          try (java.net.Socket s = web.accept()) {
+            s.getOutputStream().write("HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n"
+                .getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+            s.getOutputStream().flush();
+          } catch (java.io.IOException closed) {
+            return;
+          }
+        }
+      }, "fake-http-server");
+      server.setDaemon(true);
+      server.start();
+      WorkerSession session = start(WorkerSettings.builder("127.0.0.1", web.getLocalPort()).slots(1).giveUpAfter(Duration.ofSeconds(1)));
+
+      assertThat(session.awaitTermination(WAIT)).isTrue();
+      assertThat(session.termination().detail())
+          .endsWith("the last: not a Tally coordinator (it answered like an HTTP server)")
+          .doesNotContain("frame length");
+    }
+  }
+
   /**
    * The half-open connection, seen from the worker: the coordinator's host died or its network path
    * dropped, and the socket stays open. The worker convicts the silence (about 10 s) and reconnects,

@@ -552,7 +552,7 @@ public final class FailoverBenchCommand implements Callable<Integer> {
       return true;
     }
 
-    /** Thaws every worker this bench stopped (a stopped JVM cannot act on SIGTERM), then closes all. */
+    /** Thaws every worker this bench stopped (a stopped JVM cannot act on being told to stop), then closes all. */
     @Override
     public void close() {
       thawAll();

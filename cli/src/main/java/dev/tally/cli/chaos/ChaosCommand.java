@@ -180,7 +180,7 @@ public final class ChaosCommand implements Callable<Integer> {
       throw new ParameterException(cl, "--slots must be from 1 to " + WorkerServer.MAX_WORKER_SLOTS + ", got " + slots);
     }
     if (duration.isNegative() || duration.isZero()) {
-      throw new ParameterException(cl, "--duration must be positive, got " + duration);
+      throw new ParameterException(cl, "--duration must be positive, got " + DurationConverter.text(duration));
     }
     if (faultInterval.toMillis() < 100 || finishTimeout.isNegative() || finishTimeout.isZero()) {
       throw new ParameterException(cl, "--fault-interval must be at least 100ms and --finish-timeout positive");

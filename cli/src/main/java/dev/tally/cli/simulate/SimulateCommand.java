@@ -14,11 +14,13 @@ import picocli.CommandLine.Option;
 
 /**
  * {@code tally simulate}: deterministic simulation of the real scheduler, detectors and store semantics
- * under virtual time and seeded faults, checked against invariants I1–I5 after every history. A thin shell
+ * under virtual time and seeded faults, checked against invariants I1–I5 and the connection actor's {@code
+ * WorkerEvents} contract ({@code WE:}) after every history. A thin shell
  * over {@link SimulationRunner}; all the logic lives in the simulation module.
  */
 @Command(name = "simulate", mixinStandardHelpOptions = true,
-    description = {"Run seeded, deterministic simulations of the scheduler under faults and check invariants I1-I5.",
+    description = {"Run seeded, deterministic simulations of the scheduler under faults and check invariants I1-I5"
+        + " and the connection actor's WorkerEvents contract (violations marked WE).",
         "Exits 0 only if every history passes; a failing seed prints the command that replays it."})
 public final class SimulateCommand implements Callable<Integer> {
 
@@ -31,9 +33,17 @@ public final class SimulateCommand implements Callable<Integer> {
   @Option(names = "--seed", description = "Run this one seed and print its whole trace.")
   Long seed;
 
-  @Option(names = "--plant", paramLabel = "FAULT",
-      description = "Plant a known bug to see the checker catch it: count-duplicates, skip-fencing or drop-on-reap.")
+  @Option(names = "--plant", paramLabel = "FAULT", completionCandidates = PlantableFaults.class,
+      description = "Plant a known bug to see the checker catch it, one of: ${COMPLETION-CANDIDATES}.")
   String plant;
+
+  /** The faults {@code --plant} takes, by their command-line names: {@link PlantedFault} is their one owner. */
+  static final class PlantableFaults implements Iterable<String> {
+    @Override
+    public java.util.Iterator<String> iterator() {
+      return java.util.Arrays.stream(PlantedFault.values()).map(PlantedFault::cliName).iterator();
+    }
+  }
 
   @Override
   public Integer call() {

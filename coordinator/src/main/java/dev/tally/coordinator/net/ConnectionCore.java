@@ -48,7 +48,9 @@ import org.slf4j.LoggerFactory;
  *       {@code workerLost} was reported (and, if it was itself waiting to join, once its own predecessor
  *       ended): reading is paused meanwhile, and frames that still arrive are held and handled after
  *       joining. So the scheduler sees the old session end before the new one begins.
- *   <li>Joining: a {@code Welcome}, then {@link WorkerEvents#workerJoined}.
+ *   <li>Joining: a {@code Welcome}, then {@link WorkerEvents#workerJoined}. If another worker's live session
+ *       goes by the same name, that is logged and said in the Welcome's notices, and the session joins all
+ *       the same: names are for people, ids for the protocol.
  *   <li>{@code Result} frames become {@link WorkerEvents#attemptEnded} (one that does not map to a report
  *       is a malformed frame); {@code Heartbeat}s only prove liveness; a {@code Drain} means the worker is
  *       shutting down gracefully: its handle takes no new work for the rest of the session; a
@@ -581,13 +583,16 @@ public final class ConnectionCore {
     if (phase != Phase.JOINING) {
       return; // closed while waiting for the superseded session
     }
-    port.write(Envelope.newBuilder()
-        .setWelcome(Welcome.newBuilder()
-            .setSessionId(sessionId)
-            .setHeartbeatIntervalMillis((int) settings.heartbeatInterval().toMillis())
-            .setCoordinatorEpoch(settings.coordinatorEpoch())
-            .setStoreId(storeId))
-        .build());
+    Welcome.Builder welcome = Welcome.newBuilder()
+        .setSessionId(sessionId)
+        .setHeartbeatIntervalMillis((int) settings.heartbeatInterval().toMillis())
+        .setCoordinatorEpoch(settings.coordinatorEpoch())
+        .setStoreId(storeId);
+    String nameTaken = nameTaken();
+    if (nameTaken != null) {
+      welcome.addNotices(nameTaken);
+    }
+    port.write(Envelope.newBuilder().setWelcome(welcome).build());
     port.flush();
     if (phase != Phase.JOINING) {
       return; // the Welcome could not be sent, and the connection was refused
@@ -606,6 +611,26 @@ public final class ConnectionCore {
       readingPaused = false;
       port.resumeReading();
     }
+  }
+
+  /**
+   * If another worker's live session goes by this one's name, says so in this coordinator's log (once per
+   * joining session) and returns the same sentence for the joining worker's Welcome; else null. Two
+   * workers under one name are accepted, as the protocol tells them apart by id, but the results' {@code
+   * worker} field and {@code tally status} (one line per name) would merge them.
+   */
+  private String nameTaken() {
+    List<RemoteWorker> namesakes = sessions.namesakes(workerId, hello.getName());
+    if (namesakes.isEmpty()) {
+      return null;
+    }
+    RemoteWorker first = namesakes.get(0);
+    log.warn("worker {} at {} joins under the name '{}', which worker {} at {} already uses: results and tally status"
+        + " will not tell them apart; give each worker a name of its own (tally worker --name)",
+        workerId, peer, hello.getName(), first.workerId(), first.peer());
+    return "another worker connected to this coordinator (at " + first.peer() + ") already goes by the name '"
+        + hello.getName() + "': results and tally status will not tell the two apart; give each worker a name of"
+        + " its own (tally worker --name)";
   }
 
   private void onResult(Envelope envelope) {

@@ -1,5 +1,7 @@
 package dev.tally.coordinator.net;
 
+import java.util.List;
+import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
 
@@ -7,7 +9,9 @@ import java.util.concurrent.ConcurrentMap;
  * The {@link SessionRegistry} over a concurrent map from worker id to its live session: the worker
  * server's, and the one a simulation can use as well (one thread is a special case of many).
  *
- * <p>Thread-safety: safe from any thread; each method is one atomic map operation.
+ * <p>Thread-safety: safe from any thread; each method but {@link #namesakes} is one atomic map operation,
+ * and that one is a weakly consistent scan (a session that registers meanwhile may be missed: the two
+ * workers' next Hello finds it).
  */
 public final class LiveSessions implements SessionRegistry {
   private final ConcurrentMap<String, RemoteWorker> liveByWorkerId = new ConcurrentHashMap<>();
@@ -26,6 +30,15 @@ public final class LiveSessions implements SessionRegistry {
   @Override
   public void unregister(String workerId, RemoteWorker session) {
     liveByWorkerId.remove(workerId, session);
+  }
+
+  /** Scans every live session: a Hello is rare next to the frames of a session, and a fleet is thousands at most. */
+  @Override
+  public List<RemoteWorker> namesakes(String workerId, String name) {
+    return liveByWorkerId.entrySet().stream()
+        .filter(e -> !e.getKey().equals(workerId) && e.getValue().name().equals(name))
+        .map(Map.Entry::getValue)
+        .toList();
   }
 
   /** The live session of {@code workerId}, or null. */

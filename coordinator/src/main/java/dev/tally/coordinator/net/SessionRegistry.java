@@ -1,5 +1,7 @@
 package dev.tally.coordinator.net;
 
+import java.util.List;
+
 /**
  * Which session is a worker's live one, as the {@link ConnectionCore}s of one coordinator share it: a
  * {@code Hello} registers its session, and gets back the one it supersedes. {@link LiveSessions} is the
@@ -30,4 +32,11 @@ public interface SessionRegistry {
 
   /** Removes {@code session} if it is still the live session of {@code workerId}; otherwise changes nothing. */
   void unregister(String workerId, RemoteWorker session);
+
+  /**
+   * The live sessions of workers other than {@code workerId} that go by {@code name}: a name should tell
+   * workers apart (results and {@code tally status} show workers by name), while ids are what the
+   * protocol tells them apart by.
+   */
+  List<RemoteWorker> namesakes(String workerId, String name);
 }

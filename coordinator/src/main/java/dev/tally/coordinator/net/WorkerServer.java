@@ -489,7 +489,8 @@ public final class WorkerServer implements AutoCloseable {
         Objects.requireNonNull(d, name);
         if (d.isNegative() || d.isZero() || !d.equals(Duration.ofMillis(d.toMillis()))) {
           throw new IllegalArgumentException(
-              name + " must be a positive whole number of milliseconds, got " + d);
+              name + " must be a positive whole number of milliseconds, got "
+                  + (d.equals(Duration.ofMillis(d.toMillis())) ? d.toMillis() + "ms" : d));
         }
         return d;
       }

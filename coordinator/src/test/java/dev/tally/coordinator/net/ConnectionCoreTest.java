@@ -247,6 +247,34 @@ class ConnectionCoreTest {
     }
 
     @Test
+    void aWorkerJoiningUnderANameAnotherLiveWorkerHasIsToldSoInItsWelcomeAndStillJoins() {
+      FakeConnection first = world.connect();
+      first.receive(named("id-1", "gpu-box"));
+      assertThat(first.written.get(0).getWelcome().getNoticesList()).as("the first of a name is told nothing").isEmpty();
+
+      FakeConnection second = world.connect();
+      second.receive(named("id-2", "gpu-box"));
+      assertThat(second.written.get(0).getWelcome().getNoticesList()).singleElement().asString()
+          .contains("already goes by the name 'gpu-box'").contains(first.core.peer()).contains("--name");
+      assertThat(second.core.phase()).isEqualTo(ConnectionCore.Phase.JOINED);
+      assertThat(first.closed).as("a name is not an identity: nobody is superseded").isFalse();
+
+      first.core.close("gone");
+      first.end();
+      FakeConnection third = world.connect();
+      third.receive(named("id-3", "cpu-box"));
+      assertThat(third.written.get(0).getWelcome().getNoticesList()).isEmpty();
+      FakeConnection fourth = world.connect();
+      fourth.receive(named("id-4", "gpu-box"));
+      assertThat(fourth.written.get(0).getWelcome().getNoticesList()).as("id-2 still has the name").hasSize(1);
+    }
+
+    private static Envelope named(String workerId, String name) {
+      return Envelope.newBuilder().setHello(dev.tally.protocol.Hello.newBuilder().setWorkerId(workerId).setName(name)
+          .setSlots(1).setVersion("test")).build();
+    }
+
+    @Test
     void aSessionOfAnotherWorkerIsNeverSuperseded() {
       FakeConnection a = world.joined("a", 1);
       FakeConnection b = world.joined("b", 1);

@@ -48,7 +48,9 @@ import java.util.List;
  * <ul>
  *   <li>a length above the frame limit: {@link TooLongFrameException} as soon as the 4 length bytes are
  *       read (fail-fast), before any buffer of that size exists. An HTTP request sent to the worker port
- *       lands here: {@code "GET "} read as a length is 1,195,725,856;
+ *       lands here: {@code "GET "} read as a length is 1,195,725,856. An HTTP server's answer (a worker
+ *       pointed at a web server) does too, as its subclass {@link HttpAnswerException}: {@code "HTTP"}
+ *       read as a length is 1,213,486,160, so that the worker can say what it reached;
  *   <li>bytes that do not parse as an Envelope: {@link CorruptedFrameException} quoting protobuf's error;
  *   <li>an Envelope with no body (including a length-0 frame): {@link CorruptedFrameException} saying
  *       {@code "envelope has no body"}.
@@ -77,6 +79,12 @@ public final class FrameCodec {
   public static final String ENVELOPE_DECODER = "tally-envelope-decoder";
   public static final String FRAME_ENCODER = "tally-frame-encoder";
   public static final String ENVELOPE_ENCODER = "tally-envelope-encoder";
+
+  /**
+   * The length prefix that the start of every HTTP response, {@code "HTTP/1.1 ..."}, reads as: the bytes
+   * {@code 48 54 54 50}, "HTTP". No frame limit a peer would set comes near it (1,213,486,160 bytes).
+   */
+  static final long HTTP_AS_LENGTH = 0x48545450L;
 
   /** How many leading bytes of a refused frame an error message shows. */
   private static final int QUOTED_BYTES = 16;
@@ -150,11 +158,27 @@ public final class FrameCodec {
         if (head == null) {
           throw e; // the tail of a frame already refused, being discarded
         }
+        if (length == HTTP_AS_LENGTH) {
+          throw new HttpAnswerException("the peer answered like an HTTP server, not in Tally frames; first bytes: " + head, e);
+        }
         throw new TooLongFrameException(
             "frame length " + length + " (0x" + Long.toHexString(length) + ") exceeds the limit of "
                 + maxFrameBytes + " bytes; first bytes: " + head,
             e);
       }
+    }
+  }
+
+  /**
+   * The first bytes from the peer read as a frame length spell {@code "HTTP"}: it answers like an HTTP
+   * server (a web server or proxy at the address given as a coordinator's), not in Tally frames. A {@link
+   * TooLongFrameException}, which it also is, for everyone who does not care which.
+   */
+  public static final class HttpAnswerException extends TooLongFrameException {
+    private static final long serialVersionUID = 1L;
+
+    HttpAnswerException(String message, Throwable cause) {
+      super(message, cause);
     }
   }
 

@@ -183,6 +183,23 @@ class FrameCodecTest {
   }
 
   @Test
+  void anHttpServersAnswerIsRecognisedAsSuchAndQuoted() {
+    EmbeddedChannel ch = channel(FrameCodec.DEFAULT_MAX_FRAME_BYTES);
+    byte[] http = "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n".getBytes(StandardCharsets.US_ASCII);
+    assertThatThrownBy(() -> ch.writeInbound(Unpooled.wrappedBuffer(http)))
+        .isInstanceOf(FrameCodec.HttpAnswerException.class)
+        .isInstanceOf(TooLongFrameException.class)
+        .hasMessageContaining("answered like an HTTP server")
+        .hasMessageContaining("\"HTTP/1.1 400 Bad\"");
+
+    EmbeddedChannel other = channel(FrameCodec.DEFAULT_MAX_FRAME_BYTES);
+    assertThatThrownBy(() -> other.writeInbound(Unpooled.wrappedBuffer("HTTQ".getBytes(StandardCharsets.US_ASCII))))
+        .as("one byte off is only a frame too long")
+        .isInstanceOf(TooLongFrameException.class)
+        .isNotInstanceOf(FrameCodec.HttpAnswerException.class);
+  }
+
+  @Test
   void refusesBytesThatAreNotAnEnvelopeQuotingTheParseError() {
     EmbeddedChannel ch = channel(FrameCodec.DEFAULT_MAX_FRAME_BYTES);
     // A 5-byte frame holding an unterminated varint tag.

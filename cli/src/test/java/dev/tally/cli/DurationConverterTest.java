@@ -1,0 +1,28 @@
+package dev.tally.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** Durations are read and written back the way people write them. */
+class DurationConverterTest {
+  private final DurationConverter converter = new DurationConverter();
+
+  @Test
+  void writesTheLargestWholeUnitAndReadsItBackUnchanged() {
+    assertThat(DurationConverter.text(Duration.ZERO)).isEqualTo("0s");
+    assertThat(DurationConverter.text(Duration.ofMillis(500))).isEqualTo("500ms");
+    assertThat(DurationConverter.text(Duration.ofMillis(1500))).isEqualTo("1500ms");
+    assertThat(DurationConverter.text(Duration.ofSeconds(30))).isEqualTo("30s");
+    assertThat(DurationConverter.text(Duration.ofSeconds(90))).isEqualTo("90s");
+    assertThat(DurationConverter.text(Duration.ofMinutes(10))).isEqualTo("10m");
+    assertThat(DurationConverter.text(Duration.ofHours(2))).isEqualTo("2h");
+    assertThat(DurationConverter.text(Duration.ofSeconds(-1))).isEqualTo("-1s");
+    for (Duration d : List.of(Duration.ZERO, Duration.ofMillis(1), Duration.ofMillis(61_001), Duration.ofSeconds(59),
+        Duration.ofMinutes(61), Duration.ofHours(49), Duration.ofNanos(1500))) {
+      assertThat(converter.convert(DurationConverter.text(d))).as("%s", d).isEqualTo(d);
+    }
+  }
+}
