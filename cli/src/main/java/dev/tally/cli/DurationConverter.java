@@ -17,6 +17,9 @@ import picocli.CommandLine.TypeConversionException;
 public final class DurationConverter implements ITypeConverter<Duration> {
   private static final Pattern SIMPLE = Pattern.compile("(\\d+)\\s*(ms|s|m|h)");
 
+  /** The longest duration any option takes: {@link dev.tally.core.Ticker#MAX_DURATION}. */
+  public static final Duration MAX = dev.tally.core.Ticker.MAX_DURATION;
+
   /**
    * {@code d} as this converter reads it, in its largest whole unit: {@code 2h}, {@code 10m}, {@code 30s},
    * {@code 1500ms}, {@code 0s}; a negative one with a minus sign ({@code -1s}, shown in a refusal only);
@@ -44,9 +47,27 @@ public final class DurationConverter implements ITypeConverter<Duration> {
 
   @Override
   public Duration convert(String value) {
+    Duration d;
+    try {
+      d = parse(value);
+    } catch (ArithmeticException e) {
+      d = null; // beyond what a Duration holds
+    }
+    if (d == null || d.compareTo(MAX) > 0) {
+      throw new TypeConversionException("'" + value + "' is longer than the limit of " + MAX.toDays() + " days");
+    }
+    return d;
+  }
+
+  private static Duration parse(String value) {
     Matcher m = SIMPLE.matcher(value.trim());
     if (m.matches()) {
-      long n = Long.parseLong(m.group(1));
+      long n;
+      try {
+        n = Long.parseLong(m.group(1));
+      } catch (NumberFormatException e) {
+        throw new TypeConversionException("'" + value + "' is longer than the limit of " + MAX.toDays() + " days");
+      }
       switch (m.group(2)) {
         case "ms":
           return Duration.ofMillis(n);

@@ -81,7 +81,19 @@ public final class RunCommand extends RunnerCommand {
 
   @Override
   Path dbFile() {
-    return db != null ? db : dataset.toAbsolutePath().getParent().resolve("tally.db");
+    return db != null ? db : datasetPath().getParent().resolve("tally.db");
+  }
+
+  /**
+   * The dataset's one name: its real path (links followed, {@code .} and {@code ..} resolved), so that
+   * {@code cases.jsonl} and {@code ./cases.jsonl} are the same dataset for resuming its run.
+   */
+  private Path datasetPath() {
+    try {
+      return dataset.toRealPath();
+    } catch (java.io.IOException e) {
+      return dataset.toAbsolutePath().normalize(); // unreadable now: reading it will say why
+    }
   }
 
   /**
@@ -92,7 +104,7 @@ public final class RunCommand extends RunnerCommand {
    */
   @Override
   long chooseRun(Coordinator coordinator, PrintWriter err) {
-    RunSpec runSpec = new RunSpec(dataset.toAbsolutePath().toString(), evaluator,
+    RunSpec runSpec = new RunSpec(datasetPath().toString(), evaluator,
         new AttemptLimits(maxAttempts, timeoutRetries), cases.digest());
     RunResumption.Choice choice = coordinator.resumption().runFor(runSpec, cases.cases());
     for (RunView old : choice.changedSince()) {

@@ -1,5 +1,6 @@
 package dev.tally.cli;
 
+import dev.tally.protocol.ProtocolLimits;
 import dev.tally.worker.Termination;
 import dev.tally.worker.WorkerSession;
 import dev.tally.worker.WorkerSettings;
@@ -88,9 +89,13 @@ public final class WorkerCommand implements Callable<Integer> {
   @Override
   public Integer call() throws Exception {
     int workerSlots = slots == null ? Runtime.getRuntime().availableProcessors() : slots;
-    if (workerSlots < 1 || workerSlots > dev.tally.coordinator.net.WorkerServer.MAX_WORKER_SLOTS) {
+    if (workerSlots < 1 || workerSlots > ProtocolLimits.MAX_WORKER_SLOTS) {
       throw new ParameterException(spec.commandLine(), "--slots must be from 1 to "
-          + dev.tally.coordinator.net.WorkerServer.MAX_WORKER_SLOTS + " (what a coordinator accepts), got " + workerSlots);
+          + ProtocolLimits.MAX_WORKER_SLOTS + " (what a coordinator accepts), got " + workerSlots);
+    }
+    if (name != null && (name.isBlank() || name.length() > ProtocolLimits.MAX_ID_CHARS)) {
+      throw new ParameterException(spec.commandLine(), "--name must be 1 to " + ProtocolLimits.MAX_ID_CHARS
+          + " characters (what a coordinator accepts), got " + name.length());
     }
     if (coordinator.port() == 0) {
       throw new ParameterException(spec.commandLine(), "--coordinator needs a port other than 0");

@@ -25,4 +25,14 @@ class DurationConverterTest {
       assertThat(converter.convert(DurationConverter.text(d))).as("%s", d).isEqualTo(d);
     }
   }
+
+  @org.junit.jupiter.api.Test
+  void aDurationBeyondAYearIsRefusedBeforeItCanOverflowAnything() {
+    DurationConverter c = new DurationConverter();
+    assertThat(c.convert("8760h")).isEqualTo(java.time.Duration.ofDays(365));
+    for (String huge : new String[] {"8761h", "99999999999s", "9999999999999999999999s", "PT99999999999999H"}) {
+      org.assertj.core.api.Assertions.assertThatThrownBy(() -> c.convert(huge)).as(huge)
+          .isInstanceOf(picocli.CommandLine.TypeConversionException.class).hasMessageContaining("limit of 365 days");
+    }
+  }
 }

@@ -99,6 +99,29 @@ class RunCommandTest {
   }
 
   @Test
+  void anUnfinishedRunIsResumedWhateverTheDatasetIsCalled() throws Exception {
+    Path dataset = dir.resolve("cases.jsonl");
+    Files.write(dataset, List.of("{\"id\":\"a\"}", "{\"id\":\"b\"}"));
+    Files.createDirectories(dir.resolve("sub"));
+    String[] opts = {"--evaluator=noop", "--in-process=1", "--workers=0", "--no-progress",
+        "--out=" + dir.resolve("r.jsonl"), "--summary=" + dir.resolve("s.json"), "--db=" + dir.resolve("tally.db")};
+    assertThat(tally(concat("run", dataset.toString(), opts))).isEqualTo(Main.EXIT_PASSED); // run 1
+    try (SqliteStore store = SqliteStore.open(dir.resolve("tally.db"))) { // run 2: its coordinator died at once
+      store.createRun(store.runs().get(0).spec(), Dataset.read(dataset).cases());
+    }
+    assertThat(tally(concat("run", dir.resolve("sub/../cases.jsonl").toString(), opts))).isEqualTo(Main.EXIT_PASSED);
+    assertThat(err.toString()).as("./x and x are one dataset").contains("resuming run 2");
+  }
+
+  private static String[] concat(String command, String dataset, String[] options) {
+    String[] all = new String[options.length + 2];
+    all[0] = command;
+    all[1] = dataset;
+    System.arraycopy(options, 0, all, 2, options.length);
+    return all;
+  }
+
+  @Test
   void aSecondCoordinatorOnTheSameStoreIsRefusedAndTouchesNothing() throws Exception {
     Path dataset = dir.resolve("cases.jsonl");
     Files.write(dataset, List.of("{\"id\":\"a\"}"));

@@ -10,14 +10,16 @@ import java.util.Objects;
  * @param kind the evaluator's name ({@code exec}, {@code sleep}, {@code noop})
  * @param options evaluator options, e.g. {@code cmd} for exec or {@code millis} for sleep (copied,
  *     unmodifiable)
- * @param caseTimeout the wall-clock budget of one attempt; positive
+ * @param caseTimeout the wall-clock budget of one attempt; positive, at most {@link Ticker#MAX_DURATION}
  */
 public record EvaluatorSpec(String kind, Map<String, String> options, Duration caseTimeout) {
   public EvaluatorSpec {
     Objects.requireNonNull(kind, "kind");
     options = Map.copyOf(options);
-    if (caseTimeout == null || caseTimeout.isZero() || caseTimeout.isNegative()) {
-      throw new IllegalArgumentException("caseTimeout must be positive, got " + caseTimeout);
+    if (caseTimeout == null || caseTimeout.isZero() || caseTimeout.isNegative()
+        || caseTimeout.compareTo(Ticker.MAX_DURATION) > 0) {
+      throw new IllegalArgumentException("caseTimeout must be positive and at most " + Ticker.MAX_DURATION.toDays()
+          + " days, got " + caseTimeout);
     }
   }
 }

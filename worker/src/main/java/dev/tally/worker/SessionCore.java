@@ -513,9 +513,9 @@ public final class SessionCore {
   private void onRunConfig(RunConfig rc) {
     Duration timeout = Duration.ofMillis(rc.getCaseTimeoutMillis());
     RunSetup setup;
-    if (rc.getCaseTimeoutMillis() <= 0) {
-      setup = RunSetup.unusable(rc.getRunId(), timeout,
-          "case_timeout_millis must be positive, got " + Long.toUnsignedString(rc.getCaseTimeoutMillis()));
+    if (rc.getCaseTimeoutMillis() <= 0 || rc.getCaseTimeoutMillis() > dev.tally.core.Ticker.MAX_DURATION.toMillis()) {
+      setup = RunSetup.unusable(rc.getRunId(), Duration.ZERO, "case_timeout_millis must be from 1 to "
+          + dev.tally.core.Ticker.MAX_DURATION.toMillis() + ", got " + Long.toUnsignedString(rc.getCaseTimeoutMillis()));
     } else {
       try {
         Evaluator evaluator = settings.evaluatorFactory().apply(rc.getEvaluator(), rc.getOptionsMap());

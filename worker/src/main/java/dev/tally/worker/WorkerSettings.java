@@ -109,11 +109,14 @@ public record WorkerSettings(
     Objects.requireNonNull(evaluatorFactory, "evaluatorFactory");
     Objects.requireNonNull(version, "version");
     Objects.requireNonNull(drainTimeout, "drainTimeout");
-    if (drainTimeout.isNegative()) {
-      throw new IllegalArgumentException("drainTimeout must be zero or positive, got " + drainTimeout);
+    if (drainTimeout.isNegative() || drainTimeout.compareTo(Ticker.MAX_DURATION) > 0) {
+      throw new IllegalArgumentException("drainTimeout must be from zero to " + Ticker.MAX_DURATION.toDays() + " days, got "
+          + drainTimeout);
     }
-    if (giveUpAfter != null && (giveUpAfter.isZero() || giveUpAfter.isNegative())) {
-      throw new IllegalArgumentException("giveUpAfter must be positive (or null for never), got " + giveUpAfter);
+    if (giveUpAfter != null && (giveUpAfter.isZero() || giveUpAfter.isNegative()
+        || giveUpAfter.compareTo(Ticker.MAX_DURATION) > 0)) {
+      throw new IllegalArgumentException("giveUpAfter must be positive and at most " + Ticker.MAX_DURATION.toDays()
+          + " days (or null for never), got " + giveUpAfter);
     }
   }
 

@@ -96,8 +96,9 @@ public final class WorkerServer implements AutoCloseable {
       this.serverChannel = bootstrap.bind(listen).syncUninterruptibly().channel();
     } catch (Exception e) { // Netty rethrows the bind's checked exception undeclared
       shutdownGroups();
-      throw new UncheckedIOException(
-          new IOException("cannot bind the worker port " + listen + ": " + e.getMessage(), e));
+      String why = listen.isUnresolved() ? "the host '" + listen.getHostString() + "' cannot be resolved"
+          : e.getMessage() != null ? e.getMessage() : e.getClass().getSimpleName();
+      throw new UncheckedIOException(new IOException("cannot bind the worker port " + listen + ": " + why, e));
     }
     log.info("worker server listening on {} ({})", serverChannel.localAddress(), settings);
   }
