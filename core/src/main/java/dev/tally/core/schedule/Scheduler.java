@@ -328,6 +328,9 @@ public final class Scheduler implements WorkerEvents {
       }
       if (holdings.inFlight.isEmpty()) {
         log.info("worker {} left ({})", worker.name(), reason);
+      } else if (worker.shuttingDown()) {
+        log.info("worker {} left while shutting down ({}); its {} unfinished jobs go back to the queue", worker.name(),
+            reason, holdings.inFlight.size());
       } else {
         log.warn("worker {} lost ({}); redelivering its {} in-flight jobs", worker.name(), reason, holdings.inFlight.size());
       }
