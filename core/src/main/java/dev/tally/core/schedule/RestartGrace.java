@@ -82,10 +82,12 @@ final class RestartGrace implements Duty {
     if (!over(step.nowMillis)) {
       return;
     }
-    List<Long> unsettled = runs.activeIds().stream().filter(r -> !settledRuns.contains(r)).toList();
-    if (unsettled.isEmpty()) {
-      return;
+    List<Long> active = runs.activeIds();
+    if (settledRuns.containsAll(active)) {
+      return; // the usual case, at every step once the grace is over: no stream, no list
     }
+    List<Long> unsettled = new java.util.ArrayList<>(active);
+    unsettled.removeAll(settledRuns);
     Set<Long> claimed = new HashSet<>(fleet.heldJobIds());
     claimed.addAll(renewals.claimedJobIds());
     claimed.addAll(successions.waitingJobIds());

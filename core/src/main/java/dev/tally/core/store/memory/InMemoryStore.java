@@ -151,6 +151,35 @@ public final class InMemoryStore implements Store {
     final TreeMap<Long, JobRow> jobs = new TreeMap<>();
     /** Each run's job ids in dataset (position) order; fixed at creation. */
     final Map<Long, long[]> jobsByPosition = new HashMap<>();
+    /**
+     * Each run's pending jobs by position (an index, as SQLite's partial index on pending jobs): leasing
+     * and the pending summary walk only these, not every job of the run. Kept by {@link #changeState}.
+     */
+    final Map<Long, TreeMap<Integer, Long>> pendingByRun = new HashMap<>();
+
+    /** Moves a job to {@code to}, keeping the pending index. */
+    void changeState(JobRow j, JobState to) {
+      if (j.state == to) {
+        return;
+      }
+      if (j.state == JobState.PENDING) {
+        pendingByRun.get(j.runId).remove(j.position);
+      }
+      j.state = to;
+      if (to == JobState.PENDING) {
+        pendingByRun.computeIfAbsent(j.runId, r -> new TreeMap<>()).put(j.position, j.id);
+      }
+    }
+
+    /** Puts a job back into (or out of) the pending index as its restored row says. */
+    void reindex(JobRow j) {
+      TreeMap<Integer, Long> pending = pendingByRun.computeIfAbsent(j.runId, r -> new TreeMap<>());
+      if (j.state == JobState.PENDING) {
+        pending.put(j.position, j.id);
+      } else {
+        pending.remove(j.position);
+      }
+    }
     /** Ended attempts per job, in the order they were written. */
     final Map<Long, List<AttemptView>> attempts = new HashMap<>();
     final Map<String, WorkerStatus> workers = new LinkedHashMap<>();
@@ -290,7 +319,7 @@ public final class InMemoryStore implements Store {
       }
       JobRecord before = j.record();
       JobRow w = write(jobId);
-      w.state = JobState.DONE;
+      state.changeState(w, JobState.DONE);
       w.outcome = outcome;
       w.worker = worker;
       w.owner = null;
@@ -302,7 +331,7 @@ public final class InMemoryStore implements Store {
     public void requeue(long jobId, long notBeforeMillis, JobHistory history) {
       JobRow w = write(jobId);
       w.lastWorker = w.owner;
-      w.state = JobState.PENDING;
+      state.changeState(w, JobState.PENDING);
       w.owner = null;
       w.leaseExpiry = 0;
       w.notBefore = notBeforeMillis;
@@ -312,7 +341,7 @@ public final class InMemoryStore implements Store {
     @Override
     public void fail(long jobId, String reason, JobHistory history) {
       JobRow w = write(jobId);
-      w.state = JobState.FAILED;
+      state.changeState(w, JobState.FAILED);
       w.owner = null;
       w.leaseExpiry = 0;
       w.failureReason = reason;
@@ -340,23 +369,25 @@ public final class InMemoryStore implements Store {
       if (state.failLeases) {
         throw new IllegalStateException("injected lease failure");
       }
-      long[] ids = state.jobsByPosition.get(runId);
-      if (ids == null) {
+      TreeMap<Integer, Long> pending = state.pendingByRun.get(runId);
+      if (pending == null || pending.isEmpty()) {
         return List.of();
       }
-      EvaluatorSpec evaluator = run(runId).spec.evaluator();
-      List<Assignment> out = new ArrayList<>();
-      for (long id : ids) {
-        if (out.size() >= maxJobs) {
+      List<Long> chosen = new ArrayList<>(Math.min(maxJobs, pending.size()));
+      for (long id : pending.values()) {
+        if (chosen.size() >= maxJobs) {
           break;
         }
         JobRow j = state.jobs.get(id);
-        if (j.state != JobState.PENDING || j.notBefore > nowMillis
-            || (avoidOwnRetries && worker.equals(j.lastWorker))) {
-          continue;
+        if (j.notBefore <= nowMillis && !(avoidOwnRetries && worker.equals(j.lastWorker))) {
+          chosen.add(id);
         }
+      }
+      EvaluatorSpec evaluator = run(runId).spec.evaluator();
+      List<Assignment> out = new ArrayList<>(chosen.size());
+      for (long id : chosen) {
         JobRow w = write(id);
-        w.state = JobState.LEASED;
+        state.changeState(w, JobState.LEASED);
         w.token++;
         w.history = new JobHistory(w.history.attempts() + 1, w.history.lostStreak(), w.history.timeouts());
         w.owner = worker;
@@ -430,16 +461,14 @@ public final class InMemoryStore implements Store {
     public PendingSummary pending(long runId, long nowMillis) {
       long next = Long.MAX_VALUE;
       boolean now = false;
-      long[] ids = state.jobsByPosition.get(runId);
-      if (ids != null) {
-        for (long id : ids) {
-          JobRow j = state.jobs.get(id);
-          if (j.state == JobState.PENDING) {
-            if (j.notBefore > nowMillis) {
-              next = Math.min(next, j.notBefore);
-            } else {
-              now = true;
-            }
+      TreeMap<Integer, Long> pending = state.pendingByRun.get(runId);
+      if (pending != null) {
+        for (long id : pending.values()) {
+          long notBefore = state.jobs.get(id).notBefore;
+          if (notBefore > nowMillis) {
+            next = Math.min(next, notBefore);
+          } else {
+            now = true;
           }
         }
       }
@@ -448,6 +477,7 @@ public final class InMemoryStore implements Store {
 
     void rollback() {
       jobBefore.forEach(state.jobs::put);
+      jobBefore.values().forEach(state::reindex);
       runBefore.forEach(state.runs::put);
       for (int i = attemptsAdded.size() - 1; i >= 0; i--) {
         List<AttemptView> list = state.attempts.get(attemptsAdded.get(i));
@@ -489,6 +519,8 @@ public final class InMemoryStore implements Store {
       }
       rows.sort(Comparator.comparingInt(j -> j.position));
       state.jobsByPosition.put(run.id, rows.stream().mapToLong(j -> j.id).toArray());
+      TreeMap<Integer, Long> pending = state.pendingByRun.computeIfAbsent(run.id, r -> new TreeMap<>());
+      rows.forEach(j -> pending.put(j.position, j.id));
       commits++;
       return run.id;
     }
