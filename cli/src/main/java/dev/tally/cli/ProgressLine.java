@@ -80,8 +80,8 @@ final class ProgressLine implements ProgressBarRenderer {
       if (counters.failed() > 0) {
         parts.add(new Part(counters.failed() + " failed", 0));
       }
-      if (RunReport.errored(counters) > 0) {
-        parts.add(new Part(RunReport.errored(counters) + " errored", 1));
+      if (dev.tally.coordinator.report.RunReport.errored(counters) > 0) {
+        parts.add(new Part(dev.tally.coordinator.report.RunReport.errored(counters) + " errored", 1));
       }
       if (counters.redeliveries() > 0) {
         parts.add(new Part(counters.redeliveries() + " redelivered", 3));

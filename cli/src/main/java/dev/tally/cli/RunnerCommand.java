@@ -223,10 +223,11 @@ public abstract class RunnerCommand implements Callable<Integer> {
   private int report(Coordinator coordinator, long runId, RunCounters counters, long started, PrintWriter err) throws IOException {
     long wallMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
     RunView finished = coordinator.store().run(runId).orElseThrow();
-    RunReport.Times times = new RunReport.Times(wallMillis, RunReport.runWallMillis(finished));
-    RunReport.writeResults(coordinator.store(), runId, out);
-    RunReport.writeSummary(runId, counters, times, summary);
-    RunReport.printTable(spec.commandLine().getOut(), runId, counters, times);
+    var times = new dev.tally.coordinator.report.RunReport.Times(wallMillis,
+        dev.tally.coordinator.report.RunReport.runWallMillis(finished));
+    dev.tally.coordinator.report.RunReport.writeResultsFile(coordinator.store(), runId, out);
+    dev.tally.coordinator.report.RunReport.writeSummaryFile(runId, counters, times, summary);
+    SummaryTable.print(spec.commandLine().getOut(), runId, counters, times);
     err.printf("tally: results in %s, summary in %s%n", out, summary);
     return counters.passed() == counters.total() ? Main.EXIT_PASSED : Main.EXIT_FAILED;
   }

@@ -8,7 +8,11 @@ import dev.tally.core.store.Store;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.time.Clock;
+import java.util.Map;
+import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 
 /**
  * An embedded coordinator: the scheduler on its own thread, stepping against a {@link Store}, and a
@@ -32,6 +36,10 @@ public final class Coordinator implements AutoCloseable {
   private final Store ownedStore;
   /** The store's lock, if this coordinator took it; else null. */
   private final CoordinatorLock lock;
+  /** When this coordinator started ({@link System#nanoTime()}), for {@link #wallMillis}. */
+  private final long startedNanos = System.nanoTime();
+  /** For each run that finished while this coordinator worked on it: how long after its start, in ns. */
+  private final Map<Long, Long> finishedAfterNanos = new ConcurrentHashMap<>();
 
   Coordinator(Scheduler scheduler, SchedulerLoop loop, WorkerServer server, Store store, Clock clock,
       boolean ephemeralPort, DetectorSettings detectorSettings, Store ownedStore, CoordinatorLock lock) {
@@ -94,7 +102,21 @@ public final class Coordinator implements AutoCloseable {
    *     (with the store's {@link dev.tally.core.store.StoreException}) if the scheduler gives up on the store
    */
   public CompletableFuture<RunCounters> submit(long runId) {
-    return scheduler.activate(runId);
+    CompletableFuture<RunCounters> done = scheduler.activate(runId);
+    done.thenRun(() -> finishedAfterNanos.putIfAbsent(runId, System.nanoTime() - startedNanos));
+    return done;
+  }
+
+  /**
+   * This coordinator's part of a finished run, as {@code summary.json}'s {@code wallMillis} counts it: from
+   * this coordinator's start to the run's end, in milliseconds.
+   *
+   * @return the time, or empty if the run did not finish while this coordinator worked on it (it is
+   *     running, or an earlier coordinator finished it)
+   */
+  public OptionalLong wallMillis(long runId) {
+    Long nanos = finishedAfterNanos.get(runId);
+    return nanos == null ? OptionalLong.empty() : OptionalLong.of(TimeUnit.NANOSECONDS.toMillis(nanos));
   }
 
   /** The run's counters as of the last committed step, or null before the scheduler has seen it. */

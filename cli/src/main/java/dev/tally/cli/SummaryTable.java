@@ -1,0 +1,39 @@
+package dev.tally.cli;
+
+import dev.tally.core.store.RunCounters;
+import dev.tally.coordinator.report.RunReport;
+import java.io.PrintWriter;
+
+/**
+ * The summary table for people, printed at the end of {@code tally run}. The results and summary files
+ * themselves are written by their one owner, {@link RunReport}, which the
+ * HTTP API serves as well.
+ *
+ * <p>Thread-safety: stateless.
+ */
+final class SummaryTable {
+  private SummaryTable() {}
+
+  /** Prints the summary table for people. */
+  static void print(PrintWriter out, long runId, RunCounters c, RunReport.Times times) {
+    // Both spans: a resumed run's coordinator saw only its last part.
+    out.printf("%nrun %d finished in %.1f s on this coordinator, %.1f s since it was created%n", runId,
+        times.wallMillis() / 1000.0, times.runWallMillis() / 1000.0);
+    row(out, "total", c.total());
+    row(out, "passed", c.passed());
+    row(out, "failed", c.failed());
+    row(out, "errored", RunReport.errored(c));
+    if (c.jobsFailed() > 0) {
+      row(out, "  of which out of attempts", c.jobsFailed());
+    }
+    row(out, "recorded", c.recorded());
+    row(out, "redeliveries", c.redeliveries());
+    row(out, "duplicates suppressed", c.duplicatesSuppressed());
+    row(out, "stale results fenced", c.staleResultsFenced());
+    out.flush();
+  }
+
+  private static void row(PrintWriter out, String name, long value) {
+    out.printf("  %-26s %10d%n", name, value);
+  }
+}

@@ -1,0 +1,191 @@
+package dev.tally.coordinator.report;
+
+import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.tally.core.Outcome;
+import dev.tally.core.store.AttemptView;
+import dev.tally.core.store.JobState;
+import dev.tally.core.store.JobView;
+import dev.tally.core.store.RunCounters;
+import dev.tally.core.store.RunView;
+import dev.tally.core.store.Store;
+import java.io.BufferedOutputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The one writer of what a finished run produced: its results (one JSON line per case, in dataset order:
+ * {@code results.jsonl}) and its summary ({@code summary.json}). {@code tally run} writes them to files
+ * ({@link #writeResultsFile}, {@link #writeSummaryFile}) and the HTTP API streams the same bytes
+ * ({@link #writeResults}, {@link #summaryBytes}), so a client that downloads a run's results gets exactly
+ * the file {@code tally run} would have written.
+ *
+ * <p><b>Results line</b>: {@code id}, {@code verdict}, {@code score}, {@code attempts}, {@code worker},
+ * {@code durationMillis}, {@code output}; a job that ended failed (out of attempts, or never recorded) has
+ * verdict {@code error}, its {@code failure} reason, and (as has any job tried more than once) its attempt
+ * {@code history}: {@code token}, {@code worker}, {@code ending}, {@code detail}, {@code millis}.
+ *
+ * <p><b>Summary</b>: {@code runId}, {@code total}, {@code passed}, {@code failed}, {@code errored}
+ * ({@link #errored}), {@code recorded}, {@code jobsFailed}, {@code duplicatesSuppressed}, {@code
+ * staleResultsFenced}, {@code redeliveries}, {@code wallMillis}, {@code runWallMillis} ({@link Times}),
+ * pretty-printed, with a final newline.
+ *
+ * <p>Files are written to a temporary sibling and moved into place, so a reader never sees half a file.
+ *
+ * <p>Thread-safety: stateless; safe from any thread (the store's reads are).
+ */
+public final class RunReport {
+  private static final ObjectMapper JSON = new ObjectMapper()
+      // The caller owns the stream: a results download goes on to close the response itself.
+      .disable(JsonGenerator.Feature.AUTO_CLOSE_TARGET);
+
+  /** The media type of the results: one JSON object per line. */
+  public static final String RESULTS_MEDIA_TYPE = "application/x-ndjson";
+
+  private RunReport() {}
+
+  /**
+   * How long a run took.
+   *
+   * @param wallMillis this coordinator's part: from its start on the run to the run's end (all of it for
+   *     a run that was never interrupted)
+   * @param runWallMillis the run's whole span: from its creation in the store to its end, across every
+   *     coordinator that worked on it (wall clock, so a clock stepped meanwhile shows here)
+   */
+  public record Times(long wallMillis, long runWallMillis) {}
+
+  /** A finished run's whole span in the store: creation to the end of its last job (0 if not finished). */
+  public static long runWallMillis(RunView run) {
+    return run.finished() ? Math.max(0, run.finishedAtMillis() - run.createdAtMillis()) : 0;
+  }
+
+  /**
+   * Cases that ended {@code error}, as results.jsonl, summary.json, the API, {@code tally run}'s table and
+   * {@code tally status} count them: an {@code error} verdict, or out of attempts ({@code jobsFailed}).
+   */
+  public static long errored(RunCounters c) {
+    return c.errored() + c.jobsFailed();
+  }
+
+  /**
+   * Writes the run's results lines to {@code out}, one job at a time, each line ending in {@code \n}.
+   * Does not close {@code out}.
+   *
+   * @throws IOException if {@code out} fails
+   * @throws dev.tally.core.store.StoreException if the store fails
+   */
+  public static void writeResults(Store store, long runId, OutputStream out) throws IOException {
+    List<JobView> jobs = store.jobs(runId);
+    Map<Long, List<AttemptView>> history = new HashMap<>();
+    for (AttemptView a : store.attempts(runId)) {
+      history.computeIfAbsent(a.jobId(), id -> new ArrayList<>()).add(a);
+    }
+    OutputStream buffered = new BufferedOutputStream(out, 64 * 1024);
+    for (JobView job : jobs) {
+      JSON.writeValue(buffered, resultLine(job, history.getOrDefault(job.jobId(), List.of())));
+      buffered.write('\n');
+    }
+    buffered.flush();
+  }
+
+  /**
+   * Writes the results file {@code out} ({@link #writeResults}), atomically.
+   *
+   * @throws IOException if the file cannot be written
+   * @throws dev.tally.core.store.StoreException if the store fails
+   */
+  public static void writeResultsFile(Store store, long runId, Path out) throws IOException {
+    Path tmp = sibling(out);
+    try (OutputStream w = Files.newOutputStream(tmp)) {
+      writeResults(store, runId, w);
+    }
+    Files.move(tmp, out, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+  }
+
+  private static ObjectNode resultLine(JobView job, List<AttemptView> attempts) {
+    ObjectNode line = JSON.createObjectNode();
+    line.put("id", job.caseId());
+    Outcome outcome = job.outcome();
+    if (job.state() == JobState.DONE && outcome != null) {
+      line.put("verdict", outcome.verdict().wireName());
+      if (outcome.score() == null) {
+        line.putNull("score");
+      } else {
+        line.put("score", outcome.score());
+      }
+      line.put("attempts", job.attempts());
+      line.put("worker", job.worker());
+      line.put("durationMillis", outcome.durationMillis());
+      line.put("output", outcome.outputTail());
+    } else {
+      line.put("verdict", "error");
+      line.putNull("score");
+      line.put("attempts", job.attempts());
+      line.putNull("worker");
+      line.putNull("durationMillis");
+      line.put("output", "");
+      line.put("failure", job.failureReason() == null
+          ? "job did not finish (state " + job.state().name().toLowerCase(java.util.Locale.ROOT) + ")" : job.failureReason());
+    }
+    if (job.state() != JobState.DONE || attempts.size() > 1) {
+      ArrayNode h = line.putArray("history");
+      for (AttemptView a : attempts) {
+        ObjectNode entry = h.addObject();
+        entry.put("token", a.token());
+        entry.put("worker", a.worker());
+        entry.put("ending", a.ending());
+        entry.put("detail", a.detail());
+        entry.put("millis", a.endedAtMillis() - a.startedAtMillis());
+      }
+    }
+    return line;
+  }
+
+  /** The summary's bytes: pretty-printed JSON and a final newline, in UTF-8. */
+  public static byte[] summaryBytes(long runId, RunCounters c, Times times) {
+    ObjectNode s = JSON.createObjectNode();
+    s.put("runId", runId);
+    s.put("total", c.total());
+    s.put("passed", c.passed());
+    s.put("failed", c.failed());
+    s.put("errored", errored(c));
+    s.put("recorded", c.recorded());
+    s.put("jobsFailed", c.jobsFailed());
+    s.put("duplicatesSuppressed", c.duplicatesSuppressed());
+    s.put("staleResultsFenced", c.staleResultsFenced());
+    s.put("redeliveries", c.redeliveries());
+    s.put("wallMillis", times.wallMillis());
+    s.put("runWallMillis", times.runWallMillis());
+    try {
+      return (JSON.writerWithDefaultPrettyPrinter().writeValueAsString(s) + "\n").getBytes(StandardCharsets.UTF_8);
+    } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+      throw new IllegalStateException("a tree of numbers cannot fail to serialize", e);
+    }
+  }
+
+  /**
+   * Writes the summary file {@code out} ({@link #summaryBytes}), atomically.
+   *
+   * @throws IOException if the file cannot be written
+   */
+  public static void writeSummaryFile(long runId, RunCounters c, Times times, Path out) throws IOException {
+    Path tmp = sibling(out);
+    Files.write(tmp, summaryBytes(runId, c, times));
+    Files.move(tmp, out, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+  }
+
+  /** Where {@code out} is written before it is moved into place: its directory, which must exist. */
+  private static Path sibling(Path out) {
+    return out.toAbsolutePath().resolveSibling("." + out.getFileName() + ".tmp");
+  }
+}

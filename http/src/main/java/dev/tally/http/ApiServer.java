@@ -1,0 +1,450 @@
+package dev.tally.http;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import dev.tally.coordinator.Coordinator;
+import dev.tally.http.dto.Problem;
+import io.javalin.Javalin;
+import io.javalin.community.ssl.SslPlugin;
+import io.javalin.http.Context;
+import io.javalin.http.HandlerType;
+import io.javalin.http.HttpResponseException;
+import io.javalin.json.JavalinJackson;
+import io.javalin.openapi.HttpMethod;
+import io.javalin.openapi.OpenApi;
+import io.javalin.openapi.OpenApiContent;
+import io.javalin.openapi.OpenApiResponse;
+import io.javalin.openapi.plugin.OpenApiPlugin;
+import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.UUID;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Tally's HTTP API over a running {@link Coordinator}: a thin adapter over its store and scheduler, on
+ * Javalin (Jetty). Routes live under {@value #BASE} (JSON, camelCase, times in ISO-8601 UTC), plus
+ * {@code GET /metrics} (Prometheus text); every error, Javalin's own included (an unknown route, a method
+ * a route does not take, a body too large), is an RFC 9457 problem ({@value #PROBLEM_JSON}) that names
+ * the place at fault. The OpenAPI document, generated at compile time from the handlers' {@link OpenApi}
+ * annotations, is served at {@value #OPENAPI_PATH}.
+ *
+ * <p><b>Auth.</b> With a token ({@link Settings.Builder#token}), every request needs {@code Authorization:
+ * Bearer TOKEN} and gets 401 with {@code WWW-Authenticate: Bearer} without it; {@code GET /metrics} is
+ * public only with {@link Settings.Builder#metricsPublic}. <b>TLS</b> from PEM files ({@link
+ * Settings.Builder#tls}): the port then speaks only HTTPS.
+ *
+ * <p>Thread-safety: safe from any thread; handlers run concurrently on Jetty's threads.
+ */
+public final class ApiServer implements AutoCloseable {
+  private static final Logger log = LoggerFactory.getLogger(ApiServer.class);
+
+  /** Where every API route lives: its version is in the path, so a v2 can be served beside it. */
+  public static final String BASE = "/api/v1";
+  /** The OpenAPI document. */
+  public static final String OPENAPI_PATH = BASE + "/openapi.json";
+  /** Prometheus' scrape target, outside {@link #BASE} where scrapers look for it. */
+  public static final String METRICS_PATH = "/metrics";
+  /** The media type of every error answer (RFC 9457 section 3). */
+  public static final String PROBLEM_JSON = "application/problem+json";
+
+  private final Javalin app;
+  private final InetSocketAddress address;
+  private final boolean tls;
+  private final List<Route> routes;
+  private final EventStream events;
+  private final ApiMetrics metrics;
+
+  private ApiServer(Javalin app, InetSocketAddress address, boolean tls, List<Route> routes, EventStream events,
+      ApiMetrics metrics) {
+    this.app = app;
+    this.address = address;
+    this.tls = tls;
+    this.routes = routes;
+    this.events = events;
+    this.metrics = metrics;
+  }
+
+  /** A route the server answers: method and path, as Javalin registered it. */
+  public record Route(String method, String path) {}
+
+  /**
+   * Starts serving the API of {@code coordinator}.
+   *
+   * @param settings where and how to serve
+   * @param coordinator the running coordinator whose store and scheduler the API adapts
+   * @return the running server; close it before the coordinator
+   * @throws StartException if the address cannot be bound, or the TLS files cannot be read or used
+   */
+  public static ApiServer start(Settings settings, Coordinator coordinator) throws StartException {
+    Objects.requireNonNull(settings, "settings");
+    Objects.requireNonNull(coordinator, "coordinator");
+    if (settings.tlsCert != null) {
+      requireReadable(settings.tlsCert, "certificate");
+      requireReadable(settings.tlsKey, "private key");
+    }
+    BearerAuth auth = BearerAuth.of(settings.token);
+    ReadRoutes reads = new ReadRoutes(coordinator);
+    ApiMetrics metrics = new ApiMetrics(coordinator);
+    EventStream events = new EventStream(coordinator.store(), settings.eventPeriodMillis);
+    List<Route> routes = Collections.synchronizedList(new ArrayList<>());
+    ObjectMapper json = new ObjectMapper().disable(SerializationFeature.FAIL_ON_EMPTY_BEANS);
+    Javalin app = Javalin.create(config -> {
+      config.showJavalinBanner = false;
+      config.jsonMapper(new JavalinJackson(json, false));
+      config.http.prefer405over404 = true;
+      config.http.defaultContentType = "application/json";
+      config.http.maxRequestSize = settings.maxBodyBytes;
+      config.events.handlerAdded(h -> routes.add(new Route(h.getHttpMethod().name(), h.getPath())));
+      config.registerPlugin(new OpenApiPlugin(openapi -> openapi.withDocumentationPath(OPENAPI_PATH)
+          .withDefinitionConfiguration((version, definition) -> definition
+              .withInfo(info -> info.title("Tally API").version("1")
+                  .description("Runs, cases, attempts, workers and events of a Tally coordinator. Errors are RFC 9457 problem details."))
+              .withSecurity(security -> security.withBearerAuth()))));
+      if (settings.tlsCert != null) {
+        config.registerPlugin(new SslPlugin(ssl -> {
+          ssl.pemFromPath(settings.tlsCert.toString(), settings.tlsKey.toString());
+          ssl.insecure = false;
+          ssl.secure = true;
+          ssl.host = settings.host;
+          ssl.securePort = settings.port;
+          ssl.http2 = false;
+          // Clients check the certificate's names themselves; refusing an SNI that differs (a client that
+          // dials 127.0.0.1 for a certificate of localhost) would only break loopback use.
+          ssl.sniHostCheck = false;
+        }));
+      } else {
+        config.jetty.defaultHost = settings.host;
+        config.jetty.defaultPort = settings.port;
+      }
+    });
+
+    app.before(ctx -> {
+      if (ctx.method() == HandlerType.OPTIONS) {
+        return;
+      }
+      if (settings.metricsPublic && ctx.path().equals(METRICS_PATH)) {
+        return;
+      }
+      String challenge = auth.challenge(ctx.header("Authorization"));
+      if (challenge != null) {
+        throw ProblemException.header(ProblemType.UNAUTHORIZED, "Authorization",
+            challenge.equals(BearerAuth.CHALLENGE)
+                ? "this server needs Authorization: Bearer TOKEN (the token of its --api-token-file or TALLY_API_TOKEN)"
+                : "the bearer token is not this server's")
+            .withHeaders(Map.of("WWW-Authenticate", challenge));
+      }
+    });
+    app.exception(ProblemException.class, (e, ctx) -> answer(ctx, e));
+    app.exception(HttpResponseException.class, (e, ctx) -> answer(ctx, fromJavalin(e, ctx)));
+    app.exception(Exception.class, (e, ctx) -> {
+      String incident = UUID.randomUUID().toString();
+      log.error("API request {} {} failed (incident {})", ctx.method(), ctx.path(), incident, e);
+      answer(ctx, ProblemException.of(ProblemType.INTERNAL, "the server failed to answer; its log names incident " + incident));
+    });
+    // Statuses Javalin or Jetty set without an exception (e.g. a 404 from a static-file miss) get a body too.
+    for (int status : new int[] {404, 405}) {
+      app.error(status, ctx -> {
+        if (ctx.res().getContentType() == null || !ctx.res().getContentType().startsWith(PROBLEM_JSON)) {
+          answer(ctx, fromStatus(ctx.statusCode(), ctx));
+        }
+      });
+    }
+
+    app.get(ReadRoutes.RUNS, reads::listRuns);
+    app.get(ReadRoutes.RUN, reads::getRun);
+    app.get(ReadRoutes.CASES, reads::listCases);
+    app.get(ReadRoutes.ATTEMPTS, reads::listAttempts);
+    app.get(ReadRoutes.RESULTS, reads::getResults);
+    app.get(ReadRoutes.SUMMARY, reads::getSummary);
+    app.get(ReadRoutes.WORKERS, reads::listWorkers);
+    app.sse(EventStream.PATH, events::accept);
+    app.get(METRICS_PATH, metrics::scrape);
+
+    try {
+      app.start();
+    } catch (RuntimeException e) {
+      events.close();
+      try {
+        app.stop();
+      } catch (RuntimeException ignored) {
+        // the start failed: nothing to stop cleanly
+      }
+      throw new StartException("cannot serve the HTTP API on " + hostPort(settings.host, settings.port) + ": "
+          + rootMessage(e), e);
+    }
+    InetSocketAddress bound = new InetSocketAddress(settings.host, app.port());
+    events.start();
+    return new ApiServer(app, bound, settings.tlsCert != null, List.copyOf(routes), events, metrics);
+  }
+
+  /** The address the API is served on (the port is the one picked when asked for port 0). */
+  public InetSocketAddress address() {
+    return address;
+  }
+
+  /** The port the API is served on. */
+  public int port() {
+    return address.getPort();
+  }
+
+  /** The API's base URL, {@code http://HOST:PORT} or {@code https://...}, for people and clients. */
+  public String url() {
+    return (tls ? "https://" : "http://") + hostPort(address.getHostString(), address.getPort());
+  }
+
+  /** Every route the server answers, as Javalin registered it (for the OpenAPI check). */
+  public List<Route> routes() {
+    return routes;
+  }
+
+  /** How many event-stream clients are connected now. */
+  public int eventClients() {
+    return events.clients();
+  }
+
+  /** The metrics registry, for binding more meters to it. */
+  public ApiMetrics metrics() {
+    return metrics;
+  }
+
+  /** Stops serving: open event streams are closed, then the port. Idempotent. */
+  @Override
+  public void close() {
+    events.close();
+    app.stop();
+  }
+
+  @OpenApi(path = OPENAPI_PATH, methods = HttpMethod.GET, operationId = "getOpenApi", tags = "meta",
+      summary = "This document",
+      responses = @OpenApiResponse(status = "200", content = @OpenApiContent(type = "object", mimeType = "application/json")))
+  private static void documentedOpenApi() {
+    // Served by the OpenAPI plugin; declared here so that the document lists itself.
+  }
+
+  @OpenApi(path = METRICS_PATH, methods = HttpMethod.GET, operationId = "getMetrics", tags = "meta",
+      summary = "Prometheus metrics (text format); public with --metrics-public",
+      responses = {
+          @OpenApiResponse(status = "200", content = @OpenApiContent(type = "string", mimeType = "text/plain")),
+          @OpenApiResponse(status = "401", content = @OpenApiContent(from = Problem.class, mimeType = PROBLEM_JSON))})
+  private static void documentedMetrics() {
+    // Served by ApiMetrics#scrape.
+  }
+
+  private static void answer(Context ctx, ProblemException e) {
+    Problem problem = e.toProblem(ctx.path());
+    e.headers().forEach(ctx::header);
+    ctx.status(problem.status()).contentType(PROBLEM_JSON).json(problem);
+    ctx.contentType(PROBLEM_JSON); // json() sets application/json
+  }
+
+  private static ProblemException fromJavalin(HttpResponseException e, Context ctx) {
+    int status = e.getStatus();
+    if (status == 413) {
+      return ProblemException.of(ProblemType.BODY_TOO_LARGE, e.getMessage());
+    }
+    ProblemType plain = ProblemType.forStatus(status);
+    if (plain == ProblemType.METHOD_NOT_ALLOWED) {
+      return ProblemException.of(plain, ctx.method() + " is not a method of " + ctx.path());
+    }
+    if (plain == ProblemType.NOT_FOUND) {
+      return ProblemException.of(plain, "no route " + ctx.method() + " " + ctx.path() + " (the API is under " + BASE + ")");
+    }
+    if (plain != null) {
+      return ProblemException.of(plain, e.getMessage());
+    }
+    return status >= 500 ? ProblemException.of(ProblemType.INTERNAL, e.getMessage())
+        : ProblemException.of(ProblemType.INVALID_REQUEST, e.getMessage());
+  }
+
+  private static ProblemException fromStatus(int status, Context ctx) {
+    return fromJavalin(new HttpResponseException(status, "HTTP " + status), ctx);
+  }
+
+  private static void requireReadable(Path file, String what) throws StartException {
+    if (file == null || !Files.isReadable(file)) {
+      throw new StartException("the HTTP port's TLS " + what + " " + file + " cannot be read", null);
+    }
+  }
+
+  static String hostPort(String host, int port) {
+    return (host.contains(":") ? "[" + host + "]" : host) + ":" + port;
+  }
+
+  private static String rootMessage(Throwable e) {
+    Throwable t = e;
+    while (t.getCause() != null && t.getCause() != t) {
+      t = t.getCause();
+    }
+    return t.getMessage() == null ? t.getClass().getSimpleName() : t.getMessage();
+  }
+
+  /** Why the API could not start, naming the address or file. */
+  public static final class StartException extends Exception {
+    StartException(String message, Throwable cause) {
+      super(message, cause);
+    }
+  }
+
+  /**
+   * Where and how to serve the API. Built by {@link #builder()}; every default is a named constant.
+   *
+   * <p>Thread-safety: immutable.
+   */
+  public static final class Settings {
+    /** The default host: loopback, so the API is not reachable from elsewhere unless asked. */
+    public static final String DEFAULT_HOST = "127.0.0.1";
+    /** The default port of {@code tally server --http}. */
+    public static final int DEFAULT_PORT = 8080;
+    /**
+     * The largest JSON body read whole, in bytes: a run's JSON with its cases inline. Larger datasets go as
+     * {@code application/x-ndjson}, which is read as a stream and limited per line instead.
+     */
+    public static final long DEFAULT_MAX_BODY_BYTES = 64L * 1024 * 1024;
+    /**
+     * How often the event stream looks for changes, ms: 250 ms makes at most 4 {@code run} events a second
+     * per run, smooth enough for a progress bar and cheap enough for any number of runs.
+     */
+    public static final long DEFAULT_EVENT_PERIOD_MILLIS = 250;
+
+    final String host;
+    final int port;
+    final String token;
+    final boolean metricsPublic;
+    final Path tlsCert;
+    final Path tlsKey;
+    final long maxBodyBytes;
+    final long eventPeriodMillis;
+
+    private Settings(Builder b) {
+      this.host = b.host;
+      this.port = b.port;
+      this.token = b.token;
+      this.metricsPublic = b.metricsPublic;
+      this.tlsCert = b.tlsCert;
+      this.tlsKey = b.tlsKey;
+      this.maxBodyBytes = b.maxBodyBytes;
+      this.eventPeriodMillis = b.eventPeriodMillis;
+    }
+
+    /** A builder with the defaults. */
+    public static Builder builder() {
+      return new Builder();
+    }
+
+    /** Whether requests need a bearer token. */
+    public boolean tokenRequired() {
+      return token != null;
+    }
+
+    /** Whether the port speaks TLS. */
+    public boolean tls() {
+      return tlsCert != null;
+    }
+
+    /** The host the API binds. */
+    public String host() {
+      return host;
+    }
+
+    @Override
+    public String toString() {
+      // Never the token.
+      return hostPort(host, port) + (tls() ? " (TLS)" : "") + (token != null ? ", bearer token required" : ", no token")
+          + (metricsPublic ? ", public metrics" : "");
+    }
+
+    /** Builds {@link Settings}; each setter checks its value. Not thread-safe. */
+    public static final class Builder {
+      private String host = DEFAULT_HOST;
+      private int port = DEFAULT_PORT;
+      private String token;
+      private boolean metricsPublic;
+      private Path tlsCert;
+      private Path tlsKey;
+      private long maxBodyBytes = DEFAULT_MAX_BODY_BYTES;
+      private long eventPeriodMillis = DEFAULT_EVENT_PERIOD_MILLIS;
+
+      private Builder() {}
+
+      /**
+       * Where to bind; port 0 picks a free one ({@link ApiServer#port()}).
+       *
+       * @throws IllegalArgumentException if the port is not from 0 to 65535
+       */
+      public Builder bind(String host, int port) {
+        if (port < 0 || port > 65_535) {
+          throw new IllegalArgumentException("the HTTP port must be from 0 to 65535, got " + port);
+        }
+        this.host = Objects.requireNonNull(host, "host");
+        this.port = port;
+        return this;
+      }
+
+      /**
+       * The bearer token every request must carry, or null for none.
+       *
+       * @throws IllegalArgumentException if it is empty or has characters a header cannot carry
+       */
+      public Builder token(String token) {
+        if (token != null && (token.isEmpty() || !token.chars().allMatch(c -> c > 0x20 && c < 0x7f))) {
+          throw new IllegalArgumentException("the API token must be printable ASCII without spaces, and not empty");
+        }
+        this.token = token;
+        return this;
+      }
+
+      /** Whether {@code GET /metrics} answers without the token (default false). */
+      public Builder metricsPublic(boolean metricsPublic) {
+        this.metricsPublic = metricsPublic;
+        return this;
+      }
+
+      /** Serve TLS with this PEM certificate (chain) and PEM private key; both or neither. */
+      public Builder tls(Path certificate, Path privateKey) {
+        if ((certificate == null) != (privateKey == null)) {
+          throw new IllegalArgumentException("TLS needs both a certificate and a private key");
+        }
+        this.tlsCert = certificate;
+        this.tlsKey = privateKey;
+        return this;
+      }
+
+      /**
+       * The largest JSON body read whole (default {@link #DEFAULT_MAX_BODY_BYTES}).
+       *
+       * @throws IllegalArgumentException if below 1
+       */
+      public Builder maxBodyBytes(long maxBodyBytes) {
+        if (maxBodyBytes < 1) {
+          throw new IllegalArgumentException("the body limit must be positive, got " + maxBodyBytes);
+        }
+        this.maxBodyBytes = maxBodyBytes;
+        return this;
+      }
+
+      /**
+       * How often the event stream looks for changes (default {@link #DEFAULT_EVENT_PERIOD_MILLIS}).
+       *
+       * @throws IllegalArgumentException if below 10 ms
+       */
+      public Builder eventPeriodMillis(long millis) {
+        if (millis < 10) {
+          throw new IllegalArgumentException("the event period must be at least 10 ms, got " + millis);
+        }
+        this.eventPeriodMillis = millis;
+        return this;
+      }
+
+      public Settings build() {
+        return new Settings(this);
+      }
+    }
+  }
+}

@@ -1,0 +1,111 @@
+package dev.tally.http;
+
+import dev.tally.coordinator.report.RunReport;
+import dev.tally.core.DurationText;
+import dev.tally.core.EvaluatorSpec;
+import dev.tally.core.Outcome;
+import dev.tally.core.store.AttemptTiming;
+import dev.tally.core.store.AttemptView;
+import dev.tally.core.store.JobState;
+import dev.tally.core.store.JobView;
+import dev.tally.core.store.RunCounters;
+import dev.tally.core.store.RunView;
+import dev.tally.core.store.WorkerStatus;
+import dev.tally.http.dto.AttemptObject;
+import dev.tally.http.dto.CaseObject;
+import dev.tally.http.dto.CountersObject;
+import dev.tally.http.dto.EvaluatorObject;
+import dev.tally.http.dto.RunObject;
+import dev.tally.http.dto.SettingsObject;
+import dev.tally.http.dto.WorkerObject;
+import java.time.Instant;
+import java.util.Locale;
+
+/**
+ * The one mapping from the store's views to the API's JSON shapes ({@link dev.tally.http.dto}): states and
+ * verdicts in lower case, times as ISO-8601 UTC, durations in Tally's duration text, {@code errored} as
+ * the summary counts it ({@link RunReport#errored}).
+ *
+ * <p>Thread-safety: stateless.
+ */
+public final class ApiViews {
+  private ApiViews() {}
+
+  /** A run object. */
+  public static RunObject run(RunView run) {
+    RunCounters c = run.counters();
+    return new RunObject(run.runId(), "", run.finished() ? "finished" : "running", time(run.createdAtMillis()),
+        run.finished() ? time(run.finishedAtMillis()) : null, run.spec().dataset(), evaluator(run.spec().evaluator()),
+        new SettingsObject(run.spec().limits().maxAttempts(), run.spec().limits().timeoutRetries(),
+            DurationText.text(run.spec().evaluator().caseTimeout())),
+        c.total(), counters(c));
+  }
+
+  /** A run's counters. */
+  public static CountersObject counters(RunCounters c) {
+    return new CountersObject(c.passed(), c.failed(), RunReport.errored(c), c.recorded(), c.jobsFailed(), 0,
+        c.duplicatesSuppressed(), c.staleResultsFenced(), c.redeliveries());
+  }
+
+  /** An evaluator object: exec with its command, sleep with its milliseconds if given, noop. */
+  public static EvaluatorObject evaluator(EvaluatorSpec spec) {
+    String millis = spec.options().get("millis");
+    return new EvaluatorObject(spec.kind(), spec.options().get("cmd"), millis == null ? null : Long.valueOf(millis));
+  }
+
+  /**
+   * A case object.
+   *
+   * @param lastAttempt the job's latest ended attempt, or null (for its queue time)
+   */
+  public static CaseObject caseObject(JobView job, AttemptView lastAttempt) {
+    Outcome o = job.outcome();
+    boolean done = job.state() == JobState.DONE && o != null;
+    Long queued = lastAttempt == null || lastAttempt.timing().queuedMillis() == AttemptTiming.UNKNOWN ? null
+        : lastAttempt.timing().queuedMillis();
+    return new CaseObject(job.caseId(), job.position(), state(job.state()), verdict(job), done ? o.score() : null,
+        job.attempts(), job.worker(), done ? o.durationMillis() : null, queued, done ? o.outputTail() : null,
+        job.failureReason());
+  }
+
+  /** A job's state in lower case: {@code pending}, {@code leased}, {@code done}, {@code failed}. */
+  public static String state(JobState state) {
+    return state.name().toLowerCase(Locale.ROOT);
+  }
+
+  /**
+   * A job's verdict as results.jsonl gives it: the recorded one, {@code error} for a job that ran out of
+   * attempts, null while it has not ended.
+   */
+  public static String verdict(JobView job) {
+    if (job.state() == JobState.DONE && job.outcome() != null) {
+      return job.outcome().verdict().wireName();
+    }
+    return job.state() == JobState.FAILED ? "error" : null;
+  }
+
+  /** An attempt object. */
+  public static AttemptObject attempt(AttemptView a) {
+    AttemptTiming t = a.timing();
+    return new AttemptObject(a.worker(), a.token(), time(a.startedAtMillis()), time(a.endedAtMillis()), a.ending(),
+        a.detail(), known(t.runMillis()), known(t.queuedMillis()));
+  }
+
+  /** A worker object. */
+  public static WorkerObject worker(WorkerStatus w) {
+    boolean live = w.connected();
+    return new WorkerObject(w.workerId(), w.name(), live ? "live" : "left", w.leftReason(),
+        live && !w.suspicion().isEmpty() ? w.suspicion() : null, live && w.acceptingWork(),
+        live && w.ejectedUntilMillis() > 0 ? time(w.ejectedUntilMillis()) : null, w.ejectionReason(), w.timesEjected(),
+        live ? w.inFlight() : 0, time(w.reportedAtMillis()));
+  }
+
+  /** Epoch milliseconds as ISO-8601 UTC ({@code 2026-12-01T14:00:00.123Z}). */
+  public static String time(long epochMillis) {
+    return Instant.ofEpochMilli(epochMillis).toString();
+  }
+
+  private static Long known(long millis) {
+    return millis == AttemptTiming.UNKNOWN ? null : millis;
+  }
+}

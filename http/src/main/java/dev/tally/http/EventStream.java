@@ -1,0 +1,205 @@
+package dev.tally.http;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.tally.core.store.RunCounters;
+import dev.tally.core.store.RunView;
+import dev.tally.core.store.Store;
+import dev.tally.core.store.WorkerStatus;
+import dev.tally.http.dto.Problem;
+import dev.tally.http.dto.WorkerObject;
+import io.javalin.http.sse.SseClient;
+import io.javalin.openapi.HttpMethod;
+import io.javalin.openapi.OpenApi;
+import io.javalin.openapi.OpenApiContent;
+import io.javalin.openapi.OpenApiResponse;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * {@code GET /api/v1/events}: Server-Sent Events for a dashboard. {@code event: run} carries a run object
+ * whenever the run's counters or state changed, at most once per period per run (4 a second at the
+ * default period); {@code event: worker} carries a worker object whenever what its coordinator reports of
+ * it changed (joined, left, suspicion, drain, ejection, jobs in flight). Each {@code data:} is one line of
+ * JSON, the same objects as {@code GET /runs/{id}} and {@code GET /workers} answer.
+ *
+ * <p><b>How.</b> One publisher thread looks every period at the runs not yet finished (found again in the
+ * store every {@value #RESCAN_PERIODS} periods, so a new run is noticed) and, every {@value
+ * #WORKER_PERIODS} periods, at the workers; it reads the store's read side only. Looking, rather than being
+ * told of every commit, is what bounds the rate: a run that records 10,000 results a second still sends
+ * 4 events. Nothing is read while no client listens.
+ *
+ * <p><b>Clients that go.</b> A client is dropped when a write to it fails (Javalin then closes it and runs
+ * its close callback) and when it closes its side; a comment is written every {@value
+ * #KEEP_ALIVE_PERIODS} periods so that a client that vanished without closing is found even while nothing
+ * changes. At most {@value #MAX_CLIENTS} clients listen at once; more get 503.
+ *
+ * <p>Thread-safety: {@link #accept} runs on Jetty's threads; everything else on the publisher's thread.
+ */
+final class EventStream implements AutoCloseable {
+  private static final Logger log = LoggerFactory.getLogger(EventStream.class);
+
+  static final String PATH = ApiServer.BASE + "/events";
+
+  /** Clients at once: each holds a connection and a Jetty thread's worth of buffers; a dashboard needs one. */
+  static final int MAX_CLIENTS = 100;
+  /** Unfinished runs are looked up again in the store every this many periods (2.5 s at the default). */
+  static final int RESCAN_PERIODS = 10;
+  /** Workers are read every this many periods (1 s at the default): the coordinator reports them every 2 s. */
+  static final int WORKER_PERIODS = 4;
+  /** A keep-alive comment every this many periods (15 s at the default), under proxies' idle timeouts. */
+  static final int KEEP_ALIVE_PERIODS = 60;
+
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  private final Store store;
+  private final long periodMillis;
+  private final Set<SseClient> clients = ConcurrentHashMap.newKeySet();
+  private final ScheduledExecutorService publisher = Executors.newSingleThreadScheduledExecutor(r -> {
+    Thread t = new Thread(r, "tally-api-events");
+    t.setDaemon(true);
+    return t;
+  });
+  // The publisher thread's own state.
+  private final Map<Long, RunView> sentRuns = new HashMap<>();
+  private final Map<String, WorkerObject> sentWorkers = new HashMap<>();
+  private long tick;
+
+  EventStream(Store store, long periodMillis) {
+    this.store = Objects.requireNonNull(store, "store");
+    this.periodMillis = periodMillis;
+  }
+
+  void start() {
+    publisher.scheduleWithFixedDelay(this::publishSafely, periodMillis, periodMillis, TimeUnit.MILLISECONDS);
+  }
+
+  @OpenApi(path = PATH, methods = HttpMethod.GET, operationId = "events", tags = "events",
+      summary = "Server-Sent Events: 'run' (a run object, at most 4 a second per run) and 'worker' (a worker object)",
+      responses = {
+          @OpenApiResponse(status = "200", content = @OpenApiContent(type = "string", mimeType = "text/event-stream")),
+          @OpenApiResponse(status = "401", content = @OpenApiContent(from = Problem.class, mimeType = ApiServer.PROBLEM_JSON)),
+          @OpenApiResponse(status = "503", description = "too many clients listen", content = @OpenApiContent(from = Problem.class, mimeType = ApiServer.PROBLEM_JSON))})
+  void accept(SseClient client) {
+    if (clients.size() >= MAX_CLIENTS) {
+      throw ProblemException.of(ProblemType.UNAVAILABLE, "already " + MAX_CLIENTS + " event-stream clients; try again later")
+          .withHeaders(Map.of("Retry-After", "10"));
+    }
+    client.keepAlive();
+    client.onClose(() -> clients.remove(client));
+    clients.add(client);
+    client.sendComment("connected");
+  }
+
+  /** How many clients listen now. */
+  int clients() {
+    clients.removeIf(SseClient::terminated);
+    return clients.size();
+  }
+
+  private void publishSafely() {
+    try {
+      publish();
+    } catch (RuntimeException e) {
+      // A store hiccup costs one period's events, not the stream.
+      log.warn("event stream: cannot read the store this time: {}", e.toString());
+    }
+  }
+
+  private void publish() {
+    tick++;
+    clients.removeIf(SseClient::terminated);
+    if (clients.isEmpty()) {
+      sentRuns.clear(); // a client that connects later starts from what is true then
+      sentWorkers.clear();
+      return;
+    }
+    if (tick % KEEP_ALIVE_PERIODS == 0) {
+      for (SseClient c : clients) {
+        c.sendComment("keep-alive");
+      }
+    }
+    if (sentRuns.isEmpty() || tick % RESCAN_PERIODS == 0) {
+      for (RunView r : store.runs()) {
+        if (!r.finished() && !sentRuns.containsKey(r.runId())) {
+          sentRuns.put(r.runId(), null);
+        }
+      }
+    }
+    for (Long runId : sentRuns.keySet().toArray(Long[]::new)) {
+      RunView now = store.run(runId).orElse(null);
+      RunView before = sentRuns.get(runId);
+      if (now == null) {
+        sentRuns.remove(runId);
+        continue;
+      }
+      if (before == null || changed(before, now)) {
+        send("run", ApiViews.run(now));
+      }
+      if (now.finished()) {
+        sentRuns.remove(runId);
+      } else {
+        sentRuns.put(runId, now);
+      }
+    }
+    if (tick % WORKER_PERIODS == 1) {
+      for (WorkerStatus w : store.workerStatuses()) {
+        WorkerObject now = ApiViews.worker(w);
+        WorkerObject before = sentWorkers.get(w.workerId());
+        if (before == null ? now.state().equals("live") : changedWorker(before, now)) {
+          send("worker", now);
+        }
+        sentWorkers.put(w.workerId(), now);
+      }
+    }
+  }
+
+  private static boolean changed(RunView before, RunView now) {
+    RunCounters a = before.counters();
+    RunCounters b = now.counters();
+    return !a.equals(b) || before.finished() != now.finished();
+  }
+
+  /** A change worth an event: everything but the report's own time. */
+  private static boolean changedWorker(WorkerObject a, WorkerObject b) {
+    return !Objects.equals(a.state(), b.state()) || !Objects.equals(a.suspicion(), b.suspicion())
+        || a.acceptingWork() != b.acceptingWork() || !Objects.equals(a.ejectedUntil(), b.ejectedUntil())
+        || a.timesEjected() != b.timesEjected() || a.inFlight() != b.inFlight();
+  }
+
+  private void send(String event, Object data) {
+    String json;
+    try {
+      json = JSON.writeValueAsString(data);
+    } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+      throw new IllegalStateException("an API object cannot fail to serialize", e);
+    }
+    for (SseClient c : clients) {
+      if (!c.terminated()) {
+        c.sendEvent(event, json); // a failed write terminates the client, which is then dropped
+      }
+    }
+  }
+
+  /** Stops the publisher and closes every client's stream. */
+  @Override
+  public void close() {
+    publisher.shutdownNow();
+    for (SseClient c : clients) {
+      try {
+        c.close();
+      } catch (RuntimeException e) {
+        // already gone
+      }
+    }
+    clients.clear();
+  }
+
+}

@@ -1,0 +1,219 @@
+package dev.tally.http;
+
+import dev.tally.coordinator.Coordinator;
+import dev.tally.coordinator.report.RunReport;
+import dev.tally.core.store.AttemptView;
+import dev.tally.core.store.JobView;
+import dev.tally.core.store.RunView;
+import dev.tally.core.store.Store;
+import dev.tally.http.dto.AttemptList;
+import dev.tally.http.dto.CaseList;
+import dev.tally.http.dto.CaseObject;
+import dev.tally.http.dto.Problem;
+import dev.tally.http.dto.RunList;
+import dev.tally.http.dto.RunObject;
+import dev.tally.http.dto.WorkerList;
+import io.javalin.http.Context;
+import io.javalin.openapi.HttpMethod;
+import io.javalin.openapi.OpenApi;
+import io.javalin.openapi.OpenApiContent;
+import io.javalin.openapi.OpenApiParam;
+import io.javalin.openapi.OpenApiResponse;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * The API's reads: runs, a run's cases and a case's attempts, a finished run's results and summary, and
+ * the workers. Each answers from the store's read side (in SQLite, a connection of its own under WAL), so
+ * a read never waits for the scheduler's writer nor holds it up.
+ *
+ * <p>Thread-safety: stateless beyond its collaborators; handlers run on Jetty's threads concurrently.
+ */
+final class ReadRoutes {
+  static final String RUNS = ApiServer.BASE + "/runs";
+  static final String RUN = RUNS + "/{id}";
+  static final String CASES = RUN + "/cases";
+  static final String ATTEMPTS = CASES + "/{caseId}/attempts";
+  static final String RESULTS = RUN + "/results";
+  static final String SUMMARY = RUN + "/summary";
+  static final String WORKERS = ApiServer.BASE + "/workers";
+
+  /** The verdicts {@code ?verdict=} takes. */
+  static final List<String> VERDICTS = List.of("pass", "fail", "error");
+  /** The states {@code ?state=} takes. */
+  static final List<String> STATES = List.of("pending", "leased", "done", "failed", "cancelled");
+
+  private final Coordinator coordinator;
+
+  ReadRoutes(Coordinator coordinator) {
+    this.coordinator = Objects.requireNonNull(coordinator, "coordinator");
+  }
+
+  private Store store() {
+    return coordinator.store();
+  }
+
+  @OpenApi(path = RUNS, methods = HttpMethod.GET, operationId = "listRuns", tags = "runs",
+      summary = "The runs in the store, newest first, a page at a time",
+      queryParams = {
+          @OpenApiParam(name = "before", type = Long.class, description = "Only runs with a smaller id (the next page's cursor)"),
+          @OpenApiParam(name = "limit", type = Integer.class, description = "Runs per page, 1 to 1000 (default 100)")},
+      responses = {
+          @OpenApiResponse(status = "200", content = @OpenApiContent(from = RunList.class)),
+          @OpenApiResponse(status = "400", content = @OpenApiContent(from = Problem.class, mimeType = ApiServer.PROBLEM_JSON)),
+          @OpenApiResponse(status = "401", content = @OpenApiContent(from = Problem.class, mimeType = ApiServer.PROBLEM_JSON))})
+  void listRuns(Context ctx) {
+    long before = Params.optionalLong(ctx, "before", Long.MAX_VALUE, 1);
+    int limit = Params.limit(ctx);
+    List<RunView> older = store().runs().stream().filter(r -> r.runId() < before)
+        .sorted(Comparator.comparingLong(RunView::runId).reversed()).limit(limit + 1L).toList();
+    boolean more = older.size() > limit;
+    List<RunObject> page = older.stream().limit(limit).map(ApiViews::run).toList();
+    String next = more ? RUNS + "?before=" + page.get(page.size() - 1).id() + "&limit=" + limit : null;
+    ctx.json(new RunList(page, next));
+  }
+
+  @OpenApi(path = RUN, methods = HttpMethod.GET, operationId = "getRun", tags = "runs", summary = "One run: its state, settings and counters",
+      pathParams = @OpenApiParam(name = "id", type = Long.class, required = true),
+      responses = {
+          @OpenApiResponse(status = "200", content = @OpenApiContent(from = RunObject.class)),
+          @OpenApiResponse(status = "400", content = @OpenApiContent(from = Problem.class, mimeType = ApiServer.PROBLEM_JSON)),
+          @OpenApiResponse(status = "401", content = @OpenApiContent(from = Problem.class, mimeType = ApiServer.PROBLEM_JSON)),
+          @OpenApiResponse(status = "404", content = @OpenApiContent(from = Problem.class, mimeType = ApiServer.PROBLEM_JSON))})
+  void getRun(Context ctx) {
+    ctx.json(ApiViews.run(run(Params.runId(ctx))));
+  }
+
+  @OpenApi(path = CASES, methods = HttpMethod.GET, operationId = "listCases", tags = "runs",
+      summary = "A run's cases in dataset order, a page at a time, optionally of one verdict or state",
+      pathParams = @OpenApiParam(name = "id", type = Long.class, required = true),
+      queryParams = {
+          @OpenApiParam(name = "verdict", description = "pass, fail or error"),
+          @OpenApiParam(name = "state", description = "pending, leased, done, failed or cancelled"),
+          @OpenApiParam(name = "after", type = Integer.class, description = "Only cases after this position (the next page's cursor)"),
+          @OpenApiParam(name = "limit", type = Integer.class, description = "Cases per page, 1 to 1000 (default 100)")},
+      responses = {
+          @OpenApiResponse(status = "200", content = @OpenApiContent(from = CaseList.class)),
+          @OpenApiResponse(status = "400", content = @OpenApiContent(from = Problem.class, mimeType = ApiServer.PROBLEM_JSON)),
+          @OpenApiResponse(status = "401", content = @OpenApiContent(from = Problem.class, mimeType = ApiServer.PROBLEM_JSON)),
+          @OpenApiResponse(status = "404", content = @OpenApiContent(from = Problem.class, mimeType = ApiServer.PROBLEM_JSON))})
+  void listCases(Context ctx) {
+    long runId = Params.runId(ctx);
+    String verdict = Params.oneOf(ctx, "verdict", VERDICTS);
+    String state = Params.oneOf(ctx, "state", STATES);
+    long after = Params.optionalLong(ctx, "after", -1, 0);
+    int limit = Params.limit(ctx);
+    run(runId);
+    List<JobView> matching = store().jobs(runId).stream()
+        .filter(j -> j.position() > after)
+        .filter(j -> verdict == null || verdict.equals(ApiViews.verdict(j)))
+        .filter(j -> state == null || state.equals(ApiViews.state(j.state())))
+        .limit(limit + 1L).toList();
+    boolean more = matching.size() > limit;
+    List<JobView> page = matching.subList(0, Math.min(limit, matching.size()));
+    Map<Long, AttemptView> last = lastAttempts(runId);
+    List<CaseObject> cases = page.stream().map(j -> ApiViews.caseObject(j, last.get(j.jobId()))).toList();
+    String next = null;
+    if (more) {
+      StringBuilder url = new StringBuilder(CASES.replace("{id}", Long.toString(runId)))
+          .append("?after=").append(page.get(page.size() - 1).position()).append("&limit=").append(limit);
+      if (verdict != null) {
+        url.append("&verdict=").append(verdict);
+      }
+      if (state != null) {
+        url.append("&state=").append(state);
+      }
+      next = url.toString();
+    }
+    ctx.json(new CaseList(cases, next));
+  }
+
+  @OpenApi(path = ATTEMPTS, methods = HttpMethod.GET, operationId = "listAttempts", tags = "runs",
+      summary = "A case's ended attempts: worker, fencing token, times and how each ended",
+      pathParams = {@OpenApiParam(name = "id", type = Long.class, required = true), @OpenApiParam(name = "caseId", required = true)},
+      responses = {
+          @OpenApiResponse(status = "200", content = @OpenApiContent(from = AttemptList.class)),
+          @OpenApiResponse(status = "400", content = @OpenApiContent(from = Problem.class, mimeType = ApiServer.PROBLEM_JSON)),
+          @OpenApiResponse(status = "401", content = @OpenApiContent(from = Problem.class, mimeType = ApiServer.PROBLEM_JSON)),
+          @OpenApiResponse(status = "404", content = @OpenApiContent(from = Problem.class, mimeType = ApiServer.PROBLEM_JSON))})
+  void listAttempts(Context ctx) {
+    long runId = Params.runId(ctx);
+    String caseId = ctx.pathParam("caseId");
+    run(runId);
+    JobView job = store().jobs(runId).stream().filter(j -> j.caseId().equals(caseId)).findFirst()
+        .orElseThrow(() -> ProblemException.parameter(ProblemType.NOT_FOUND, "caseId", "run " + runId + " has no case '" + caseId + "'"));
+    List<AttemptView> attempts = store().attempts(runId).stream().filter(a -> a.jobId() == job.jobId()).toList();
+    ctx.json(new AttemptList(attempts.stream().map(ApiViews::attempt).toList()));
+  }
+
+  @OpenApi(path = RESULTS, methods = HttpMethod.GET, operationId = "getResults", tags = "runs",
+      summary = "A finished run's results: exactly the lines tally run writes to results.jsonl",
+      pathParams = @OpenApiParam(name = "id", type = Long.class, required = true),
+      responses = {
+          @OpenApiResponse(status = "200", content = @OpenApiContent(type = "string", mimeType = RunReport.RESULTS_MEDIA_TYPE)),
+          @OpenApiResponse(status = "401", content = @OpenApiContent(from = Problem.class, mimeType = ApiServer.PROBLEM_JSON)),
+          @OpenApiResponse(status = "404", content = @OpenApiContent(from = Problem.class, mimeType = ApiServer.PROBLEM_JSON)),
+          @OpenApiResponse(status = "409", description = "the run has not finished", content = @OpenApiContent(from = Problem.class, mimeType = ApiServer.PROBLEM_JSON))})
+  void getResults(Context ctx) throws IOException {
+    long runId = Params.runId(ctx);
+    requireFinished(run(runId));
+    ctx.contentType(RunReport.RESULTS_MEDIA_TYPE);
+    OutputStream out = ctx.outputStream();
+    RunReport.writeResults(store(), runId, out);
+    out.flush();
+  }
+
+  @OpenApi(path = SUMMARY, methods = HttpMethod.GET, operationId = "getSummary", tags = "runs",
+      summary = "A finished run's summary: exactly what tally run writes to summary.json",
+      description = "wallMillis is this coordinator's part (from its start to the run's end); 0 if the run finished under an earlier coordinator.",
+      pathParams = @OpenApiParam(name = "id", type = Long.class, required = true),
+      responses = {
+          @OpenApiResponse(status = "200", content = @OpenApiContent(type = "object", mimeType = "application/json")),
+          @OpenApiResponse(status = "401", content = @OpenApiContent(from = Problem.class, mimeType = ApiServer.PROBLEM_JSON)),
+          @OpenApiResponse(status = "404", content = @OpenApiContent(from = Problem.class, mimeType = ApiServer.PROBLEM_JSON)),
+          @OpenApiResponse(status = "409", description = "the run has not finished", content = @OpenApiContent(from = Problem.class, mimeType = ApiServer.PROBLEM_JSON))})
+  void getSummary(Context ctx) {
+    long runId = Params.runId(ctx);
+    RunView run = run(runId);
+    requireFinished(run);
+    RunReport.Times times = new RunReport.Times(coordinator.wallMillis(runId).orElse(0), RunReport.runWallMillis(run));
+    ctx.contentType("application/json").result(RunReport.summaryBytes(runId, run.counters(), times));
+  }
+
+  @OpenApi(path = WORKERS, methods = HttpMethod.GET, operationId = "listWorkers", tags = "workers",
+      summary = "The workers as their coordinator last reported them: live or left (with why), suspicion, drain, ejection",
+      responses = {
+          @OpenApiResponse(status = "200", content = @OpenApiContent(from = WorkerList.class)),
+          @OpenApiResponse(status = "401", content = @OpenApiContent(from = Problem.class, mimeType = ApiServer.PROBLEM_JSON))})
+  void listWorkers(Context ctx) {
+    ctx.json(new WorkerList(store().workerStatuses().stream().map(ApiViews::worker).toList()));
+  }
+
+  /** The run, or a 404 problem. */
+  RunView run(long runId) {
+    return store().run(runId).orElseThrow(() -> ProblemException.parameter(ProblemType.NOT_FOUND, "id", "there is no run " + runId));
+  }
+
+  private static void requireFinished(RunView run) {
+    if (!run.finished()) {
+      throw ProblemException.of(ProblemType.RUN_NOT_FINISHED, "run " + run.runId() + " is still running ("
+          + (run.counters().recorded() + run.counters().jobsFailed()) + " of " + run.counters().total()
+          + " cases ended); its results and summary exist once it finishes");
+    }
+  }
+
+  /** Each job's latest ended attempt, by job id. */
+  private Map<Long, AttemptView> lastAttempts(long runId) {
+    Map<Long, AttemptView> last = new HashMap<>();
+    for (AttemptView a : store().attempts(runId)) {
+      last.merge(a.jobId(), a, (x, y) -> y.token() > x.token() ? y : x);
+    }
+    return last;
+  }
+
+}

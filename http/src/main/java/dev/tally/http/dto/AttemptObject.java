@@ -1,0 +1,24 @@
+package dev.tally.http.dto;
+
+/**
+ * One ended attempt at a case.
+ *
+ * @param worker the worker that held the lease
+ * @param fencingToken the lease's fencing token
+ * @param startedAt when the lease was issued, ISO-8601 UTC
+ * @param endedAt when the attempt ended, ISO-8601 UTC
+ * @param ending how it ended: {@code recorded}, or the infrastructure failure in lower case ({@code
+ *     worker_lost}, {@code timed_out}, {@code lease_expired}, ...)
+ * @param detail a sentence about the ending (may be empty)
+ * @param runMillis how long the case ran on the worker, or null if unknown
+ * @param queuedMillis how long it waited on the worker before it started, or null if unknown
+ */
+public record AttemptObject(
+    String worker,
+    long fencingToken,
+    String startedAt,
+    String endedAt,
+    String ending,
+    String detail,
+    Long runMillis,
+    Long queuedMillis) {}

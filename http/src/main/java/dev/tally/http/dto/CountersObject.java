@@ -1,0 +1,25 @@
+package dev.tally.http.dto;
+
+/**
+ * A run's counters, named as in {@code summary.json}.
+ *
+ * @param passed cases recorded with verdict pass
+ * @param failed cases recorded with verdict fail
+ * @param errored cases that ended error: recorded with verdict error, or out of attempts (as in the summary)
+ * @param recorded cases with a recorded outcome (passed + failed + recorded errors)
+ * @param jobsFailed cases that ran out of attempts (or were poison), never recorded
+ * @param cancelled cases that ended because their run was cancelled
+ * @param duplicatesSuppressed results that arrived again for a case already recorded
+ * @param staleResultsFenced results from the holder of a revoked or superseded lease, refused
+ * @param redeliveries attempts that put their case back in the queue
+ */
+public record CountersObject(
+    long passed,
+    long failed,
+    long errored,
+    long recorded,
+    long jobsFailed,
+    long cancelled,
+    long duplicatesSuppressed,
+    long staleResultsFenced,
+    long redeliveries) {}

@@ -1,0 +1,27 @@
+package dev.tally.http.dto;
+
+/**
+ * A run, as {@code GET /api/v1/runs/{id}} and every answer about a run show it.
+ *
+ * @param id the run's id
+ * @param name the name it was submitted with (empty if none)
+ * @param state {@code running}, {@code finished} or {@code cancelled}
+ * @param createdAt when it was created, ISO-8601 UTC
+ * @param finishedAt when its last case ended, ISO-8601 UTC; null while running
+ * @param dataset where its cases came from (a path for {@code tally run}; the submission for the API)
+ * @param evaluator how its cases are evaluated
+ * @param settings its attempt limits and case timeout
+ * @param total how many cases it has
+ * @param counters what happened to them so far
+ */
+public record RunObject(
+    long id,
+    String name,
+    String state,
+    String createdAt,
+    String finishedAt,
+    String dataset,
+    EvaluatorObject evaluator,
+    SettingsObject settings,
+    long total,
+    CountersObject counters) {}

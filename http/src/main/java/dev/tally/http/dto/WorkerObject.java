@@ -1,0 +1,29 @@
+package dev.tally.http.dto;
+
+/**
+ * A worker as its coordinator last reported it.
+ *
+ * @param id the worker's id (one per process)
+ * @param name its name (a place, such as {@code local-2}, or what {@code --name} said)
+ * @param state {@code live} or {@code left}
+ * @param leftReason why it left, or null while live
+ * @param suspicion its failure detector's suspicion in words (e.g. {@code 0.12 of 8.00}); null if it left
+ * @param acceptingWork false while its suspicion is at the drain level or above
+ * @param ejectedUntil when its outlier ejection ends, ISO-8601 UTC; null if not ejected
+ * @param ejectionReason why it was last ejected, or null if never
+ * @param timesEjected how many times it has been ejected
+ * @param inFlight how many jobs it holds
+ * @param reportedAt when this was observed, ISO-8601 UTC
+ */
+public record WorkerObject(
+    String id,
+    String name,
+    String state,
+    String leftReason,
+    String suspicion,
+    boolean acceptingWork,
+    String ejectedUntil,
+    String ejectionReason,
+    int timesEjected,
+    int inFlight,
+    String reportedAt) {}

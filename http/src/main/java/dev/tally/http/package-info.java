@@ -1,0 +1,2 @@
+/** The HTTP API. */
+package dev.tally.http;
