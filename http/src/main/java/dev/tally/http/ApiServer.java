@@ -141,6 +141,7 @@ public final class ApiServer implements AutoCloseable {
             .withHeaders(Map.of("WWW-Authenticate", challenge));
       }
     });
+    app.before(EventStream.PATH, EventStream::requireEventStreamAccept);
     app.exception(ProblemException.class, (e, ctx) -> answer(ctx, e));
     app.exception(HttpResponseException.class, (e, ctx) -> answer(ctx, fromJavalin(e, ctx)));
     app.exception(Exception.class, (e, ctx) -> {

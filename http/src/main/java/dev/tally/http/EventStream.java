@@ -86,6 +86,7 @@ final class EventStream implements AutoCloseable {
       responses = {
           @OpenApiResponse(status = "200", content = @OpenApiContent(type = "string", mimeType = "text/event-stream")),
           @OpenApiResponse(status = "401", content = @OpenApiContent(from = Problem.class, mimeType = ApiServer.PROBLEM_JSON)),
+          @OpenApiResponse(status = "406", description = "Accept is not text/event-stream", content = @OpenApiContent(from = Problem.class, mimeType = ApiServer.PROBLEM_JSON)),
           @OpenApiResponse(status = "503", description = "too many clients listen", content = @OpenApiContent(from = Problem.class, mimeType = ApiServer.PROBLEM_JSON))})
   void accept(SseClient client) {
     if (clients.size() >= MAX_CLIENTS) {
@@ -96,6 +97,17 @@ final class EventStream implements AutoCloseable {
     client.onClose(() -> clients.remove(client));
     clients.add(client);
     client.sendComment("connected");
+  }
+
+  /**
+   * Refuses (406) a request to the stream that does not send {@code Accept: text/event-stream}, as every
+   * {@code EventSource} does: Javalin serves the stream only then, and would otherwise answer an empty 200.
+   */
+  static void requireEventStreamAccept(io.javalin.http.Context ctx) {
+    if (ctx.method() == io.javalin.http.HandlerType.GET && !"text/event-stream".equals(ctx.header("Accept"))) {
+      throw ProblemException.header(ProblemType.NOT_ACCEPTABLE, "Accept",
+          "the event stream is text/event-stream: send Accept: text/event-stream");
+    }
   }
 
   /** How many clients listen now. */

@@ -10,6 +10,7 @@ public enum ProblemType {
   NOT_FOUND(null, "Not Found", 404),
   METHOD_NOT_ALLOWED(null, "Method Not Allowed", 405),
   UNAUTHORIZED(null, "Unauthorized", 401),
+  NOT_ACCEPTABLE(null, "Not Acceptable", 406),
   /** A path or query parameter, or a body field, that is not what the API takes. */
   INVALID_REQUEST("invalid-request", "The request is not valid", 400),
   /** A body that is not JSON (or a line of an NDJSON body that is not). */

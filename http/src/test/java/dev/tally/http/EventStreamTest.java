@@ -1,0 +1,71 @@
+package dev.tally.http;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.io.BufferedReader;
+import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The event stream, read by a real client over a socket. */
+class EventStreamTest {
+  @TempDir Path dir;
+
+  @Test
+  void aRequestThatDoesNotAcceptAnEventStreamIsRefusedNamingTheHeader() throws Exception {
+    try (TestApi t = TestApi.start(dir)) {
+      HttpResponse<String> r = t.get(ApiServer.BASE + "/events");
+      assertThat(r.statusCode()).isEqualTo(406);
+      assertThat(TestApi.json(r).get("header").asText()).isEqualTo("Accept");
+    }
+  }
+
+  @Test
+  void aClientSeesARunProgressToItsEndAndIsDroppedWhenItGoes() throws Exception {
+    try (TestApi t = TestApi.start(dir, ApiServer.Settings.builder().eventPeriodMillis(50), null)) {
+      HttpResponse<InputStream> stream = t.client.send(t.request(ApiServer.BASE + "/events").header("Accept", "text/event-stream").GET().build(),
+          HttpResponse.BodyHandlers.ofInputStream());
+      assertThat(stream.statusCode()).isEqualTo(200);
+      assertThat(stream.headers().firstValue("Content-Type")).hasValueSatisfying(v -> assertThat(v).startsWith("text/event-stream"));
+      await().atMost(10, TimeUnit.SECONDS).until(() -> t.api.eventClients() == 1);
+
+      long runId = t.createRun("events.jsonl", 20, "noop");
+      t.withWorker(2);
+      t.coordinator.submit(runId);
+
+      List<JsonNode> runEvents = new ArrayList<>();
+      try (BufferedReader in = new BufferedReader(new InputStreamReader(stream.body(), StandardCharsets.UTF_8))) {
+        String event = null;
+        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+        for (String line; System.nanoTime() < deadline && (line = in.readLine()) != null; ) {
+          if (line.startsWith("event: ")) {
+            event = line.substring(7);
+          } else if (line.startsWith("data: ") && "run".equals(event)) {
+            JsonNode run = TestApi.JSON.readTree(line.substring(6));
+            runEvents.add(run);
+            if (run.get("state").asText().equals("finished")) {
+              break;
+            }
+          }
+        }
+      }
+      assertThat(runEvents).isNotEmpty();
+      JsonNode last = runEvents.get(runEvents.size() - 1);
+      assertThat(last.get("id").asLong()).isEqualTo(runId);
+      assertThat(last.get("state").asText()).isEqualTo("finished");
+      assertThat(last.get("counters").get("passed").asLong()).isEqualTo(20);
+      // The client closed its side: the server drops it (its next write fails) and holds nothing for it.
+      await().atMost(20, TimeUnit.SECONDS).until(() -> t.api.eventClients() == 0);
+    }
+  }
+}
