@@ -135,6 +135,19 @@ public final class Coordinator implements AutoCloseable {
   }
 
   /**
+   * Starts a graceful stop: the scheduler leases nothing more, while the results of what is in flight are
+   * still recorded and acked. Wait for {@link #inFlight()} to reach 0 (or a deadline), then {@link #close()}.
+   */
+  public void stopLeasing() {
+    scheduler.stopLeasing();
+  }
+
+  /** How many assignments are out on workers, as of the scheduler's last step. */
+  public int inFlight() {
+    return scheduler.inFlight();
+  }
+
+  /**
    * Stops the scheduler, for a coordinator whose process is being stopped before its runs finish: it
    * leases, records and releases nothing more, and records every connected worker as left because the
    * coordinator stopped. Workers that end after this are not reported lost and their jobs stay leased, as

@@ -22,6 +22,8 @@ final class LeaseOffers implements Duty {
   private final Runs runs;
   private final OutlierWatch outliers;
   private final Duration leaseDuration;
+  /** Set (from any thread) when the coordinator stops: no lease is offered after it. */
+  private volatile boolean stopped;
   private boolean pendingMayBeAvailable = true;
   private long nextNotBeforeMillis = Long.MAX_VALUE;
 
@@ -30,6 +32,11 @@ final class LeaseOffers implements Duty {
     this.runs = runs;
     this.outliers = outliers;
     this.leaseDuration = leaseDuration;
+  }
+
+  /** Offers no lease from the next step on; results are still recorded. Safe from any thread. */
+  void stop() {
+    stopped = true;
   }
 
   /** Something happened that may make a lease possible (a worker joined, a run was activated). */
@@ -42,7 +49,7 @@ final class LeaseOffers implements Duty {
     if (step.nowMillis >= nextNotBeforeMillis) {
       pendingMayBeAvailable = true;
     }
-    if (!pendingMayBeAvailable || !runs.anyActive()) {
+    if (stopped || !pendingMayBeAvailable || !runs.anyActive()) {
       return;
     }
     long expiry = step.nowMillis + leaseDuration.toMillis();
@@ -76,7 +83,7 @@ final class LeaseOffers implements Duty {
    * when the earliest backoff ends ({@link Long#MAX_VALUE} if only an event can make work).
    */
   long dueMillis(long nowMillis) {
-    return pendingMayBeAvailable && fleet.hasFreeWindow() ? nowMillis : nextNotBeforeMillis;
+    return !stopped && pendingMayBeAvailable && fleet.hasFreeWindow() ? nowMillis : nextNotBeforeMillis;
   }
 
   /** When the earliest backoff ends, as of the last commit. */

@@ -57,7 +57,8 @@ import org.slf4j.LoggerFactory;
  * simulation can drive it step by step.
  *
  * <p>Thread-safety: the {@link WorkerEvents} methods, {@link #counters}, {@link #completion}, {@link
- * #activate}, {@link #hasQueuedEvents} and {@link #connectedWorkers} are safe from any thread. {@link
+ * #activate}, {@link #hasQueuedEvents}, {@link #connectedWorkers}, {@link #stopLeasing} and {@link #inFlight}
+ * are safe from any thread. {@link
  * #step()}, {@link #stopping()} and {@link #inFlightCount()} must be called from one thread at a time.
  */
 public final class Scheduler implements WorkerEvents {
@@ -85,6 +86,8 @@ public final class Scheduler implements WorkerEvents {
   private final EventHandler handler = new EventHandler();
 
   private volatile int connectedWorkers;
+  /** Assignments out on workers after the last step, for other threads. */
+  private volatile int inFlightAfterStep;
   private int consecutiveStoreFailures;
   /** The current step's times, for the event handlers. */
   private long nowMillis;
@@ -249,6 +252,7 @@ public final class Scheduler implements WorkerEvents {
     StoreBatch batch = step.toBatch();
     if (batch.isEmpty()) {
       statuses.afterStep(nowMillis);
+      inFlightAfterStep = fleet.inFlightCount();
       return offers.nextNotBeforeMillis();
     }
     StoreBatchResult result;
@@ -270,6 +274,7 @@ public final class Scheduler implements WorkerEvents {
     }
     statuses.afterStep(nowMillis); // after the assignments: its in-flight counts are this step's
     runs.publish(result.counters());
+    inFlightAfterStep = fleet.inFlightCount();
     return offers.dueMillis(nowMillis);
   }
 
@@ -365,6 +370,22 @@ public final class Scheduler implements WorkerEvents {
    */
   public void stopping() {
     statuses.stopping(clock.millis());
+  }
+
+  /**
+   * Leases nothing more, from the next step on, while everything else goes on: results are recorded and
+   * acked, failed attempts released. For a coordinator that is stopping gracefully and waits for the
+   * results of what is in flight ({@link #inFlight()}) before it lets its workers go. Safe from any
+   * thread; idempotent; there is no way back.
+   */
+  public void stopLeasing() {
+    offers.stop();
+    wakeup.run();
+  }
+
+  /** How many assignments were out on workers after the last step. Safe from any thread. */
+  public int inFlight() {
+    return inFlightAfterStep;
   }
 
   /** How many workers are connected, as of the last step. Safe from any thread. */

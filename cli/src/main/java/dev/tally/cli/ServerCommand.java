@@ -1,0 +1,186 @@
+package dev.tally.cli;
+
+import dev.tally.coordinator.Coordinator;
+import dev.tally.coordinator.CoordinatorBuilder;
+import dev.tally.coordinator.RunResumption;
+import dev.tally.core.DurationText;
+import dev.tally.http.ApiServer;
+import dev.tally.http.TallyServer;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.net.InetSocketAddress;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
+import sun.misc.Signal;
+
+/**
+ * {@code tally server}: a long-lived coordinator with its HTTP API ({@link TallyServer}), its worker port,
+ * and local worker processes. It runs every run submitted to it, many at once, and at start resumes every
+ * unfinished run in its store (a server killed with {@code kill -9} and started again on the same store
+ * finishes them).
+ *
+ * <p><b>Stopping.</b> The first SIGTERM or SIGINT stops it gracefully: it leases nothing more, waits up to
+ * {@code --stop-grace} for the results of what its workers hold, stops its local workers (telling them
+ * why), closes the API's port, says Goodbye to remote workers, and exits 0, saying so on stderr. What was
+ * still leased stays leased for the next server on the store, as after a {@code kill -9}. A second signal
+ * stops at once (exit 128 + its number). Signals are caught with {@code sun.misc.Signal}, as {@code tally
+ * worker} does, since a shutdown hook cannot choose the exit code.
+ *
+ * <p>Thread-safety: one instance per invocation, on picocli's thread; signal handlers only count down.
+ */
+@Command(
+    name = "server",
+    mixinStandardHelpOptions = true,
+    defaultValueProvider = ProductDefaults.class,
+    description = {
+      "Run a long-lived coordinator with an HTTP API: runs are submitted over HTTP, many at once.",
+      "Prints one line at start with the API's and the worker port's addresses. Exit code: 0 stopped by",
+      "SIGTERM or SIGINT; 1 the store failed; 2 bad usage, or the store or a port cannot be used."
+    })
+public final class ServerCommand implements java.util.concurrent.Callable<Integer> {
+  /** What local workers say when the server stops. */
+  static final String SERVER_STOPPING = "stopped by tally server: the server is stopping";
+
+  /** How often the waiting main thread checks that the scheduler is still alive. */
+  private static final long WATCH_MILLIS = 500;
+
+  @Spec CommandSpec spec;
+
+  @Mixin CoordinatorOptions coordinatorOptions;
+
+  @Mixin ApiOptions apiOptions;
+
+  @Option(names = "--db", defaultValue = "tally.db", description = "SQLite store file (default: ${DEFAULT-VALUE}).")
+  Path db;
+
+  @Option(names = "--listen", converter = HostPort.Converter.class, description = "Address for workers to connect to (default: ${DEFAULT-VALUE}, a free loopback port).")
+  HostPort listen;
+
+  @Option(names = "--workers", defaultValue = "2", description = "Local worker processes to start (default: ${DEFAULT-VALUE}); 0 waits for remote workers on --listen.")
+  int workers;
+
+  @Option(names = "--slots", description = "Cases each local worker runs at once (default: the number of cores).")
+  Integer slots;
+
+  @Option(names = "--stop-grace", converter = DurationConverter.class,
+      description = "On SIGTERM or SIGINT, how long to wait for the results of cases in flight (default: ${DEFAULT-VALUE}).")
+  Duration stopGrace;
+
+  @Override
+  public Integer call() throws Exception {
+    PrintWriter err = spec.commandLine().getErr();
+    PrintWriter out = spec.commandLine().getOut();
+    if (workers < 0 || workers > RunnerCommand.MAX_LOCAL_WORKERS) {
+      throw new ParameterException(spec.commandLine(), "--workers must be from 0 to " + RunnerCommand.MAX_LOCAL_WORKERS + ", got " + workers);
+    }
+    if (workers == 0 && (listen == null || listen.port() == 0)) {
+      throw new ParameterException(spec.commandLine(), "--workers 0 needs --listen HOST:PORT with a fixed port, so remote workers can find the server");
+    }
+    int workerSlots = slots == null ? Runtime.getRuntime().availableProcessors() : slots;
+    if (workerSlots < 1 || workerSlots > dev.tally.coordinator.net.WorkerServer.MAX_WORKER_SLOTS) {
+      throw new ParameterException(spec.commandLine(), "--slots must be from 1 to " + dev.tally.coordinator.net.WorkerServer.MAX_WORKER_SLOTS + ", got " + workerSlots);
+    }
+    if (stopGrace == null || !spec.commandLine().getParseResult().hasMatchedOption("--stop-grace")) {
+      stopGrace = TallyServer.DEFAULT_STOP_GRACE; // the owner's default, which the help shows too
+    }
+    if (stopGrace.isNegative()) {
+      throw new ParameterException(spec.commandLine(), "--stop-grace must not be negative, got " + DurationText.text(stopGrace));
+    }
+    CoordinatorBuilder builder = coordinatorOptions.applyTo(Coordinator.builder());
+    ApiServer.Settings api = apiOptions.settings(new HostPort(ApiServer.Settings.DEFAULT_HOST, ApiServer.Settings.DEFAULT_PORT), System.getenv());
+    if (listen != null) {
+      builder.listen(new InetSocketAddress(listen.host(), listen.port()));
+    }
+    builder.storeFile(db);
+
+    CountDownLatch stop = new CountDownLatch(1);
+    AtomicReference<String> stopSignal = new AtomicReference<>();
+    AtomicInteger signals = new AtomicInteger();
+    for (String name : List.of("TERM", "INT")) {
+      Signal.handle(new Signal(name), s -> {
+        if (signals.incrementAndGet() > 1) {
+          Runtime.getRuntime().halt(128 + s.getNumber()); // a second signal: at once
+        }
+        stopSignal.set("SIG" + s.getName());
+        stop.countDown();
+      });
+    }
+
+    TallyServer server;
+    try {
+      server = TallyServer.start(builder, api);
+    } catch (CoordinatorBuilder.StartException | ApiServer.StartException e) {
+      err.println("tally server: " + e.getMessage());
+      return Main.EXIT_USAGE;
+    }
+    Coordinator coordinator = server.coordinator();
+    HostPort bound = new HostPort(coordinator.address().getHostString(), coordinator.port());
+    HostPort connectTo = new HostPort(RunnerCommand.loopbackFor(bound.host()), bound.port());
+    LocalWorkerProcesses local;
+    try {
+      local = LocalWorkerProcesses.start(workers, workerSlots, connectTo, logDir(db));
+    } catch (IOException e) {
+      server.close();
+      err.println("tally server: cannot start the local workers: " + e.getMessage());
+      return Main.EXIT_FAILED;
+    }
+    for (RunResumption.TakeOver t : server.resumed()) {
+      RunnerCommand.reportTakeOver(t, err);
+    }
+    String url = server.api().url();
+    out.printf("tally server: API %s%s (OpenAPI %s%s, metrics %s%s); workers connect to %s; %s; store %s%n", url,
+        ApiServer.BASE, url, ApiServer.OPENAPI_PATH, url, ApiServer.METRICS_PATH, connectTo, fleet(workerSlots), db);
+    out.flush();
+
+    int exit = Main.EXIT_PASSED;
+    while (!stop.await(WATCH_MILLIS, TimeUnit.MILLISECONDS)) {
+      if (coordinator.failure() != null) {
+        err.println("tally server: the scheduler stopped: " + coordinator.failure().getMessage()
+            + "; what is recorded stays in " + db + ", and the next tally server on it resumes the unfinished runs");
+        exit = Main.EXIT_FAILED;
+        break;
+      }
+    }
+    String why = stopSignal.get();
+    if (why != null) {
+      int inFlight = coordinator.inFlight();
+      err.printf("tally server: %s: stopping; leasing nothing more and waiting up to %s for %s in flight%n", why,
+          DurationText.text(stopGrace), Words.count(inFlight, "case"));
+      err.flush();
+    }
+    server.stopLeasing();
+    int left = server.awaitInFlight(stopGrace);
+    local.stop(SERVER_STOPPING);
+    server.close();
+    err.printf("tally server: stopped%s; unfinished runs stay in %s, and the next tally server on it resumes them%n",
+        left == 0 ? ", every result in flight recorded" : " with " + Words.count(left, "case") + " still leased (run again by the next server)",
+        db);
+    return exit;
+  }
+
+  private String fleet(int workerSlots) {
+    List<String> parts = new ArrayList<>();
+    if (workers > 0) {
+      parts.add(Words.count(workers, "local worker") + " x " + Words.count(workerSlots, "slot"));
+    }
+    return parts.isEmpty() ? "no local workers" : String.join(" + ", parts);
+  }
+
+  /** Beside the store, named after it: {@code tally.db-logs/server}. */
+  private static Path logDir(Path dbFile) {
+    Path db = dbFile.toAbsolutePath();
+    return db.resolveSibling(db.getFileName() + "-logs").resolve("server");
+  }
+}
