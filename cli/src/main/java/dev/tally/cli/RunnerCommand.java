@@ -8,6 +8,7 @@ import dev.tally.coordinator.net.WorkerServer;
 import dev.tally.core.store.RunCounters;
 import dev.tally.core.store.RunView;
 import dev.tally.core.store.StoreException;
+import dev.tally.http.ApiServer;
 import dev.tally.worker.LocalWorker;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -60,6 +61,8 @@ public abstract class RunnerCommand implements Callable<Integer> {
 
   @Mixin CoordinatorOptions coordinatorOptions;
 
+  @Mixin ApiOptions apiOptions;
+
   @Option(names = "--workers", defaultValue = "2", description = "Local worker processes to start (default: ${DEFAULT-VALUE}); 0 waits for remote workers on --listen.")
   int workers;
 
@@ -98,6 +101,7 @@ public abstract class RunnerCommand implements Callable<Integer> {
       throw new ParameterException(spec.commandLine(), "--slots must be from 1 to " + WorkerServer.MAX_WORKER_SLOTS + " (what a coordinator accepts), got " + workerSlots);
     }
     CoordinatorBuilder builder = coordinatorOptions.applyTo(Coordinator.builder());
+    ApiServer.Settings api = apiOptions.given() ? apiOptions.settings(apiOptions.http, System.getenv()) : null;
     requireDirectoryOf("--out", out);
     requireDirectoryOf("--summary", summary);
     requireDirectoryOf("--db", dbFile());
@@ -116,8 +120,21 @@ public abstract class RunnerCommand implements Callable<Integer> {
     } catch (CoordinatorBuilder.StartException e) {
       return refused(e, dbFile, err);
     }
+    ApiServer served = null;
+    if (api != null) {
+      try {
+        served = ApiServer.start(api, coordinator);
+      } catch (ApiServer.StartException e) {
+        coordinator.close();
+        err.println("tally: " + e.getMessage());
+        return Main.EXIT_USAGE;
+      }
+      err.printf("tally: API at %s%s (OpenAPI %s%s) while this runs%n", served.url(), ApiServer.BASE, served.url(),
+          ApiServer.OPENAPI_PATH);
+    }
     long runId = -1;
-    try (coordinator) {
+    // The API closes first: no request is answered from a store that is closing.
+    try (coordinator; ApiServer ignored = served) {
       runId = chooseRun(coordinator, err);
       if (runId < 0) {
         return Main.EXIT_USAGE;

@@ -1,0 +1,159 @@
+package dev.tally.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.tally.core.CaseRecord;
+import dev.tally.core.EvaluatorSpec;
+import dev.tally.core.store.JobState;
+import dev.tally.core.store.RunSpec;
+import dev.tally.simulation.Checker;
+import dev.tally.store.SqliteStore;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@code tally server} as a real process: it resumes every unfinished run of its store, serves them over
+ * the API with its token, survives {@code kill -9} (the next server on the store finishes every run, each
+ * case recorded once), and stops cleanly on SIGTERM, waiting for what is in flight and exiting 0.
+ */
+class ServerProcessTest {
+  private static final ObjectMapper JSON = new ObjectMapper();
+  private static final Pattern API = Pattern.compile("tally server: API (http://127\\.0\\.0\\.1:\\d+)/api/v1 ");
+  private static final String TOKEN = "server-test-token-7f3a";
+
+  @TempDir Path dir;
+
+  private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(10)).build();
+
+  /** Writes runs of sleep cases into a fresh store, as a server killed before it ran them would leave it. */
+  private static List<List<String>> seed(Path db, int runs, int cases, int millis) {
+    List<List<String>> ids = new ArrayList<>();
+    try (SqliteStore store = SqliteStore.open(db)) {
+      for (int r = 0; r < runs; r++) {
+        List<CaseRecord> records = new ArrayList<>();
+        List<String> runIds = new ArrayList<>();
+        for (int i = 0; i < cases; i++) {
+          String id = "r" + r + "-c" + i;
+          runIds.add(id);
+          records.add(new CaseRecord(i, id, "{\"id\":\"" + id + "\",\"millis\":" + millis + "}"));
+        }
+        EvaluatorSpec sleep = new EvaluatorSpec("sleep", Map.of(), Duration.ofMinutes(1));
+        store.createRun(new RunSpec("seeded-" + r, sleep, 5), records);
+        ids.add(runIds);
+      }
+    }
+    return ids;
+  }
+
+  private List<String> serverArgs(Path db, Path tokenFile, String... more) {
+    List<String> args = new ArrayList<>(List.of("server", "--db=" + db, "--http=127.0.0.1:0", "--workers=2", "--slots=2",
+        "--api-token-file=" + tokenFile, "--heartbeat-interval=200ms", "--detection-window=1s"));
+    args.addAll(List.of(more));
+    return args;
+  }
+
+  private static String apiUrl(TallyProcess server) {
+    String[] url = new String[1];
+    await("the server's start line").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100)).until(() -> {
+      Matcher m = API.matcher(server.output());
+      if (m.find()) {
+        url[0] = m.group(1);
+        return true;
+      }
+      if (!server.process.isAlive()) {
+        throw new AssertionError("tally server exited early:\n" + server.output());
+      }
+      return false;
+    });
+    return url[0];
+  }
+
+  private JsonNode get(String url) throws Exception {
+    HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create(url)).header("Authorization", "Bearer " + TOKEN)
+        .timeout(Duration.ofSeconds(30)).build(), HttpResponse.BodyHandlers.ofString());
+    assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+    return JSON.readTree(r.body());
+  }
+
+  private Path tokenFile() throws Exception {
+    return Files.writeString(dir.resolve("api-token"), TOKEN + "\n");
+  }
+
+  @Test
+  void aServerKilledWithKill9IsFinishedByTheNextOneOnItsStoreEachCaseRecordedOnce() throws Exception {
+    Path db = dir.resolve("server.db");
+    List<List<String>> ids = seed(db, 2, 150, 40);
+    Path token = tokenFile();
+    try (TallyProcess first = TallyProcess.start(dir, "server-1.log", serverArgs(db, token))) {
+      String url = apiUrl(first);
+      await("cases recorded before the kill").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100))
+          .until(() -> get(url + "/api/v1/runs/1").get("counters").get("recorded").asLong() >= 30);
+      Signals.send(first.process.pid(), "KILL");
+      first.process.waitFor();
+    }
+    try (TallyProcess second = TallyProcess.start(dir, "server-2.log", serverArgs(db, token))) {
+      String url = apiUrl(second);
+      assertThat(second.output()).contains("resuming run 1").contains("resuming run 2");
+      for (int run = 1; run <= 2; run++) {
+        String runUrl = url + "/api/v1/runs/" + run;
+        await("run " + run + " finished").atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(200))
+            .until(() -> get(runUrl).get("state").asText().equals("finished"));
+        assertThat(get(runUrl).get("counters").get("passed").asLong()).isEqualTo(150);
+      }
+      Signals.send(second.process.pid(), "TERM");
+      assertThat(second.waitFor(60)).as(second.output()).isZero();
+      for (TallyProcess p : List.of(second)) {
+        assertThat(p.output()).doesNotContain(TOKEN);
+      }
+    }
+    assertThat(Files.readString(dir.resolve("server-1.log"))).doesNotContain(TOKEN);
+    try (SqliteStore store = SqliteStore.openExisting(db)) {
+      for (int run = 1; run <= 2; run++) {
+        Checker.RunCheck check = Checker.checkRun(store, run, ids.get(run - 1));
+        assertThat(check.violations()).as("run " + run).isEmpty();
+        assertThat(check.counters().recorded()).isEqualTo(150);
+      }
+    }
+  }
+
+  @Test
+  void sigtermWaitsForTheResultsInFlightThenExitsZeroSayingSo() throws Exception {
+    Path db = dir.resolve("stop.db");
+    seed(db, 1, 40, 1500);
+    try (TallyProcess server = TallyProcess.start(dir, "server.log", serverArgs(db, tokenFile(), "--stop-grace=60s"))) {
+      String url = apiUrl(server);
+      await("cases leased").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100))
+          .until(() -> countCases(url, "leased") > 0);
+      Signals.send(server.process.pid(), "TERM");
+      assertThat(server.waitFor(90)).as(server.output()).isZero();
+      assertThat(server.output())
+          .contains("tally server: SIGTERM: stopping; leasing nothing more")
+          .contains("every result in flight recorded");
+    }
+    try (SqliteStore store = SqliteStore.openExisting(db)) {
+      // What was in flight was recorded; nothing is left leased, and the rest waits for the next server.
+      assertThat(store.jobs(1).stream().filter(j -> j.state() == JobState.LEASED)).isEmpty();
+      assertThat(store.run(1).orElseThrow().counters().recorded()).isPositive().isLessThan(40);
+    }
+  }
+
+  private long countCases(String url, String state) throws Exception {
+    return get(url + "/api/v1/runs/1/cases?state=" + state + "&limit=1000").get("cases").size();
+  }
+
+}
