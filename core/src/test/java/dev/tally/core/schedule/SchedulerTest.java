@@ -101,6 +101,29 @@ class SchedulerTest {
   }
 
   @Test
+  void afterStopLeasingResultsInFlightAreStillRecordedButNothingMoreIsLeased() {
+    long runId = createRun(10, 3);
+    FakeWorker w = new FakeWorker("w1", 4);
+    scheduler.activate(runId);
+    scheduler.workerJoined(w);
+    scheduler.step();
+    List<Assignment> inFlight = w.takeAssigned();
+    assertThat(inFlight).hasSize(4);
+    assertThat(scheduler.inFlight()).isEqualTo(4);
+
+    scheduler.stopLeasing();
+    for (Assignment a : inFlight) {
+      scheduler.attemptEnded(w, AttemptReport.of(a.jobId(), a.token(), pass()));
+    }
+    scheduler.step();
+    scheduler.step();
+    assertThat(w.acks).hasSize(4).allMatch(a -> a.status() == AckStatus.RECORDED);
+    assertThat(w.takeAssigned()).as("a stopping scheduler leases nothing").isEmpty();
+    assertThat(scheduler.inFlight()).isZero();
+    assertThat(store.run(runId).orElseThrow().counters().recorded()).isEqualTo(4);
+  }
+
+  @Test
   void workerStatusesAreSavedAtOnceOnJoinAndLeaveAndMarkedLeftWhenTheCoordinatorStops() {
     long runId = createRun(4, 3);
     scheduler.activate(runId);
