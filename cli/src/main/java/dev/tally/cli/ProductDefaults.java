@@ -31,6 +31,7 @@ public class ProductDefaults implements IDefaultValueProvider {
       case "--detection-window" -> DurationConverter.text(FixedTimeoutDetector.DEFAULT_WINDOW);
       case "--prefetch" -> Integer.toString(CoordinatorBuilder.DEFAULT_PREFETCH);
       case "--listen" -> new HostPort(CoordinatorBuilder.DEFAULT_LISTEN_HOST, 0).toString();
+      case "--case-timeout" -> DurationConverter.text(CoordinatorBuilder.DEFAULT_CASE_TIMEOUT);
       case "--stop-grace" -> DurationConverter.text(dev.tally.http.TallyServer.DEFAULT_STOP_GRACE);
       default -> null;
     };

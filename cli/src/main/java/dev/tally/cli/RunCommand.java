@@ -138,7 +138,7 @@ public final class RunCommand extends RunnerCommand {
     @Option(names = "--millis", description = "sleep: milliseconds per case when the case has no \"millis\" field (default 0).")
     Long millis;
 
-    @Option(names = "--case-timeout", defaultValue = "10m", converter = DurationConverter.class, description = "Time budget of one attempt; past it the case is killed, and tried again elsewhere at most --timeout-retries times (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--case-timeout", converter = DurationConverter.class, description = "Time budget of one attempt; past it the case is killed, and tried again elsewhere at most --timeout-retries times (default: ${DEFAULT-VALUE}).")
     Duration caseTimeout;
 
     EvaluatorSpec toSpec(picocli.CommandLine cl) {

@@ -60,6 +60,13 @@ import java.util.SplittableRandom;
  * <p>Thread-safety: a builder is used by one thread; the coordinator it starts is thread-safe.
  */
 public final class CoordinatorBuilder {
+  /**
+   * The default time budget of one attempt at a case, for a run submitted without one ({@code tally run
+   * --case-timeout}, the API's {@code settings.caseTimeout}): long enough for a real test suite's module or
+   * a model call with retries, short enough that a hanging case costs minutes, not a night.
+   */
+  public static final java.time.Duration DEFAULT_CASE_TIMEOUT = java.time.Duration.ofMinutes(10);
+
   /** The default address to listen on: loopback, so a coordinator is not reachable from elsewhere unless asked. */
   public static final String DEFAULT_LISTEN_HOST = "127.0.0.1";
 

@@ -1,0 +1,178 @@
+package dev.tally.http;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.tally.core.DurationText;
+import dev.tally.core.EvaluatorSpec;
+import dev.tally.core.RedeliveryPolicy.AttemptLimits;
+import dev.tally.worker.eval.CommandTemplate;
+import dev.tally.worker.eval.EvaluatorFactory;
+import java.time.Duration;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * What a {@code POST /api/v1/runs} says besides its cases: {@code {"name": ..., "evaluator": {"kind":
+ * "exec", "cmd": "..."} | {"kind": "sleep", "millis": N} | {"kind": "noop"}, "settings": {"maxAttempts": N,
+ * "timeoutRetries": N, "caseTimeout": "10m"}}}. Every field but {@code evaluator} may be left out (the
+ * settings' defaults are {@code tally run}'s: {@link AttemptLimits#DEFAULT_MAX_ATTEMPTS}, {@link
+ * AttemptLimits#DEFAULT_TIMEOUT_RETRIES}, the coordinator builder's case timeout); a field Tally does not
+ * know is refused, naming it, so a typo ({@code maxAttempt}) is not silently ignored. The evaluator is
+ * checked by its owner ({@link EvaluatorFactory}), as a worker would check it.
+ *
+ * @param name the run's name (may be empty)
+ * @param evaluator the evaluator, its options and the case timeout
+ * @param limits attempts and timeout retries
+ * @param template exec's command template, to check each case has the fields it needs; null otherwise
+ */
+record Submission(String name, EvaluatorSpec evaluator, AttemptLimits limits, CommandTemplate template) {
+  /** A run name longer than this is refused: it is a label for people, shown in lists. */
+  static final int MAX_NAME_CHARS = 200;
+
+  Submission {
+    Objects.requireNonNull(name, "name");
+    Objects.requireNonNull(evaluator, "evaluator");
+    Objects.requireNonNull(limits, "limits");
+  }
+
+  /**
+   * Reads the submission's fields.
+   *
+   * @param body the JSON object (an NDJSON body's first line, or a JSON body without its {@code cases})
+   * @param line the body line it is on (1 for NDJSON), or 0 for a JSON body (places are then fields only)
+   * @param defaultCaseTimeout the case timeout when the body gives none
+   * @throws ProblemException 400 naming the field (and line) at fault
+   */
+  static Submission parse(JsonNode body, long line, Duration defaultCaseTimeout) {
+    Fields f = new Fields(line);
+    if (body == null || !body.isObject()) {
+      throw f.problem("", "the run must be a JSON object with an evaluator, e.g. {\"evaluator\": {\"kind\": \"noop\"}}");
+    }
+    // An NDJSON body's cases are its other lines; only a JSON body has them inline.
+    f.onlyKnown(body, "", line > 0 ? List.of("name", "evaluator", "settings") : List.of("name", "evaluator", "settings", "cases"));
+    String name = "";
+    if (body.has("name") && !body.get("name").isNull()) {
+      JsonNode n = body.get("name");
+      if (!n.isTextual()) {
+        throw f.problem("/name", "name must be a string");
+      }
+      name = n.asText();
+      if (name.length() > MAX_NAME_CHARS) {
+        throw f.problem("/name", "name must be at most " + MAX_NAME_CHARS + " characters, got " + name.length());
+      }
+    }
+    JsonNode settings = body.get("settings");
+    int maxAttempts = AttemptLimits.DEFAULT_MAX_ATTEMPTS;
+    int timeoutRetries = AttemptLimits.DEFAULT_TIMEOUT_RETRIES;
+    Duration caseTimeout = defaultCaseTimeout;
+    if (settings != null && !settings.isNull()) {
+      if (!settings.isObject()) {
+        throw f.problem("/settings", "settings must be an object");
+      }
+      f.onlyKnown(settings, "/settings", List.of("maxAttempts", "timeoutRetries", "caseTimeout"));
+      maxAttempts = f.integer(settings, "/settings", "maxAttempts", 1, maxAttempts);
+      timeoutRetries = f.integer(settings, "/settings", "timeoutRetries", 0, timeoutRetries);
+      JsonNode timeout = settings.get("caseTimeout");
+      if (timeout != null && !timeout.isNull()) {
+        if (!timeout.isTextual()) {
+          throw f.problem("/settings/caseTimeout", "caseTimeout must be a duration string such as \"10m\" or \"30s\"");
+        }
+        try {
+          caseTimeout = DurationText.parse(timeout.asText());
+        } catch (IllegalArgumentException e) {
+          throw f.problem("/settings/caseTimeout", "caseTimeout: " + e.getMessage());
+        }
+        if (caseTimeout.isZero() || caseTimeout.isNegative()) {
+          throw f.problem("/settings/caseTimeout", "caseTimeout must be positive, got " + timeout.asText());
+        }
+      }
+    }
+    JsonNode evaluator = body.get("evaluator");
+    if (evaluator == null || evaluator.isNull()) {
+      throw f.problem("/evaluator", "the run needs an evaluator: {\"kind\": \"exec\", \"cmd\": \"...\"}, {\"kind\": \"sleep\"} or {\"kind\": \"noop\"}");
+    }
+    if (!evaluator.isObject()) {
+      throw f.problem("/evaluator", "evaluator must be an object with a kind");
+    }
+    JsonNode kindNode = evaluator.get("kind");
+    if (kindNode == null || !kindNode.isTextual() || !EvaluatorFactory.KINDS.contains(kindNode.asText())) {
+      throw f.problem("/evaluator/kind", "evaluator.kind must be one of " + String.join(", ", EvaluatorFactory.KINDS)
+          + (kindNode == null ? "" : ", got " + kindNode));
+    }
+    String kind = kindNode.asText();
+    Map<String, String> options = new LinkedHashMap<>();
+    CommandTemplate template = null;
+    switch (kind) {
+      case "exec" -> {
+        f.onlyKnown(evaluator, "/evaluator", List.of("kind", "cmd"));
+        JsonNode cmd = evaluator.get("cmd");
+        if (cmd == null || !cmd.isTextual() || cmd.asText().isBlank()) {
+          throw f.problem("/evaluator/cmd", "exec needs cmd, the command per case, e.g. \"python3 -m test {id}\"");
+        }
+        try {
+          template = CommandTemplate.parse(cmd.asText()); // the worker's own grammar
+        } catch (IllegalArgumentException e) {
+          throw f.problem("/evaluator/cmd", "cmd: " + e.getMessage());
+        }
+        options.put("cmd", cmd.asText());
+      }
+      case "sleep" -> {
+        f.onlyKnown(evaluator, "/evaluator", List.of("kind", "millis"));
+        JsonNode millis = evaluator.get("millis");
+        if (millis != null && !millis.isNull()) {
+          if (!millis.canConvertToLong() || !millis.isIntegralNumber() || millis.asLong() < 0) {
+            throw f.problem("/evaluator/millis", "millis must be a whole number >= 0, got " + millis);
+          }
+          options.put("millis", Long.toString(millis.asLong()));
+        }
+      }
+      default -> f.onlyKnown(evaluator, "/evaluator", List.of("kind"));
+    }
+    try {
+      EvaluatorFactory.create(kind, options); // what a worker will do with it, checked now
+      return new Submission(name, new EvaluatorSpec(kind, options, caseTimeout), new AttemptLimits(maxAttempts, timeoutRetries),
+          template);
+    } catch (IllegalArgumentException e) {
+      throw f.problem("/evaluator", e.getMessage());
+    }
+  }
+
+  /** The first field the template needs that {@code caseObject} lacks, if any. */
+  Optional<String> missingField(JsonNode caseObject) {
+    return template == null ? Optional.empty() : template.missingField(caseObject);
+  }
+
+  /** Reads fields of one JSON object, refusing with the place: the field's JSON pointer, and the line. */
+  private record Fields(long line) {
+    ProblemException problem(String pointer, String detail) {
+      String at = pointer.isEmpty() ? "" : pointer + ": ";
+      return line > 0 ? ProblemException.line(ProblemType.INVALID_REQUEST, line, pointer.isEmpty() ? null : pointer,
+          "request body line " + line + ": " + at + detail)
+          : ProblemException.field(ProblemType.INVALID_REQUEST, pointer.isEmpty() ? null : pointer, at + detail);
+    }
+
+    void onlyKnown(JsonNode object, String pointer, List<String> known) {
+      for (Iterator<String> names = object.fieldNames(); names.hasNext(); ) {
+        String name = names.next();
+        if (!known.contains(name)) {
+          throw problem(pointer + "/" + name, "unknown field '" + name + "'; "
+              + (pointer.isEmpty() ? "a run" : pointer.substring(1)) + " takes " + String.join(", ", known));
+        }
+      }
+    }
+
+    int integer(JsonNode object, String pointer, String field, int min, int absent) {
+      JsonNode n = object.get(field);
+      if (n == null || n.isNull()) {
+        return absent;
+      }
+      if (!n.isIntegralNumber() || !n.canConvertToInt() || n.asInt() < min) {
+        throw problem(pointer + "/" + field, field + " must be a whole number >= " + min + ", got " + n);
+      }
+      return n.asInt();
+    }
+  }
+}

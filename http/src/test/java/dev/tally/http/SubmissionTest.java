@@ -1,0 +1,79 @@
+package dev.tally.http;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.tally.core.RedeliveryPolicy.AttemptLimits;
+import dev.tally.http.dto.Problem;
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+
+/** The run's fields of a submission: defaults, and refusals that name the field (and line). */
+class SubmissionTest {
+  private static final ObjectMapper JSON = new ObjectMapper();
+  private static final Duration TEN_MINUTES = Duration.ofMinutes(10);
+
+  private static Submission parse(String json, long line) throws Exception {
+    return Submission.parse(JSON.readTree(json), line, TEN_MINUTES);
+  }
+
+  private static Problem refusal(String json, long line) {
+    try {
+      parse(json, line);
+    } catch (ProblemException e) {
+      return e.toProblem("/api/v1/runs");
+    } catch (Exception e) {
+      throw new AssertionError(e);
+    }
+    throw new AssertionError("accepted: " + json);
+  }
+
+  @Test
+  void readsEveryFieldAndDefaultsTheSettingsAsTallyRunDoes() throws Exception {
+    Submission exec = parse("{\"name\":\"nightly\",\"evaluator\":{\"kind\":\"exec\",\"cmd\":\"echo {id}\"},"
+        + "\"settings\":{\"maxAttempts\":3,\"timeoutRetries\":0,\"caseTimeout\":\"30s\"}}", 0);
+    assertThat(exec.name()).isEqualTo("nightly");
+    assertThat(exec.evaluator().options()).containsEntry("cmd", "echo {id}");
+    assertThat(exec.evaluator().caseTimeout()).isEqualTo(Duration.ofSeconds(30));
+    assertThat(exec.limits()).isEqualTo(new AttemptLimits(3, 0));
+    assertThat(exec.missingField(JSON.readTree("{\"x\":1}"))).contains("id");
+
+    Submission noop = parse("{\"evaluator\":{\"kind\":\"noop\"}}", 1);
+    assertThat(noop.name()).isEmpty();
+    assertThat(noop.limits()).isEqualTo(AttemptLimits.defaults());
+    assertThat(noop.evaluator().caseTimeout()).isEqualTo(TEN_MINUTES);
+    assertThat(parse("{\"evaluator\":{\"kind\":\"sleep\",\"millis\":5}}", 1).evaluator().options()).containsEntry("millis", "5");
+  }
+
+  @Test
+  void anUnknownFieldIsRefusedNamingIt() {
+    Problem p = refusal("{\"evaluator\":{\"kind\":\"noop\"},\"settings\":{\"maxAttempt\":3}}", 0);
+    assertThat(p.status()).isEqualTo(400);
+    assertThat(p.field()).isEqualTo("/settings/maxAttempt");
+    assertThat(p.detail()).contains("unknown field 'maxAttempt'").contains("maxAttempts");
+    assertThat(refusal("{\"evaluator\":{\"kind\":\"noop\",\"cmd\":\"x\"}}", 0).field()).isEqualTo("/evaluator/cmd");
+  }
+
+  @Test
+  void anNdjsonHeaderLineIsRefusedWithItsLineAndHasNoInlineCases() {
+    Problem p = refusal("{\"evaluator\":{\"kind\":\"noop\"},\"cases\":[]}", 1);
+    assertThat(p.line()).isEqualTo(1);
+    assertThat(p.field()).isEqualTo("/cases");
+    assertThat(p.detail()).startsWith("request body line 1: ");
+  }
+
+  @Test
+  void badValuesAreRefusedNamingTheirField() {
+    assertThat(refusal("{}", 0).field()).isEqualTo("/evaluator");
+    assertThat(refusal("[]", 0).field()).isNull();
+    assertThat(refusal("{\"evaluator\":{\"kind\":\"python\"}}", 0).field()).isEqualTo("/evaluator/kind");
+    assertThat(refusal("{\"evaluator\":{\"kind\":\"exec\"}}", 0).field()).isEqualTo("/evaluator/cmd");
+    assertThat(refusal("{\"evaluator\":{\"kind\":\"exec\",\"cmd\":\"  \"}}", 0).field()).isEqualTo("/evaluator/cmd");
+    assertThat(refusal("{\"evaluator\":{\"kind\":\"sleep\",\"millis\":-1}}", 0).field()).isEqualTo("/evaluator/millis");
+    assertThat(refusal("{\"evaluator\":{\"kind\":\"noop\"},\"settings\":{\"maxAttempts\":0}}", 0).field()).isEqualTo("/settings/maxAttempts");
+    assertThat(refusal("{\"evaluator\":{\"kind\":\"noop\"},\"settings\":{\"caseTimeout\":\"soon\"}}", 0).field()).isEqualTo("/settings/caseTimeout");
+    assertThat(refusal("{\"evaluator\":{\"kind\":\"noop\"},\"settings\":{\"caseTimeout\":\"0s\"}}", 0).field()).isEqualTo("/settings/caseTimeout");
+    assertThat(refusal("{\"evaluator\":{\"kind\":\"noop\"},\"name\":7}", 0).field()).isEqualTo("/name");
+  }
+}
