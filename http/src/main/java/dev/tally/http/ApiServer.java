@@ -102,6 +102,7 @@ public final class ApiServer implements AutoCloseable {
       config.http.defaultContentType = "application/json";
       config.http.maxRequestSize = settings.maxBodyBytes;
       config.events.handlerAdded(h -> routes.add(new Route(h.getHttpMethod().name(), h.getPath())));
+      config.jetty.modifyServer(server -> server.setErrorHandler(new JettyProblems()));
       config.registerPlugin(new OpenApiPlugin(openapi -> openapi.withDocumentationPath(OPENAPI_PATH)
           .withDefinitionConfiguration((version, definition) -> definition
               .withInfo(info -> info.title("Tally API").version("1")

@@ -153,6 +153,12 @@ class ReadApiTest {
       assertThat(missing.statusCode()).isEqualTo(404);
       assertThat(TestApi.json(missing).get("detail").asText()).isEqualTo("there is no run 42");
 
+      // Jetty's own refusals, before Javalin sees the request, are problems too.
+      HttpResponse<String> huge = t.send(t.request(ApiServer.BASE + "/runs").header("X-Big", "x".repeat(20_000)).GET().build());
+      assertThat(huge.statusCode()).isEqualTo(431);
+      assertThat(huge.headers().firstValue("Content-Type")).hasValueSatisfying(v -> assertThat(v).startsWith(ApiServer.PROBLEM_JSON));
+      assertThat(TestApi.json(huge).get("status").asInt()).isEqualTo(431);
+
       HttpResponse<String> verdict = t.get(ApiServer.BASE + "/runs/42/cases?verdict=maybe");
       assertThat(verdict.statusCode()).isEqualTo(400);
       assertThat(TestApi.json(verdict).get("parameter").asText()).isEqualTo("verdict");
