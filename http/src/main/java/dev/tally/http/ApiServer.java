@@ -314,6 +314,11 @@ public final class ApiServer implements AutoCloseable {
      * per run, smooth enough for a progress bar and cheap enough for any number of runs.
      */
     public static final long DEFAULT_EVENT_PERIOD_MILLIS = 250;
+    /**
+     * The largest {@code application/x-ndjson} body, in bytes: a million cases of 4 KiB each. It is spooled
+     * to disk, not memory, so the bound is there to keep one upload from filling the disk.
+     */
+    public static final long DEFAULT_MAX_STREAM_BYTES = 4L << 30;
 
     final String host;
     final int port;
@@ -322,7 +327,9 @@ public final class ApiServer implements AutoCloseable {
     final Path tlsCert;
     final Path tlsKey;
     final long maxBodyBytes;
+    final long maxStreamBytes;
     final long eventPeriodMillis;
+    final Path spoolDirectory;
 
     private Settings(Builder b) {
       this.host = b.host;
@@ -332,7 +339,9 @@ public final class ApiServer implements AutoCloseable {
       this.tlsCert = b.tlsCert;
       this.tlsKey = b.tlsKey;
       this.maxBodyBytes = b.maxBodyBytes;
+      this.maxStreamBytes = b.maxStreamBytes;
       this.eventPeriodMillis = b.eventPeriodMillis;
+      this.spoolDirectory = b.spoolDirectory;
     }
 
     /** A builder with the defaults. */
@@ -371,7 +380,9 @@ public final class ApiServer implements AutoCloseable {
       private Path tlsCert;
       private Path tlsKey;
       private long maxBodyBytes = DEFAULT_MAX_BODY_BYTES;
+      private long maxStreamBytes = DEFAULT_MAX_STREAM_BYTES;
       private long eventPeriodMillis = DEFAULT_EVENT_PERIOD_MILLIS;
+      private Path spoolDirectory = Path.of(System.getProperty("java.io.tmpdir"), "tally-uploads");
 
       private Builder() {}
 
@@ -428,6 +439,29 @@ public final class ApiServer implements AutoCloseable {
           throw new IllegalArgumentException("the body limit must be positive, got " + maxBodyBytes);
         }
         this.maxBodyBytes = maxBodyBytes;
+        return this;
+      }
+
+      /**
+       * The largest {@code application/x-ndjson} body (default {@link #DEFAULT_MAX_STREAM_BYTES}).
+       *
+       * @throws IllegalArgumentException if below 1
+       */
+      public Builder maxStreamBytes(long maxStreamBytes) {
+        if (maxStreamBytes < 1) {
+          throw new IllegalArgumentException("the stream limit must be positive, got " + maxStreamBytes);
+        }
+        this.maxStreamBytes = maxStreamBytes;
+        return this;
+      }
+
+      /**
+       * Where uploads are spooled while they stream, before their run is written (default {@code
+       * tally-uploads} in the system's temporary directory; {@code tally server} puts it beside its store,
+       * since a temporary directory may be memory).
+       */
+      public Builder spoolDirectory(Path directory) {
+        this.spoolDirectory = Objects.requireNonNull(directory, "directory");
         return this;
       }
 
