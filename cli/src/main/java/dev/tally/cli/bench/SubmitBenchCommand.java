@@ -84,29 +84,27 @@ public final class SubmitBenchCommand implements Callable<Integer> {
   }
 
   private int measure(TallyServer server, PrintStream out) throws Exception {
-    {
-      HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(10)).build();
-      URI runs = URI.create(server.api().url() + ApiServer.BASE + "/runs");
-      phase(http, runs, WARMUP_SUBMISSIONS, "warmup");
-      Phase first = phase(http, runs, submissions, "measured");
-      Phase replay = replay(http, runs, first);
-      out.printf("tally bench-submit: %d cores, %s %s, %s %s; java %s%n", Runtime.getRuntime().availableProcessors(),
-          System.getProperty("os.name"), System.getProperty("os.arch"), System.getProperty("java.vm.name"),
-          System.getProperty("java.vm.version"), System.getProperty("java.version"));
-      out.printf("settings: --submissions %d --cases %d --clients %d --in-process %d, JSON bodies over loopback HTTP/1.1, SQLite WAL synchronous=NORMAL%n",
-          submissions, cases, clients, slots);
-      out.printf("first submissions: %d in %d ms: %.0f runs/s (%.0f cases/s); latency p50 %.1f ms, p99 %.1f ms, max %.1f ms%n",
-          first.ok, first.millis, first.ok * 1000.0 / Math.max(1, first.millis), first.ok * (double) cases * 1000.0 / Math.max(1, first.millis),
-          first.percentile(50), first.percentile(99), first.percentile(100));
-      out.printf("replays (same key and body): %d in %d ms: %.0f/s; latency p50 %.1f ms, p99 %.1f ms, max %.1f ms%n",
-          replay.ok, replay.millis, replay.ok * 1000.0 / Math.max(1, replay.millis), replay.percentile(50), replay.percentile(99),
-          replay.percentile(100));
-      long runsInStore = server.coordinator().store().runs().size();
-      boolean exact = first.ok == submissions && replay.ok == submissions && runsInStore == WARMUP_SUBMISSIONS + submissions;
-      out.printf("runs in the store: %d (warm-up %d + measured %d)%s%n", runsInStore, WARMUP_SUBMISSIONS, submissions,
-          exact ? "" : "  <-- NOT EXACT: a submission failed or a replay made a run");
-      return exact ? Main.EXIT_PASSED : Main.EXIT_FAILED;
-    }
+    HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(10)).build();
+    URI runs = URI.create(server.api().url() + ApiServer.BASE + "/runs");
+    phase(http, runs, WARMUP_SUBMISSIONS, "warmup");
+    Phase first = phase(http, runs, submissions, "measured");
+    Phase replay = replay(http, runs, first);
+    out.printf("tally bench-submit: %d cores, %s %s, %s %s; java %s%n", Runtime.getRuntime().availableProcessors(),
+        System.getProperty("os.name"), System.getProperty("os.arch"), System.getProperty("java.vm.name"),
+        System.getProperty("java.vm.version"), System.getProperty("java.version"));
+    out.printf("settings: --submissions %d --cases %d --clients %d --in-process %d, JSON bodies over loopback HTTP/1.1, SQLite WAL synchronous=NORMAL%n",
+        submissions, cases, clients, slots);
+    out.printf("first submissions: %d in %d ms: %.0f runs/s (%.0f cases/s); latency p50 %.1f ms, p99 %.1f ms, max %.1f ms%n",
+        first.ok, first.millis, first.ok * 1000.0 / Math.max(1, first.millis), first.ok * (double) cases * 1000.0 / Math.max(1, first.millis),
+        first.percentile(50), first.percentile(99), first.percentile(100));
+    out.printf("replays (same key and body): %d in %d ms: %.0f/s; latency p50 %.1f ms, p99 %.1f ms, max %.1f ms%n",
+        replay.ok, replay.millis, replay.ok * 1000.0 / Math.max(1, replay.millis), replay.percentile(50), replay.percentile(99),
+        replay.percentile(100));
+    long runsInStore = server.coordinator().store().runs().size();
+    boolean exact = first.ok == submissions && replay.ok == submissions && runsInStore == WARMUP_SUBMISSIONS + submissions;
+    out.printf("runs in the store: %d (warm-up %d + measured %d)%s%n", runsInStore, WARMUP_SUBMISSIONS, submissions,
+        exact ? "" : "  <-- NOT EXACT: a submission failed or a replay made a run");
+    return exact ? Main.EXIT_PASSED : Main.EXIT_FAILED;
   }
 
   /** What one phase did: successes, its wall time, and each request's latency. */
