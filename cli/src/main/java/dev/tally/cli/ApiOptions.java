@@ -49,15 +49,19 @@ public final class ApiOptions {
   }
 
   /**
-   * The API's settings: {@code --http} or else {@code defaultAddress}, the token, TLS.
+   * The API's settings: {@code --http} or else {@code defaultAddress}, the token, TLS; uploads are spooled
+   * beside the store ({@code tally.db-uploads}), on the store's disk rather than a temporary directory
+   * that may be memory.
    *
    * @throws ParameterException naming the option when a value is refused or the token cannot be read
    */
-  ApiServer.Settings settings(HostPort defaultAddress, Map<String, String> environment) {
+  ApiServer.Settings settings(HostPort defaultAddress, Map<String, String> environment, Path dbFile) {
     HostPort address = http != null ? http : defaultAddress;
     ApiServer.Settings.Builder b = ApiServer.Settings.builder();
     try {
-      b.bind(address.host(), address.port()).metricsPublic(metricsPublic).tls(tlsCert, tlsKey);
+      Path db = dbFile.toAbsolutePath();
+      b.bind(address.host(), address.port()).metricsPublic(metricsPublic).tls(tlsCert, tlsKey)
+          .spoolDirectory(db.resolveSibling(db.getFileName() + "-uploads"));
     } catch (IllegalArgumentException e) {
       throw new ParameterException(mixee.commandLine(), "--tls-cert/--tls-key: " + e.getMessage());
     }
