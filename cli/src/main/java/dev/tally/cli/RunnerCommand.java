@@ -123,7 +123,7 @@ public abstract class RunnerCommand implements Callable<Integer> {
         return Main.EXIT_USAGE;
       }
       RunView chosen = coordinator.store().run(runId).orElseThrow();
-      if (chosen.finished()) {
+      if (chosen.ended()) {
         // Nothing to run (tally resume of a run whose coordinator died before writing its results): no
         // workers are started, and none is announced.
         return report(coordinator, runId, chosen.counters(), started, err);

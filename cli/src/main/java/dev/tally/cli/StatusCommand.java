@@ -67,7 +67,7 @@ public final class StatusCommand implements Callable<Integer> {
     for (RunView r : runs) {
       RunCounters c = r.counters();
       out.printf("%-5d %-9s %8d %8d %8d %8d %10d %8d %8d %8d  %-20s %s%n",
-          r.runId(), r.finished() ? "finished" : "running", c.total(), c.passed(), c.failed(), RunReport.errored(c), c.jobsFailed(),
+          r.runId(), r.state().wireName(), c.total(), c.passed(), c.failed(), RunReport.errored(c), c.jobsFailed(),
           c.redeliveries(), c.duplicatesSuppressed(), c.staleResultsFenced(),
           Instant.ofEpochMilli(r.createdAtMillis()).toString().substring(0, 19), r.spec().dataset());
     }

@@ -90,7 +90,7 @@ class RunCommandTest {
     assertThat(err.toString()).contains("changed since unfinished run 2 was made from it; starting a new run")
         .doesNotContain("resuming run 2");
     try (SqliteStore store = SqliteStore.openExisting(db)) {
-      assertThat(store.runs()).extracting(r -> r.runId() + ":" + r.finished()).containsExactly("1:true", "2:false", "3:true");
+      assertThat(store.runs()).extracting(r -> r.runId() + ":" + r.ended()).containsExactly("1:true", "2:false", "3:true");
     }
 
     Files.write(dataset, List.of("{\"id\":\"a\",\"v\":\"old\"}", "{\"id\":\"b\",\"v\":\"old\"}"));
@@ -390,7 +390,7 @@ class RunCommandTest {
           "--out=" + dir.resolve("r.jsonl"), "--summary=" + dir.resolve("s.json"))).as("stderr: %s", err).isZero();
     }
     try (SqliteStore store = SqliteStore.open(dir.resolve("tally.db"))) {
-      assertThat(store.runs()).hasSize(2).allMatch(r -> r.finished() && r.counters().passed() == 2);
+      assertThat(store.runs()).hasSize(2).allMatch(r -> r.ended() && r.counters().passed() == 2);
     }
   }
 }

@@ -97,6 +97,33 @@ public final class Coordinator implements AutoCloseable {
     return scheduler.activate(runId);
   }
 
+  /**
+   * Takes over and submits every run of the store that has not ended, oldest first ({@link
+   * RunResumption#takeOverUnfinished}): what a server does at start, so that after a {@code kill -9} every
+   * unfinished run finishes.
+   *
+   * @return each run taken over; {@link #submit}'s futures are reached through {@link
+   *     dev.tally.core.schedule.Scheduler#completion}
+   * @throws dev.tally.core.store.StoreException if the store fails
+   */
+  public java.util.List<RunResumption.TakeOver> resumeUnfinishedRuns() {
+    java.util.List<RunResumption.TakeOver> taken = resumption.takeOverUnfinished();
+    for (RunResumption.TakeOver t : taken) {
+      scheduler.activate(t.run().runId());
+    }
+    return taken;
+  }
+
+  /**
+   * Cancels a run of this coordinator's store ({@link Scheduler#cancel}): in the scheduler's next commit,
+   * whether the run is being served or not; the holders of its leases are told to abandon them.
+   *
+   * @return what the cancel did, once committed
+   */
+  public CompletableFuture<dev.tally.core.store.CancelResult> cancel(long runId) {
+    return scheduler.cancel(runId);
+  }
+
   /** The run's counters as of the last committed step, or null before the scheduler has seen it. */
   public RunCounters progress(long runId) {
     return scheduler.counters(runId);
