@@ -33,8 +33,14 @@ public final class Coordinator implements AutoCloseable {
   /** The store's lock, if this coordinator took it; else null. */
   private final CoordinatorLock lock;
 
+  private final java.time.Duration idempotencyTtl;
+  private final java.time.Duration keyHold;
+
   Coordinator(Scheduler scheduler, SchedulerLoop loop, WorkerServer server, Store store, Clock clock,
-      boolean ephemeralPort, DetectorSettings detectorSettings, Store ownedStore, CoordinatorLock lock) {
+      boolean ephemeralPort, DetectorSettings detectorSettings, Store ownedStore, CoordinatorLock lock,
+      java.time.Duration idempotencyTtl, java.time.Duration keyHold) {
+    this.idempotencyTtl = idempotencyTtl;
+    this.keyHold = keyHold;
     this.scheduler = scheduler;
     this.loop = loop;
     this.server = server;
@@ -75,6 +81,16 @@ public final class Coordinator implements AutoCloseable {
   /** The failure detector the worker port judges workers with. */
   public DetectorSettings detectorSettings() {
     return detectorSettings;
+  }
+
+  /** How long a completed idempotency key is kept ({@link CoordinatorBuilder#idempotencyTtl}). */
+  public java.time.Duration idempotencyTtl() {
+    return idempotencyTtl;
+  }
+
+  /** How long a request in progress holds its idempotency key between renewals ({@link CoordinatorBuilder#keyHold}). */
+  public java.time.Duration keyHold() {
+    return keyHold;
   }
 
   /** The worker port's settings. */

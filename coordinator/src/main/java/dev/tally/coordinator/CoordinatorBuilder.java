@@ -7,6 +7,7 @@ import dev.tally.core.detect.MissedHeartbeatsDetector;
 import dev.tally.core.RedeliveryPolicy;
 import dev.tally.core.Ticker;
 import dev.tally.core.schedule.Scheduler;
+import dev.tally.core.schedule.SchedulerObserver;
 import dev.tally.core.store.Store;
 import dev.tally.core.store.StoreException;
 import dev.tally.store.SqliteStore;
@@ -48,8 +49,16 @@ import java.util.SplittableRandom;
  *   <li>prefetch: {@value #DEFAULT_PREFETCH}, meaning as many assignments again as a worker has slots;
  *   <li>largest frame: {@link dev.tally.protocol.codec.FrameCodec#DEFAULT_MAX_FRAME_BYTES};
  *   <li>lease duration, store-failure limits and the poison limit: {@link Scheduler.Settings#defaults()};
- *   <li>redelivery (backoff, poison limit): {@link RedeliveryPolicy#defaults()}; attempt limits are each run's.
+ *   <li>redelivery (backoff, poison limit): {@link RedeliveryPolicy#defaults()}; attempt limits are each run's;
+ *   <li>idempotency keys: kept {@link #DEFAULT_IDEMPOTENCY_TTL} after their response, held {@link
+ *       #DEFAULT_KEY_HOLD} at a time by a request in progress;
+ *   <li>observers of the scheduler: none.
  * </ul>
+ *
+ * <p><b>At start</b>, a coordinator that opens its store file (and so holds the store's {@link
+ * CoordinatorLock}) releases every idempotency key a request of an earlier process still held: nobody
+ * can be serving it any more, so a client's retry after a restart succeeds at once instead of waiting out
+ * the hold.
  *
  * <p><b>Limits</b>, refused when set: a heartbeat interval under {@link
  * WorkerServer.Settings#MIN_HEARTBEAT_INTERVAL} or not fitting {@link
@@ -77,6 +86,22 @@ public final class CoordinatorBuilder {
    */
   public static final int DEFAULT_PREFETCH = 0;
 
+  /**
+   * How long a completed idempotency key is kept (its response replayed to a retry): 24 hours, the
+   * Idempotency-Key draft's example and what payment APIs keep; a client retrying a submission is done
+   * retrying long before. A key reused after it is a new submission.
+   */
+  public static final Duration DEFAULT_IDEMPOTENCY_TTL = Duration.ofHours(24);
+
+  /**
+   * How long a request in progress holds its key unless it renews the hold (it renews every third of it
+   * while it lives): 30 seconds, so a request that died (client gone, server killed) blocks a retry of its
+   * key at most that long, while a slow but live upload never loses it.
+   */
+  public static final Duration DEFAULT_KEY_HOLD = Duration.ofSeconds(30);
+
+  private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(CoordinatorBuilder.class);
+
   private Store store;
   private Path storeFile;
   private InetSocketAddress listen = new InetSocketAddress(DEFAULT_LISTEN_HOST, 0);
@@ -89,8 +114,50 @@ public final class CoordinatorBuilder {
   private final WorkerServer.Settings.Builder server = WorkerServer.Settings.builder();
   private RedeliveryPolicy redelivery = RedeliveryPolicy.defaults();
   private Scheduler.Settings schedulerSettings = Scheduler.Settings.defaults();
+  private final java.util.List<SchedulerObserver> observers = new java.util.ArrayList<>();
+  private Duration idempotencyTtl = DEFAULT_IDEMPOTENCY_TTL;
+  private Duration keyHold = DEFAULT_KEY_HOLD;
 
   CoordinatorBuilder() {}
+
+  /**
+   * Adds an observer of the scheduler (metrics, an event stream); see {@link SchedulerObserver}. None by
+   * default.
+   */
+  public CoordinatorBuilder observer(SchedulerObserver observer) {
+    observers.add(Objects.requireNonNull(observer, "observer"));
+    return this;
+  }
+
+  /**
+   * How long a completed idempotency key is kept (default {@link #DEFAULT_IDEMPOTENCY_TTL}).
+   *
+   * @throws IllegalArgumentException if not positive or longer than {@link Ticker#MAX_DURATION}
+   */
+  public CoordinatorBuilder idempotencyTtl(Duration ttl) {
+    this.idempotencyTtl = positive("the idempotency key time to live", ttl);
+    return this;
+  }
+
+  /**
+   * How long a request in progress holds its idempotency key between renewals (default {@link
+   * #DEFAULT_KEY_HOLD}).
+   *
+   * @throws IllegalArgumentException if not positive or longer than {@link Ticker#MAX_DURATION}
+   */
+  public CoordinatorBuilder keyHold(Duration hold) {
+    this.keyHold = positive("the idempotency key hold", hold);
+    return this;
+  }
+
+  private static Duration positive(String what, Duration d) {
+    Objects.requireNonNull(d, what);
+    if (d.isZero() || d.isNegative() || d.compareTo(Ticker.MAX_DURATION) > 0) {
+      throw new IllegalArgumentException(what + " must be positive and at most " + Ticker.MAX_DURATION.toDays()
+          + " days, got " + d);
+    }
+    return d;
+  }
 
   /**
    * Works on a store the caller opened (already migrated); the coordinator does not close it and takes
@@ -268,11 +335,14 @@ public final class CoordinatorBuilder {
       if (storeFile != null) {
         lock = takeLock(storeFile);
         opened = openStore(storeFile);
+        releaseEarlierHolds(opened, storeFile);
       }
       Clock clock = Clock.systemUTC();
       SchedulerLoop loop = new SchedulerLoop(clock);
-      Scheduler scheduler = Scheduler.builder(opened, clock, Ticker.system(), new SplittableRandom())
-          .redelivery(redelivery).settings(schedulerSettings).wakeup(loop::wake).build();
+      Scheduler.Builder schedulerBuilder = Scheduler.builder(opened, clock, Ticker.system(), new SplittableRandom())
+          .redelivery(redelivery).settings(schedulerSettings).wakeup(loop::wake);
+      observers.forEach(schedulerBuilder::observer);
+      Scheduler scheduler = schedulerBuilder.build();
       WorkerServer server;
       try {
         server = WorkerServer.start(listen, serverSettings, scheduler, opened.storeId());
@@ -282,7 +352,7 @@ public final class CoordinatorBuilder {
       }
       loop.start(scheduler, server::close);
       return new Coordinator(scheduler, loop, server, opened, clock, listen.getPort() == 0, detectorSettings,
-          storeFile != null ? opened : null, lock);
+          storeFile != null ? opened : null, lock, idempotencyTtl, keyHold);
     } catch (StartException | RuntimeException e) {
       if (storeFile != null && opened != null) {
         opened.close();
@@ -305,6 +375,22 @@ public final class CoordinatorBuilder {
           + storeFile + " (it holds " + CoordinatorLock.lockFile(storeFile) + ")", null);
     }
     return lock;
+  }
+
+  /**
+   * Releases the idempotency keys requests of earlier processes held: this process holds the store's lock,
+   * so none of them is being served.
+   */
+  private static void releaseEarlierHolds(Store store, Path storeFile) throws StartException {
+    try {
+      int released = store.releaseHeldKeys();
+      if (released > 0) {
+        log.info("released {} idempotency keys held by requests of an earlier coordinator on {}", released, storeFile);
+      }
+    } catch (StoreException e) {
+      throw new StartException(StartException.Reason.STORE_UNUSABLE,
+          storeFile + " is not a usable Tally store: " + e.getMessage(), e);
+    }
   }
 
   private static Store openStore(Path storeFile) throws StartException {
