@@ -1,6 +1,7 @@
 package dev.tally.coordinator;
 
 import dev.tally.coordinator.net.WorkerServer;
+import dev.tally.coordinator.security.TlsIdentity;
 import dev.tally.core.detect.DetectorSettings;
 import dev.tally.core.schedule.Scheduler;
 import dev.tally.core.store.RunCounters;
@@ -32,9 +33,11 @@ public final class Coordinator implements AutoCloseable {
   private final Store ownedStore;
   /** The store's lock, if this coordinator took it; else null. */
   private final CoordinatorLock lock;
+  /** The listeners' TLS identity, or null for plaintext. */
+  private final TlsIdentity tls;
 
   Coordinator(Scheduler scheduler, SchedulerLoop loop, WorkerServer server, Store store, Clock clock,
-      boolean ephemeralPort, DetectorSettings detectorSettings, Store ownedStore, CoordinatorLock lock) {
+      boolean ephemeralPort, DetectorSettings detectorSettings, Store ownedStore, CoordinatorLock lock, TlsIdentity tls) {
     this.scheduler = scheduler;
     this.loop = loop;
     this.server = server;
@@ -45,6 +48,7 @@ public final class Coordinator implements AutoCloseable {
     this.detectorSettings = detectorSettings;
     this.ownedStore = ownedStore;
     this.lock = lock;
+    this.tls = tls;
   }
 
   /** A builder holding the product's defaults; see {@link CoordinatorBuilder}. */
@@ -60,6 +64,11 @@ public final class Coordinator implements AutoCloseable {
   /** The address the worker server is bound to (the port is the one picked when asked for port 0). */
   public java.net.InetSocketAddress address() {
     return server.address();
+  }
+
+  /** The TLS identity its listeners speak with, if it was given one ({@link CoordinatorBuilder#tls}). */
+  public java.util.Optional<TlsIdentity> tls() {
+    return java.util.Optional.ofNullable(tls);
   }
 
   /** The store this coordinator records into. */

@@ -22,6 +22,8 @@ import java.util.Map;
  * @param contractViolations breaches of the {@code WorkerEvents} contract the connection cores reported to
  *     the scheduler (a session's events after its loss, two live sessions of one worker...), as the
  *     {@code WorkerEventsChecker} worded them
+ * @param securityViolations breaches of the worker port's security: an impostor (a wrong worker token, or
+ *     none) that was welcomed
  * @param faults faults injected, by kind
  * @param events events the simulation scheduled
  * @param traceHash SHA-256 of the trace, hex
@@ -40,6 +42,7 @@ public record History(
     boolean healthyWorkerRemained,
     RunCounters reportedCounters,
     List<String> contractViolations,
+    List<String> securityViolations,
     Map<FaultKind, Integer> faults,
     long events,
     String traceHash,

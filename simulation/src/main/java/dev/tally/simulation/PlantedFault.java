@@ -32,7 +32,12 @@ public enum PlantedFault {
    * The connection actor's core never reports a session it reaped for silence as lost ({@code
    * PlantedConnectionFault.REAP_WITHOUT_LOSS}): its jobs are never redelivered (breaks I4).
    */
-  REAP_WITHOUT_LOSS("reap-without-loss");
+  REAP_WITHOUT_LOSS("reap-without-loss"),
+  /**
+   * The connection actor's core takes any worker token ({@code PlantedConnectionFault.ACCEPT_ANY_TOKEN}):
+   * an impostor joins the fleet (breaks the worker port's security, {@code AUTH:}).
+   */
+  ACCEPT_ANY_TOKEN("accept-any-token");
 
   private final String cliName;
 
@@ -54,6 +59,7 @@ public enum PlantedFault {
     return switch (this) {
       case JOIN_BEFORE_LOSS -> PlantedConnectionFault.JOIN_BEFORE_PREDECESSOR_LOST;
       case REAP_WITHOUT_LOSS -> PlantedConnectionFault.REAP_WITHOUT_LOSS;
+      case ACCEPT_ANY_TOKEN -> PlantedConnectionFault.ACCEPT_ANY_TOKEN;
       default -> PlantedConnectionFault.NONE;
     };
   }
