@@ -189,7 +189,8 @@ public abstract class RunnerCommand implements Callable<Integer> {
     HostPort bound = new HostPort(coordinator.address().getHostString(), coordinator.port());
     HostPort connectTo = new HostPort(loopbackFor(bound.host()), bound.port());
     try (LocalWorkerProcesses local = LocalWorkerProcesses.start(workers, workerSlots, connectTo, logDir(dbFile, runId), workerToken);
-        InProcessWorker inProcess = new InProcessWorker(inProcessSlots > 0 ? LocalWorker.start("in-process", inProcessSlots, inProcessSlots, coordinator.scheduler()) : null)) {
+        InProcessWorker inProcess = new InProcessWorker(inProcessSlots > 0 ? LocalWorker.start("in-process", inProcessSlots, inProcessSlots, coordinator.scheduler(),
+            coordinator.store().storeId()) : null)) {
       RunView run = coordinator.store().run(runId).orElseThrow();
       err.printf("tally: run %d: %s; %s; store %s%n", runId, Words.count(run.counters().total(), "case"),
           fleet(workerSlots, bound), dbFile);

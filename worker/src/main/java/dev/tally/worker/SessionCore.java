@@ -18,6 +18,7 @@ import dev.tally.protocol.ResultAck;
 import dev.tally.protocol.RunConfig;
 import dev.tally.protocol.Welcome;
 import dev.tally.protocol.mapping.WireMapping;
+import dev.tally.worker.eval.CaseAttempt;
 import dev.tally.worker.eval.Evaluation;
 import dev.tally.worker.eval.Evaluator;
 import java.time.Duration;
@@ -584,7 +585,9 @@ public final class SessionCore {
       return;
     }
     int limit = settings.slots() + settings.maxQueuedAssignments();
-    AssignedJob job = new AssignedJob(key, a.getRunId(), a.getCaseId(), a.getCaseJson().toStringUtf8(), setup, nowNanos);
+    // The store id is the Welcome's: the one the case's job and token belong to, which the key must name.
+    CaseAttempt attempt = CaseAttempt.of(storeId, a.getRunId(), a.getJobId(), a.getCaseId(), a.getAttempt(), a.getToken());
+    AssignedJob job = new AssignedJob(key, attempt, a.getCaseJson().toStringUtf8(), setup, nowNanos);
     if (held.size() >= limit || !runner.start(job)) {
       protocolViolation("Assign for job " + a.getJobId() + " overflows the " + limit
           + " attempts a worker holds (its slots and queue; more than any dispatch window)");
