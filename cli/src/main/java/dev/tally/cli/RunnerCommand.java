@@ -5,6 +5,7 @@ import dev.tally.coordinator.CoordinatorBuilder;
 import dev.tally.coordinator.CoordinatorLock;
 import dev.tally.coordinator.RunResumption;
 import dev.tally.coordinator.net.WorkerServer;
+import dev.tally.core.security.Secret;
 import dev.tally.core.store.RunCounters;
 import dev.tally.core.store.RunView;
 import dev.tally.core.store.StoreException;
@@ -81,6 +82,9 @@ public abstract class RunnerCommand implements Callable<Integer> {
   @Option(names = "--no-progress", description = "Do not draw the progress bar (it is off anyway when stderr is not a terminal).")
   boolean noProgress;
 
+  /** The worker token the coordinator requires (its local workers get it in their environment), or null. */
+  private Secret workerToken;
+
   @Override
   public Integer call() throws Exception {
     PrintWriter err = spec.commandLine().getErr();
@@ -98,6 +102,7 @@ public abstract class RunnerCommand implements Callable<Integer> {
       throw new ParameterException(spec.commandLine(), "--slots must be from 1 to " + WorkerServer.MAX_WORKER_SLOTS + " (what a coordinator accepts), got " + workerSlots);
     }
     CoordinatorBuilder builder = coordinatorOptions.applyTo(Coordinator.builder());
+    workerToken = builder.workerToken().orElse(null);
     requireDirectoryOf("--out", out);
     requireDirectoryOf("--summary", summary);
     requireDirectoryOf("--db", dbFile());
@@ -183,8 +188,9 @@ public abstract class RunnerCommand implements Callable<Integer> {
       throws IOException, InterruptedException {
     HostPort bound = new HostPort(coordinator.address().getHostString(), coordinator.port());
     HostPort connectTo = new HostPort(loopbackFor(bound.host()), bound.port());
-    try (LocalWorkerProcesses local = LocalWorkerProcesses.start(workers, workerSlots, connectTo, logDir(dbFile, runId));
-        InProcessWorker inProcess = new InProcessWorker(inProcessSlots > 0 ? LocalWorker.start("in-process", inProcessSlots, inProcessSlots, coordinator.scheduler()) : null)) {
+    try (LocalWorkerProcesses local = LocalWorkerProcesses.start(workers, workerSlots, connectTo, logDir(dbFile, runId), workerToken);
+        InProcessWorker inProcess = new InProcessWorker(inProcessSlots > 0 ? LocalWorker.start("in-process", inProcessSlots, inProcessSlots, coordinator.scheduler(),
+            coordinator.store().storeId()) : null)) {
       RunView run = coordinator.store().run(runId).orElseThrow();
       err.printf("tally: run %d: %s; %s; store %s%n", runId, Words.count(run.counters().total(), "case"),
           fleet(workerSlots, bound), dbFile);

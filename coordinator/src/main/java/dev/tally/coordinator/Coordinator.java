@@ -1,6 +1,7 @@
 package dev.tally.coordinator;
 
 import dev.tally.coordinator.net.WorkerServer;
+import dev.tally.coordinator.security.TlsIdentity;
 import dev.tally.core.detect.DetectorSettings;
 import dev.tally.core.schedule.Scheduler;
 import dev.tally.core.store.RunCounters;
@@ -32,12 +33,14 @@ public final class Coordinator implements AutoCloseable {
   private final Store ownedStore;
   /** The store's lock, if this coordinator took it; else null. */
   private final CoordinatorLock lock;
+  /** The listeners' TLS identity, or null for plaintext. */
+  private final TlsIdentity tls;
 
   private final java.time.Duration idempotencyTtl;
   private final java.time.Duration keyHold;
 
   Coordinator(Scheduler scheduler, SchedulerLoop loop, WorkerServer server, Store store, Clock clock,
-      boolean ephemeralPort, DetectorSettings detectorSettings, Store ownedStore, CoordinatorLock lock,
+      boolean ephemeralPort, DetectorSettings detectorSettings, Store ownedStore, CoordinatorLock lock, TlsIdentity tls,
       java.time.Duration idempotencyTtl, java.time.Duration keyHold) {
     this.idempotencyTtl = idempotencyTtl;
     this.keyHold = keyHold;
@@ -51,6 +54,7 @@ public final class Coordinator implements AutoCloseable {
     this.detectorSettings = detectorSettings;
     this.ownedStore = ownedStore;
     this.lock = lock;
+    this.tls = tls;
   }
 
   /** A builder holding the product's defaults; see {@link CoordinatorBuilder}. */
@@ -66,6 +70,11 @@ public final class Coordinator implements AutoCloseable {
   /** The address the worker server is bound to (the port is the one picked when asked for port 0). */
   public java.net.InetSocketAddress address() {
     return server.address();
+  }
+
+  /** The TLS identity its listeners speak with, if it was given one ({@link CoordinatorBuilder#tls}). */
+  public java.util.Optional<TlsIdentity> tls() {
+    return java.util.Optional.ofNullable(tls);
   }
 
   /** The store this coordinator records into. */

@@ -1,6 +1,8 @@
 package dev.tally.coordinator;
 
 import dev.tally.coordinator.net.WorkerServer;
+import dev.tally.coordinator.security.ListenerSecurity;
+import dev.tally.coordinator.security.TlsIdentity;
 import dev.tally.core.detect.DetectorSettings;
 import dev.tally.core.detect.FixedTimeoutDetector;
 import dev.tally.core.detect.MissedHeartbeatsDetector;
@@ -10,6 +12,7 @@ import dev.tally.core.schedule.Scheduler;
 import dev.tally.core.schedule.SchedulerObserver;
 import dev.tally.core.store.Store;
 import dev.tally.core.store.StoreException;
+import dev.tally.core.security.Secret;
 import dev.tally.store.SqliteStore;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -18,6 +21,7 @@ import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.SplittableRandom;
 
 /**
@@ -52,7 +56,9 @@ import java.util.SplittableRandom;
  *   <li>redelivery (backoff, poison limit): {@link RedeliveryPolicy#defaults()}; attempt limits are each run's;
  *   <li>idempotency keys: kept {@link #DEFAULT_IDEMPOTENCY_TTL} after their response, held {@link
  *       #DEFAULT_KEY_HOLD} at a time by a request in progress;
- *   <li>observers of the scheduler: none.
+ *   <li>observers of the scheduler: none;
+ *   <li>security: no worker token, no TLS, not {@link #insecure}: so by {@link ListenerSecurity}'s rule the
+ *       worker port may listen on a loopback address only until a token (or {@code insecure}) is given.
  * </ul>
  *
  * <p><b>At start</b>, a coordinator that opens its store file (and so holds the store's {@link
@@ -117,6 +123,11 @@ public final class CoordinatorBuilder {
   private final java.util.List<SchedulerObserver> observers = new java.util.ArrayList<>();
   private Duration idempotencyTtl = DEFAULT_IDEMPOTENCY_TTL;
   private Duration keyHold = DEFAULT_KEY_HOLD;
+  /** Null: workers need no token (allowed on loopback only, or with {@link #insecure}). */
+  private Secret workerToken;
+  /** Null: plaintext. */
+  private TlsIdentity tls;
+  private boolean insecure;
 
   CoordinatorBuilder() {}
 
@@ -253,6 +264,58 @@ public final class CoordinatorBuilder {
     return this;
   }
 
+  /**
+   * The token every worker must present in its Hello (default: none, which {@link ListenerSecurity} allows
+   * on a loopback address only, or with {@link #insecure}). Local worker processes get it through their
+   * environment ({@link Secret#WORKER_TOKEN_VARIABLE}), never their command line.
+   *
+   * @param token the token, or null for none
+   */
+  public CoordinatorBuilder workerToken(Secret token) {
+    this.workerToken = token;
+    return this;
+  }
+
+  /** The worker token, if one was given. */
+  public Optional<Secret> workerToken() {
+    return Optional.ofNullable(workerToken);
+  }
+
+  /**
+   * The TLS identity of the coordinator's listeners (default: none, plaintext): the worker port speaks TLS
+   * with every peer not on this machine; the HTTP API, where there is one, takes it too.
+   *
+   * @param identity a loaded certificate and key ({@link TlsIdentity#load}), or null for plaintext
+   */
+  public CoordinatorBuilder tls(TlsIdentity identity) {
+    this.tls = identity;
+    return this;
+  }
+
+  /** The TLS identity, if one was given. */
+  public Optional<TlsIdentity> tls() {
+    return Optional.ofNullable(tls);
+  }
+
+  /**
+   * Whether a listener on a non-loopback address may start without a token ({@code --insecure}; default
+   * false): it then starts with a warning saying what is exposed ({@link ListenerSecurity}).
+   */
+  public CoordinatorBuilder insecure(boolean insecure) {
+    this.insecure = insecure;
+    return this;
+  }
+
+  /** Whether {@link #insecure} was set. */
+  public boolean insecure() {
+    return insecure;
+  }
+
+  /** The address the worker port will listen on. */
+  public InetSocketAddress listen() {
+    return listen;
+  }
+
   /** The retry policy the coordinator will use. */
   public RedeliveryPolicy redelivery() {
     return redelivery;
@@ -275,7 +338,8 @@ public final class CoordinatorBuilder {
    * @throws IllegalArgumentException as {@link #detectorSettings()} does
    */
   public WorkerServer.Settings workerServerSettings() {
-    return server.detector(detectorSettings()).build();
+    return server.detector(detectorSettings()).workerToken(workerToken)
+        .tls(tls != null ? tls.nettyServerContext() : null).build();
   }
 
   /**
@@ -320,12 +384,19 @@ public final class CoordinatorBuilder {
    * @return the running coordinator; close it when done
    * @throws IllegalStateException if neither {@link #store} nor {@link #storeFile} was given
    * @throws IllegalArgumentException as {@link #workerServerSettings()} does
-   * @throws StartException if the store is locked by another coordinator, its lock or the store cannot be
-   *     opened, or the address cannot be bound; {@link StartException#reason()} says which
+   * @throws StartException if the worker port would listen on a non-loopback address without a token and
+   *     without {@link #insecure} (the open-port rule, {@link ListenerSecurity}), the store is locked by
+   *     another coordinator, its lock or the store cannot be opened, or the address cannot be bound; {@link
+   *     StartException#reason()} says which
    */
   public Coordinator start() throws StartException {
     if (store == null && storeFile == null) {
       throw new IllegalStateException("a coordinator needs a store: call store(Store) or storeFile(Path)");
+    }
+    try {
+      ListenerSecurity.enforce(ListenerSecurity.Listener.WORKER_PORT, listen, workerToken != null, tls != null, insecure);
+    } catch (ListenerSecurity.InsecureListenerException e) {
+      throw new StartException(StartException.Reason.INSECURE_LISTENER, e.getMessage(), e);
     }
     WorkerServer.Settings serverSettings = workerServerSettings();
     DetectorSettings detectorSettings = detectorSettings();
@@ -352,7 +423,7 @@ public final class CoordinatorBuilder {
       }
       loop.start(scheduler, server::close);
       return new Coordinator(scheduler, loop, server, opened, clock, listen.getPort() == 0, detectorSettings,
-          storeFile != null ? opened : null, lock, idempotencyTtl, keyHold);
+          storeFile != null ? opened : null, lock, tls, idempotencyTtl, keyHold);
     } catch (StartException | RuntimeException e) {
       if (storeFile != null && opened != null) {
         opened.close();
@@ -427,7 +498,12 @@ public final class CoordinatorBuilder {
       /** The store could not be opened, created or migrated (not a Tally store, a newer one, a full disk, ...). */
       STORE_UNUSABLE,
       /** The worker port could not be bound (in use, an address of another machine, ...). */
-      CANNOT_LISTEN
+      CANNOT_LISTEN,
+      /**
+       * The worker port would listen on a non-loopback address without a token, and {@link #insecure} was
+       * not given: the open-port rule ({@link ListenerSecurity}) refuses it. Nothing was opened.
+       */
+      INSECURE_LISTENER
     }
 
     private final Reason reason;

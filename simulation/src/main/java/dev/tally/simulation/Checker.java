@@ -365,6 +365,10 @@ public final class Checker {
     for (String breach : history.contractViolations()) {
       v.add("WE: " + breach);
     }
+    // The worker port's door: a process without the fleet's token must never join.
+    for (String breach : history.securityViolations()) {
+      v.add("AUTH: " + breach);
+    }
 
     if (v.size() > MAX_LISTED) {
       int more = v.size() - MAX_LISTED;

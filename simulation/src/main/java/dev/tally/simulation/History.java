@@ -24,6 +24,8 @@ import java.util.Map;
  *     the scheduler (a session's events after its loss, two live sessions of one worker...), as the
  *     {@code WorkerEventsChecker} worded them
  * @param fairShareViolations runs starved of leases while others got them, as {@link FairShareWatch} worded it
+ * @param securityViolations breaches of the worker port's security: an impostor (a wrong worker token, or
+ *     none) that was welcomed
  * @param faults faults injected, by kind
  * @param events events the simulation scheduled
  * @param traceHash SHA-256 of the trace, hex
@@ -43,6 +45,7 @@ public record History(
     Map<Long, RunCounters> reportedCounters,
     List<String> contractViolations,
     List<String> fairShareViolations,
+    List<String> securityViolations,
     Map<FaultKind, Integer> faults,
     long events,
     String traceHash,

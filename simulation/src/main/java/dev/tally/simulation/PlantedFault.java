@@ -38,7 +38,12 @@ public enum PlantedFault {
    * ({@code InMemoryStore.PlantedBug.MISCOUNT_RUN_LEASES}): the oldest run always looks idle, takes every
    * slot, and a run submitted after it waits until it is done (breaks fair share, FS).
    */
-  STARVE_LATER_RUNS("starve-later-runs");
+  STARVE_LATER_RUNS("starve-later-runs"),
+  /**
+   * The connection actor's core takes any worker token ({@code PlantedConnectionFault.ACCEPT_ANY_TOKEN}):
+   * an impostor joins the fleet (breaks the worker port's security, {@code AUTH:}).
+   */
+  ACCEPT_ANY_TOKEN("accept-any-token");
 
   private final String cliName;
 
@@ -61,6 +66,7 @@ public enum PlantedFault {
     return switch (this) {
       case JOIN_BEFORE_LOSS -> PlantedConnectionFault.JOIN_BEFORE_PREDECESSOR_LOST;
       case REAP_WITHOUT_LOSS -> PlantedConnectionFault.REAP_WITHOUT_LOSS;
+      case ACCEPT_ANY_TOKEN -> PlantedConnectionFault.ACCEPT_ANY_TOKEN;
       default -> PlantedConnectionFault.NONE;
     };
   }

@@ -11,6 +11,7 @@ import dev.tally.core.RedeliveryPolicy.AttemptLimits;
 import dev.tally.core.Verdict;
 import dev.tally.core.schedule.Scheduler;
 import dev.tally.core.store.CancelResult;
+import dev.tally.core.security.Secret;
 import dev.tally.core.store.RunCounters;
 import dev.tally.core.store.RunSpec;
 import dev.tally.core.store.RunState;
@@ -96,6 +97,8 @@ public final class Simulation {
    * pace (extra runs mean more cases to simulate).
    */
   static final int EXTRA_RUNS_ONE_IN = 4;
+  /** The fleet's worker token: the coordinator requires it, so every Hello of the history goes through the check. */
+  static final Secret FLEET_TOKEN = Secret.of("simulated-fleet-token", "worker token (simulation)");
 
   /**
    * One case of the simulated dataset.
@@ -120,6 +123,10 @@ public final class Simulation {
   /** The open connections of the coordinator running now. */
   private final List<SimConnection> connections = new ArrayList<>();
   private final List<String> contractViolations = new ArrayList<>();
+  /** Breaches of the worker port's security: an impostor that was welcomed. */
+  private final List<String> securityViolations = new ArrayList<>();
+  /** Processes with a wrong token or none, which must never join. */
+  private final List<SimWorker> impostors = new ArrayList<>();
   private InMemoryStore durable;
   private Scheduler scheduler;
   private ConnectionCore.Context coordinatorContext;
@@ -158,7 +165,7 @@ public final class Simulation {
     this.planted = planted;
     this.random = new SplittableRandom(seed);
     this.trace = new Trace(keepTrace);
-    this.serverSettings = WorkerServer.Settings.builder().ticker(clock).build();
+    this.serverSettings = WorkerServer.Settings.builder().ticker(clock).workerToken(FLEET_TOKEN).build();
   }
 
   /** Plays the history to its end and returns it. Call once. */
@@ -192,7 +199,7 @@ public final class Simulation {
     return new History(seed, planted, List.copyOf(runIds), Collections.unmodifiableMap(new LinkedHashMap<>(casesByRun)),
         durable.reopen(), log, finished, endReason, now(), healthyLeft,
         Collections.unmodifiableMap(new LinkedHashMap<>(reportedCounters)), List.copyOf(contractViolations),
-        fairShare.violations(), Collections.unmodifiableMap(new EnumMap<>(faults)), events.scheduled(), trace.hash(),
+        fairShare.violations(), List.copyOf(securityViolations), Collections.unmodifiableMap(new EnumMap<>(faults)), events.scheduled(), trace.hash(),
         trace.text());
   }
 
@@ -256,7 +263,7 @@ public final class Simulation {
         FaultKind.CONNECTION_CUT, FaultKind.CONNECTION_CUT, FaultKind.CONNECTION_CUT, FaultKind.CONNECTION_CUT,
         FaultKind.HEARTBEAT_DELAY, FaultKind.HEARTBEAT_DELAY, FaultKind.LATE_RESULT, FaultKind.LATE_RESULT,
         FaultKind.COORDINATOR_CRASH, FaultKind.COORDINATOR_CRASH, FaultKind.STORE_FAILURE, FaultKind.STORE_FAILURE,
-        FaultKind.WORKER_DRAIN, FaultKind.WORKER_DRAIN, FaultKind.RUN_CANCEL};
+        FaultKind.WORKER_DRAIN, FaultKind.WORKER_DRAIN, FaultKind.RUN_CANCEL, FaultKind.IMPOSTOR};
     for (int i = 0; i < timed; i++) {
       long at = random.nextLong(horizon);
       FaultKind kind = kinds[random.nextInt(kinds.length)];
@@ -311,18 +318,38 @@ public final class Simulation {
     }
   }
 
+  /**
+   * Starts a process that is not one of the fleet's: the real session core, with a wrong worker token or
+   * none. The coordinator must refuse its Hello; if it is ever welcomed, that is a security violation.
+   */
+  private void spawnImpostor() {
+    String name = "impostor" + (impostors.size() + 1);
+    Secret token = random.nextBoolean() ? null : Secret.of("not-the-fleet-token-" + random.nextInt(1_000), "impostor's token");
+    SimWorker w = new SimWorker(this, name, 1, false, 1.0, false, 0, 1, 5, token, true);
+    impostors.add(w);
+    trace("fault impostor: " + name + " connects with " + (token == null ? "no worker token" : "a wrong worker token"));
+    events.at(now() + random.nextLong(50), w::start);
+  }
+
+  /** An impostor was welcomed: the worker port let in a process without the fleet's token. */
+  void impostorWelcomed(SimWorker w) {
+    trace(w.name + " was welcomed although its worker token is wrong");
+    securityViolations.add(w.name + " was welcomed by coordinator " + coordinatorEpoch + " with a wrong worker token (or none)");
+  }
+
   private void spawnWorker(boolean healthy) {
     String name = "w" + (++workerCount);
     SimWorker w;
     if (healthy) {
-      w = new SimWorker(this, name, 2, true, 1.0, false, 0, 1, 5);
+      w = new SimWorker(this, name, 2, true, 1.0, false, 0, 1, 5, FLEET_TOKEN, false);
     } else {
       int slots = 1 + random.nextInt(3);
       double slow = random.nextInt(5) == 0 ? 3 + 5 * random.nextDouble() : 1.0;
       boolean failing = random.nextInt(8) == 0;
       long jitter = random.nextInt(7) == 0 ? 300 + random.nextLong(1_200) : 0;
       boolean slowNet = random.nextInt(7) == 0;
-      w = new SimWorker(this, name, slots, false, slow, failing, jitter, slowNet ? 10 : 1, slowNet ? 80 : 5);
+      w = new SimWorker(this, name, slots, false, slow, failing, jitter, slowNet ? 10 : 1, slowNet ? 80 : 5, FLEET_TOKEN,
+          false);
       if (slow != 1.0) {
         count(FaultKind.SLOW_WORKER);
       }
@@ -356,6 +383,11 @@ public final class Simulation {
     }
     if (kind == FaultKind.RUN_CANCEL) {
       cancelRun();
+      return;
+    }
+    if (kind == FaultKind.IMPOSTOR) {
+      count(kind);
+      spawnImpostor();
       return;
     }
     if (kind == FaultKind.STORE_FAILURE) {
@@ -448,6 +480,16 @@ public final class Simulation {
   /** A worker's session core ended (a graceful drain finished or was cut short): the process exits. */
   void workerEnded(SimWorker w, Termination termination) {
     trace(w.name + " exits: " + termination.kind() + " (" + termination.detail() + ")");
+    if (w.impostor) {
+      events.at(now(), () -> {
+        SimConnection c = w.conn;
+        w.alive = false;
+        if (c != null) {
+          c.closeAtWorker(true);
+        }
+      }); // nobody restarts an impostor
+      return;
+    }
     // The process exits once its last frames and its close are out; then the supervisor replaces it.
     events.at(now(), () -> {
       SimConnection c = w.conn;
