@@ -1,10 +1,16 @@
 package dev.tally.cli;
 
 import dev.tally.coordinator.CoordinatorBuilder;
+import dev.tally.coordinator.security.Secrets;
+import dev.tally.coordinator.security.TlsFileException;
+import dev.tally.coordinator.security.TlsIdentity;
 import dev.tally.core.detect.DetectorSettings;
+import dev.tally.core.security.Secret;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.function.Consumer;
 import picocli.CommandLine;
 import picocli.CommandLine.Model.CommandSpec;
@@ -14,8 +20,11 @@ import picocli.CommandLine.Spec;
 
 /**
  * The embedded coordinator's options, shared by {@code run}, {@code resume}, {@code bench} and {@code
- * bench-failover}. They only carry what the user typed into a {@link CoordinatorBuilder}, which holds
- * the defaults and the rules; the defaults shown in the help come from it too ({@link ProductDefaults}).
+ * bench-failover} (and {@code server}). They only carry what the user typed into a {@link CoordinatorBuilder},
+ * which holds the defaults and the rules; the defaults shown in the help come from it too ({@link
+ * ProductDefaults}). The security options ({@code --worker-token-file}, {@code --tls-cert}, {@code --tls-key},
+ * {@code --insecure}) are read here once, through their owners ({@link Secrets}, {@link TlsIdentity}), so a
+ * bad file is a usage error naming the option before anything is opened.
  *
  * <p>Thread-safety: filled by picocli, then read by the command's thread.
  */
@@ -38,6 +47,29 @@ public final class CoordinatorOptions {
       description = "Assignments a worker may hold beyond its slots; 0 means as many again as it has slots (default: ${DEFAULT-VALUE}).")
   int prefetch;
 
+  @Option(names = "--worker-token-file", paramLabel = "FILE",
+      description = "File holding the token every worker must present (one line; default: $" + Secret.WORKER_TOKEN_VARIABLE
+          + ", else none, which a --listen address other than loopback refuses without --insecure). Local workers get it"
+          + " through their environment, never their command line.")
+  Path workerTokenFile;
+
+  @Option(names = "--tls-cert", paramLabel = "FILE",
+      description = "PEM certificate chain, this coordinator's own certificate first, for TLS on its listeners (with --tls-key)."
+          + " Workers not on this machine must then use TLS (tally worker --tls-ca).")
+  Path tlsCert;
+
+  @Option(names = "--tls-key", paramLabel = "FILE",
+      description = "PEM private key of --tls-cert (unencrypted: PKCS#8, or PKCS#1 RSA).")
+  Path tlsKey;
+
+  @Option(names = "--insecure",
+      description = "Let a listener on an address other than loopback start without a token. Anyone who reaches the"
+          + " worker port can then join as a worker, receive every case and have made-up verdicts recorded; a warning says so at start.")
+  boolean insecure;
+
+  /** The environment tokens are read from when no file is given (a map in tests). */
+  Map<String, String> environment = System.getenv();
+
   /**
    * Puts the options the user gave into {@code builder} and checks them together, before anything is
    * opened.
@@ -58,12 +90,39 @@ public final class CoordinatorOptions {
     if (given("--prefetch")) {
       set("--prefetch", b -> b.prefetch(prefetch), builder);
     }
+    applySecurity(builder);
     try {
       builder.workerServerSettings();
     } catch (IllegalArgumentException e) {
       throw new ParameterException(mixee.commandLine(), detectorOptions() + ": " + e.getMessage());
     }
     return builder;
+  }
+
+  /**
+   * The worker token (from {@code --worker-token-file}, else the environment), TLS and {@code --insecure};
+   * whether the worker port may then listen where it is asked to is the builder's rule, checked at start.
+   */
+  private void applySecurity(CoordinatorBuilder builder) {
+    try {
+      builder.workerToken(Secrets.workerToken(workerTokenFile, environment).orElse(null));
+    } catch (IllegalArgumentException e) {
+      throw new ParameterException(mixee.commandLine(),
+          (workerTokenFile != null ? "--worker-token-file: " : "") + e.getMessage());
+    }
+    if ((tlsCert == null) != (tlsKey == null)) {
+      throw new ParameterException(mixee.commandLine(), tlsCert == null
+          ? "--tls-key needs --tls-cert, the certificate it is the key of" : "--tls-cert needs --tls-key, its private key");
+    }
+    if (tlsCert != null) {
+      try {
+        builder.tls(TlsIdentity.load(tlsCert, tlsKey));
+      } catch (TlsFileException e) {
+        throw new ParameterException(mixee.commandLine(),
+            (e.file().equals(tlsKey) && !tlsKey.equals(tlsCert) ? "--tls-key: " : "--tls-cert: ") + e.getMessage());
+      }
+    }
+    builder.insecure(insecure);
   }
 
   /** Whether the user gave {@code option} (values of options not given are only the help's defaults). */

@@ -1,5 +1,6 @@
 package dev.tally.cli;
 
+import dev.tally.core.security.Secret;
 import dev.tally.worker.Backoff;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -68,6 +69,8 @@ public final class LocalWorkerProcesses implements AutoCloseable {
   private final Path logDir;
   private final int slots;
   private final HostPort coordinator;
+  /** The worker token, passed in each worker's environment; null for none. */
+  private final Secret workerToken;
   private final ScheduledExecutorService restarter =
       Executors.newSingleThreadScheduledExecutor(r -> {
         Thread t = new Thread(r, "tally-worker-supervisor");
@@ -77,10 +80,11 @@ public final class LocalWorkerProcesses implements AutoCloseable {
   private volatile boolean closing;
   private final AtomicLong restarts = new AtomicLong();
 
-  private LocalWorkerProcesses(Path logDir, int slots, HostPort coordinator) {
+  private LocalWorkerProcesses(Path logDir, int slots, HostPort coordinator, Secret workerToken) {
     this.logDir = logDir;
     this.slots = slots;
     this.coordinator = coordinator;
+    this.workerToken = workerToken;
   }
 
   /**
@@ -89,11 +93,15 @@ public final class LocalWorkerProcesses implements AutoCloseable {
    * @param count how many processes, at least 0
    * @param slots slots per worker, at least 1
    * @param logDir where each worker writes {@code worker-N.log}
+   * @param workerToken the token the coordinator requires of its workers, or null for none: each worker gets
+   *     it in its environment ({@link Secret#WORKER_TOKEN_VARIABLE}), never on its command line, which every
+   *     user of the machine can read
    * @throws IOException if a process cannot be started (those already started are stopped)
    */
-  public static LocalWorkerProcesses start(int count, int slots, HostPort coordinator, Path logDir) throws IOException {
+  public static LocalWorkerProcesses start(int count, int slots, HostPort coordinator, Path logDir, Secret workerToken)
+      throws IOException {
     Files.createDirectories(logDir);
-    LocalWorkerProcesses workers = new LocalWorkerProcesses(logDir, slots, coordinator);
+    LocalWorkerProcesses workers = new LocalWorkerProcesses(logDir, slots, coordinator, workerToken);
     try {
       for (int i = 1; i <= count; i++) {
         workers.processes.add(null);
@@ -124,6 +132,12 @@ public final class LocalWorkerProcesses implements AutoCloseable {
     command.add("--parent-pid=" + ProcessHandle.current().pid());
     Path logFile = logDir.resolve("worker-" + index + ".log");
     ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(logFile.toFile()));
+    // The coordinator's token, not whatever this process's environment holds (a --worker-token-file wins).
+    if (workerToken != null) {
+      pb.environment().put(Secret.WORKER_TOKEN_VARIABLE, workerToken.reveal());
+    } else {
+      pb.environment().remove(Secret.WORKER_TOKEN_VARIABLE);
+    }
     Process p = pb.start();
     long startedNanos = System.nanoTime();
     synchronized (processes) {

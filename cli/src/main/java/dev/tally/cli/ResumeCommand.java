@@ -51,8 +51,8 @@ public final class ResumeCommand extends RunnerCommand {
       err.println("tally: there is no run " + runId + " in " + db);
       return -1;
     }
-    if (run.get().finished()) {
-      err.println("tally: run " + runId + " has already finished; writing its results");
+    if (run.get().ended()) {
+      err.println("tally: run " + runId + " has already " + (run.get().state() == dev.tally.core.store.RunState.CANCELLED ? "been cancelled" : "finished") + "; writing its results");
       return runId;
     }
     reportTakeOver(coordinator.resumption().takeOver(run.get()), err);

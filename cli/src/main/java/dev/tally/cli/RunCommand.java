@@ -132,7 +132,7 @@ public final class RunCommand extends RunnerCommand {
     @Option(names = "--evaluator", defaultValue = "exec", description = "exec, sleep or noop (default: ${DEFAULT-VALUE}).")
     Kind evaluator;
 
-    @Option(names = "--cmd", description = "exec: the command per case; {field} is replaced by the case's field, as one argument. The case JSON is on stdin.")
+    @Option(names = "--cmd", description = "exec: the command per case; {field} is replaced by the case's field, as one argument (shell-quoted inside the script of sh -c and the like; {raw:field} is inserted as it is). The case JSON is on stdin, TALLY_* variables describe the attempt.")
     String cmd;
 
     @Option(names = "--millis", description = "sleep: milliseconds per case when the case has no \"millis\" field (default 0).")

@@ -5,6 +5,7 @@ import dev.tally.coordinator.CoordinatorBuilder;
 import dev.tally.coordinator.CoordinatorLock;
 import dev.tally.coordinator.RunResumption;
 import dev.tally.coordinator.net.WorkerServer;
+import dev.tally.core.security.Secret;
 import dev.tally.core.store.RunCounters;
 import dev.tally.core.store.RunView;
 import dev.tally.core.store.StoreException;
@@ -84,6 +85,9 @@ public abstract class RunnerCommand implements Callable<Integer> {
   @Option(names = "--no-progress", description = "Do not draw the progress bar (it is off anyway when stderr is not a terminal).")
   boolean noProgress;
 
+  /** The worker token the coordinator requires (its local workers get it in their environment), or null. */
+  private Secret workerToken;
+
   @Override
   public Integer call() throws Exception {
     PrintWriter err = spec.commandLine().getErr();
@@ -102,6 +106,7 @@ public abstract class RunnerCommand implements Callable<Integer> {
     }
     CoordinatorBuilder builder = coordinatorOptions.applyTo(Coordinator.builder());
     ApiServer.Settings api = apiOptions.given() ? apiOptions.settings(apiOptions.http, System.getenv(), dbFile()) : null;
+    workerToken = builder.workerToken().orElse(null);
     requireDirectoryOf("--out", out);
     requireDirectoryOf("--summary", summary);
     requireDirectoryOf("--db", dbFile());
@@ -140,7 +145,7 @@ public abstract class RunnerCommand implements Callable<Integer> {
         return Main.EXIT_USAGE;
       }
       RunView chosen = coordinator.store().run(runId).orElseThrow();
-      if (chosen.finished()) {
+      if (chosen.ended()) {
         // Nothing to run (tally resume of a run whose coordinator died before writing its results): no
         // workers are started, and none is announced.
         return report(coordinator, runId, chosen.counters(), started, err);
@@ -200,8 +205,9 @@ public abstract class RunnerCommand implements Callable<Integer> {
       throws IOException, InterruptedException {
     HostPort bound = new HostPort(coordinator.address().getHostString(), coordinator.port());
     HostPort connectTo = new HostPort(loopbackFor(bound.host()), bound.port());
-    try (LocalWorkerProcesses local = LocalWorkerProcesses.start(workers, workerSlots, connectTo, logDir(dbFile, runId));
-        InProcessWorker inProcess = new InProcessWorker(inProcessSlots > 0 ? LocalWorker.start("in-process", inProcessSlots, inProcessSlots, coordinator.scheduler()) : null)) {
+    try (LocalWorkerProcesses local = LocalWorkerProcesses.start(workers, workerSlots, connectTo, logDir(dbFile, runId), workerToken);
+        InProcessWorker inProcess = new InProcessWorker(inProcessSlots > 0 ? LocalWorker.start("in-process", inProcessSlots, inProcessSlots, coordinator.scheduler(),
+            coordinator.store().storeId()) : null)) {
       RunView run = coordinator.store().run(runId).orElseThrow();
       err.printf("tally: run %d: %s; %s; store %s%n", runId, Words.count(run.counters().total(), "case"),
           fleet(workerSlots, bound), dbFile);

@@ -130,7 +130,7 @@ public final class ServerCommand implements java.util.concurrent.Callable<Intege
     HostPort connectTo = new HostPort(RunnerCommand.loopbackFor(bound.host()), bound.port());
     LocalWorkerProcesses local;
     try {
-      local = LocalWorkerProcesses.start(workers, workerSlots, connectTo, logDir(db));
+      local = LocalWorkerProcesses.start(workers, workerSlots, connectTo, logDir(db), builder.workerToken().orElse(null));
     } catch (IOException e) {
       server.close();
       err.println("tally server: cannot start the local workers: " + e.getMessage());

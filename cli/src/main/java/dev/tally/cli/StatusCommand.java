@@ -1,5 +1,6 @@
 package dev.tally.cli;
 
+import dev.tally.coordinator.report.RunReport;
 import dev.tally.core.store.RunCounters;
 import dev.tally.core.store.RunView;
 import dev.tally.core.store.Store;
@@ -67,7 +68,7 @@ public final class StatusCommand implements Callable<Integer> {
     for (RunView r : runs) {
       RunCounters c = r.counters();
       out.printf("%-5d %-9s %8d %8d %8d %8d %10d %8d %8d %8d  %-20s %s%n",
-          r.runId(), r.finished() ? "finished" : "running", c.total(), c.passed(), c.failed(), dev.tally.coordinator.report.RunReport.errored(c), c.jobsFailed(),
+          r.runId(), r.state().wireName(), c.total(), c.passed(), c.failed(), RunReport.errored(c), c.jobsFailed(),
           c.redeliveries(), c.duplicatesSuppressed(), c.staleResultsFenced(),
           Instant.ofEpochMilli(r.createdAtMillis()).toString().substring(0, 19), r.spec().dataset());
     }

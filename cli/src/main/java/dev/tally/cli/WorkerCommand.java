@@ -1,5 +1,9 @@
 package dev.tally.cli;
 
+import dev.tally.coordinator.security.Secrets;
+import dev.tally.coordinator.security.TlsFileException;
+import dev.tally.coordinator.security.TlsTrust;
+import dev.tally.core.security.Secret;
 import dev.tally.protocol.ProtocolLimits;
 import dev.tally.worker.Termination;
 import dev.tally.worker.WorkerSession;
@@ -8,8 +12,12 @@ import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.PrintWriter;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.concurrent.Executors;
@@ -41,6 +49,8 @@ import sun.misc.Signal;
  *       signal's number, as an unhandled signal would.
  *   <li>{@code --give-up-after}: no Welcome for that long (from start, or from losing its coordinator)
  *       exits 1 with the reason.
+ *   <li>Refused by the coordinator for a missing or wrong worker token, or for plaintext where it requires
+ *       TLS ({@link Termination.Kind#REFUSED}): exits 3 at once instead of retrying for ever.
  *   <li>{@code --parent-pid} (used by {@code tally run} for its local workers): a line on stdin from that
  *       parent stops it at once, exit 0, with that line as the reason it says in its log and its Goodbye
  *       ("stopped by tally run: the run is over"); the parent disappearing stops it too.
@@ -82,6 +92,19 @@ public final class WorkerCommand implements Callable<Integer> {
           + " not answering), counted from start or from losing the last one (default: never give up).")
   Duration giveUpAfter;
 
+  @Option(names = "--token-file", paramLabel = "FILE",
+      description = "File holding the worker token the coordinator requires (one line; default: $"
+          + Secret.WORKER_TOKEN_VARIABLE + ", else none). A coordinator that refuses it makes this worker exit with code 3.")
+  Path tokenFile;
+
+  @Option(names = "--tls-ca", paramLabel = "FILE",
+      description = "Connect with TLS, trusting the CA certificates in this PEM file; the coordinator's certificate must"
+          + " name the host of --coordinator.")
+  Path tlsCa;
+
+  /** The environment the token is read from when no file is given (a map in tests). */
+  Map<String, String> environment = System.getenv();
+
   @Option(names = "--parent-pid", hidden = true,
       description = "Exit when this process is gone, or when it writes why on stdin (used by tally run for its local workers).")
   Long parentPid;
@@ -106,8 +129,26 @@ public final class WorkerCommand implements Callable<Integer> {
     if (giveUpAfter != null && (giveUpAfter.isZero() || giveUpAfter.isNegative())) {
       throw new ParameterException(spec.commandLine(), "--give-up-after must be positive, got " + DurationConverter.text(giveUpAfter));
     }
+    Secret token;
+    try {
+      token = Secrets.workerToken(tokenFile, environment).orElse(null);
+    } catch (IllegalArgumentException e) {
+      throw new ParameterException(spec.commandLine(), (tokenFile != null ? "--token-file: " : "") + e.getMessage());
+    }
+    TlsTrust trust = null;
+    if (tlsCa != null) {
+      try {
+        trust = TlsTrust.load(tlsCa);
+      } catch (TlsFileException e) {
+        throw new ParameterException(spec.commandLine(), "--tls-ca: " + e.getMessage());
+      }
+    }
+    if (token != null && trust == null && !onThisMachine(coordinator.host())) {
+      log.warn("the worker token goes to {} in clear text (no --tls-ca): anyone on the path can read it", coordinator);
+    }
     WorkerSettings.Builder settings = WorkerSettings.builder(coordinator.host(), coordinator.port())
-        .slots(workerSlots).drainTimeout(drainTimeout).giveUpAfter(giveUpAfter);
+        .slots(workerSlots).drainTimeout(drainTimeout).giveUpAfter(giveUpAfter).token(token)
+        .tls(trust != null ? trust.nettyClientContext() : null);
     if (name != null) {
       settings.name(name);
     }
@@ -155,8 +196,21 @@ public final class WorkerCommand implements Callable<Integer> {
     if (how != null && how.kind() == Termination.Kind.DRAINED) {
       // The other endings are logged as warnings or errors already, with this same detail.
       spec.commandLine().getErr().println("tally worker: " + how.detail());
+    } else if (how != null && how.kind() == Termination.Kind.REFUSED) {
+      // Logged as an error already; this says what the exit means, so that nobody restarts it as it is.
+      spec.commandLine().getErr().println("tally worker: stopped (exit " + how.kind().exitCode() + ") rather than"
+          + " retrying with a configuration the coordinator refuses; fix it and start the worker again");
     }
     return how == null ? 0 : how.kind().exitCode();
+  }
+
+  /** Whether {@code host} names this machine (a loopback address), where a token cannot be overheard. */
+  private static boolean onThisMachine(String host) {
+    try {
+      return InetAddress.getByName(host).isLoopbackAddress();
+    } catch (UnknownHostException e) {
+      return false;
+    }
   }
 
   /**

@@ -73,7 +73,7 @@ class CoordinatorRestartProcessTest {
     try (SqliteStore store = SqliteStore.open(db)) {
       assertThat(store.runs()).as("the run was resumed, never started over").hasSize(1);
       RunView run = store.runs().get(0);
-      assertThat(run.finished()).isTrue();
+      assertThat(run.ended()).isTrue();
       assertThat(run.counters().recorded()).isEqualTo(total);
       assertThat(run.counters().duplicatesSuppressed()).isZero();
       List<AttemptView> attempts = store.attempts(run.runId());

@@ -97,7 +97,7 @@ class FullDiskProcessTest {
     try (SqliteStore store = SqliteStore.openExisting(saved.resolve("t.db"))) {
       assertThat(store.runs()).as("resumed, never started over").hasSize(1);
       RunView run = store.runs().get(0);
-      assertThat(run.finished()).isTrue();
+      assertThat(run.ended()).isTrue();
       assertThat(run.counters().recorded()).isEqualTo(CASES);
       assertThat(run.counters().duplicatesSuppressed()).isZero();
       Map<Long, Long> recordedPerJob = store.attempts(run.runId()).stream().filter(a -> a.ending().equals("recorded"))

@@ -90,7 +90,7 @@ class RunCommandTest {
     assertThat(err.toString()).contains("changed since unfinished run 2 was made from it; starting a new run")
         .doesNotContain("resuming run 2");
     try (SqliteStore store = SqliteStore.openExisting(db)) {
-      assertThat(store.runs()).extracting(r -> r.runId() + ":" + r.finished()).containsExactly("1:true", "2:false", "3:true");
+      assertThat(store.runs()).extracting(r -> r.runId() + ":" + r.ended()).containsExactly("1:true", "2:false", "3:true");
     }
 
     Files.write(dataset, List.of("{\"id\":\"a\",\"v\":\"old\"}", "{\"id\":\"b\",\"v\":\"old\"}"));
@@ -224,11 +224,40 @@ class RunCommandTest {
   void anAddressThatCannotBeBoundIsRefusedBeforeTheRunIsWritten() throws Exception {
     Path dataset = dir.resolve("c.jsonl");
     Files.write(dataset, List.of("{\"id\":\"a\"}"));
-    assertThat(tally("run", dataset.toString(), "--evaluator=noop", "--listen=192.0.2.1:7070")).isEqualTo(Main.EXIT_USAGE);
+    // --insecure: past the open-port rule (tested below), to the bind itself.
+    assertThat(tally("run", dataset.toString(), "--evaluator=noop", "--listen=192.0.2.1:7070", "--insecure"))
+        .isEqualTo(Main.EXIT_USAGE);
     assertThat(err.toString()).contains("cannot listen for workers on 192.0.2.1:7070");
     try (SqliteStore store = SqliteStore.open(dir.resolve("tally.db"))) {
       assertThat(store.runs()).isEmpty();
     }
+  }
+
+  @Test
+  void aWorkerPortOffLoopbackWithoutATokenIsRefusedBeforeAnythingIsOpened() throws Exception {
+    Path dataset = dir.resolve("c.jsonl");
+    Files.write(dataset, List.of("{\"id\":\"a\"}"));
+    assertThat(tally("run", dataset.toString(), "--evaluator=noop", "--listen=0.0.0.0:0", "--workers=0", "--in-process=1"))
+        .isEqualTo(Main.EXIT_USAGE);
+    assertThat(err.toString()).contains("tally: the worker port on 0.0.0.0:0, which is not a loopback address, would have no token",
+        "--worker-token-file FILE (or TALLY_WORKER_TOKEN)", "--insecure");
+    assertThat(dir.resolve("tally.db")).doesNotExist();
+  }
+
+  @Test
+  void securityOptionsWithBadFilesAreUsageErrorsNamingTheOption() throws Exception {
+    Path dataset = dir.resolve("c.jsonl");
+    Files.write(dataset, List.of("{\"id\":\"a\"}"));
+    Path missing = dir.resolve("no-such-token");
+    assertThat(tally("run", dataset.toString(), "--evaluator=noop", "--worker-token-file=" + missing)).isEqualTo(Main.EXIT_USAGE);
+    assertThat(err.toString()).contains("--worker-token-file: worker token file " + missing + " does not exist");
+    assertThat(tally("run", dataset.toString(), "--evaluator=noop", "--tls-cert=" + missing)).isEqualTo(Main.EXIT_USAGE);
+    assertThat(err.toString()).contains("--tls-cert needs --tls-key");
+    Path key = Files.writeString(dir.resolve("key.pem"), "not a key");
+    assertThat(tally("run", dataset.toString(), "--evaluator=noop", "--tls-cert=" + missing, "--tls-key=" + key))
+        .isEqualTo(Main.EXIT_USAGE);
+    assertThat(err.toString()).contains("--tls-cert: certificate file " + missing + " does not exist");
+    assertThat(dir.resolve("tally.db")).doesNotExist();
   }
 
   @Test
@@ -390,7 +419,7 @@ class RunCommandTest {
           "--out=" + dir.resolve("r.jsonl"), "--summary=" + dir.resolve("s.json"))).as("stderr: %s", err).isZero();
     }
     try (SqliteStore store = SqliteStore.open(dir.resolve("tally.db"))) {
-      assertThat(store.runs()).hasSize(2).allMatch(r -> r.finished() && r.counters().passed() == 2);
+      assertThat(store.runs()).hasSize(2).allMatch(r -> r.ended() && r.counters().passed() == 2);
     }
   }
 }

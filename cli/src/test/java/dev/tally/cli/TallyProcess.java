@@ -27,12 +27,28 @@ final class TallyProcess implements AutoCloseable {
   }
 
   static TallyProcess start(Path dir, String logName, List<String> args) throws IOException {
+    return start(dir, logName, args, java.util.Map.of());
+  }
+
+  /**
+   * Starts {@code tally ARGS} in {@code dir} with {@code environment} added to (or, for a null value,
+   * removed from) this process's environment.
+   */
+  static TallyProcess start(Path dir, String logName, List<String> args, java.util.Map<String, String> environment)
+      throws IOException {
     String java = Paths.get(System.getProperty("java.home"), "bin", "java").toString();
     List<String> command = new ArrayList<>(List.of(java, "-Xmx512m", "-XX:+UseSerialGC", "-cp", System.getProperty("java.class.path"), Main.class.getName()));
     command.addAll(args);
     Path log = dir.resolve(logName);
-    Process p = new ProcessBuilder(command).directory(dir.toFile()).redirectErrorStream(true).redirectOutput(log.toFile()).start();
-    return new TallyProcess(p, log);
+    ProcessBuilder builder = new ProcessBuilder(command).directory(dir.toFile()).redirectErrorStream(true).redirectOutput(log.toFile());
+    environment.forEach((name, value) -> {
+      if (value == null) {
+        builder.environment().remove(name);
+      } else {
+        builder.environment().put(name, value);
+      }
+    });
+    return new TallyProcess(builder.start(), log);
   }
 
   /** The worker processes this run started, found by their {@code --name=} argument. */

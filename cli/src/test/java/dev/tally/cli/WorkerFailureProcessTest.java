@@ -91,7 +91,7 @@ class WorkerFailureProcessTest {
 
       try (SqliteStore store = SqliteStore.open(db)) {
         RunView run = store.runs().get(0);
-        assertThat(run.finished()).isTrue();
+        assertThat(run.ended()).isTrue();
         assertThat(run.counters().recorded()).isEqualTo(total);
         List<JobView> jobs = store.jobs(run.runId());
         assertThat(jobs).hasSize(total).allMatch(j -> j.state() == JobState.DONE);

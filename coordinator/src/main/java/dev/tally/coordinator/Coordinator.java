@@ -1,6 +1,7 @@
 package dev.tally.coordinator;
 
 import dev.tally.coordinator.net.WorkerServer;
+import dev.tally.coordinator.security.TlsIdentity;
 import dev.tally.core.detect.DetectorSettings;
 import dev.tally.core.schedule.Scheduler;
 import dev.tally.core.store.RunCounters;
@@ -40,9 +41,17 @@ public final class Coordinator implements AutoCloseable {
   private final long startedNanos = System.nanoTime();
   /** For each run that finished while this coordinator worked on it: how long after its start, in ns. */
   private final Map<Long, Long> finishedAfterNanos = new ConcurrentHashMap<>();
+  /** The listeners' TLS identity, or null for plaintext. */
+  private final TlsIdentity tls;
+
+  private final java.time.Duration idempotencyTtl;
+  private final java.time.Duration keyHold;
 
   Coordinator(Scheduler scheduler, SchedulerLoop loop, WorkerServer server, Store store, Clock clock,
-      boolean ephemeralPort, DetectorSettings detectorSettings, Store ownedStore, CoordinatorLock lock) {
+      boolean ephemeralPort, DetectorSettings detectorSettings, Store ownedStore, CoordinatorLock lock, TlsIdentity tls,
+      java.time.Duration idempotencyTtl, java.time.Duration keyHold) {
+    this.idempotencyTtl = idempotencyTtl;
+    this.keyHold = keyHold;
     this.scheduler = scheduler;
     this.loop = loop;
     this.server = server;
@@ -53,6 +62,7 @@ public final class Coordinator implements AutoCloseable {
     this.detectorSettings = detectorSettings;
     this.ownedStore = ownedStore;
     this.lock = lock;
+    this.tls = tls;
   }
 
   /** A builder holding the product's defaults; see {@link CoordinatorBuilder}. */
@@ -70,6 +80,11 @@ public final class Coordinator implements AutoCloseable {
     return server.address();
   }
 
+  /** The TLS identity its listeners speak with, if it was given one ({@link CoordinatorBuilder#tls}). */
+  public java.util.Optional<TlsIdentity> tls() {
+    return java.util.Optional.ofNullable(tls);
+  }
+
   /** The store this coordinator records into. */
   public Store store() {
     return store;
@@ -83,6 +98,16 @@ public final class Coordinator implements AutoCloseable {
   /** The failure detector the worker port judges workers with. */
   public DetectorSettings detectorSettings() {
     return detectorSettings;
+  }
+
+  /** How long a completed idempotency key is kept ({@link CoordinatorBuilder#idempotencyTtl}). */
+  public java.time.Duration idempotencyTtl() {
+    return idempotencyTtl;
+  }
+
+  /** How long a request in progress holds its idempotency key between renewals ({@link CoordinatorBuilder#keyHold}). */
+  public java.time.Duration keyHold() {
+    return keyHold;
   }
 
   /** The worker port's settings. */
@@ -117,6 +142,33 @@ public final class Coordinator implements AutoCloseable {
   public OptionalLong wallMillis(long runId) {
     Long nanos = finishedAfterNanos.get(runId);
     return nanos == null ? OptionalLong.empty() : OptionalLong.of(TimeUnit.NANOSECONDS.toMillis(nanos));
+  }
+
+  /**
+   * Takes over and submits every run of the store that has not ended, oldest first ({@link
+   * RunResumption#takeOverUnfinished}): what a server does at start, so that after a {@code kill -9} every
+   * unfinished run finishes.
+   *
+   * @return each run taken over; {@link #submit}'s futures are reached through {@link
+   *     dev.tally.core.schedule.Scheduler#completion}
+   * @throws dev.tally.core.store.StoreException if the store fails
+   */
+  public java.util.List<RunResumption.TakeOver> resumeUnfinishedRuns() {
+    java.util.List<RunResumption.TakeOver> taken = resumption.takeOverUnfinished();
+    for (RunResumption.TakeOver t : taken) {
+      scheduler.activate(t.run().runId());
+    }
+    return taken;
+  }
+
+  /**
+   * Cancels a run of this coordinator's store ({@link Scheduler#cancel}): in the scheduler's next commit,
+   * whether the run is being served or not; the holders of its leases are told to abandon them.
+   *
+   * @return what the cancel did, once committed
+   */
+  public CompletableFuture<dev.tally.core.store.CancelResult> cancel(long runId) {
+    return scheduler.cancel(runId);
   }
 
   /** The run's counters as of the last committed step, or null before the scheduler has seen it. */

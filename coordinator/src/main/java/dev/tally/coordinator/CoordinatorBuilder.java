@@ -1,14 +1,18 @@
 package dev.tally.coordinator;
 
 import dev.tally.coordinator.net.WorkerServer;
+import dev.tally.coordinator.security.ListenerSecurity;
+import dev.tally.coordinator.security.TlsIdentity;
 import dev.tally.core.detect.DetectorSettings;
 import dev.tally.core.detect.FixedTimeoutDetector;
 import dev.tally.core.detect.MissedHeartbeatsDetector;
 import dev.tally.core.RedeliveryPolicy;
 import dev.tally.core.Ticker;
 import dev.tally.core.schedule.Scheduler;
+import dev.tally.core.schedule.SchedulerObserver;
 import dev.tally.core.store.Store;
 import dev.tally.core.store.StoreException;
+import dev.tally.core.security.Secret;
 import dev.tally.store.SqliteStore;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -17,6 +21,7 @@ import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.SplittableRandom;
 
 /**
@@ -48,8 +53,18 @@ import java.util.SplittableRandom;
  *   <li>prefetch: {@value #DEFAULT_PREFETCH}, meaning as many assignments again as a worker has slots;
  *   <li>largest frame: {@link dev.tally.protocol.codec.FrameCodec#DEFAULT_MAX_FRAME_BYTES};
  *   <li>lease duration, store-failure limits and the poison limit: {@link Scheduler.Settings#defaults()};
- *   <li>redelivery (backoff, poison limit): {@link RedeliveryPolicy#defaults()}; attempt limits are each run's.
+ *   <li>redelivery (backoff, poison limit): {@link RedeliveryPolicy#defaults()}; attempt limits are each run's;
+ *   <li>idempotency keys: kept {@link #DEFAULT_IDEMPOTENCY_TTL} after their response, held {@link
+ *       #DEFAULT_KEY_HOLD} at a time by a request in progress;
+ *   <li>observers of the scheduler: none;
+ *   <li>security: no worker token, no TLS, not {@link #insecure}: so by {@link ListenerSecurity}'s rule the
+ *       worker port may listen on a loopback address only until a token (or {@code insecure}) is given.
  * </ul>
+ *
+ * <p><b>At start</b>, a coordinator that opens its store file (and so holds the store's {@link
+ * CoordinatorLock}) releases every idempotency key a request of an earlier process still held: nobody
+ * can be serving it any more, so a client's retry after a restart succeeds at once instead of waiting out
+ * the hold.
  *
  * <p><b>Limits</b>, refused when set: a heartbeat interval under {@link
  * WorkerServer.Settings#MIN_HEARTBEAT_INTERVAL} or not fitting {@link
@@ -84,6 +99,22 @@ public final class CoordinatorBuilder {
    */
   public static final int DEFAULT_PREFETCH = 0;
 
+  /**
+   * How long a completed idempotency key is kept (its response replayed to a retry): 24 hours, the
+   * Idempotency-Key draft's example and what payment APIs keep; a client retrying a submission is done
+   * retrying long before. A key reused after it is a new submission.
+   */
+  public static final Duration DEFAULT_IDEMPOTENCY_TTL = Duration.ofHours(24);
+
+  /**
+   * How long a request in progress holds its key unless it renews the hold (it renews every third of it
+   * while it lives): 30 seconds, so a request that died (client gone, server killed) blocks a retry of its
+   * key at most that long, while a slow but live upload never loses it.
+   */
+  public static final Duration DEFAULT_KEY_HOLD = Duration.ofSeconds(30);
+
+  private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(CoordinatorBuilder.class);
+
   private Store store;
   private Path storeFile;
   private InetSocketAddress listen = new InetSocketAddress(DEFAULT_LISTEN_HOST, 0);
@@ -96,8 +127,55 @@ public final class CoordinatorBuilder {
   private final WorkerServer.Settings.Builder server = WorkerServer.Settings.builder();
   private RedeliveryPolicy redelivery = RedeliveryPolicy.defaults();
   private Scheduler.Settings schedulerSettings = Scheduler.Settings.defaults();
+  private final java.util.List<SchedulerObserver> observers = new java.util.ArrayList<>();
+  private Duration idempotencyTtl = DEFAULT_IDEMPOTENCY_TTL;
+  private Duration keyHold = DEFAULT_KEY_HOLD;
+  /** Null: workers need no token (allowed on loopback only, or with {@link #insecure}). */
+  private Secret workerToken;
+  /** Null: plaintext. */
+  private TlsIdentity tls;
+  private boolean insecure;
 
   CoordinatorBuilder() {}
+
+  /**
+   * Adds an observer of the scheduler (metrics, an event stream); see {@link SchedulerObserver}. None by
+   * default.
+   */
+  public CoordinatorBuilder observer(SchedulerObserver observer) {
+    observers.add(Objects.requireNonNull(observer, "observer"));
+    return this;
+  }
+
+  /**
+   * How long a completed idempotency key is kept (default {@link #DEFAULT_IDEMPOTENCY_TTL}).
+   *
+   * @throws IllegalArgumentException if not positive or longer than {@link Ticker#MAX_DURATION}
+   */
+  public CoordinatorBuilder idempotencyTtl(Duration ttl) {
+    this.idempotencyTtl = positive("the idempotency key time to live", ttl);
+    return this;
+  }
+
+  /**
+   * How long a request in progress holds its idempotency key between renewals (default {@link
+   * #DEFAULT_KEY_HOLD}).
+   *
+   * @throws IllegalArgumentException if not positive or longer than {@link Ticker#MAX_DURATION}
+   */
+  public CoordinatorBuilder keyHold(Duration hold) {
+    this.keyHold = positive("the idempotency key hold", hold);
+    return this;
+  }
+
+  private static Duration positive(String what, Duration d) {
+    Objects.requireNonNull(d, what);
+    if (d.isZero() || d.isNegative() || d.compareTo(Ticker.MAX_DURATION) > 0) {
+      throw new IllegalArgumentException(what + " must be positive and at most " + Ticker.MAX_DURATION.toDays()
+          + " days, got " + d);
+    }
+    return d;
+  }
 
   /**
    * Works on a store the caller opened (already migrated); the coordinator does not close it and takes
@@ -193,6 +271,58 @@ public final class CoordinatorBuilder {
     return this;
   }
 
+  /**
+   * The token every worker must present in its Hello (default: none, which {@link ListenerSecurity} allows
+   * on a loopback address only, or with {@link #insecure}). Local worker processes get it through their
+   * environment ({@link Secret#WORKER_TOKEN_VARIABLE}), never their command line.
+   *
+   * @param token the token, or null for none
+   */
+  public CoordinatorBuilder workerToken(Secret token) {
+    this.workerToken = token;
+    return this;
+  }
+
+  /** The worker token, if one was given. */
+  public Optional<Secret> workerToken() {
+    return Optional.ofNullable(workerToken);
+  }
+
+  /**
+   * The TLS identity of the coordinator's listeners (default: none, plaintext): the worker port speaks TLS
+   * with every peer not on this machine; the HTTP API, where there is one, takes it too.
+   *
+   * @param identity a loaded certificate and key ({@link TlsIdentity#load}), or null for plaintext
+   */
+  public CoordinatorBuilder tls(TlsIdentity identity) {
+    this.tls = identity;
+    return this;
+  }
+
+  /** The TLS identity, if one was given. */
+  public Optional<TlsIdentity> tls() {
+    return Optional.ofNullable(tls);
+  }
+
+  /**
+   * Whether a listener on a non-loopback address may start without a token ({@code --insecure}; default
+   * false): it then starts with a warning saying what is exposed ({@link ListenerSecurity}).
+   */
+  public CoordinatorBuilder insecure(boolean insecure) {
+    this.insecure = insecure;
+    return this;
+  }
+
+  /** Whether {@link #insecure} was set. */
+  public boolean insecure() {
+    return insecure;
+  }
+
+  /** The address the worker port will listen on. */
+  public InetSocketAddress listen() {
+    return listen;
+  }
+
   /** The retry policy the coordinator will use. */
   public RedeliveryPolicy redelivery() {
     return redelivery;
@@ -215,7 +345,8 @@ public final class CoordinatorBuilder {
    * @throws IllegalArgumentException as {@link #detectorSettings()} does
    */
   public WorkerServer.Settings workerServerSettings() {
-    return server.detector(detectorSettings()).build();
+    return server.detector(detectorSettings()).workerToken(workerToken)
+        .tls(tls != null ? tls.nettyServerContext() : null).build();
   }
 
   /**
@@ -260,12 +391,19 @@ public final class CoordinatorBuilder {
    * @return the running coordinator; close it when done
    * @throws IllegalStateException if neither {@link #store} nor {@link #storeFile} was given
    * @throws IllegalArgumentException as {@link #workerServerSettings()} does
-   * @throws StartException if the store is locked by another coordinator, its lock or the store cannot be
-   *     opened, or the address cannot be bound; {@link StartException#reason()} says which
+   * @throws StartException if the worker port would listen on a non-loopback address without a token and
+   *     without {@link #insecure} (the open-port rule, {@link ListenerSecurity}), the store is locked by
+   *     another coordinator, its lock or the store cannot be opened, or the address cannot be bound; {@link
+   *     StartException#reason()} says which
    */
   public Coordinator start() throws StartException {
     if (store == null && storeFile == null) {
       throw new IllegalStateException("a coordinator needs a store: call store(Store) or storeFile(Path)");
+    }
+    try {
+      ListenerSecurity.enforce(ListenerSecurity.Listener.WORKER_PORT, listen, workerToken != null, tls != null, insecure);
+    } catch (ListenerSecurity.InsecureListenerException e) {
+      throw new StartException(StartException.Reason.INSECURE_LISTENER, e.getMessage(), e);
     }
     WorkerServer.Settings serverSettings = workerServerSettings();
     DetectorSettings detectorSettings = detectorSettings();
@@ -275,11 +413,14 @@ public final class CoordinatorBuilder {
       if (storeFile != null) {
         lock = takeLock(storeFile);
         opened = openStore(storeFile);
+        releaseEarlierHolds(opened, storeFile);
       }
       Clock clock = Clock.systemUTC();
       SchedulerLoop loop = new SchedulerLoop(clock);
-      Scheduler scheduler = Scheduler.builder(opened, clock, Ticker.system(), new SplittableRandom())
-          .redelivery(redelivery).settings(schedulerSettings).wakeup(loop::wake).build();
+      Scheduler.Builder schedulerBuilder = Scheduler.builder(opened, clock, Ticker.system(), new SplittableRandom())
+          .redelivery(redelivery).settings(schedulerSettings).wakeup(loop::wake);
+      observers.forEach(schedulerBuilder::observer);
+      Scheduler scheduler = schedulerBuilder.build();
       WorkerServer server;
       try {
         server = WorkerServer.start(listen, serverSettings, scheduler, opened.storeId());
@@ -289,7 +430,7 @@ public final class CoordinatorBuilder {
       }
       loop.start(scheduler, server::close);
       return new Coordinator(scheduler, loop, server, opened, clock, listen.getPort() == 0, detectorSettings,
-          storeFile != null ? opened : null, lock);
+          storeFile != null ? opened : null, lock, tls, idempotencyTtl, keyHold);
     } catch (StartException | RuntimeException e) {
       if (storeFile != null && opened != null) {
         opened.close();
@@ -312,6 +453,22 @@ public final class CoordinatorBuilder {
           + storeFile + " (it holds " + CoordinatorLock.lockFile(storeFile) + ")", null);
     }
     return lock;
+  }
+
+  /**
+   * Releases the idempotency keys requests of earlier processes held: this process holds the store's lock,
+   * so none of them is being served.
+   */
+  private static void releaseEarlierHolds(Store store, Path storeFile) throws StartException {
+    try {
+      int released = store.releaseHeldKeys();
+      if (released > 0) {
+        log.info("released {} idempotency keys held by requests of an earlier coordinator on {}", released, storeFile);
+      }
+    } catch (StoreException e) {
+      throw new StartException(StartException.Reason.STORE_UNUSABLE,
+          storeFile + " is not a usable Tally store: " + e.getMessage(), e);
+    }
   }
 
   private static Store openStore(Path storeFile) throws StartException {
@@ -348,7 +505,12 @@ public final class CoordinatorBuilder {
       /** The store could not be opened, created or migrated (not a Tally store, a newer one, a full disk, ...). */
       STORE_UNUSABLE,
       /** The worker port could not be bound (in use, an address of another machine, ...). */
-      CANNOT_LISTEN
+      CANNOT_LISTEN,
+      /**
+       * The worker port would listen on a non-loopback address without a token, and {@link #insecure} was
+       * not given: the open-port rule ({@link ListenerSecurity}) refuses it. Nothing was opened.
+       */
+      INSECURE_LISTENER
     }
 
     private final Reason reason;

@@ -3,6 +3,7 @@ package dev.tally.coordinator;
 import dev.tally.core.CaseRecord;
 import dev.tally.core.RedeliveryPolicy;
 import dev.tally.core.store.JobView;
+import dev.tally.core.store.RunPage;
 import dev.tally.core.store.RunSpec;
 import dev.tally.core.store.RunView;
 import dev.tally.core.store.Store;
@@ -89,7 +90,7 @@ public final class RunResumption {
     List<String> ids = cases.stream().map(CaseRecord::caseId).toList();
     List<RunView> runs = store.runs();
     for (RunView r : runs) {
-      if (!r.finished() && r.spec().equals(spec) && r.counters().total() == ids.size()
+      if (!r.ended() && r.spec().equals(spec) && r.counters().total() == ids.size()
           && store.jobs(r.runId()).stream().map(JobView::caseId).toList().equals(ids)) {
         return new Choice(r.runId(), Optional.of(takeOver(r)), List.of());
       }
@@ -97,12 +98,43 @@ public final class RunResumption {
     List<RunView> changed = new ArrayList<>();
     for (RunView r : runs) {
       RunSpec old = r.spec();
-      if (!r.finished() && old.dataset().equals(spec.dataset()) && old.evaluator().equals(spec.evaluator())
+      if (!r.ended() && old.dataset().equals(spec.dataset()) && old.evaluator().equals(spec.evaluator())
           && old.limits().equals(spec.limits())) {
         changed.add(r);
       }
     }
     return new Choice(store.createRun(spec, cases), Optional.empty(), changed);
+  }
+
+  /**
+   * Takes over every run of the store that has not ended (running: not finished, not cancelled), oldest
+   * first, as {@link #takeOver} does one: for a server, which serves every run of its store. Reads the runs
+   * a page at a time.
+   *
+   * @return what was done for each, oldest run first
+   * @throws dev.tally.core.store.StoreException if the store fails
+   */
+  public List<TakeOver> takeOverUnfinished() {
+    List<RunView> running = new ArrayList<>();
+    long before = Long.MAX_VALUE;
+    while (true) {
+      List<RunView> page = store.runs(new RunPage(before, RunPage.MAX_LIMIT));
+      for (RunView r : page) {
+        if (!r.ended()) {
+          running.add(r);
+        }
+      }
+      if (page.size() < RunPage.MAX_LIMIT) {
+        break;
+      }
+      before = page.get(page.size() - 1).runId();
+    }
+    java.util.Collections.reverse(running);
+    List<TakeOver> out = new ArrayList<>(running.size());
+    for (RunView r : running) {
+      out.add(takeOver(r));
+    }
+    return out;
   }
 
   /**
@@ -115,7 +147,7 @@ public final class RunResumption {
    * @throws dev.tally.core.store.StoreException if the store fails; nothing is changed
    */
   public TakeOver takeOver(RunView run) {
-    if (run.finished() || earlierWorkersCanReturn) {
+    if (run.ended() || earlierWorkersCanReturn) {
       return new TakeOver(run, 0);
     }
     return new TakeOver(run, store.releaseLeases(run.runId(), clock.millis(), redelivery));

@@ -133,4 +133,46 @@ class CoordinatorBuilderTest {
     }
     assertThatThrownBy(() -> Coordinator.builder().start()).isInstanceOf(IllegalStateException.class).hasMessageContaining("needs a store");
   }
+
+  @Test
+  void aCoordinatorOnItsStoreFileReleasesTheKeyHoldsOfEarlierProcessesAndKeepsCompletedKeys() throws Exception {
+    Path db = dir.resolve("keys.db");
+    long now = System.currentTimeMillis();
+    try (dev.tally.store.SqliteStore store = dev.tally.store.SqliteStore.open(db)) {
+      store.claimKey("anonymous", "held-by-a-dead-request", null, now, now + 3_600_000);
+    }
+    try (Coordinator c = Coordinator.builder().storeFile(db).start()) {
+      assertThat(c.store().claimKey("anonymous", "held-by-a-dead-request", null, now, now + 30_000))
+          .as("a retry after the restart gets the key at once").isInstanceOf(dev.tally.core.store.KeyClaim.Claimed.class);
+      assertThat(c.idempotencyTtl()).isEqualTo(CoordinatorBuilder.DEFAULT_IDEMPOTENCY_TTL);
+      assertThat(c.keyHold()).isEqualTo(CoordinatorBuilder.DEFAULT_KEY_HOLD);
+    }
+    assertThatThrownBy(() -> Coordinator.builder().keyHold(java.time.Duration.ZERO))
+        .isInstanceOf(IllegalArgumentException.class);
+  }
+
+  @Test
+  void theObserversGivenToTheBuilderHearTheSchedulersCommits() throws Exception {
+    java.util.concurrent.atomic.AtomicInteger commits = new java.util.concurrent.atomic.AtomicInteger();
+    java.util.concurrent.atomic.AtomicLong lastRun = new java.util.concurrent.atomic.AtomicLong();
+    dev.tally.core.schedule.SchedulerObserver o = new dev.tally.core.schedule.SchedulerObserver() {
+      @Override
+      public void committed(int evals, long commitNanos) {
+        commits.incrementAndGet();
+      }
+
+      @Override
+      public void runCounters(long runId, dev.tally.core.store.RunCounters counters) {
+        lastRun.set(runId);
+      }
+    };
+    try (Coordinator c = Coordinator.builder().storeFile(dir.resolve("o.db")).observer(o).start()) {
+      long runId = c.store().createRun(new dev.tally.core.store.RunSpec("d", new dev.tally.core.EvaluatorSpec("noop",
+          java.util.Map.of(), java.time.Duration.ofMinutes(1)), 3), java.util.List.of(new dev.tally.core.CaseRecord(0, "a", "{}")));
+      c.cancel(runId).get(30, java.util.concurrent.TimeUnit.SECONDS);
+      org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(30))
+          .untilAsserted(() -> assertThat(lastRun.get()).isEqualTo(runId));
+      assertThat(commits.get()).isPositive();
+    }
+  }
 }

@@ -109,4 +109,20 @@ class RunResumptionTest {
     long now = NOW.toEpochMilli() - 1_000;
     store.apply(StoreBatch.builder(now, List.of(runId), RedeliveryPolicy.defaults()).lease(new LeaseRequest("w1", 2, now + 30_000)).build());
   }
+
+  @Test
+  void aServerTakesOverEveryRunThatHasNotEndedOldestFirst() {
+    long finished = store.createRun(spec("f"), List.of());
+    long first = store.createRun(spec("1"), CASES);
+    long cancelled = store.createRun(spec("c"), CASES);
+    store.cancelRun(cancelled, NOW.toEpochMilli());
+    long second = store.createRun(spec("2"), CASES);
+    store.apply(StoreBatch.builder(NOW.toEpochMilli(), List.of(second), RedeliveryPolicy.defaults())
+        .lease(new LeaseRequest("w1", 1, NOW.toEpochMilli() + 60_000)).build());
+
+    List<RunResumption.TakeOver> taken = onEphemeralPort.takeOverUnfinished();
+    assertThat(taken).extracting(t -> t.run().runId()).containsExactly(first, second);
+    assertThat(taken).extracting(RunResumption.TakeOver::leasesReleased).containsExactly(0, 1);
+    assertThat(finished).isNotIn(first, second);
+  }
 }

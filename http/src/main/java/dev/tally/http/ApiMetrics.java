@@ -16,7 +16,10 @@ import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.time.Duration;
 import java.util.ArrayList;
+import dev.tally.core.store.RunState;
+import java.util.EnumMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.function.ToDoubleFunction;
 import java.util.regex.Matcher;
@@ -59,8 +62,8 @@ public final class ApiMetrics {
 
   ApiMetrics(Coordinator coordinator) {
     this.store = coordinator.store();
-    for (String state : List.of("running", "finished", "cancelled")) {
-      gauge("tally.runs", "Runs in the store by state", Tags.of("state", state), s -> s.runs(state));
+    for (RunState state : RunState.values()) {
+      gauge("tally.runs", "Runs in the store by state", Tags.of("state", state.wireName()), s -> s.runs(state));
     }
     gauge("tally.cases", "Cases that ended, by verdict", Tags.of("verdict", "pass"), s -> s.passed);
     gauge("tally.cases", "Cases that ended, by verdict", Tags.of("verdict", "fail"), s -> s.failed);
@@ -118,20 +121,17 @@ public final class ApiMetrics {
   }
 
   /** The store-wide figures of one scrape. */
-  private record Snapshot(long running, long finished, long passed, long failed, long errored, long recorded,
+  private record Snapshot(Map<RunState, Long> runsByState, long passed, long failed, long errored, long recorded,
       long duplicates, long fenced, long redeliveries, long live, long left, long ejections, List<WorkerStatus> liveWorkers) {
-    static final Snapshot EMPTY = new Snapshot(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, List.of());
+    static final Snapshot EMPTY = new Snapshot(Map.of(), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, List.of());
 
     static Snapshot of(List<RunView> runs, List<WorkerStatus> workers) {
-      long running = 0, finished = 0, passed = 0, failed = 0, errored = 0, recorded = 0, duplicates = 0, fenced = 0,
+      Map<RunState, Long> byState = new EnumMap<>(RunState.class);
+      long passed = 0, failed = 0, errored = 0, recorded = 0, duplicates = 0, fenced = 0,
           redeliveries = 0;
       for (RunView r : runs) {
         RunCounters c = r.counters();
-        if (r.finished()) {
-          finished++;
-        } else {
-          running++;
-        }
+        byState.merge(r.state(), 1L, Long::sum);
         passed += c.passed();
         failed += c.failed();
         errored += dev.tally.coordinator.report.RunReport.errored(c);
@@ -142,16 +142,12 @@ public final class ApiMetrics {
       }
       List<WorkerStatus> live = workers.stream().filter(WorkerStatus::connected).toList();
       long ejections = workers.stream().mapToLong(WorkerStatus::timesEjected).sum();
-      return new Snapshot(running, finished, passed, failed, errored, recorded, duplicates, fenced, redeliveries,
+      return new Snapshot(Map.copyOf(byState), passed, failed, errored, recorded, duplicates, fenced, redeliveries,
           live.size(), workers.size() - live.size(), ejections, live);
     }
 
-    double runs(String state) {
-      return switch (state) {
-        case "running" -> running;
-        case "finished" -> finished;
-        default -> 0;
-      };
+    double runs(RunState state) {
+      return runsByState.getOrDefault(state, 0L);
     }
   }
 }

@@ -34,8 +34,8 @@ public final class ApiViews {
   /** A run object. */
   public static RunObject run(RunView run) {
     RunCounters c = run.counters();
-    return new RunObject(run.runId(), "", run.finished() ? "finished" : "running", time(run.createdAtMillis()),
-        run.finished() ? time(run.finishedAtMillis()) : null, run.spec().dataset(), evaluator(run.spec().evaluator()),
+    return new RunObject(run.runId(), run.name(), run.state().wireName(), time(run.createdAtMillis()),
+        run.ended() ? time(run.finishedAtMillis()) : null, run.spec().dataset(), evaluator(run.spec().evaluator()),
         new SettingsObject(run.spec().limits().maxAttempts(), run.spec().limits().timeoutRetries(),
             DurationText.text(run.spec().evaluator().caseTimeout())),
         c.total(), counters(c));

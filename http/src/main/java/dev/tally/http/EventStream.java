@@ -140,7 +140,7 @@ final class EventStream implements AutoCloseable {
     }
     if (sentRuns.isEmpty() || tick % RESCAN_PERIODS == 0) {
       for (RunView r : store.runs()) {
-        if (!r.finished() && !sentRuns.containsKey(r.runId())) {
+        if (!r.ended() && !sentRuns.containsKey(r.runId())) {
           sentRuns.put(r.runId(), null);
         }
       }
@@ -155,7 +155,7 @@ final class EventStream implements AutoCloseable {
       if (before == null || changed(before, now)) {
         send("run", ApiViews.run(now));
       }
-      if (now.finished()) {
+      if (now.ended()) {
         sentRuns.remove(runId);
       } else {
         sentRuns.put(runId, now);
@@ -176,7 +176,7 @@ final class EventStream implements AutoCloseable {
   private static boolean changed(RunView before, RunView now) {
     RunCounters a = before.counters();
     RunCounters b = now.counters();
-    return !a.equals(b) || before.finished() != now.finished();
+    return !a.equals(b) || before.ended() != now.ended();
   }
 
   /** A change worth an event: everything but the report's own time. */

@@ -200,7 +200,7 @@ final class ReadRoutes {
   }
 
   private static void requireFinished(RunView run) {
-    if (!run.finished()) {
+    if (!run.ended()) {
       throw ProblemException.of(ProblemType.RUN_NOT_FINISHED, "run " + run.runId() + " is still running ("
           + (run.counters().recorded() + run.counters().jobsFailed()) + " of " + run.counters().total()
           + " cases ended); its results and summary exist once it finishes");

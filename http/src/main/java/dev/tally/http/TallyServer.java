@@ -67,13 +67,7 @@ public final class TallyServer implements AutoCloseable {
     try {
       ApiServer served = ApiServer.start(api, started);
       try {
-        List<RunResumption.TakeOver> resumed = new ArrayList<>();
-        for (RunView run : started.store().runs()) {
-          if (!run.finished()) {
-            resumed.add(started.resumption().takeOver(run));
-            started.submit(run.runId());
-          }
-        }
+        List<RunResumption.TakeOver> resumed = started.resumeUnfinishedRuns();
         return new TallyServer(started, served, resumed);
       } catch (RuntimeException e) {
         served.close();

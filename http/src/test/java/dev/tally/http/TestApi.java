@@ -58,7 +58,7 @@ final class TestApi implements AutoCloseable {
 
   /** Starts an in-process worker of {@code slots} slots. */
   TestApi withWorker(int slots) {
-    worker = LocalWorker.start("in-process", slots, slots, coordinator.scheduler());
+    worker = LocalWorker.start("in-process", slots, slots, coordinator.scheduler(), coordinator.store().storeId());
     return this;
   }
 

@@ -1,6 +1,8 @@
 package dev.tally.simulation;
 
 import dev.tally.core.store.AttemptView;
+import dev.tally.core.store.BatchRules;
+import dev.tally.core.store.RunState;
 import dev.tally.core.store.JobState;
 import dev.tally.core.store.JobView;
 import dev.tally.core.store.RunCounters;
@@ -26,21 +28,23 @@ import java.util.TreeSet;
  *
  * <ul>
  *   <li><b>I1 no loss</b>: the run's jobs are its cases (in dataset order, when the ids are known); every
- *       job of a finished run is in exactly one terminal state — done with an outcome, no failure reason
- *       and exactly one {@code recorded} attempt, under its current token; or failed with a reason, no
- *       outcome and no recorded attempt; every lease a job was given ended exactly once: its attempts
- *       carry the tokens 1..token with no gap and no repeat, and as many as its attempt count;
+ *       job of an ended run (finished or cancelled) is in exactly one terminal state — done with an outcome,
+ *       no failure reason and exactly one {@code recorded} attempt, under its current token; or failed with
+ *       a reason, no outcome and no recorded attempt; or cancelled (only in a cancelled run) with no outcome
+ *       and no recorded attempt, ever: a cancelled job is never recorded afterwards; every lease a job was
+ *       given ended exactly once: its attempts carry the tokens 1..token with no gap and no repeat, and as
+ *       many as its attempt count;
  *   <li><b>I2 no double count</b>: the counters equal the jobs table (passed, failed, errored by verdict;
- *       jobs failed), recorded equals the number of distinct jobs with a recorded attempt and, with the
+ *       jobs failed; cancelled), recorded equals the number of distinct jobs with a recorded attempt and, with the
  *       jobs failed, never exceeds the total, which is the number of cases; redeliveries equal the attempts
- *       that put their job back in the queue (every ended attempt not recorded, except the last of a failed
- *       job);
+ *       that put their job back in the queue (every ended attempt not recorded and not cancelled, except
+ *       the last of a failed job);
  *   <li><b>I3 fencing</b>, as the store shows it: a done job's outcome was recorded under the highest token
  *       ever issued for it, and that lease had not already ended otherwise; leases follow one another in
  *       time (one is issued only after the previous ended), and none is issued, none starts, after the
  *       outcome was recorded (a duplicate of a recorded job may have been <i>started</i> earlier and ended
  *       later as fenced: that leaves no attempt row and is fine);
- *   <li><b>I4 progress</b>: the run finished.
+ *   <li><b>I4 progress</b>: the run ended (finished, or cancelled).
  * </ul>
  *
  * <p><b>From the workers' own account</b> ({@link #check(History)} adds, from the simulation's {@link
@@ -50,6 +54,10 @@ import java.util.TreeSet;
  * issued, and every RECORDED or DUPLICATE ack names the job's current token; I5 durability, every result
  * a worker was acked RECORDED or DUPLICATE for is in the store at the end, done, across every coordinator
  * restart.
+ *
+ * <p><b>Fair share</b> ({@link #check(History)} adds, as violations that start with {@code FS:}): what {@link
+ * FairShareWatch} saw: a run with leasable jobs passed over, batch after batch, while runs holding more leases
+ * got new ones.
  *
  * <p><b>The connection actor's contract</b> ({@link #check(History)} adds, as violations that start with
  * {@code WE:}): what {@code WorkerEventsChecker} saw of the {@code WorkerEvents} the connection cores
@@ -125,6 +133,7 @@ public final class Checker {
 
     long done = 0;
     long failedJobs = 0;
+    long cancelledJobs = 0;
     long pass = 0;
     long fail = 0;
     long error = 0;
@@ -190,9 +199,21 @@ public final class Checker {
             v.add("I1: " + q + "ended failed but has a recorded attempt");
           }
         }
+        case CANCELLED -> {
+          cancelledJobs++;
+          if (run.state() != RunState.CANCELLED) {
+            v.add("I1: " + q + "is cancelled but its run is " + run.state().wireName());
+          }
+          if (j.outcome() != null || j.failureReason() != null) {
+            v.add("I1: " + q + "is cancelled and has an outcome or a failure reason too");
+          }
+          if (!recorded.isEmpty()) {
+            v.add("I1: " + q + "is cancelled but has a recorded attempt: a cancelled job was recorded");
+          }
+        }
         default -> {
           open.add(j.caseId() + ":" + j.state().name().toLowerCase(Locale.ROOT));
-          if (run.finished()) {
+          if (run.ended()) {
             v.add("I1: " + q + "is not in a terminal state (" + j.state().name().toLowerCase(Locale.ROOT) + ")");
           }
         }
@@ -219,10 +240,12 @@ public final class Checker {
               + ", before lease " + mine.get(i - 1).token() + " ended at " + mine.get(i - 1).endedAtMillis());
         }
       }
-      requeued += mine.size() - recorded.size() - (j.state() == JobState.FAILED && !mine.isEmpty() ? 1 : 0);
+      long cancelledAttempts = mine.stream().filter(a -> a.ending().equals(BatchRules.CANCELLED_ENDING)).count();
+      requeued += mine.size() - recorded.size() - cancelledAttempts
+          - (j.state() == JobState.FAILED && !mine.isEmpty() ? 1 : 0);
     }
-    if (run.finished() && !open.isEmpty()) {
-      v.add("I1: " + r + "is marked finished but " + open.size() + " jobs never ended: " + clip(open));
+    if (run.ended() && !open.isEmpty()) {
+      v.add("I1: " + r + "is marked " + run.state().wireName() + " but " + open.size() + " jobs never ended: " + clip(open));
     }
 
     if (c.recorded() != done || c.passed() != pass || c.failed() != fail || c.errored() != error) {
@@ -232,7 +255,10 @@ public final class Checker {
     if (c.jobsFailed() != failedJobs) {
       v.add("I2: " + r + "counters say " + c.jobsFailed() + " jobs failed but " + failedJobs + " jobs are failed");
     }
-    if (c.recorded() + c.jobsFailed() > c.total() || c.total() != cases) {
+    if (c.cancelled() != cancelledJobs) {
+      v.add("I2: " + r + "counters say " + c.cancelled() + " jobs cancelled but " + cancelledJobs + " jobs are cancelled");
+    }
+    if (c.ended() > c.total() || c.total() != cases) {
       v.add("I2: " + r + "counters " + c + " exceed or misstate the total of " + cases + " cases");
     }
     if (recordedJobs.size() != c.recorded()) {
@@ -242,8 +268,8 @@ public final class Checker {
       v.add("I2: " + r + "redeliveries " + c.redeliveries() + " but " + requeued + " ended attempts put their job back in the queue");
     }
 
-    if (!run.finished()) {
-      v.add("I4: " + r + "did not finish: " + (c.recorded() + c.jobsFailed()) + " of " + c.total()
+    if (!run.ended()) {
+      v.add("I4: " + r + "did not finish: " + c.ended() + " of " + c.total()
           + " cases ended, and each case listed is not in a terminal state: " + clip(open));
     }
     return new RunCheck(runId, c, done, failedJobs, v);
@@ -256,15 +282,23 @@ public final class Checker {
    */
   public static List<String> check(History history) {
     Store store = history.store();
-    RunView stored = store.run(history.runId()).orElse(null);
-    if (stored == null) {
-      return List.of("I1: run " + history.runId() + " is not in the store");
-    }
-    List<JobView> jobs = store.jobs(history.runId());
-    RunCheck run = checkRun(store, stored, jobs, history.cases(), null);
-    List<String> v = new ArrayList<>(run.violations());
+    List<String> v = new ArrayList<>();
     Map<Long, JobView> byId = new LinkedHashMap<>();
-    jobs.forEach(j -> byId.put(j.jobId(), j));
+    for (long runId : history.runIds()) {
+      RunView stored = store.run(runId).orElse(null);
+      if (stored == null) {
+        v.add("I1: run " + runId + " is not in the store");
+        continue;
+      }
+      List<JobView> jobs = store.jobs(runId);
+      RunCheck run = checkRun(store, stored, jobs, history.casesByRun().get(runId), null);
+      v.addAll(run.violations());
+      jobs.forEach(j -> byId.put(j.jobId(), j));
+      RunCounters reported = history.reportedCounters().get(runId);
+      if (reported != null && !endState(reported).equals(endState(run.counters()))) {
+        v.add("I2: the coordinator reported " + reported + " as run " + runId + " ended, the store holds " + run.counters());
+      }
+    }
 
     // What the workers saw.
     Map<Long, Long> maxTokenIssued = new HashMap<>();
@@ -321,17 +355,19 @@ public final class Checker {
             + " had been assigned to a worker: a stale holder's outcome was accepted");
       }
     }
-    if (history.reportedCounters() != null && !history.reportedCounters().equals(run.counters())) {
-      v.add("I2: the coordinator reported " + history.reportedCounters() + " on finishing, the store holds " + run.counters());
-    }
     if (!history.finished() || v.stream().anyMatch(s -> s.startsWith("I4: "))) {
-      v.add("I4: the history ended (" + history.endReason() + ") without the run finishing, although a healthy worker "
+      v.add("I4: the history ended (" + history.endReason() + ") without every run ending, although a healthy worker "
           + (history.healthyWorkerRemained() ? "remained" : "was being replaced"));
     }
+    v.addAll(history.fairShareViolations());
 
     // The connection actor's contract with the scheduler, as the WorkerEventsChecker saw it.
     for (String breach : history.contractViolations()) {
       v.add("WE: " + breach);
+    }
+    // The worker port's door: a process without the fleet's token must never join.
+    for (String breach : history.securityViolations()) {
+      v.add("AUTH: " + breach);
     }
 
     if (v.size() > MAX_LISTED) {
@@ -341,6 +377,15 @@ public final class Checker {
       return shown;
     }
     return v;
+  }
+
+  /**
+   * The counters a run ends with, less the two that results arriving after its end still move (late
+   * duplicates and fenced results are counted, and change nothing else).
+   */
+  private static RunCounters endState(RunCounters c) {
+    return new RunCounters(c.total(), c.passed(), c.failed(), c.errored(), c.jobsFailed(), 0, 0, c.redeliveries(),
+        c.cancelled());
   }
 
   /** How a hand-back's attempt ends in the history. */

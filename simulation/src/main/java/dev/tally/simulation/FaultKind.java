@@ -29,7 +29,17 @@ public enum FaultKind {
   /** A few store commits in a row fail (nothing applied) and the scheduler retries its batch. */
   STORE_FAILURE("store-failure"),
   /** The coordinator is killed (kill -9) and restarted on the same durable store. */
-  COORDINATOR_CRASH("coordinator-crash");
+  COORDINATOR_CRASH("coordinator-crash"),
+  /**
+   * A user cancels a run mid-way: through the scheduler while the coordinator is up (its holders are told
+   * to abandon, their late results fenced), or in the store directly while it is down.
+   */
+  RUN_CANCEL("run-cancel"),
+  /**
+   * A process that is not one of the fleet's connects to the worker port with a wrong worker token, or none:
+   * it must be refused (and stop), and never be welcomed or given work.
+   */
+  IMPOSTOR("impostor");
 
   private final String siteName;
 

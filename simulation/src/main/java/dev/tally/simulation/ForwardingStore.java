@@ -1,9 +1,18 @@
 package dev.tally.simulation;
 
-import dev.tally.core.CaseRecord;
+import dev.tally.core.cases.CaseSource;
+import dev.tally.core.cases.CaseSourceException;
 import dev.tally.core.store.AttemptView;
+import dev.tally.core.store.CancelResult;
+import dev.tally.core.store.CaseQuery;
+import dev.tally.core.store.CaseView;
+import dev.tally.core.store.CreatedRun;
+import dev.tally.core.store.KeyClaim;
+import dev.tally.core.store.KeyCompletion;
+import dev.tally.core.store.KeyReservationLostException;
+import dev.tally.core.store.NewRun;
+import dev.tally.core.store.RunPage;
 import dev.tally.core.store.JobView;
-import dev.tally.core.store.RunSpec;
 import dev.tally.core.store.RunView;
 import dev.tally.core.store.Store;
 import dev.tally.core.store.StoreBatch;
@@ -29,8 +38,54 @@ abstract class ForwardingStore implements Store {
   }
 
   @Override
-  public long createRun(RunSpec spec, List<CaseRecord> cases) {
-    return delegate.createRun(spec, cases);
+  public CreatedRun createRun(NewRun run, CaseSource cases, KeyCompletion completion)
+      throws CaseSourceException, KeyReservationLostException {
+    return delegate.createRun(run, cases, completion);
+  }
+
+  @Override
+  public CancelResult cancelRun(long runId, long nowMillis) {
+    return delegate.cancelRun(runId, nowMillis);
+  }
+
+  @Override
+  public KeyClaim claimKey(String scope, String key, String fingerprint, long nowMillis, long holdUntilMillis) {
+    return delegate.claimKey(scope, key, fingerprint, nowMillis, holdUntilMillis);
+  }
+
+  @Override
+  public boolean renewKey(String scope, String key, String reservationToken, long holdUntilMillis) {
+    return delegate.renewKey(scope, key, reservationToken, holdUntilMillis);
+  }
+
+  @Override
+  public void releaseKey(String scope, String key, String reservationToken) {
+    delegate.releaseKey(scope, key, reservationToken);
+  }
+
+  @Override
+  public int purgeKeys(long nowMillis) {
+    return delegate.purgeKeys(nowMillis);
+  }
+
+  @Override
+  public int releaseHeldKeys() {
+    return delegate.releaseHeldKeys();
+  }
+
+  @Override
+  public List<RunView> runs(RunPage page) {
+    return delegate.runs(page);
+  }
+
+  @Override
+  public List<CaseView> cases(long runId, CaseQuery query) {
+    return delegate.cases(runId, query);
+  }
+
+  @Override
+  public List<AttemptView> attempts(long runId, String caseId) {
+    return delegate.attempts(runId, caseId);
   }
 
   @Override

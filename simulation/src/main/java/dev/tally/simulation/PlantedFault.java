@@ -32,7 +32,18 @@ public enum PlantedFault {
    * The connection actor's core never reports a session it reaped for silence as lost ({@code
    * PlantedConnectionFault.REAP_WITHOUT_LOSS}): its jobs are never redelivered (breaks I4).
    */
-  REAP_WITHOUT_LOSS("reap-without-loss");
+  REAP_WITHOUT_LOSS("reap-without-loss"),
+  /**
+   * The store miscounts each run's leased jobs, which fair share divides a lease request's slots by
+   * ({@code InMemoryStore.PlantedBug.MISCOUNT_RUN_LEASES}): the oldest run always looks idle, takes every
+   * slot, and a run submitted after it waits until it is done (breaks fair share, FS).
+   */
+  STARVE_LATER_RUNS("starve-later-runs"),
+  /**
+   * The connection actor's core takes any worker token ({@code PlantedConnectionFault.ACCEPT_ANY_TOKEN}):
+   * an impostor joins the fleet (breaks the worker port's security, {@code AUTH:}).
+   */
+  ACCEPT_ANY_TOKEN("accept-any-token");
 
   private final String cliName;
 
@@ -45,6 +56,7 @@ public enum PlantedFault {
     return switch (this) {
       case COUNT_DUPLICATES -> InMemoryStore.PlantedBug.TAKE_RESENT_RESULTS;
       case SKIP_FENCING -> InMemoryStore.PlantedBug.IGNORE_TOKENS;
+      case STARVE_LATER_RUNS -> InMemoryStore.PlantedBug.MISCOUNT_RUN_LEASES;
       default -> null;
     };
   }
@@ -54,6 +66,7 @@ public enum PlantedFault {
     return switch (this) {
       case JOIN_BEFORE_LOSS -> PlantedConnectionFault.JOIN_BEFORE_PREDECESSOR_LOST;
       case REAP_WITHOUT_LOSS -> PlantedConnectionFault.REAP_WITHOUT_LOSS;
+      case ACCEPT_ANY_TOKEN -> PlantedConnectionFault.ACCEPT_ANY_TOKEN;
       default -> PlantedConnectionFault.NONE;
     };
   }

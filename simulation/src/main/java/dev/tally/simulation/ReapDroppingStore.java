@@ -43,13 +43,13 @@ final class ReapDroppingStore extends ForwardingStore {
       }
     }
     StoreBatchResult inner = delegate.apply(new StoreBatch(batch.nowMillis(), batch.runIds(), batch.redelivery(),
-        batch.records(), kept, batch.leases(), batch.renewals(), null, false));
+        batch.records(), kept, batch.leases(), batch.renewals(), null, false, batch.cancels()));
     List<ReleaseStatus> statuses = new ArrayList<>(dropped.length);
     int next = 0;
     for (boolean d : dropped) {
       statuses.add(d ? ReleaseStatus.RELEASED : inner.releaseStatuses().get(next++));
     }
     return new StoreBatchResult(inner.recordStatuses(), statuses, inner.leases(), inner.counters(),
-        inner.nextNotBeforeMillis(), inner.pendingLeft(), inner.renewals(), inner.expired());
+        inner.nextNotBeforeMillis(), inner.pendingLeft(), inner.renewals(), inner.expired(), inner.cancels());
   }
 }

@@ -3,6 +3,7 @@ package dev.tally.simulation;
 import dev.tally.core.InfraFailure;
 import dev.tally.core.Outcome;
 import dev.tally.core.Verdict;
+import dev.tally.core.security.Secret;
 import dev.tally.protocol.Envelope;
 import dev.tally.protocol.Result;
 import dev.tally.worker.AssignedJob;
@@ -58,6 +59,8 @@ final class SimWorker {
   final boolean failsEveryCase;
   /** Each timer of this process fires up to this many ms late (0 for a punctual process). */
   final long timerJitterMillis;
+  /** Not one of the fleet: it has a wrong worker token, or none, and must never be welcomed. */
+  final boolean impostor;
   /** One-way network latency bounds for this worker's link, ms. */
   final long latencyMinMillis;
   final long latencyMaxMillis;
@@ -78,7 +81,8 @@ final class SimWorker {
   private long tickEventAtMillis = Long.MAX_VALUE;
 
   SimWorker(Simulation sim, String name, int slots, boolean healthy, double slowFactor, boolean failsEveryCase,
-      long timerJitterMillis, long latencyMinMillis, long latencyMaxMillis) {
+      long timerJitterMillis, long latencyMinMillis, long latencyMaxMillis, Secret token, boolean impostor) {
+    this.impostor = impostor;
     this.sim = sim;
     this.name = name;
     this.slots = slots;
@@ -93,6 +97,7 @@ final class SimWorker {
     WorkerSettings settings = WorkerSettings.builder("coordinator", 7070)
         .slots(slots).name(name).workerId(uuid).ticker(sim::nanos)
         .evaluatorFactory((kind, options) -> SIMULATED)
+        .token(token)
         .build();
     Backoff backoff = new Backoff(settings.initialBackoff(), settings.maxBackoff(), sim.random().split());
     this.core = new SessionCore(settings, new Port(), runner, outbox, new Reconnector("coordinator:7070", backoff, null));
@@ -301,6 +306,13 @@ final class SimWorker {
     @Override
     public void ended(Termination termination) {
       sim.workerEnded(SimWorker.this, termination);
+    }
+
+    @Override
+    public void joined() {
+      if (impostor) {
+        sim.impostorWelcomed(SimWorker.this);
+      }
     }
   }
 

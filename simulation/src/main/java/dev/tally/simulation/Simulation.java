@@ -10,8 +10,12 @@ import dev.tally.core.EvaluatorSpec;
 import dev.tally.core.RedeliveryPolicy.AttemptLimits;
 import dev.tally.core.Verdict;
 import dev.tally.core.schedule.Scheduler;
+import dev.tally.core.store.CancelResult;
+import dev.tally.core.security.Secret;
 import dev.tally.core.store.RunCounters;
 import dev.tally.core.store.RunSpec;
+import dev.tally.core.store.RunState;
+import dev.tally.core.store.RunView;
 import dev.tally.core.store.Store;
 import dev.tally.core.store.memory.InMemoryStore;
 import dev.tally.worker.Termination;
@@ -54,11 +58,16 @@ import java.util.concurrent.CompletableFuture;
  * cases (which kill them), have their link cut (right away, or right after a commit so that the ack is
  * lost and the outbox resend is a duplicate), hold a finished result back until after its lease is revoked;
  * store commits fail a few times in a row; and the coordinator is killed and restarted (a new scheduler
- * on the same store, reopened; workers reconnect and claim their leases). A supervisor replaces dead and
+ * on the same store, reopened; workers reconnect and claim their leases); and a user cancels a run mid-way
+ * (through the scheduler, or in the store while no coordinator is up). A supervisor replaces dead and
  * drained workers after a delay; one worker is exempt from injected faults, so that I4 always has a
  * healthy worker to rely on.
  *
- * <p>The history ends when the run finishes; when no job has been recorded or released for {@link
+ * <p><b>Many runs.</b> Every history has a first run; one seed in {@value #EXTRA_RUNS_ONE_IN} also submits
+ * one or two smaller runs while it is under way, which share the fleet with it: {@link FairShareWatch} holds
+ * every committed batch to fair share (no run starved of leases while others get them).
+ *
+ * <p>The history ends when every run has ended (finished or cancelled); when no job has been recorded or released for {@link
  * #STALL_MILLIS} of virtual time (a run that cannot progress); or when {@link #BUDGET_MILLIS} pass.
  *
  * <p>Thread-safety: none; a simulation is used by one thread, once.
@@ -82,6 +91,14 @@ public final class Simulation {
   static final int MAX_REPLACEMENTS = 16;
   /** Coordinator kills per history: each costs a restart, and two already cover a crash during recovery. */
   static final int MAX_COORDINATOR_CRASHES = 2;
+  /**
+   * One seed in this many submits more runs while the first runs: often enough that fair share and many
+   * runs meet every kind of fault within the CI budget, rarely enough that the other histories keep their
+   * pace (extra runs mean more cases to simulate).
+   */
+  static final int EXTRA_RUNS_ONE_IN = 4;
+  /** The fleet's worker token: the coordinator requires it, so every Hello of the history goes through the check. */
+  static final Secret FLEET_TOKEN = Secret.of("simulated-fleet-token", "worker token (simulation)");
 
   /**
    * One case of the simulated dataset.
@@ -106,20 +123,29 @@ public final class Simulation {
   /** The open connections of the coordinator running now. */
   private final List<SimConnection> connections = new ArrayList<>();
   private final List<String> contractViolations = new ArrayList<>();
+  /** Breaches of the worker port's security: an impostor that was welcomed. */
+  private final List<String> securityViolations = new ArrayList<>();
+  /** Processes with a wrong token or none, which must never join. */
+  private final List<SimWorker> impostors = new ArrayList<>();
   private InMemoryStore durable;
   private Scheduler scheduler;
   private ConnectionCore.Context coordinatorContext;
   private WorkerEventsChecker eventsChecker;
   private boolean coordinatorUp;
   private int coordinatorEpoch;
-  private long runId;
+  /** The runs created so far, in creation order. */
+  private final List<Long> runIds = new ArrayList<>();
+  private final Map<Long, Integer> casesByRun = new LinkedHashMap<>();
+  /** Runs this history will create in all (the later ones are created while the first runs). */
+  private int plannedRuns = 1;
+  private final Map<Long, RunCounters> reportedCounters = new LinkedHashMap<>();
+  private FairShareWatch fairShare;
   private long stepAt = -1;
   private long stepToken;
   private boolean stopped;
   private boolean finished;
   private String endReason = "";
-  private RunCounters reportedCounters;
-  private RunCounters lastCounters;
+  private List<RunCounters> lastCounters = List.of();
   private long lastProgressMillis;
   private long connectionCount;
   private int workerCount;
@@ -139,7 +165,7 @@ public final class Simulation {
     this.planted = planted;
     this.random = new SplittableRandom(seed);
     this.trace = new Trace(keepTrace);
-    this.serverSettings = WorkerServer.Settings.builder().ticker(clock).build();
+    this.serverSettings = WorkerServer.Settings.builder().ticker(clock).workerToken(FLEET_TOKEN).build();
   }
 
   /** Plays the history to its end and returns it. Call once. */
@@ -163,16 +189,25 @@ public final class Simulation {
     if (eventsChecker != null) {
       contractViolations.addAll(eventsChecker.violations());
     }
-    trace("history ends: " + endReason + "; counters " + durable.run(runId).orElseThrow().counters());
-    return new History(seed, planted, runId, cases.size(), durable.reopen(), log, finished, endReason, now(),
-        healthyLeft, reportedCounters, List.copyOf(contractViolations),
-        Collections.unmodifiableMap(new EnumMap<>(faults)), events.scheduled(), trace.hash(), trace.text());
+    StringBuilder counters = new StringBuilder();
+    for (long id : runIds) {
+      RunView r = durable.run(id).orElseThrow();
+      counters.append(counters.length() == 0 ? "" : "; ").append(runIds.size() == 1 ? "" : "run " + id + " ")
+          .append(r.state() == RunState.CANCELLED ? "cancelled, " : "").append(r.counters());
+    }
+    trace("history ends: " + endReason + "; counters " + counters);
+    return new History(seed, planted, List.copyOf(runIds), Collections.unmodifiableMap(new LinkedHashMap<>(casesByRun)),
+        durable.reopen(), log, finished, endReason, now(), healthyLeft,
+        Collections.unmodifiableMap(new LinkedHashMap<>(reportedCounters)), List.copyOf(contractViolations),
+        fairShare.violations(), List.copyOf(securityViolations), Collections.unmodifiableMap(new EnumMap<>(faults)), events.scheduled(), trace.hash(),
+        trace.text());
   }
 
   // ---- set-up -----------------------------------------------------------------------------------
 
   private void setUp() {
     durable = InMemoryStore.create(clock, planted == null ? null : planted.storeBug());
+    fairShare = new FairShareWatch(durable);
     int n = 20 + random.nextInt(101);
     int poison = random.nextInt(4) == 0 ? 1 + random.nextInt(2) : 0;
     List<Integer> poisoned = new ArrayList<>();
@@ -195,7 +230,9 @@ public final class Simulation {
     }
     RunSpec spec = new RunSpec("simulated-" + seed + ".jsonl", new EvaluatorSpec("sim", Map.of(), CASE_TIMEOUT),
         AttemptLimits.DEFAULT_MAX_ATTEMPTS);
-    runId = durable.createRun(spec, records);
+    long runId = durable.createRun(spec, records);
+    runIds.add(runId);
+    casesByRun.put(runId, n);
     trace("seed " + seed + (planted == null ? "" : ", planted " + planted.cliName()) + ": run " + runId + " of " + n
         + " cases" + (poisoned.isEmpty() ? "" : ", poison at " + poisoned));
     startCoordinator();
@@ -211,12 +248,22 @@ public final class Simulation {
     int slots = workers.stream().mapToInt(w -> w.slots).sum();
     long horizon = 2_000 + work / Math.max(1, slots);
     int timed = random.nextInt(8);
+    if (random.nextInt(EXTRA_RUNS_ONE_IN) == 0) {
+      int extra = 1 + random.nextInt(2);
+      plannedRuns += extra;
+      for (int k = 0; k < extra; k++) {
+        int size = 5 + random.nextInt(26);
+        long at = 100 + random.nextLong(Math.max(1, horizon / 2));
+        int index = k + 2;
+        events.at(at, () -> createLaterRun(index, size));
+      }
+    }
     FaultKind[] kinds = {FaultKind.WORKER_CRASH, FaultKind.WORKER_CRASH, FaultKind.WORKER_CRASH,
         FaultKind.WORKER_FREEZE, FaultKind.WORKER_FREEZE, FaultKind.WORKER_FREEZE,
         FaultKind.CONNECTION_CUT, FaultKind.CONNECTION_CUT, FaultKind.CONNECTION_CUT, FaultKind.CONNECTION_CUT,
         FaultKind.HEARTBEAT_DELAY, FaultKind.HEARTBEAT_DELAY, FaultKind.LATE_RESULT, FaultKind.LATE_RESULT,
         FaultKind.COORDINATOR_CRASH, FaultKind.COORDINATOR_CRASH, FaultKind.STORE_FAILURE, FaultKind.STORE_FAILURE,
-        FaultKind.WORKER_DRAIN, FaultKind.WORKER_DRAIN};
+        FaultKind.WORKER_DRAIN, FaultKind.WORKER_DRAIN, FaultKind.RUN_CANCEL, FaultKind.IMPOSTOR};
     for (int i = 0; i < timed; i++) {
       long at = random.nextLong(horizon);
       FaultKind kind = kinds[random.nextInt(kinds.length)];
@@ -224,18 +271,85 @@ public final class Simulation {
     }
   }
 
+  /**
+   * A run submitted while the first one runs: created in the store now and, if a coordinator is up,
+   * activated in it (one that starts later activates every run there is).
+   */
+  private void createLaterRun(int index, int size) {
+    if (stopped) {
+      return;
+    }
+    List<CaseRecord> records = new ArrayList<>(size);
+    for (int i = 0; i < size; i++) {
+      long base = Math.round(Math.exp(Math.log(20) + random.nextDouble() * (Math.log(2_500) - Math.log(20))));
+      double v = random.nextDouble();
+      Verdict verdict = v < 0.7 ? Verdict.PASS : v < 0.9 ? Verdict.FAIL : Verdict.ERROR;
+      SimCase c = new SimCase(i, "r" + index + "-case-" + i, base, verdict, false);
+      cases.put(c.id(), c);
+      records.add(new CaseRecord(i, c.id(), "{\"id\":\"" + c.id() + "\"}"));
+    }
+    RunSpec spec = new RunSpec("simulated-" + seed + "-" + index + ".jsonl",
+        new EvaluatorSpec("sim", Map.of(), CASE_TIMEOUT), AttemptLimits.DEFAULT_MAX_ATTEMPTS);
+    long runId = durable.createRun(spec, records);
+    runIds.add(runId);
+    casesByRun.put(runId, size);
+    trace("run " + runId + " of " + size + " cases is submitted" + (coordinatorUp ? "" : " (no coordinator is up)"));
+    if (coordinatorUp) {
+      scheduler.activate(runId);
+    }
+  }
+
+  /** A user cancels a run that has not ended: through the scheduler if one is up, else in the store. */
+  private void cancelRun() {
+    List<Long> open = runIds.stream().filter(id -> !durable.run(id).orElseThrow().ended()).toList();
+    if (open.isEmpty()) {
+      trace("fault run-cancel skipped: no run is running");
+      return;
+    }
+    long runId = open.get(random.nextInt(open.size()));
+    count(FaultKind.RUN_CANCEL);
+    if (coordinatorUp) {
+      trace("fault run-cancel: run " + runId + " is cancelled through the coordinator");
+      scheduler.cancel(runId).thenAccept(r -> trace("run " + runId + " cancel: " + r.status() + ", "
+          + r.pendingCancelled() + " pending and " + r.leases().size() + " leased jobs cancelled"));
+    } else {
+      CancelResult r = durable.cancelRun(runId, clock.millis());
+      trace("fault run-cancel: run " + runId + " is cancelled in the store (no coordinator is up): " + r.status());
+    }
+  }
+
+  /**
+   * Starts a process that is not one of the fleet's: the real session core, with a wrong worker token or
+   * none. The coordinator must refuse its Hello; if it is ever welcomed, that is a security violation.
+   */
+  private void spawnImpostor() {
+    String name = "impostor" + (impostors.size() + 1);
+    Secret token = random.nextBoolean() ? null : Secret.of("not-the-fleet-token-" + random.nextInt(1_000), "impostor's token");
+    SimWorker w = new SimWorker(this, name, 1, false, 1.0, false, 0, 1, 5, token, true);
+    impostors.add(w);
+    trace("fault impostor: " + name + " connects with " + (token == null ? "no worker token" : "a wrong worker token"));
+    events.at(now() + random.nextLong(50), w::start);
+  }
+
+  /** An impostor was welcomed: the worker port let in a process without the fleet's token. */
+  void impostorWelcomed(SimWorker w) {
+    trace(w.name + " was welcomed although its worker token is wrong");
+    securityViolations.add(w.name + " was welcomed by coordinator " + coordinatorEpoch + " with a wrong worker token (or none)");
+  }
+
   private void spawnWorker(boolean healthy) {
     String name = "w" + (++workerCount);
     SimWorker w;
     if (healthy) {
-      w = new SimWorker(this, name, 2, true, 1.0, false, 0, 1, 5);
+      w = new SimWorker(this, name, 2, true, 1.0, false, 0, 1, 5, FLEET_TOKEN, false);
     } else {
       int slots = 1 + random.nextInt(3);
       double slow = random.nextInt(5) == 0 ? 3 + 5 * random.nextDouble() : 1.0;
       boolean failing = random.nextInt(8) == 0;
       long jitter = random.nextInt(7) == 0 ? 300 + random.nextLong(1_200) : 0;
       boolean slowNet = random.nextInt(7) == 0;
-      w = new SimWorker(this, name, slots, false, slow, failing, jitter, slowNet ? 10 : 1, slowNet ? 80 : 5);
+      w = new SimWorker(this, name, slots, false, slow, failing, jitter, slowNet ? 10 : 1, slowNet ? 80 : 5, FLEET_TOKEN,
+          false);
       if (slow != 1.0) {
         count(FaultKind.SLOW_WORKER);
       }
@@ -265,6 +379,15 @@ public final class Simulation {
       coordinatorCrashes++;
       count(kind);
       crashCoordinator(200 + random.nextLong(40_000));
+      return;
+    }
+    if (kind == FaultKind.RUN_CANCEL) {
+      cancelRun();
+      return;
+    }
+    if (kind == FaultKind.IMPOSTOR) {
+      count(kind);
+      spawnImpostor();
       return;
     }
     if (kind == FaultKind.STORE_FAILURE) {
@@ -357,6 +480,16 @@ public final class Simulation {
   /** A worker's session core ended (a graceful drain finished or was cut short): the process exits. */
   void workerEnded(SimWorker w, Termination termination) {
     trace(w.name + " exits: " + termination.kind() + " (" + termination.detail() + ")");
+    if (w.impostor) {
+      events.at(now(), () -> {
+        SimConnection c = w.conn;
+        w.alive = false;
+        if (c != null) {
+          c.closeAtWorker(true);
+        }
+      }); // nobody restarts an impostor
+      return;
+    }
     // The process exits once its last frames and its close are out; then the supervisor replaces it.
     events.at(now(), () -> {
       SimConnection c = w.conn;
@@ -430,7 +563,7 @@ public final class Simulation {
   private void startCoordinator() {
     coordinatorEpoch++;
     coordinatorUp = true;
-    Store store = new FlakyStore(durable.reopen(), () -> {
+    Store store = new FlakyStore(fairShare.watching(durable.reopen()), () -> {
       if (failingCommits == 0) {
         return false;
       }
@@ -445,7 +578,9 @@ public final class Simulation {
     eventsChecker = new WorkerEventsChecker(scheduler);
     coordinatorContext = new ConnectionCore.Context(serverSettings, store.storeId(), eventsChecker, new LiveSessions());
     trace("coordinator " + coordinatorEpoch + " starts on the store");
-    scheduler.activate(runId);
+    for (long runId : runIds) {
+      scheduler.activate(runId);
+    }
   }
 
   // ---- the scheduler's loop ---------------------------------------------------------------------
@@ -482,20 +617,28 @@ public final class Simulation {
       end("the scheduler stopped: " + e);
       return;
     }
-    CompletableFuture<RunCounters> done = scheduler.completion(runId);
-    if (done.isDone()) {
+    boolean allEnded = runIds.size() == plannedRuns;
+    List<RunCounters> counters = new ArrayList<>(runIds.size());
+    for (long runId : runIds) {
+      CompletableFuture<RunCounters> done = scheduler.completion(runId);
       if (done.isCompletedExceptionally()) {
-        end("the run's completion failed");
-      } else {
-        reportedCounters = done.join();
-        finished = true;
-        end("run finished");
+        end("the completion of run " + runId + " failed");
+        return;
       }
+      if (done.isDone()) {
+        reportedCounters.putIfAbsent(runId, done.join());
+      } else if (!durable.run(runId).orElseThrow().ended()) {
+        allEnded = false; // a run cancelled in the store while no coordinator was up has no completion to wait for
+      }
+      counters.add(scheduler.counters(runId));
+    }
+    if (allEnded) {
+      finished = true;
+      end(runIds.size() == 1 ? "run finished" : "every run ended");
       return;
     }
-    RunCounters c = scheduler.counters(runId);
-    if (c != null && !c.equals(lastCounters)) {
-      lastCounters = c;
+    if (!counters.equals(lastCounters)) {
+      lastCounters = counters;
       lastProgressMillis = now();
     } else if (now() - lastProgressMillis > STALL_MILLIS) {
       end("no job was recorded or released for " + STALL_MILLIS / 1000 + " s: the run is stuck");

@@ -35,10 +35,17 @@ public final class SimulationRunner {
   public SimulationResult run(long seed, boolean keepTrace) {
     History h = new Simulation(seed, planted, keepTrace).run();
     List<String> violations = Checker.check(h);
-    RunCounters c = h.store().run(h.runId()).orElseThrow().counters();
+    long redeliveries = 0;
+    long duplicates = 0;
+    long fenced = 0;
+    for (long runId : h.runIds()) {
+      RunCounters c = h.store().run(runId).orElseThrow().counters();
+      redeliveries += c.redeliveries();
+      duplicates += c.duplicatesSuppressed();
+      fenced += c.staleResultsFenced();
+    }
     return new SimulationResult(seed, planted, violations.isEmpty(), List.copyOf(violations), h.traceHash(), h.trace(),
-        h.cases(), h.faults(), c.redeliveries(), c.duplicatesSuppressed(), c.staleResultsFenced(), h.endedAtMillis(),
-        h.endReason());
+        h.cases(), h.faults(), redeliveries, duplicates, fenced, h.endedAtMillis(), h.endReason());
   }
 
   /** Summary of many seeds. */

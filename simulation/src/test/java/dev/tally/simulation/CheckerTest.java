@@ -36,7 +36,7 @@ class CheckerTest {
 
     Crafted(RunCounters counters, List<JobView> jobs, List<AttemptView> attempts) {
       super(InMemoryStore.create(Clock.systemUTC()));
-      this.run = new RunView(1, SPEC, true, 0, 10_000, counters);
+      this.run = new RunView(1, "", SPEC, dev.tally.core.store.RunState.FINISHED, 0, 10_000, counters);
       this.jobs = jobs;
       this.attempts = attempts;
     }

@@ -53,7 +53,9 @@ class SimulationTest {
   }
 
   @ParameterizedTest(name = "{0} is caught within the CI budget")
-  @CsvSource({"count-duplicates, I2", "skip-fencing, I3", "drop-on-reap, I4", "join-before-loss, WE", "reap-without-loss, WE"})
+  @CsvSource({"count-duplicates, I2", "skip-fencing, I3", "drop-on-reap, I4", "join-before-loss, WE", "reap-without-loss, WE",
+      "starve-later-runs, FS",
+      "accept-any-token, AUTH"})
   void aPlantedFaultIsCaughtWithinTheCiBudget(String fault, String invariant) {
     SimulationRunner runner = new SimulationRunner(PlantedFault.parse(fault));
     SimulationResult failed = runner.firstFailure(1, PLANTED_BUDGET);

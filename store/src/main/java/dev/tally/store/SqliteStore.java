@@ -9,7 +9,21 @@ import dev.tally.core.RecordStatus;
 import dev.tally.core.Verdict;
 import dev.tally.core.RedeliveryPolicy;
 import dev.tally.core.RedeliveryPolicy.AttemptLimits;
+import dev.tally.core.cases.CaseSource;
+import dev.tally.core.cases.CaseSourceException;
 import dev.tally.core.store.AttemptTiming;
+import dev.tally.core.store.CancelResult;
+import dev.tally.core.store.CaseQuery;
+import dev.tally.core.store.CaseView;
+import dev.tally.core.store.CreatedRun;
+import dev.tally.core.store.IdempotencyRules;
+import dev.tally.core.store.KeyClaim;
+import dev.tally.core.store.KeyCompletion;
+import dev.tally.core.store.KeyReservationLostException;
+import dev.tally.core.store.NewRun;
+import dev.tally.core.store.RunCreation;
+import dev.tally.core.store.RunPage;
+import dev.tally.core.store.RunState;
 import dev.tally.core.store.AttemptView;
 import dev.tally.core.store.BatchRules;
 import dev.tally.core.store.JobState;
@@ -77,10 +91,15 @@ import org.sqlite.SQLiteDataSource;
  * {@code tally status}, that open the file beside the coordinator. Prepared statements are made once per
  * connection and reused.
  *
- * <p><b>Reads</b> ({@link #run}, {@link #runs}, {@link #jobs}, {@link #attempts}) use a second,
- * query-only connection under its own lock. WAL gives that connection a consistent snapshot while the
- * writer commits, so a read never waits for a batch and a batch never waits for a read. Reads serialize
- * among themselves; they serve people ({@code tally status}, reports), not the hot path.
+ * <p><b>Reads</b> ({@link #run}, {@link #runs}, {@link #jobs}, {@link #cases}, {@link #attempts}) use a small
+ * pool of read-only connections ({@link ReadPool}, HikariCP). WAL gives each read a consistent snapshot
+ * while the writer commits, so a read never waits for a batch and a batch never waits for a read, and
+ * readers (the HTTP API's pages, reports, {@code tally status}) do not wait for each other.
+ *
+ * <p><b>Creating a run</b> inserts its cases as the source yields them, one statement each, in the one
+ * write transaction that also completes its idempotency key ({@link RunCreation}): a repeated id is the
+ * unique constraint's to find, and a bad case, a repeated id or a lost key reservation roll everything
+ * back.
  *
  * <p><b>Fencing.</b> An outcome is {@link RecordStatus#RECORDED} only if its job is {@code leased} under
  * the very token the worker reports; it is {@link RecordStatus#DUPLICATE} if the job is {@code done}
@@ -102,31 +121,27 @@ public final class SqliteStore implements Store {
    */
   static final Duration BUSY_TIMEOUT = Duration.ofSeconds(10);
 
-  /** Rows per JDBC batch when inserting a run's jobs: large enough to amortize calls, small enough to bound memory. */
-  private static final int INSERT_CHUNK = 1_000;
-
   private static final String JOB_COLUMNS =
       "id, run_id, position, case_id, state, token, attempts, owner, worker, verdict, score, output_tail,"
           + " duration_millis, failure_reason";
 
   /** A run's counters, in {@link RunCounters}' order. */
   static final String COUNTER_COLUMNS =
-      "total, passed, failed, errored, jobs_failed, duplicates_suppressed, stale_results_fenced, redeliveries";
+      "total, passed, failed, errored, jobs_failed, duplicates_suppressed, stale_results_fenced, redeliveries, cancelled";
 
   private static final String RUN_COLUMNS =
       "id, dataset, evaluator_kind, case_timeout_millis, max_attempts, created_at_millis, finished_at_millis,"
-          + " state, " + COUNTER_COLUMNS + ", dataset_digest, timeout_retries";
+          + " state, " + COUNTER_COLUMNS + ", dataset_digest, timeout_retries, name";
 
   private final Path file;
   private final Clock clock;
   private final ReentrantLock writeLock = new ReentrantLock();
-  private final ReentrantLock readLock = new ReentrantLock();
   private final AtomicLong commits = new AtomicLong();
   /** Run specs never change after creation, so the hot path (building assignments) reads them from here. */
   private final Map<Long, RunSpec> specs = new ConcurrentHashMap<>();
 
   private final Connection writer;
-  private final Connection reader;
+  private final ReadPool readers;
   /** The write connection's prepared statements; renewed after a failed write (guarded by the write lock). */
   private SqliteTransaction.Statements w;
   private volatile boolean closed;
@@ -135,14 +150,15 @@ public final class SqliteStore implements Store {
   private final boolean readOnly;
   private final String storeId;
 
-  private SqliteStore(Path file, Clock clock, Connection writer, Connection reader, boolean readOnly) throws SQLException {
+  private SqliteStore(Path file, Clock clock, Connection writer, ReadPool readers, boolean readOnly) throws SQLException {
     this.readOnly = readOnly;
     this.file = file;
     this.clock = clock;
     this.writer = writer;
-    this.reader = reader;
+    this.readers = readers;
     this.w = new SqliteTransaction.Statements(writer);
-    try (Statement s = reader.createStatement(); ResultSet rs = s.executeQuery("SELECT store_id FROM store_info")) {
+    try (Connection reader = readers.borrow(); Statement s = reader.createStatement();
+        ResultSet rs = s.executeQuery("SELECT store_id FROM store_info")) {
       if (!rs.next()) {
         throw new SQLException("the store has no identity (store_info is empty)");
       }
@@ -243,14 +259,16 @@ public final class SqliteStore implements Store {
           + " (a coordinator may be creating it right now; tally run or tally resume migrates an older one)");
     }
     Connection first = null;
-    Connection second = null;
+    ReadPool readers = null;
     try {
       first = connectReadOnly(url);
-      second = connectReadOnly(url);
-      return new SqliteStore(absolute, Clock.systemUTC(), first, second, true);
+      readers = ReadPool.open(url, ReadPool.SIZE_READ_ONLY, BUSY_TIMEOUT);
+      return new SqliteStore(absolute, Clock.systemUTC(), first, readers, true);
     } catch (SQLException e) {
       closeQuietly(first);
-      closeQuietly(second);
+      if (readers != null) {
+        readers.close();
+      }
       throw new StoreException("open: cannot open " + absolute + " for reading: " + rootMessage(e), e);
     }
   }
@@ -302,19 +320,21 @@ public final class SqliteStore implements Store {
 
   private static SqliteStore connectBoth(Path absolute, String url, Clock clock) {
     Connection writer = null;
-    Connection reader = null;
+    ReadPool readers = null;
     try {
-      writer = connect(url, false);
-      reader = connect(url, true);
-      return new SqliteStore(absolute, clock, writer, reader, false);
+      writer = connect(url);
+      readers = ReadPool.open(url, ReadPool.SIZE, BUSY_TIMEOUT);
+      return new SqliteStore(absolute, clock, writer, readers, false);
     } catch (SQLException e) {
       closeQuietly(writer);
-      closeQuietly(reader);
+      if (readers != null) {
+        readers.close();
+      }
       throw new StoreException("open: cannot open " + absolute + ": " + rootMessage(e), e);
     }
   }
 
-  private static Connection connect(String url, boolean queryOnly) throws SQLException {
+  private static Connection connect(String url) throws SQLException {
     // The connection stays in JDBC auto-commit mode and transactions are begun explicitly: the driver's
     // own non-auto-commit mode opens the next transaction right after each commit, which would hold
     // SQLite's write lock between batches and lock every other process out of writing.
@@ -324,9 +344,6 @@ public final class SqliteStore implements Store {
       s.execute("PRAGMA journal_mode = WAL");
       s.execute("PRAGMA synchronous = NORMAL");
       s.execute("PRAGMA foreign_keys = ON");
-      if (queryOnly) {
-        s.execute("PRAGMA query_only = ON");
-      }
     } catch (SQLException e) {
       closeQuietly(c);
       throw e;
@@ -340,69 +357,84 @@ public final class SqliteStore implements Store {
   /**
    * {@inheritDoc}
    *
-   * <p>Also refuses two cases with one position ({@link IllegalArgumentException}, nothing written).
-   * Inserts are batched in one transaction (a 200,000-case run took 1.4 s on a 2-core machine). A run with
-   * no cases is finished at creation. The case timeout is stored in whole milliseconds.
+   * <p>The run's creation time is this store's clock's; the case timeout is stored in whole milliseconds.
    */
   @Override
-  public long createRun(RunSpec spec, List<CaseRecord> cases) {
-    CaseRecord.requireUnique(cases);
+  public CreatedRun createRun(NewRun run, CaseSource cases, KeyCompletion completion)
+      throws CaseSourceException, KeyReservationLostException {
     writeLock.lock();
     try {
       ensureWritable("createRun");
       long now = clock.millis();
       try {
         begin();
-        long runId;
-        PreparedStatement ins = w.insertRun;
-        ins.setString(1, spec.dataset());
-        ins.setString(2, spec.evaluator().kind());
-        ins.setLong(3, spec.evaluator().caseTimeout().toMillis());
-        ins.setInt(4, spec.maxAttempts());
-        ins.setInt(5, spec.limits().timeoutRetries());
-        ins.setLong(6, now);
-        ins.setLong(7, cases.isEmpty() ? now : 0L);
-        ins.setString(8, cases.isEmpty() ? "finished" : "active");
-        ins.setLong(9, cases.size());
-        ins.setString(10, spec.datasetDigest());
-        try (ResultSet rs = ins.executeQuery()) {
-          rs.next();
-          runId = rs.getLong(1);
-        }
-        for (Map.Entry<String, String> o : spec.evaluator().options().entrySet()) {
-          w.insertOption.setLong(1, runId);
-          w.insertOption.setString(2, o.getKey());
-          w.insertOption.setString(3, o.getValue());
-          w.insertOption.addBatch();
-        }
-        w.insertOption.executeBatch();
-        int pending = 0;
-        for (CaseRecord c : cases) {
-          w.insertJob.setLong(1, runId);
-          w.insertJob.setInt(2, c.position());
-          w.insertJob.setString(3, c.caseId());
-          w.insertJob.setString(4, c.caseJson());
-          w.insertJob.addBatch();
-          if (++pending == INSERT_CHUNK) {
-            w.insertJob.executeBatch();
-            pending = 0;
-          }
-        }
-        if (pending > 0) {
-          w.insertJob.executeBatch();
-        }
+        SqliteTransaction tx = new SqliteTransaction(w, runId -> spec(runId, writer));
+        CreatedRun created = RunCreation.create(tx, run, cases, completion, now);
+        tx.flush();
         w.commit.execute();
         commits.incrementAndGet();
-        // The spec is not cached from here: the first lease loads it as stored (timeout in whole
-        // milliseconds), so every reader sees the same spec whether or not this process created the run.
-        return runId;
+        // The spec is not cached from here: the first lease loads it as stored, so every reader sees the
+        // same spec whether or not this process created the run.
+        return created;
+      } catch (CaseSourceException | KeyReservationLostException e) {
+        abort(e, "createRun"); // rolls back (what it returns only wraps e)
+        throw e;
       } catch (SQLException | RuntimeException | Error e) {
-        throw abort(e, "createRun: creating a run of " + cases.size() + " cases from '" + spec.dataset() + "' in " + file
-                  + " failed; nothing was written");
+        throw abort(e instanceof SqliteTransaction.SqlFailure f ? f.sqlCause() : e,
+            "createRun: creating a run from '" + run.spec().dataset() + "' in " + file + " failed; nothing was written");
       }
     } finally {
       writeLock.unlock();
     }
+  }
+
+  /** {@inheritDoc} */
+  @Override
+  public CancelResult cancelRun(long runId, long nowMillis) {
+    return write("cancelRun: cancelling run " + runId + " in " + file + " failed; nothing changed",
+        tx -> BatchRules.cancelRun(runId, nowMillis, tx), true);
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // idempotency keys
+
+  /** {@inheritDoc} */
+  @Override
+  public KeyClaim claimKey(String scope, String key, String fingerprint, long nowMillis, long holdUntilMillis) {
+    return write("claimKey: claiming an idempotency key in " + file + " failed",
+        tx -> IdempotencyRules.claim(tx, scope, key, fingerprint, nowMillis, holdUntilMillis), true);
+  }
+
+  /** {@inheritDoc} */
+  @Override
+  public boolean renewKey(String scope, String key, String reservationToken, long holdUntilMillis) {
+    return write("renewKey: renewing an idempotency key's hold in " + file + " failed",
+        tx -> IdempotencyRules.renew(tx, scope, key, reservationToken, holdUntilMillis), true);
+  }
+
+  /** {@inheritDoc} */
+  @Override
+  public void releaseKey(String scope, String key, String reservationToken) {
+    write("releaseKey: releasing an idempotency key in " + file + " failed",
+        tx -> IdempotencyRules.release(tx, scope, key, reservationToken), true);
+  }
+
+  /** {@inheritDoc} A purge that finds nothing is not counted as a commit. */
+  @Override
+  public int purgeKeys(long nowMillis) {
+    int purged = write("purgeKeys: purging idempotency keys in " + file + " failed",
+        tx -> IdempotencyRules.purge(tx, nowMillis), false);
+    if (purged > 0) {
+      commits.incrementAndGet();
+    }
+    return purged;
+  }
+
+  /** {@inheritDoc} */
+  @Override
+  public int releaseHeldKeys() {
+    return write("releaseHeldKeys: releasing held idempotency keys in " + file + " failed",
+        SqliteTransaction::deleteHeldKeys, true);
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -492,7 +524,7 @@ public final class SqliteStore implements Store {
   /** {@inheritDoc} */
   @Override
   public List<WorkerStatus> workerStatuses() {
-    return read("workerStatuses", () -> {
+    return read("workerStatuses", reader -> {
       List<WorkerStatus> out = new ArrayList<>();
       try (PreparedStatement s = reader.prepareStatement(
           "SELECT worker_id, name, suspicion, accepting_work, ejected_until_millis, ejection_reason, times_ejected,"
@@ -513,11 +545,11 @@ public final class SqliteStore implements Store {
   /** {@inheritDoc} */
   @Override
   public Optional<RunView> run(long runId) {
-    return read("run", () -> {
+    return read("run", reader -> {
       try (PreparedStatement s = reader.prepareStatement("SELECT " + RUN_COLUMNS + " FROM runs WHERE id = ?")) {
         s.setLong(1, runId);
         try (ResultSet rs = s.executeQuery()) {
-          return rs.next() ? Optional.of(runView(rs)) : Optional.<RunView>empty();
+          return rs.next() ? Optional.of(runView(rs, reader)) : Optional.<RunView>empty();
         }
       }
     });
@@ -526,12 +558,12 @@ public final class SqliteStore implements Store {
   /** {@inheritDoc} */
   @Override
   public List<RunView> runs() {
-    return read("runs", () -> {
+    return read("runs", reader -> {
       List<RunView> out = new ArrayList<>();
       try (PreparedStatement s = reader.prepareStatement("SELECT " + RUN_COLUMNS + " FROM runs ORDER BY id");
           ResultSet rs = s.executeQuery()) {
         while (rs.next()) {
-          out.add(runView(rs));
+          out.add(runView(rs, reader));
         }
       }
       return out;
@@ -540,8 +572,106 @@ public final class SqliteStore implements Store {
 
   /** {@inheritDoc} */
   @Override
+  public List<RunView> runs(RunPage page) {
+    return read("runs", reader -> {
+      List<RunView> out = new ArrayList<>(Math.min(page.limit(), 64));
+      try (PreparedStatement s = reader.prepareStatement(
+          "SELECT " + RUN_COLUMNS + " FROM runs WHERE id < ? ORDER BY id DESC LIMIT ?")) {
+        s.setLong(1, page.beforeRunId());
+        s.setInt(2, page.limit());
+        try (ResultSet rs = s.executeQuery()) {
+          while (rs.next()) {
+            out.add(runView(rs, reader));
+          }
+        }
+      }
+      return out;
+    });
+  }
+
+  /** {@inheritDoc} One index range of the run's jobs by position, with the recorded attempt's timing. */
+  @Override
+  public List<CaseView> cases(long runId, CaseQuery query) {
+    return read("cases", reader -> {
+      List<CaseView> out = new ArrayList<>(Math.min(query.limit(), 64));
+      StringBuilder sql = new StringBuilder("SELECT ").append(prefixed("j.", JOB_COLUMNS))
+          .append(", a.elapsed_millis, a.queued_millis, a.run_millis FROM jobs j")
+          .append(" LEFT JOIN attempts a ON j.state = 'done' AND a.job_id = j.id AND a.token = j.token")
+          .append(" WHERE j.run_id = ? AND j.position > ?");
+      if (query.state() != null) {
+        sql.append(" AND j.state = ?");
+      }
+      if (query.verdict() != null) {
+        sql.append(" AND j.state = 'done' AND j.verdict = ?");
+      }
+      sql.append(" ORDER BY j.position LIMIT ?");
+      try (PreparedStatement s = reader.prepareStatement(sql.toString())) {
+        int i = 1;
+        s.setLong(i++, runId);
+        s.setInt(i++, query.afterPosition());
+        if (query.state() != null) {
+          s.setString(i++, query.state().name().toLowerCase(Locale.ROOT));
+        }
+        if (query.verdict() != null) {
+          s.setString(i++, query.verdict().wireName());
+        }
+        s.setInt(i, query.limit());
+        try (ResultSet rs = s.executeQuery()) {
+          while (rs.next()) {
+            JobView job = jobView(rs);
+            AttemptTiming timing = job.state() == JobState.DONE
+                ? new AttemptTiming(duration(rs, 15), duration(rs, 16), duration(rs, 17)) : AttemptTiming.NONE;
+            out.add(new CaseView(job, timing));
+          }
+        }
+      }
+      return out;
+    });
+  }
+
+  /** {@inheritDoc} */
+  @Override
+  public List<AttemptView> attempts(long runId, String caseId) {
+    return read("attempts", reader -> {
+      List<AttemptView> out = new ArrayList<>();
+      try (PreparedStatement s = reader.prepareStatement(
+          "SELECT a.job_id, a.token, a.worker, a.started_at_millis, a.ended_at_millis, a.ending, a.detail,"
+              + " a.elapsed_millis, a.queued_millis, a.run_millis"
+              + " FROM jobs j JOIN attempts a ON a.job_id = j.id WHERE j.run_id = ? AND j.case_id = ? ORDER BY a.token")) {
+        s.setLong(1, runId);
+        s.setString(2, caseId);
+        try (ResultSet rs = s.executeQuery()) {
+          while (rs.next()) {
+            out.add(attemptView(rs));
+          }
+        }
+      }
+      return out;
+    });
+  }
+
+  private static AttemptView attemptView(ResultSet rs) throws SQLException {
+    AttemptTiming timing = new AttemptTiming(duration(rs, 8), duration(rs, 9), duration(rs, 10));
+    return new AttemptView(rs.getLong(1), rs.getLong(2), rs.getString(3), rs.getLong(4), rs.getLong(5),
+        rs.getString(6), rs.getString(7), timing);
+  }
+
+  /** The comma-separated columns, each with {@code prefix}. */
+  private static String prefixed(String prefix, String columns) {
+    StringBuilder b = new StringBuilder();
+    for (String c : columns.split(",")) {
+      if (b.length() > 0) {
+        b.append(", ");
+      }
+      b.append(prefix).append(c.strip());
+    }
+    return b.toString();
+  }
+
+  /** {@inheritDoc} */
+  @Override
   public List<JobView> jobs(long runId) {
-    return read("jobs", () -> {
+    return read("jobs", reader -> {
       List<JobView> out = new ArrayList<>();
       try (PreparedStatement s = reader.prepareStatement(
           "SELECT " + JOB_COLUMNS + " FROM jobs WHERE run_id = ? ORDER BY position")) {
@@ -559,7 +689,7 @@ public final class SqliteStore implements Store {
   /** {@inheritDoc} */
   @Override
   public List<AttemptView> attempts(long runId) {
-    return read("attempts", () -> {
+    return read("attempts", reader -> {
       List<AttemptView> out = new ArrayList<>();
       try (PreparedStatement s = reader.prepareStatement(
           "SELECT a.job_id, a.token, a.worker, a.started_at_millis, a.ended_at_millis, a.ending, a.detail,"
@@ -568,9 +698,7 @@ public final class SqliteStore implements Store {
         s.setLong(1, runId);
         try (ResultSet rs = s.executeQuery()) {
           while (rs.next()) {
-            AttemptTiming timing = new AttemptTiming(duration(rs, 8), duration(rs, 9), duration(rs, 10));
-            out.add(new AttemptView(rs.getLong(1), rs.getLong(2), rs.getString(3), rs.getLong(4), rs.getLong(5),
-                rs.getString(6), rs.getString(7), timing));
+            out.add(attemptView(rs));
           }
         }
       }
@@ -593,27 +721,18 @@ public final class SqliteStore implements Store {
   @Override
   public void close() {
     writeLock.lock();
-    readLock.lock();
     try {
       if (closed) {
         return;
       }
       closed = true;
-      SQLException first = null;
-      for (Connection c : new Connection[] {writer, reader}) {
-        try {
-          c.close();
-        } catch (SQLException e) {
-          if (first == null) {
-            first = e;
-          }
-        }
-      }
-      if (first != null) {
-        throw new StoreException("close: closing " + file + " failed", first);
+      readers.close(); // waits for reads in progress to give their connections back
+      try {
+        writer.close();
+      } catch (SQLException e) {
+        throw new StoreException("close: closing " + file + " failed", e);
       }
     } finally {
-      readLock.unlock();
       writeLock.unlock();
     }
   }
@@ -625,15 +744,20 @@ public final class SqliteStore implements Store {
 
   /** Reads a PRAGMA of the write or the read connection, for tests of the connection settings. */
   String pragma(boolean writeConnection, String name) {
-    ReentrantLock lock = writeConnection ? writeLock : readLock;
-    lock.lock();
-    try (Statement s = (writeConnection ? writer : reader).createStatement();
-        ResultSet rs = s.executeQuery("PRAGMA " + name)) {
+    if (!writeConnection) {
+      return read("pragma", reader -> {
+        try (Statement s = reader.createStatement(); ResultSet rs = s.executeQuery("PRAGMA " + name)) {
+          return rs.next() ? rs.getString(1) : null;
+        }
+      });
+    }
+    writeLock.lock();
+    try (Statement s = writer.createStatement(); ResultSet rs = s.executeQuery("PRAGMA " + name)) {
       return rs.next() ? rs.getString(1) : null;
     } catch (SQLException e) {
       throw new StoreException("pragma: reading " + name + " failed", e);
     } finally {
-      lock.unlock();
+      writeLock.unlock();
     }
   }
 
@@ -647,26 +771,22 @@ public final class SqliteStore implements Store {
 
   @FunctionalInterface
   private interface SqlWork<T> {
-    T run() throws SQLException;
+    T run(Connection reader) throws SQLException;
   }
 
+  /** Runs {@code work} on a read connection of the pool, in one snapshot. */
   private <T> T read(String operation, SqlWork<T> work) {
-    readLock.lock();
-    try {
-      ensureOpen(operation);
-      try (Statement s = reader.createStatement()) {
-        // One snapshot for the whole read, ended at once so an idle reader never holds back checkpoints.
-        s.execute("BEGIN");
-        try {
-          return work.run();
-        } finally {
-          s.execute("COMMIT");
-        }
-      } catch (SQLException e) {
-        throw new StoreException(operation + ": reading " + file + " failed", e);
+    ensureOpen(operation);
+    try (Connection reader = readers.borrow(); Statement s = reader.createStatement()) {
+      // One snapshot for the whole read, ended at once so an idle reader never holds back checkpoints.
+      s.execute("BEGIN");
+      try {
+        return work.run(reader);
+      } finally {
+        s.execute("COMMIT");
       }
-    } finally {
-      readLock.unlock();
+    } catch (SQLException e) {
+      throw new StoreException(operation + ": reading " + file + " failed", e);
     }
   }
 
@@ -741,7 +861,7 @@ public final class SqliteStore implements Store {
   }
 
   private void clearBatches() {
-    for (PreparedStatement s : new PreparedStatement[] {w.insertAttempt, w.insertJob, w.insertOption}) {
+    for (PreparedStatement s : new PreparedStatement[] {w.insertAttempt, w.insertOption}) {
       try {
         s.clearBatch();
       } catch (SQLException ignored) {
@@ -750,23 +870,23 @@ public final class SqliteStore implements Store {
     }
   }
 
-  private RunView runView(ResultSet rs) throws SQLException {
+  private RunView runView(ResultSet rs, Connection reader) throws SQLException {
     long runId = rs.getLong(1);
     RunSpec spec = specs.get(runId);
     if (spec == null) {
       spec = new RunSpec(rs.getString(2),
           new EvaluatorSpec(rs.getString(3), options(runId, reader), Duration.ofMillis(rs.getLong(4))),
-          new AttemptLimits(rs.getInt(5), rs.getInt(18)), rs.getString(17));
+          new AttemptLimits(rs.getInt(5), rs.getInt(19)), rs.getString(18));
       specs.putIfAbsent(runId, spec);
     }
-    return new RunView(runId, spec, "finished".equals(rs.getString(8)), rs.getLong(6), rs.getLong(7),
+    return new RunView(runId, rs.getString(20), spec, RunState.parse(rs.getString(8)), rs.getLong(6), rs.getLong(7),
         counters(rs, 9));
   }
 
   /** The counters in {@link #COUNTER_COLUMNS} from column {@code from} on. */
   static RunCounters counters(ResultSet rs, int from) throws SQLException {
     return new RunCounters(rs.getLong(from), rs.getLong(from + 1), rs.getLong(from + 2), rs.getLong(from + 3),
-        rs.getLong(from + 4), rs.getLong(from + 5), rs.getLong(from + 6), rs.getLong(from + 7));
+        rs.getLong(from + 4), rs.getLong(from + 5), rs.getLong(from + 6), rs.getLong(from + 7), rs.getLong(from + 8));
   }
 
   /** A nullable duration column: NULL (not measured, or an attempt from before V9) is {@link AttemptTiming#UNKNOWN}. */

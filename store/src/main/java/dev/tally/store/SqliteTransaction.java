@@ -1,6 +1,7 @@
 package dev.tally.store;
 
 import dev.tally.core.Assignment;
+import dev.tally.core.CaseRecord;
 import dev.tally.core.Outcome;
 import dev.tally.core.RedeliveryPolicy.AttemptLimits;
 import dev.tally.core.RedeliveryPolicy.JobHistory;
@@ -10,7 +11,11 @@ import dev.tally.core.store.CounterDelta;
 import dev.tally.core.store.JobRecord;
 import dev.tally.core.store.JobState;
 import dev.tally.core.store.RunCounters;
+import dev.tally.core.store.IdempotencyKey;
+import dev.tally.core.store.NewRun;
 import dev.tally.core.store.RunSpec;
+import dev.tally.core.store.RunState;
+import dev.tally.core.store.StoredResponse;
 import dev.tally.core.store.StoreBatch.RenewRequest;
 import dev.tally.core.store.StoreBatch.RenewResult;
 import dev.tally.core.store.StoreTransaction;
@@ -23,6 +28,9 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
+import java.util.UUID;
+import org.sqlite.SQLiteErrorCode;
+import org.sqlite.SQLiteException;
 
 /**
  * SQLite's primitives for {@link dev.tally.core.store.BatchRules}: each a prepared statement (prepared once
@@ -55,7 +63,7 @@ final class SqliteTransaction implements StoreTransaction {
     RunSpec spec(long runId) throws SQLException;
   }
 
-  private static final String JOB_RECORD_COLUMNS =
+  static final String JOB_RECORD_COLUMNS =
       "id, run_id, state, token, owner, leased_at_millis, lease_expiry_millis, attempts, lost_streak, timeouts";
 
   private final Statements s;
@@ -183,6 +191,247 @@ final class SqliteTransaction implements StoreTransaction {
     }
   }
 
+  // ---- fair share and cancel ----
+
+  @Override
+  public int leasedCount(long runId) {
+    return sql(() -> {
+      s.leasedCount.setLong(1, runId);
+      try (ResultSet rs = s.leasedCount.executeQuery()) {
+        rs.next();
+        return rs.getInt(1);
+      }
+    });
+  }
+
+  @Override
+  public RunState runState(long runId) {
+    return sql(() -> {
+      s.runState.setLong(1, runId);
+      try (ResultSet rs = s.runState.executeQuery()) {
+        return rs.next() ? RunState.parse(rs.getString(1)) : null;
+      }
+    });
+  }
+
+  @Override
+  public List<JobRecord> leasedJobs(long runId) {
+    return sql(() -> {
+      s.selectLeased.setLong(1, runId);
+      return jobRecords(s.selectLeased);
+    });
+  }
+
+  @Override
+  public void cancelLeased(long jobId) {
+    sql(() -> {
+      s.cancelLeased.setLong(1, jobId);
+      return s.cancelLeased.executeUpdate();
+    });
+  }
+
+  @Override
+  public long cancelPending(long runId) {
+    return sql(() -> {
+      s.cancelPending.setLong(1, runId);
+      return (long) s.cancelPending.executeUpdate();
+    });
+  }
+
+  @Override
+  public void cancelRunRow(long runId, long nowMillis) {
+    sql(() -> {
+      s.cancelRun.setLong(1, nowMillis);
+      s.cancelRun.setLong(2, runId);
+      return s.cancelRun.executeUpdate();
+    });
+  }
+
+  // ---- run creation ----
+
+  @Override
+  public long insertRun(NewRun run, long nowMillis) {
+    return sql(() -> {
+      RunSpec spec = run.spec();
+      PreparedStatement ins = s.insertRun;
+      ins.setString(1, spec.dataset());
+      ins.setString(2, spec.evaluator().kind());
+      ins.setLong(3, spec.evaluator().caseTimeout().toMillis());
+      ins.setInt(4, spec.maxAttempts());
+      ins.setInt(5, spec.limits().timeoutRetries());
+      ins.setLong(6, nowMillis);
+      ins.setString(7, spec.datasetDigest());
+      ins.setString(8, run.name());
+      long runId;
+      try (ResultSet rs = ins.executeQuery()) {
+        rs.next();
+        runId = rs.getLong(1);
+      }
+      for (java.util.Map.Entry<String, String> o : spec.evaluator().options().entrySet()) {
+        s.insertOption.setLong(1, runId);
+        s.insertOption.setString(2, o.getKey());
+        s.insertOption.setString(3, o.getValue());
+        s.insertOption.addBatch();
+      }
+      s.insertOption.executeBatch();
+      return runId;
+    });
+  }
+
+  @Override
+  public boolean insertJob(long runId, CaseRecord c) {
+    return sql(() -> {
+      PreparedStatement q = s.insertJob;
+      q.setLong(1, runId);
+      q.setInt(2, c.position());
+      q.setString(3, c.caseId());
+      q.setString(4, c.caseJson());
+      try {
+        q.executeUpdate();
+        return true;
+      } catch (SQLiteException e) {
+        // A unique constraint: SQLite aborts only this statement and the transaction goes on, so the caller
+        // can ask which case came first before it rolls everything back.
+        if (e.getResultCode() == SQLiteErrorCode.SQLITE_CONSTRAINT_UNIQUE) {
+          return false;
+        }
+        throw e;
+      }
+    });
+  }
+
+  @Override
+  public int positionOfCase(long runId, String caseId) {
+    return sql(() -> {
+      s.positionOfCase.setLong(1, runId);
+      s.positionOfCase.setString(2, caseId);
+      try (ResultSet rs = s.positionOfCase.executeQuery()) {
+        return rs.next() ? rs.getInt(1) : -1;
+      }
+    });
+  }
+
+  @Override
+  public void setRunTotal(long runId, long total, long nowMillis) {
+    sql(() -> {
+      s.setRunTotal.setLong(1, total);
+      s.setRunTotal.setLong(2, total);
+      s.setRunTotal.setLong(3, total);
+      s.setRunTotal.setLong(4, nowMillis);
+      s.setRunTotal.setLong(5, runId);
+      return s.setRunTotal.executeUpdate();
+    });
+  }
+
+  // ---- idempotency keys ----
+
+  private static final com.fasterxml.jackson.databind.ObjectMapper JSON = new com.fasterxml.jackson.databind.ObjectMapper();
+  private static final com.fasterxml.jackson.core.type.TypeReference<java.util.LinkedHashMap<String, String>> HEADERS =
+      new com.fasterxml.jackson.core.type.TypeReference<>() {};
+
+  @Override
+  public IdempotencyKey key(String scope, String key) {
+    return sql(() -> {
+      s.selectKey.setString(1, scope);
+      s.selectKey.setString(2, key);
+      try (ResultSet rs = s.selectKey.executeQuery()) {
+        if (!rs.next()) {
+          return null;
+        }
+        boolean completed = rs.getInt(1) == 1;
+        StoredResponse response = null;
+        if (completed) {
+          java.util.Map<String, String> headers;
+          try {
+            headers = JSON.readValue(rs.getString(8), HEADERS);
+          } catch (java.io.IOException e) {
+            throw new SQLException("idempotency key (" + scope + ", " + key + ") has unreadable headers", e);
+          }
+          response = new StoredResponse(rs.getInt(6), rs.getString(7), headers, rs.getBytes(9));
+        }
+        return new IdempotencyKey(scope, key, completed, rs.getString(2), rs.getLong(3), rs.getString(4),
+            rs.getLong(5), response, rs.getLong(10), rs.getLong(11));
+      }
+    });
+  }
+
+  /** Binds a key row's columns in the order of {@link Statements#insertKey} and {@link Statements#updateKey}. */
+  private static void bindKey(PreparedStatement q, IdempotencyKey row) throws SQLException {
+    q.setInt(1, row.completed() ? 1 : 0);
+    q.setString(2, row.reservationToken());
+    q.setLong(3, row.holdUntilMillis());
+    q.setString(4, row.fingerprint());
+    if (row.runId() > 0) {
+      q.setLong(5, row.runId());
+    } else {
+      q.setNull(5, Types.INTEGER);
+    }
+    StoredResponse r = row.response();
+    if (r == null) {
+      q.setNull(6, Types.INTEGER);
+      q.setNull(7, Types.VARCHAR);
+      q.setNull(8, Types.VARCHAR);
+      q.setNull(9, Types.BLOB);
+    } else {
+      q.setInt(6, r.status());
+      q.setString(7, r.contentType());
+      try {
+        q.setString(8, JSON.writeValueAsString(r.headers()));
+      } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+        throw new SQLException("cannot encode response headers", e);
+      }
+      q.setBytes(9, r.body());
+    }
+    q.setLong(10, row.createdAtMillis());
+    q.setLong(11, row.expiresAtMillis());
+    q.setString(12, row.scope());
+    q.setString(13, row.key());
+  }
+
+  @Override
+  public void insertKey(IdempotencyKey row) {
+    sql(() -> {
+      bindKey(s.insertKey, row);
+      return s.insertKey.executeUpdate();
+    });
+  }
+
+  @Override
+  public void updateKey(IdempotencyKey row) {
+    sql(() -> {
+      bindKey(s.updateKey, row);
+      return s.updateKey.executeUpdate();
+    });
+  }
+
+  @Override
+  public void deleteKey(String scope, String key) {
+    sql(() -> {
+      s.deleteKey.setString(1, scope);
+      s.deleteKey.setString(2, key);
+      return s.deleteKey.executeUpdate();
+    });
+  }
+
+  @Override
+  public int deleteKeys(long completedExpiredBy, long heldUntilBefore) {
+    return sql(() -> {
+      s.deleteKeys.setLong(1, completedExpiredBy);
+      s.deleteKeys.setLong(2, heldUntilBefore);
+      return s.deleteKeys.executeUpdate();
+    });
+  }
+
+  @Override
+  public int deleteHeldKeys() {
+    return sql(() -> s.deleteHeldKeys.executeUpdate());
+  }
+
+  @Override
+  public String newReservationToken() {
+    return UUID.randomUUID().toString();
+  }
+
   /** Inserts the attempt rows gathered so far; called before the commit. */
   void flush() {
     sql(() -> s.insertAttempt.executeBatch());
@@ -271,10 +520,11 @@ final class SqliteTransaction implements StoreTransaction {
       q.setLong(5, d.duplicatesSuppressed());
       q.setLong(6, d.staleResultsFenced());
       q.setLong(7, d.redeliveries());
-      q.setLong(8, ended);
+      q.setLong(8, d.cancelled());
       q.setLong(9, ended);
-      q.setLong(10, nowMillis);
-      q.setLong(11, runId);
+      q.setLong(10, ended);
+      q.setLong(11, nowMillis);
+      q.setLong(12, runId);
       return countersOf(q, runId);
     });
   }
@@ -333,12 +583,28 @@ final class SqliteTransaction implements StoreTransaction {
     final PreparedStatement begin;
     final PreparedStatement commit;
     final PreparedStatement rollback;
+    final PreparedStatement leasedCount;
+    final PreparedStatement runState;
+    final PreparedStatement selectLeased;
+    final PreparedStatement cancelLeased;
+    final PreparedStatement cancelPending;
+    final PreparedStatement cancelRun;
+    final PreparedStatement positionOfCase;
+    final PreparedStatement setRunTotal;
+    final PreparedStatement selectKey;
+    final PreparedStatement insertKey;
+    final PreparedStatement updateKey;
+    final PreparedStatement deleteKey;
+    final PreparedStatement deleteKeys;
+    final PreparedStatement deleteHeldKeys;
 
     /** Closes every statement, ignoring failures: they are being replaced. */
     void closeQuietly() {
       for (PreparedStatement p : new PreparedStatement[] {insertRun, insertOption, insertJob, recordOutcome, selectJob,
           failJob, requeueJob, insertAttempt, leaseJobs, addCounters, selectCounters, pendingSummary, renewLease,
-          selectExpiredLeases, selectLeasesIssuedBefore, begin, commit, rollback}) {
+          selectExpiredLeases, selectLeasesIssuedBefore, begin, commit, rollback, leasedCount, runState, selectLeased,
+          cancelLeased, cancelPending, cancelRun, positionOfCase, setRunTotal, selectKey, insertKey, updateKey, deleteKey,
+          deleteKeys, deleteHeldKeys}) {
         try {
           p.close();
         } catch (SQLException ignored) {
@@ -353,8 +619,35 @@ final class SqliteTransaction implements StoreTransaction {
       rollback = c.prepareStatement("ROLLBACK");
       insertRun = c.prepareStatement(
           "INSERT INTO runs (dataset, evaluator_kind, case_timeout_millis, max_attempts, timeout_retries,"
-              + " created_at_millis, finished_at_millis, state, total, dataset_digest)"
-              + " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id");
+              + " created_at_millis, dataset_digest, name, state, total)"
+              + " VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'running', 0) RETURNING id");
+      setRunTotal = c.prepareStatement(
+          "UPDATE runs SET total = ?, state = CASE WHEN ? = 0 THEN 'finished' ELSE state END,"
+              + " finished_at_millis = CASE WHEN ? = 0 THEN ? ELSE finished_at_millis END WHERE id = ?");
+      positionOfCase = c.prepareStatement("SELECT position FROM jobs WHERE run_id = ? AND case_id = ?");
+      leasedCount = c.prepareStatement(
+          "SELECT count(*) FROM jobs INDEXED BY jobs_leased_by_run_expiry WHERE run_id = ? AND state = 'leased'");
+      runState = c.prepareStatement("SELECT state FROM runs WHERE id = ?");
+      selectLeased = c.prepareStatement(
+          "SELECT " + JOB_RECORD_COLUMNS + " FROM jobs INDEXED BY jobs_leased_by_run_expiry"
+              + " WHERE run_id = ? AND state = 'leased' ORDER BY id");
+      cancelLeased = c.prepareStatement(
+          "UPDATE jobs SET state = 'cancelled', owner = NULL, lease_expiry_millis = NULL WHERE id = ?");
+      cancelPending = c.prepareStatement("UPDATE jobs SET state = 'cancelled' WHERE run_id = ? AND state = 'pending'");
+      cancelRun = c.prepareStatement("UPDATE runs SET state = 'cancelled', finished_at_millis = ? WHERE id = ?");
+      String keyColumns = "completed, reservation_token, hold_until_millis, fingerprint, run_id, response_status,"
+          + " response_content_type, response_headers, response_body, created_at_millis, expires_at_millis";
+      selectKey = c.prepareStatement("SELECT " + keyColumns + " FROM idempotency_keys WHERE scope = ? AND key = ?");
+      insertKey = c.prepareStatement("INSERT INTO idempotency_keys (" + keyColumns + ", scope, key)"
+          + " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+      updateKey = c.prepareStatement("UPDATE idempotency_keys SET completed = ?, reservation_token = ?,"
+          + " hold_until_millis = ?, fingerprint = ?, run_id = ?, response_status = ?, response_content_type = ?,"
+          + " response_headers = ?, response_body = ?, created_at_millis = ?, expires_at_millis = ?"
+          + " WHERE scope = ? AND key = ?");
+      deleteKey = c.prepareStatement("DELETE FROM idempotency_keys WHERE scope = ? AND key = ?");
+      deleteKeys = c.prepareStatement("DELETE FROM idempotency_keys WHERE (completed = 1 AND expires_at_millis <= ?)"
+          + " OR (completed = 0 AND hold_until_millis < ?)");
+      deleteHeldKeys = c.prepareStatement("DELETE FROM idempotency_keys WHERE completed = 0");
       insertOption = c.prepareStatement("INSERT INTO run_options (run_id, key, value) VALUES (?, ?, ?)");
       insertJob = c.prepareStatement(
           "INSERT INTO jobs (run_id, position, case_id, case_json) VALUES (?, ?, ?, ?)");
@@ -387,11 +680,12 @@ final class SqliteTransaction implements StoreTransaction {
           "UPDATE runs SET passed = passed + ?, failed = failed + ?, errored = errored + ?,"
               + " jobs_failed = jobs_failed + ?, duplicates_suppressed = duplicates_suppressed + ?,"
               + " stale_results_fenced = stale_results_fenced + ?, redeliveries = redeliveries + ?,"
-              // SET expressions see the old row: old ended + this batch's ended.
-              + " state = CASE WHEN state = 'active' AND passed + failed + errored + jobs_failed + ? >= total"
+              + " cancelled = cancelled + ?,"
+              // SET expressions see the old row: old ended + this batch's ended. A cancelled run stays so.
+              + " state = CASE WHEN state = 'running' AND passed + failed + errored + jobs_failed + cancelled + ? >= total"
               + "   THEN 'finished' ELSE state END,"
-              + " finished_at_millis = CASE WHEN state = 'active'"
-              + "   AND passed + failed + errored + jobs_failed + ? >= total THEN ? ELSE finished_at_millis END"
+              + " finished_at_millis = CASE WHEN state = 'running'"
+              + "   AND passed + failed + errored + jobs_failed + cancelled + ? >= total THEN ? ELSE finished_at_millis END"
               + " WHERE id = ?"
               + " RETURNING " + SqliteStore.COUNTER_COLUMNS);
       selectCounters = c.prepareStatement("SELECT " + SqliteStore.COUNTER_COLUMNS + " FROM runs WHERE id = ?");

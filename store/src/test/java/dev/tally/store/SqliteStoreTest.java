@@ -59,6 +59,33 @@ class SqliteStoreTest extends StoreContractTest {
   }
 
   @Test
+  void aStoreMadeBeforeVersion11KeepsItsRunsJobsAndAttemptsAndGainsNamesStatesAndKeys() throws Exception {
+    String url = "jdbc:sqlite:" + dir.resolve(FILE).toAbsolutePath();
+    org.flywaydb.core.Flyway.configure().dataSource(url, null, null).locations("classpath:db/migration/sqlite")
+        .target("10").load().migrate();
+    try (Connection c = DriverManager.getConnection(url); Statement s = c.createStatement()) {
+      s.execute("INSERT INTO runs (id, dataset, evaluator_kind, case_timeout_millis, max_attempts, created_at_millis,"
+          + " finished_at_millis, state, total, passed) VALUES (1, 'a.jsonl', 'noop', 60000, 3, 5, 9, 'finished', 1, 1),"
+          + " (2, 'b.jsonl', 'noop', 60000, 3, 6, 0, 'active', 2, 0)");
+      s.execute("INSERT INTO jobs (id, run_id, position, case_id, case_json, state, token, attempts, verdict, worker)"
+          + " VALUES (1, 1, 0, 'x', '{\"id\":\"x\"}', 'done', 1, 1, 'pass', 'w1'),"
+          + " (2, 2, 0, 'y', '{\"id\":\"y\"}', 'pending', 0, 0, NULL, NULL),"
+          + " (3, 2, 1, 'z', '{\"id\":\"z\"}', 'pending', 0, 0, NULL, NULL)");
+      s.execute("INSERT INTO attempts (job_id, token, worker, started_at_millis, ended_at_millis, ending)"
+          + " VALUES (1, 1, 'w1', 5, 9, 'recorded')");
+    }
+    try (SqliteStore store = SqliteStore.open(dir.resolve(FILE))) {
+      assertThat(store.runs()).extracting(r -> r.runId() + " " + r.state() + " '" + r.name() + "' " + r.counters().ended())
+          .containsExactly("1 FINISHED '' 1", "2 RUNNING '' 0");
+      assertThat(store.attempts(1, "x")).extracting(dev.tally.core.store.AttemptView::ending).containsExactly("recorded");
+      assertThat(store.apply(lease(T0, "w1", 5)).leases().get(0)).extracting(dev.tally.core.Assignment::caseId)
+          .containsExactly("y", "z");
+      assertThat(store.cancelRun(2, T0 + 1).status()).isEqualTo(dev.tally.core.store.CancelResult.Status.CANCELLED);
+      assertThat(store.claimKey("anonymous", "k", null, T0, T0 + 1)).isInstanceOf(dev.tally.core.store.KeyClaim.Claimed.class);
+    }
+  }
+
+  @Test
   void aStoreFromANewerTallyIsRefusedByBothWaysOfOpening() throws Exception {
     Path db = dir.resolve("newer.db");
     SqliteStore.open(db).close();
@@ -164,15 +191,17 @@ class SqliteStoreTest extends StoreContractTest {
   }
 
   @Test
-  void runsBothConnectionsWithTheDocumentedDurabilityAndLockingSettings() {
+  void runsBothKindsOfConnectionWithTheDocumentedDurabilityAndLockingSettings() {
     try (SqliteStore store = SqliteStore.open(dir.resolve(FILE))) {
+      assertThat(store.pragma(true, "synchronous")).as("NORMAL").isEqualTo("1");
+      assertThat(store.pragma(true, "foreign_keys")).isEqualTo("1");
       for (boolean writer : new boolean[] {true, false}) {
         assertThat(store.pragma(writer, "journal_mode")).isEqualTo("wal");
-        assertThat(store.pragma(writer, "synchronous")).as("NORMAL").isEqualTo("1");
-        assertThat(store.pragma(writer, "foreign_keys")).isEqualTo("1");
         assertThat(store.pragma(writer, "busy_timeout")).isEqualTo("10000");
       }
-      assertThat(store.pragma(false, "query_only")).isEqualTo("1");
+      // The read connections are opened read-only: SQLite itself refuses a write on them.
+      assertThatThrownBy(() -> store.pragma(false, "user_version = 7")).isInstanceOf(StoreException.class)
+          .hasStackTraceContaining("readonly");
     }
   }
 

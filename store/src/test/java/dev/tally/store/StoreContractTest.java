@@ -9,7 +9,23 @@ import dev.tally.core.EvaluatorSpec;
 import dev.tally.core.InfraFailure;
 import dev.tally.core.RedeliveryPolicy;
 import dev.tally.core.RedeliveryPolicy.CaseState;
+import dev.tally.core.cases.CaseLines;
+import dev.tally.core.cases.CaseSource;
+import dev.tally.core.cases.CaseSourceException;
 import dev.tally.core.store.AttemptTiming;
+import dev.tally.core.store.BatchRules;
+import dev.tally.core.store.CancelResult;
+import dev.tally.core.store.CaseQuery;
+import dev.tally.core.store.CaseView;
+import dev.tally.core.store.CreatedRun;
+import dev.tally.core.store.IdempotencyRules;
+import dev.tally.core.store.KeyClaim;
+import dev.tally.core.store.KeyCompletion;
+import dev.tally.core.store.KeyReservationLostException;
+import dev.tally.core.store.NewRun;
+import dev.tally.core.store.RunPage;
+import dev.tally.core.store.RunState;
+import dev.tally.core.store.StoredResponse;
 import dev.tally.core.Outcome;
 import dev.tally.core.RecordStatus;
 import dev.tally.core.Verdict;
@@ -167,7 +183,7 @@ public abstract class StoreContractTest {
       long runId = store.createRun(spec(3), cases(5));
       RunView run = store.run(runId).orElseThrow();
       assertThat(run.spec()).isEqualTo(spec(3));
-      assertThat(run.finished()).isFalse();
+      assertThat(run.ended()).isFalse();
       assertThat(run.counters()).isEqualTo(RunCounters.builder(5).build());
       List<JobView> jobs = store.jobs(runId);
       assertThat(jobs).extracting(JobView::position).containsExactly(0, 1, 2, 3, 4);
@@ -660,7 +676,7 @@ public abstract class StoreContractTest {
       }
       RunView run = store.run(runId).orElseThrow();
       assertThat(run.counters()).isEqualTo(RunCounters.builder(jobs).passed(jobs).duplicatesSuppressed((long) jobs * (threads - 1)).build());
-      assertThat(run.finished()).isTrue();
+      assertThat(run.ended()).isTrue();
       assertThat(store.jobs(runId)).allSatisfy(j -> assertThat(j.state()).isEqualTo(JobState.DONE));
       assertThat(store.attempts(runId)).hasSize(jobs);
     }
@@ -791,13 +807,13 @@ public abstract class StoreContractTest {
       List<Assignment> got = store.apply(lease(T0, "w1", 3)).leases().get(0);
       store.apply(record(T0 + 1, rec(got.get(0), "w1", Verdict.PASS), rec(got.get(1), "w1", Verdict.ERROR)));
       RunView running = store.run(runId).orElseThrow();
-      assertThat(running.finished()).isFalse();
+      assertThat(running.ended()).isFalse();
       assertThat(running.finishedAtMillis()).isZero();
 
       StoreBatchResult last = store.apply(release(T0 + 2, lost(got.get(2), T0)));
       assertThat(last.counters().get(runId).finished()).isTrue();
       RunView finished = store.run(runId).orElseThrow();
-      assertThat(finished.finished()).isTrue();
+      assertThat(finished.ended()).isTrue();
       assertThat(finished.finishedAtMillis()).isEqualTo(T0 + 2);
       assertThat(finished.counters()).isEqualTo(RunCounters.builder(3).passed(1).errored(1).jobsFailed(1).build());
 
@@ -812,7 +828,7 @@ public abstract class StoreContractTest {
     try (Store store = newStore(dir)) {
       long runId = store.createRun(spec(3), List.of());
       RunView run = store.run(runId).orElseThrow();
-      assertThat(run.finished()).isTrue();
+      assertThat(run.ended()).isTrue();
       assertThat(run.finishedAtMillis()).isEqualTo(run.createdAtMillis());
       assertThat(run.counters().total()).isZero();
     }
@@ -830,6 +846,330 @@ public abstract class StoreContractTest {
       assertThat(store.runs()).isEmpty();
       assertThat(store.commits()).isEqualTo(commits);
       assertThat(store.apply(lease(T0, "w1", 10)).leases().get(0)).isEmpty();
+    }
+  }
+
+  // ------------------------------------------------------------------------------------------------
+  // streaming run creation
+
+  /** A source of {@code n} generated cases that fails at {@code failAt} (or never, for -1), counting its pulls. */
+  protected static final class Generated implements CaseSource {
+    final int n;
+    final int failAt;
+    int pulled;
+
+    Generated(int n, int failAt) {
+      this.n = n;
+      this.failAt = failAt;
+    }
+
+    @Override
+    public CaseRecord next() throws CaseSourceException {
+      if (pulled == failAt) {
+        throw new CaseSourceException(name(), pulled + 1, "not valid JSON: injected");
+      }
+      if (pulled == n) {
+        return null;
+      }
+      int i = pulled++;
+      return new CaseRecord(i, "c" + i, "{\"id\":\"c" + i + "\"}");
+    }
+
+    @Override
+    public String name() {
+      return "generated";
+    }
+
+    @Override
+    public int lineOf(int position) {
+      return position + 1;
+    }
+  }
+
+  private static CaseSource lines(String text) {
+    return CaseLines.of(new java.io.ByteArrayInputStream(text.getBytes(java.nio.charset.StandardCharsets.UTF_8)),
+        "request body");
+  }
+
+  @Test
+  void createsARunFromASourceWithItsNameAndReadsItBackRunning() throws Exception {
+    try (Store store = newStore(dir)) {
+      CreatedRun created = store.createRun(new NewRun(spec(3), "nightly"), new Generated(5, -1), null);
+      assertThat(created.response()).isNull();
+      RunView run = store.run(created.run().runId()).orElseThrow();
+      assertThat(run).isEqualTo(created.run());
+      assertThat(run.name()).isEqualTo("nightly");
+      assertThat(run.state()).isEqualTo(RunState.RUNNING);
+      assertThat(run.counters()).isEqualTo(RunCounters.empty(5));
+      assertThat(store.jobs(run.runId())).extracting(JobView::caseId).containsExactly("c0", "c1", "c2", "c3", "c4");
+      CreatedRun empty = store.createRun(NewRun.of(spec(3)), new Generated(0, -1), null);
+      assertThat(empty.run().state()).isEqualTo(RunState.FINISHED);
+      assertThat(store.run(empty.run().runId()).orElseThrow().state()).isEqualTo(RunState.FINISHED);
+    }
+  }
+
+  @Test
+  void aBadCaseOrARepeatedIdWritesNothingAndSaysWhere() throws Exception {
+    try (Store store = newStore(dir)) {
+      long commits = store.commits();
+      assertThatThrownBy(() -> store.createRun(NewRun.of(spec(3)), new Generated(10, 7), null))
+          .isInstanceOf(CaseSourceException.class).hasMessage("generated line 8: not valid JSON: injected");
+      assertThatThrownBy(() -> store.createRun(NewRun.of(spec(3)),
+          lines("{\"id\":\"a\"}\n\n{\"id\":\"b\"}\n{\"id\":\"a\"}\n"), null))
+          .isInstanceOf(CaseSourceException.class)
+          .hasMessage("request body line 4: duplicate id \"a\" (first on line 1)")
+          .satisfies(e -> assertThat(((CaseSourceException) e).line()).isEqualTo(4));
+      assertThat(store.runs()).isEmpty();
+      assertThat(store.commits()).isEqualTo(commits);
+      long runId = store.createRun(spec(3), cases(2));
+      assertThat(store.jobs(runId)).hasSize(2);
+    }
+  }
+
+  // ------------------------------------------------------------------------------------------------
+  // idempotency keys
+
+  private static final String SCOPE = IdempotencyRules.scopeOf("token-1");
+  private static final Duration TTL = Duration.ofHours(24);
+
+  private static KeyCompletion completion(String key, String token, String fingerprint) {
+    return new KeyCompletion(SCOPE, key, token, () -> fingerprint, TTL,
+        run -> new StoredResponse(201, "application/json", Map.of("Location", "/api/v1/runs/" + run.runId()),
+            ("{\"id\":" + run.runId() + ",\"name\":\"" + run.name() + "\"}").getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+  }
+
+  private static String claimed(KeyClaim claim) {
+    assertThat(claim).isInstanceOf(KeyClaim.Claimed.class);
+    return ((KeyClaim.Claimed) claim).reservationToken();
+  }
+
+  @Test
+  void aKeyIsClaimedOnceHeldWhileInProgressAndReplayedOnceCompletedWithTheRunInOneTransaction() throws Exception {
+    try (Store store = newStore(dir)) {
+      String token = claimed(store.claimKey(SCOPE, "k1", null, T0, T0 + 30_000));
+      assertThat(store.claimKey(SCOPE, "k1", null, T0 + 1, T0 + 30_001)).isEqualTo(new KeyClaim.InProgress(T0 + 30_000));
+      assertThat(claimed(store.claimKey(IdempotencyRules.scopeOf("token-2"), "k1", null, T0, T0 + 30_000)))
+          .as("another credential's key of the same name is another key").isNotEqualTo(token);
+
+      CreatedRun created = store.createRun(new NewRun(spec(3), "n"), new Generated(3, -1), completion("k1", token, "fp-1"));
+      long runId = created.run().runId();
+      assertThat(created.response().status()).isEqualTo(201);
+      assertThat(new String(created.response().body(), java.nio.charset.StandardCharsets.UTF_8))
+          .isEqualTo("{\"id\":" + runId + ",\"name\":\"n\"}");
+
+      KeyClaim again = store.claimKey(SCOPE, "k1", "fp-1", T0 + 2, T0 + 30_002);
+      assertThat(again).isEqualTo(new KeyClaim.Completed("fp-1", runId, created.response()));
+      assertThat(((KeyClaim.Completed) again).response().headers()).containsEntry("Location", "/api/v1/runs/" + runId);
+      assertThat(store.runs()).hasSize(1);
+    }
+    try (Store store = newStore(dir)) {
+      assertThat(store.claimKey(SCOPE, "k1", null, T0 + 3, T0 + 30_003)).as("durable").isInstanceOf(KeyClaim.Completed.class);
+    }
+  }
+
+  @Test
+  void anExpiredCompletedKeyIsANewKey() throws Exception {
+    try (Store store = newStore(dir)) {
+      long now = System.currentTimeMillis(); // the store stamps completion with its own clock
+      String token = claimed(store.claimKey(SCOPE, "k", null, now, now + 30_000));
+      store.createRun(NewRun.of(spec(3)), new Generated(1, -1), completion("k", token, "fp"));
+      long expired = now + TTL.toMillis() + 60_000;
+      String again = claimed(store.claimKey(SCOPE, "k", "fp-2", expired, expired + 30_000));
+      assertThat(again).isNotEqualTo(token);
+      assertThat(store.createRun(NewRun.of(spec(3)), new Generated(1, -1), completion("k", again, "fp-2")).run().runId())
+          .isEqualTo(2);
+    }
+  }
+
+  @Test
+  void aHoldThatPassedIsTakenOverAndTheFirstHoldersCompletionWritesNothing() throws Exception {
+    try (Store store = newStore(dir)) {
+      String first = claimed(store.claimKey(SCOPE, "k", null, T0, T0 + 30_000));
+      assertThat(store.renewKey(SCOPE, "k", first, T0 + 40_000)).isTrue();
+      assertThat(store.claimKey(SCOPE, "k", null, T0 + 35_000, T0 + 65_000)).isInstanceOf(KeyClaim.InProgress.class);
+      String second = claimed(store.claimKey(SCOPE, "k", null, T0 + 40_000, T0 + 70_000));
+      assertThat(second).isNotEqualTo(first);
+      assertThat(store.renewKey(SCOPE, "k", first, T0 + 80_000)).as("the first holder lost it").isFalse();
+
+      long commits = store.commits();
+      Generated cases = new Generated(50, -1);
+      assertThatThrownBy(() -> store.createRun(NewRun.of(spec(3)), cases, completion("k", first, "fp")))
+          .isInstanceOf(KeyReservationLostException.class).hasMessageContaining("'k'");
+      assertThat(store.runs()).as("nothing of the lost request's run").isEmpty();
+      assertThat(store.commits()).isEqualTo(commits);
+
+      store.createRun(NewRun.of(spec(3)), new Generated(2, -1), completion("k", second, "fp"));
+      assertThat(store.runs()).hasSize(1);
+    }
+  }
+
+  @Test
+  void aReleasedKeyIsFreeAndOnlyItsHolderReleasesIt() {
+    try (Store store = newStore(dir)) {
+      String token = claimed(store.claimKey(SCOPE, "k", null, T0, T0 + 30_000));
+      store.releaseKey(SCOPE, "k", "someone else's token");
+      assertThat(store.claimKey(SCOPE, "k", null, T0 + 1, T0 + 30_001)).isInstanceOf(KeyClaim.InProgress.class);
+      store.releaseKey(SCOPE, "k", token);
+      claimed(store.claimKey(SCOPE, "k", null, T0 + 2, T0 + 30_002));
+    }
+  }
+
+  @Test
+  void purgingDeletesExpiredKeysAndHoldsLongPastTheirEndAndAStartReleasesEveryHold() throws Exception {
+    try (Store store = newStore(dir)) {
+      long now = System.currentTimeMillis();
+      String done = claimed(store.claimKey(SCOPE, "done", null, now, now + 30_000));
+      store.createRun(NewRun.of(spec(3)), new Generated(1, -1), completion("done", done, "fp"));
+      claimed(store.claimKey(SCOPE, "dead", null, now, now + 30_000));
+      claimed(store.claimKey(SCOPE, "live", null, now, now + 2 * TTL.toMillis()));
+      assertThat(store.purgeKeys(now + 60_000)).isZero();
+      long later = now + IdempotencyRules.PURGE_GRACE.toMillis() + 60_000;
+      assertThat(store.purgeKeys(later)).as("the dead request's hold").isEqualTo(1);
+      assertThat(store.purgeKeys(now + TTL.toMillis() + 60_000)).as("the completed key past its time to live").isEqualTo(1);
+      assertThat(store.releaseHeldKeys()).as("the live hold, at a coordinator's start").isEqualTo(1);
+      claimed(store.claimKey(SCOPE, "live", null, now, now + 30_000));
+    }
+  }
+
+  @Test
+  void aKeyThatIsNotPrintableAsciiOrTooLongIsRefused() {
+    try (Store store = newStore(dir)) {
+      assertThatThrownBy(() -> store.claimKey(SCOPE, "", null, T0, T0 + 1)).isInstanceOf(IllegalArgumentException.class);
+      assertThatThrownBy(() -> store.claimKey(SCOPE, "k".repeat(IdempotencyRules.MAX_KEY_CHARS + 1), null, T0, T0 + 1))
+          .isInstanceOf(IllegalArgumentException.class);
+      assertThatThrownBy(() -> store.claimKey(SCOPE, "caf\u00e9", null, T0, T0 + 1)).isInstanceOf(IllegalArgumentException.class);
+      claimed(store.claimKey(SCOPE, "k".repeat(IdempotencyRules.MAX_KEY_CHARS), null, T0, T0 + 1));
+    }
+  }
+
+  // ------------------------------------------------------------------------------------------------
+  // cancel
+
+  @Test
+  void cancellingARunEndsItsPendingAndLeasedJobsFencesLateResultsAndIsOneCancelHoweverOftenAsked() {
+    try (Store store = newStore(dir)) {
+      long runId = store.createRun(spec(3), cases(5));
+      List<Assignment> got = store.apply(lease(T0, "w1", 3)).leases().get(0);
+      store.apply(record(T0 + 1, rec(got.get(0), "w1", Verdict.PASS)));
+
+      StoreBatchResult r = store.apply(new StoreBatch(T0 + 2, TEST_RUNS, POLICY, List.of(), List.of(),
+          List.of(new LeaseRequest("w2", 10, EXPIRY)), List.of(), null, false, List.of(runId)));
+      CancelResult cancel = r.cancels().get(0);
+      assertThat(cancel.status()).isEqualTo(CancelResult.Status.CANCELLED);
+      assertThat(cancel.pendingCancelled()).isEqualTo(2);
+      assertThat(cancel.leases()).extracting(CancelResult.CancelledLease::jobId)
+          .containsExactly(got.get(1).jobId(), got.get(2).jobId());
+      assertThat(cancel.leases()).extracting(CancelResult.CancelledLease::worker).containsOnly("w1");
+      assertThat(r.leases().get(0)).as("nothing of a cancelled run is leased").isEmpty();
+      assertThat(r.counters().get(runId)).isEqualTo(RunCounters.builder(5).passed(1).cancelled(4).build());
+
+      RunView run = store.run(runId).orElseThrow();
+      assertThat(run.state()).isEqualTo(RunState.CANCELLED);
+      assertThat(run.finishedAtMillis()).isEqualTo(T0 + 2);
+      assertThat(store.jobs(runId)).extracting(JobView::state).containsExactly(JobState.DONE, JobState.CANCELLED,
+          JobState.CANCELLED, JobState.CANCELLED, JobState.CANCELLED);
+      assertThat(store.attempts(runId)).filteredOn(a -> a.ending().equals(BatchRules.CANCELLED_ENDING))
+          .extracting(AttemptView::jobId).containsExactly(got.get(1).jobId(), got.get(2).jobId());
+
+      StoreBatchResult late = store.apply(record(T0 + 3, rec(got.get(1), "w1", Verdict.PASS)));
+      assertThat(late.recordStatuses()).containsExactly(RecordStatus.FENCED);
+      assertThat(counters(store, runId).staleResultsFenced()).isEqualTo(1);
+      assertThat(counters(store, runId).passed()).isEqualTo(1);
+
+      assertThat(store.cancelRun(runId, T0 + 4).status()).isEqualTo(CancelResult.Status.ALREADY_CANCELLED);
+      assertThat(store.run(runId).orElseThrow().finishedAtMillis()).isEqualTo(T0 + 2);
+      assertThat(store.cancelRun(runId + 100, T0 + 4).status()).isEqualTo(CancelResult.Status.NO_SUCH_RUN);
+    }
+  }
+
+  @Test
+  void aFinishedRunIsNotCancelledAndARunNoSchedulerServesIsCancelledInTheStore() {
+    try (Store store = newStore(dir)) {
+      long done = store.createRun(spec(3), cases(1));
+      Assignment a = store.apply(lease(T0, "w1", 1)).leases().get(0).get(0);
+      store.apply(record(T0 + 1, rec(a, "w1", Verdict.FAIL)));
+      assertThat(store.cancelRun(done, T0 + 2).status()).isEqualTo(CancelResult.Status.FINISHED);
+      assertThat(store.run(done).orElseThrow().state()).isEqualTo(RunState.FINISHED);
+
+      long idle = store.createRun(spec(3), cases(3));
+      CancelResult r = store.cancelRun(idle, T0 + 3);
+      assertThat(r.status()).isEqualTo(CancelResult.Status.CANCELLED);
+      assertThat(r.pendingCancelled()).isEqualTo(3);
+      assertThat(store.run(idle).orElseThrow().counters()).isEqualTo(RunCounters.builder(3).cancelled(3).build());
+    }
+  }
+
+  // ------------------------------------------------------------------------------------------------
+  // fair share
+
+  @Test
+  void aSmallRunSubmittedAfterABigOneGetsItsShareInTheFirstRequestAfterItsActivation() {
+    try (Store store = newStore(dir)) {
+      long big = store.createRun(spec(3), cases(1_000));
+      assertThat(store.apply(batch(T0, List.of(big), List.of(), List.of(), List.of(new LeaseRequest("w1", 8, EXPIRY))))
+          .leases().get(0)).hasSize(8);
+      long small = store.createRun(spec(3), cases(10));
+      List<Assignment> next = store.apply(batch(T0 + 1, List.of(big, small), List.of(), List.of(),
+          List.of(new LeaseRequest("w2", 8, EXPIRY)))).leases().get(0);
+      assertThat(next).as("the small run has none leased: every slot of the next request is its")
+          .extracting(Assignment::runId).containsOnly(small).hasSize(8);
+      List<Assignment> after = store.apply(batch(T0 + 2, List.of(big, small), List.of(), List.of(),
+          List.of(new LeaseRequest("w3", 6, EXPIRY)))).leases().get(0);
+      assertThat(after).as("8 and 8 leased: the slots are split, and the small run's last 2 leave the rest to the big one")
+          .extracting(Assignment::runId).containsExactly(big, big, big, big, small, small);
+    }
+  }
+
+  @Test
+  void twoFreshRunsShareOneRequestEvenly() {
+    try (Store store = newStore(dir)) {
+      long first = store.createRun(spec(3), cases(100));
+      long second = store.createRun(spec(3), cases(100));
+      List<Assignment> got = store.apply(batch(T0, List.of(first, second), List.of(), List.of(),
+          List.of(new LeaseRequest("w1", 7, EXPIRY)))).leases().get(0);
+      assertThat(got.stream().filter(a -> a.runId() == first).count()).isEqualTo(4);
+      assertThat(got.stream().filter(a -> a.runId() == second).count()).isEqualTo(3);
+    }
+  }
+
+  // ------------------------------------------------------------------------------------------------
+  // paged reads
+
+  @Test
+  void pagesRunsNewestFirstAndCasesInDatasetOrderWithFilters() {
+    try (Store store = newStore(dir)) {
+      for (int i = 0; i < 5; i++) {
+        store.createRun(spec(3), cases(1));
+      }
+      assertThat(store.runs(RunPage.first(2))).extracting(RunView::runId).containsExactly(5L, 4L);
+      assertThat(store.runs(new RunPage(4, 2))).extracting(RunView::runId).containsExactly(3L, 2L);
+      assertThat(store.runs(new RunPage(2, 1_000))).extracting(RunView::runId).containsExactly(1L);
+      assertThatThrownBy(() -> new RunPage(1, RunPage.MAX_LIMIT + 1)).isInstanceOf(IllegalArgumentException.class);
+
+      long runId = store.createRun(spec(3), cases(6));
+      List<Assignment> got = store.apply(batch(T0, List.of(runId), List.of(), List.of(),
+          List.of(new LeaseRequest("w1", 4, EXPIRY)))).leases().get(0);
+      store.apply(batch(T0 + 1, List.of(runId), List.of(
+          new RecordRequest(got.get(0).jobId(), got.get(0).token(), "w1", outcome(Verdict.PASS), new AttemptTiming(9, 3, 5)),
+          rec(got.get(1), "w1", Verdict.FAIL), rec(got.get(2), "w1", Verdict.PASS)), List.of(), List.of()));
+
+      List<CaseView> page = store.cases(runId, CaseQuery.first(2));
+      assertThat(page).extracting(c -> c.job().caseId()).containsExactly("c0", "c1");
+      assertThat(page.get(0).timing()).isEqualTo(new AttemptTiming(9, 3, 5));
+      assertThat(store.cases(runId, new CaseQuery(null, null, page.get(1).job().position(), 1_000)))
+          .extracting(c -> c.job().caseId()).containsExactly("c2", "c3", "c4", "c5");
+      assertThat(store.cases(runId, new CaseQuery(Verdict.PASS, null, -1, 10))).extracting(c -> c.job().caseId())
+          .containsExactly("c0", "c2");
+      assertThat(store.cases(runId, new CaseQuery(null, JobState.LEASED, -1, 10))).extracting(c -> c.job().caseId())
+          .containsExactly("c3");
+      assertThat(store.cases(runId, new CaseQuery(null, JobState.PENDING, -1, 10))).extracting(c -> c.timing())
+          .containsOnly(AttemptTiming.NONE);
+      assertThat(store.cases(runId + 1, CaseQuery.first(10))).isEmpty();
+
+      store.apply(release(T0 + 2, lost(got.get(3), T0)));
+      assertThat(store.attempts(runId, "c3")).extracting(AttemptView::ending).containsExactly("worker_lost");
+      assertThat(store.attempts(runId, "c0")).extracting(AttemptView::ending).containsExactly("recorded");
+      assertThat(store.attempts(runId, "nope")).isEmpty();
     }
   }
 
@@ -1119,7 +1459,7 @@ public abstract class StoreContractTest {
     assertThat(run.counters().recorded()).isEqualTo(done);
     assertThat(run.counters().jobsFailed()).isEqualTo(failed);
     assertThat(run.counters().recorded() + run.counters().jobsFailed()).isLessThanOrEqualTo(run.counters().total());
-    assertThat(run.finished()).isEqualTo(done + failed == jobs.size());
+    assertThat(run.ended()).isEqualTo(done + failed == jobs.size());
     for (JobView j : jobs) {
       ModelJob m = model.get(j.jobId());
       assertThat(j.state()).as("state of job %d", j.jobId()).isEqualTo(m.state);

@@ -1,5 +1,6 @@
 package dev.tally.worker;
 
+import dev.tally.worker.eval.CaseAttempt;
 import java.util.Objects;
 
 /**
@@ -11,25 +12,35 @@ import java.util.Objects;
  * hold" in a Hello, a job id and token only.)
  *
  * @param key the attempt
- * @param runId the case's run
- * @param caseId the case's {@code id} from the dataset
+ * @param attempt which attempt it is (run, job, case, attempt number, token, idempotency key), for the
+ *     evaluator to hand on
  * @param caseJson the case's whole JSON object
  * @param setup the run's evaluator and case timeout; always {@linkplain RunSetup#usable() usable}
  * @param assignedNanos the worker's monotonic clock when the Assign arrived, for the Result's
  *     {@code queued_millis} (time spent waiting for a slot)
  */
-public record AssignedJob(JobKey key, long runId, String caseId, String caseJson, RunSetup setup, long assignedNanos) {
+public record AssignedJob(JobKey key, CaseAttempt attempt, String caseJson, RunSetup setup, long assignedNanos) {
   /**
    * @throws NullPointerException if an object component is null
    * @throws IllegalArgumentException if the setup is not usable (such an Assign is refused, never run)
    */
   public AssignedJob {
     Objects.requireNonNull(key, "key");
-    Objects.requireNonNull(caseId, "caseId");
+    Objects.requireNonNull(attempt, "attempt");
     Objects.requireNonNull(caseJson, "caseJson");
     Objects.requireNonNull(setup, "setup");
     if (!setup.usable()) {
-      throw new IllegalArgumentException("run " + runId + " cannot be evaluated here: " + setup.problem());
+      throw new IllegalArgumentException("run " + attempt.runId() + " cannot be evaluated here: " + setup.problem());
     }
+  }
+
+  /** The case's run. */
+  public long runId() {
+    return attempt.runId();
+  }
+
+  /** The case's {@code id} from the dataset. */
+  public String caseId() {
+    return attempt.caseId();
   }
 }

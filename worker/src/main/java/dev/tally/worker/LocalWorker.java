@@ -8,6 +8,7 @@ import dev.tally.core.schedule.Ack;
 import dev.tally.core.schedule.AttemptReport;
 import dev.tally.core.schedule.WorkerEvents;
 import dev.tally.core.schedule.WorkerHandle;
+import dev.tally.worker.eval.CaseAttempt;
 import dev.tally.worker.eval.Evaluation;
 import dev.tally.worker.eval.Evaluator;
 import dev.tally.worker.eval.EvaluatorFactory;
@@ -41,13 +42,16 @@ public final class LocalWorker implements WorkerHandle {
   private final WorkerEvents events;
   private final BiFunction<String, Map<String, String>, Evaluator> evaluatorFactory;
   private final Ticker ticker;
+  /** The coordinator's store, whose identity goes into each case's idempotency key. */
+  private final String storeId;
   private final Map<Long, RunSetup> runs = new ConcurrentHashMap<>();
   private final Slots slots;
   private final AtomicBoolean closed = new AtomicBoolean();
 
-  private LocalWorker(String name, int slotCount, int prefetch, WorkerEvents events,
+  private LocalWorker(String name, int slotCount, int prefetch, WorkerEvents events, String storeId,
       BiFunction<String, Map<String, String>, Evaluator> evaluatorFactory, Ticker ticker) {
     this.name = name;
+    this.storeId = storeId;
     this.dispatchWindow = slotCount + prefetch;
     this.slotCount = slotCount;
     this.events = events;
@@ -66,10 +70,12 @@ public final class LocalWorker implements WorkerHandle {
    * @param slots cases run at once; at least 1
    * @param prefetch assignments held beyond the slots; at least 0
    * @param events the scheduler to report to
+   * @param storeId the identity of the scheduler's store ({@code Store.storeId()}): it goes into each case's
+   *     idempotency key, which must be the one a remote worker computes for the same case
    * @throws IllegalArgumentException if {@code slots < 1} or {@code prefetch < 0}
    */
-  public static LocalWorker start(String name, int slots, int prefetch, WorkerEvents events) {
-    return start(name, slots, prefetch, events, EvaluatorFactory::create, Ticker.system());
+  public static LocalWorker start(String name, int slots, int prefetch, WorkerEvents events, String storeId) {
+    return start(name, slots, prefetch, events, storeId, EvaluatorFactory::create, Ticker.system());
   }
 
   /**
@@ -77,16 +83,17 @@ public final class LocalWorker implements WorkerHandle {
    *
    * @throws IllegalArgumentException if {@code slots < 1} or {@code prefetch < 0}
    */
-  public static LocalWorker start(String name, int slots, int prefetch, WorkerEvents events,
+  public static LocalWorker start(String name, int slots, int prefetch, WorkerEvents events, String storeId,
       BiFunction<String, Map<String, String>, Evaluator> evaluatorFactory, Ticker ticker) {
     Objects.requireNonNull(name, "name");
+    Objects.requireNonNull(storeId, "storeId");
     if (slots < 1) {
       throw new IllegalArgumentException("slots must be >= 1, got " + slots);
     }
     if (prefetch < 0) {
       throw new IllegalArgumentException("prefetch must be >= 0, got " + prefetch);
     }
-    LocalWorker worker = new LocalWorker(name, slots, prefetch, Objects.requireNonNull(events), evaluatorFactory, ticker);
+    LocalWorker worker = new LocalWorker(name, slots, prefetch, Objects.requireNonNull(events), storeId, evaluatorFactory, ticker);
     worker.slots.startThreads();
     events.workerJoined(worker);
     return worker;
@@ -124,7 +131,8 @@ public final class LocalWorker implements WorkerHandle {
         report(key, Evaluation.failed(InfraFailure.Kind.EVALUATOR_CRASHED, "bad evaluator for run " + a.runId() + ": " + setup.problem(), 0));
         continue;
       }
-      AssignedJob job = new AssignedJob(key, a.runId(), a.caseId(), a.caseJson(), setup, ticker.nanos());
+      CaseAttempt attempt = CaseAttempt.of(storeId, a.runId(), a.jobId(), a.caseId(), a.attempt(), a.token());
+      AssignedJob job = new AssignedJob(key, attempt, a.caseJson(), setup, ticker.nanos());
       if (!slots.start(job)) {
         report(key, Evaluation.failed(InfraFailure.Kind.EVALUATOR_CRASHED, "local worker queue full: more than the dispatch window was assigned", 0));
       }

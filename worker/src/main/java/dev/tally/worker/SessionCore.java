@@ -18,6 +18,7 @@ import dev.tally.protocol.ResultAck;
 import dev.tally.protocol.RunConfig;
 import dev.tally.protocol.Welcome;
 import dev.tally.protocol.mapping.WireMapping;
+import dev.tally.worker.eval.CaseAttempt;
 import dev.tally.worker.eval.Evaluation;
 import dev.tally.worker.eval.Evaluator;
 import java.time.Duration;
@@ -50,8 +51,8 @@ import org.slf4j.LoggerFactory;
  * <h2>What it decides</h2>
  *
  * <ul>
- *   <li><b>Hello</b> on every connection: worker id, name, slots, version, the store its jobs came from,
- *       and every attempt it holds (running, queued, or with a result in the outbox). A coordinator that
+ *   <li><b>Hello</b> on every connection: worker id, name, slots, version, the worker token if it has one,
+ *       the store its jobs came from, and every attempt it holds (running, queued, or with a result in the outbox). A coordinator that
  *       sends no Welcome within {@link #WELCOME_TIMEOUT} is left, and the attempt counts as failed.
  *   <li><b>Welcome</b>: heartbeats start at its interval, the coordinator's liveness is judged from then
  *       on, and the whole outbox is sent again. A Welcome from a coordinator on another store than the
@@ -70,7 +71,10 @@ import org.slf4j.LoggerFactory;
  *   <li><b>Abandon</b> stops the attempt if it is still held (queued or running); it is never reported: its
  *       lease is gone, so a report could only be fenced. A finished one keeps its outbox entry.
  *   <li><b>Drain</b> from the coordinator: Assigns are handed back for the rest of the session; held jobs
- *       finish. <b>Goodbye</b> is noted as the reason of the close that follows.
+ *       finish. <b>Goodbye</b> is noted as the reason of the close that follows; a Goodbye of code {@code
+ *       UNAUTHENTICATED} or {@code TLS_REQUIRED} (its worker token was refused, or it spoke plaintext to a
+ *       TLS port from elsewhere) ends the session {@link Termination.Kind#REFUSED}: reconnecting with the
+ *       same configuration would be refused again, for ever.
  *   <li><b>Heartbeats</b> every Welcome interval, listing the jobs held; a frame before the Welcome, a
  *       second Welcome or an Envelope without a body is a protocol violation and closes the connection.
  *   <li><b>The coordinator's liveness</b>: every frame from it feeds a φ accrual detector (see {@link
@@ -272,6 +276,9 @@ public final class SessionCore {
         .setSlots(settings.slots())
         .setVersion(settings.version())
         .setStoreId(storeId);
+    if (settings.token() != null) {
+      hello.setCredentials(settings.token().reveal());
+    }
     Set<JobKey> holding = new LinkedHashSet<>(held.keySet());
     holding.addAll(outbox.keys());
     for (JobKey k : holding) {
@@ -365,6 +372,23 @@ public final class SessionCore {
     port.close(afterWrites);
   }
 
+  /**
+   * The coordinator refused this worker for a reason that reconnecting cannot mend (a missing or wrong
+   * worker token, plaintext where TLS is required): the session ends {@link Termination.Kind#REFUSED}
+   * instead of retrying for ever; held cases are stopped and unacknowledged results dropped with it (the
+   * coordinator runs their jobs again elsewhere).
+   */
+  private void refused(String reason) {
+    String detail = "the coordinator at " + coordinator + " refused this worker: " + reason;
+    log.error(detail);
+    closeConnection(detail, false);
+    for (JobKey key : List.copyOf(held.keySet())) {
+      runner.cancel(key, "the coordinator refused this worker");
+    }
+    held.clear();
+    end(Termination.Kind.REFUSED, detail);
+  }
+
   private void protocolViolation(String what) {
     log.error("protocol violation: {}; closing the connection", what);
     closeConnection("closed it after a protocol violation (" + what + ")", false);
@@ -390,8 +414,13 @@ public final class SessionCore {
         }
       }
       case GOODBYE -> {
-        closeReason = "coordinator said goodbye: " + env.getGoodbye().getReason();
-        log.info("coordinator said goodbye: {}", env.getGoodbye().getReason());
+        Goodbye goodbye = env.getGoodbye();
+        if (goodbye.getCode() == Goodbye.Code.UNAUTHENTICATED || goodbye.getCode() == Goodbye.Code.TLS_REQUIRED) {
+          refused(goodbye.getReason());
+          return;
+        }
+        closeReason = "coordinator said goodbye: " + goodbye.getReason();
+        log.info("coordinator said goodbye: {}", goodbye.getReason());
       }
       case BODY_NOT_SET -> protocolViolation("an Envelope with no body");
       case HELLO, RESULT -> log.warn("ignoring a {} from the coordinator (a worker's message)", env.getBodyCase());
@@ -556,7 +585,9 @@ public final class SessionCore {
       return;
     }
     int limit = settings.slots() + settings.maxQueuedAssignments();
-    AssignedJob job = new AssignedJob(key, a.getRunId(), a.getCaseId(), a.getCaseJson().toStringUtf8(), setup, nowNanos);
+    // The store id is the Welcome's: the one the case's job and token belong to, which the key must name.
+    CaseAttempt attempt = CaseAttempt.of(storeId, a.getRunId(), a.getJobId(), a.getCaseId(), a.getAttempt(), a.getToken());
+    AssignedJob job = new AssignedJob(key, attempt, a.getCaseJson().toStringUtf8(), setup, nowNanos);
     if (held.size() >= limit || !runner.start(job)) {
       protocolViolation("Assign for job " + a.getJobId() + " overflows the " + limit
           + " attempts a worker holds (its slots and queue; more than any dispatch window)");

@@ -209,7 +209,7 @@ final class Slots implements CaseRunner {
   private void run(Task task) {
     AssignedJob job = task.job;
     long startedNanos = ticker.nanos();
-    EvalContext ctx = new EvalContext(job.caseId(), job.caseJson(), job.setup().caseTimeout(), ticker);
+    EvalContext ctx = new EvalContext(job.attempt(), job.caseJson(), job.setup().caseTimeout(), ticker);
     task.context = ctx;
     if (!task.state.compareAndSet(State.QUEUED, State.RUNNING)) {
       tasks.remove(job.key(), task); // cancelled or withdrawn while queued

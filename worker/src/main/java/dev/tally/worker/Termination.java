@@ -24,7 +24,13 @@ public record Termination(Kind kind, String detail) {
     /** No coordinator welcomed the worker within its give-up time. Exit 1. */
     GAVE_UP(1),
     /** Stopped at once ({@link WorkerSession#close()}): running cases were cancelled. */
-    STOPPED(0);
+    STOPPED(0),
+    /**
+     * The coordinator refused the worker for a reason retrying cannot mend (a missing or wrong worker token,
+     * or plaintext where it requires TLS): the worker stopped instead of reconnecting for ever. Exit 3, so
+     * that a supervisor can tell it from a crash and not restart it until its configuration changes.
+     */
+    REFUSED(3);
 
     private final int exitCode;
 

@@ -16,6 +16,8 @@ import io.netty.channel.SimpleChannelInboundHandler;
 import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioSocketChannel;
+import io.netty.handler.ssl.NotSslRecordException;
+import io.netty.handler.ssl.SslHandshakeCompletionEvent;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.netty.util.concurrent.ScheduledFuture;
 import java.time.Duration;
@@ -27,6 +29,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import javax.net.ssl.SSLException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -118,6 +121,10 @@ public final class WorkerSession implements AutoCloseable {
         .handler(new ChannelInitializer<SocketChannel>() {
           @Override
           protected void initChannel(SocketChannel ch) {
+            if (settings.tls() != null) {
+              // The host given is the one the coordinator's certificate must name (and the SNI sent).
+              ch.pipeline().addLast("tls", settings.tls().newHandler(ch.alloc(), settings.host(), settings.port()));
+            }
             FrameCodec.install(ch.pipeline(), settings.maxFrameBytes());
             ch.pipeline().addLast("session", new Handler());
           }
@@ -314,9 +321,17 @@ public final class WorkerSession implements AutoCloseable {
     });
   }
 
-  private static String reason(Throwable cause) {
+  private String reason(Throwable cause) {
     if (cause == null) {
       return "unknown error";
+    }
+    Throwable root = cause instanceof io.netty.handler.codec.DecoderException && cause.getCause() != null ? cause.getCause() : cause;
+    if (root instanceof NotSslRecordException) {
+      return "the coordinator did not answer in TLS: is it started with --tls-cert and --tls-key? (this worker has --tls-ca)";
+    }
+    if (root instanceof SSLException) {
+      return "TLS handshake with the coordinator failed: " + root.getMessage() + " (the coordinator's certificate must"
+          + " be signed by the CA of --tls-ca and name " + settings.host() + ")";
     }
     if (cause instanceof java.net.UnknownHostException) {
       // Its message is the bare host name once the JVM caches the failed lookup.
@@ -473,6 +488,16 @@ public final class WorkerSession implements AutoCloseable {
         afterEvents();
       }
       ctx.fireChannelInactive();
+    }
+
+    @Override
+    public void userEventTriggered(ChannelHandlerContext ctx, Object event) {
+      if (event instanceof SslHandshakeCompletionEvent handshake && !handshake.isSuccess() && ctx.channel() == channel
+          && channelFailure == null) {
+        // The TLS handler closes the channel after a failed handshake; say why when it goes inactive.
+        channelFailure = reason(handshake.cause());
+      }
+      ctx.fireUserEventTriggered(event);
     }
 
     @Override

@@ -1,8 +1,10 @@
 package dev.tally.worker;
 
 import dev.tally.core.Ticker;
+import dev.tally.core.security.Secret;
 import dev.tally.worker.eval.Evaluator;
 import dev.tally.worker.eval.EvaluatorFactory;
+import io.netty.handler.ssl.SslContext;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.time.Duration;
@@ -20,11 +22,15 @@ import java.util.function.BiFunction;
  * #DEFAULT_INITIAL_BACKOFF_MILLIS} ms to {@value #DEFAULT_MAX_BACKOFF_MILLIS} ms with full jitter; {@code
  * maxFrameBytes} {@value #DEFAULT_MAX_FRAME_BYTES}; {@code maxQueuedAssignments} {@link
  * #defaultQueueLimit(int)}; the system ticker; the built-in evaluators; {@code drainTimeout} {@link
- * #DEFAULT_DRAIN_TIMEOUT}; {@code giveUpAfter} null (never give up).
+ * #DEFAULT_DRAIN_TIMEOUT}; {@code giveUpAfter} null (never give up); {@code token} null (no worker token);
+ * {@code tls} null (plaintext).
  *
  * <p>{@code drainTimeout} is how long a graceful drain ({@link WorkerSession#drain()}) lets running cases
  * finish (zero: stop them at once). {@code giveUpAfter}, if not null, is how long the worker may go without
- * a Welcome (from its start, or from losing its coordinator) before it ends ({@link Reconnector}).
+ * a Welcome (from its start, or from losing its coordinator) before it ends ({@link Reconnector}). {@code
+ * token}, if not null, is sent in every Hello ({@code credentials}); {@code tls}, if not null, is a client TLS
+ * context the connection shakes hands with first, verifying the coordinator's certificate for {@code host}.
+ * The record's {@code toString} shows the token's description only ({@link Secret}).
  */
 public record WorkerSettings(
     String host,
@@ -41,7 +47,9 @@ public record WorkerSettings(
     BiFunction<String, Map<String, String>, Evaluator> evaluatorFactory,
     String version,
     Duration drainTimeout,
-    Duration giveUpAfter) {
+    Duration giveUpAfter,
+    Secret token,
+    SslContext tls) {
 
   public static final long DEFAULT_INITIAL_BACKOFF_MILLIS = 100;
   public static final long DEFAULT_MAX_BACKOFF_MILLIS = 5_000;
@@ -118,6 +126,9 @@ public record WorkerSettings(
       throw new IllegalArgumentException("giveUpAfter must be positive and at most " + Ticker.MAX_DURATION.toDays()
           + " days (or null for never), got " + giveUpAfter);
     }
+    if (tls != null && tls.isServer()) {
+      throw new IllegalArgumentException("a worker needs a client TLS context, got a server one");
+    }
   }
 
   /** The default queue limit for {@code slots} slots: {@code max(1024, 64 * slots)}. */
@@ -147,6 +158,8 @@ public record WorkerSettings(
     private String version = defaultVersion();
     private Duration drainTimeout = DEFAULT_DRAIN_TIMEOUT;
     private Duration giveUpAfter;
+    private Secret token;
+    private SslContext tls;
 
     private Builder(String host, int port) {
       this.host = host;
@@ -221,6 +234,21 @@ public record WorkerSettings(
       return this;
     }
 
+    /** The worker token sent in every Hello; null (the default) for none. */
+    public Builder token(Secret token) {
+      this.token = token;
+      return this;
+    }
+
+    /**
+     * The client TLS context to connect with (trusting the coordinator's CA, verifying its host name); null
+     * (the default) for plaintext.
+     */
+    public Builder tls(SslContext tls) {
+      this.tls = tls;
+      return this;
+    }
+
     /** @throws IllegalArgumentException if a value breaks its rule (the message restates the rule) */
     public WorkerSettings build() {
       return new WorkerSettings(
@@ -238,7 +266,9 @@ public record WorkerSettings(
           evaluatorFactory,
           version,
           drainTimeout,
-          giveUpAfter);
+          giveUpAfter,
+          token,
+          tls);
     }
   }
 

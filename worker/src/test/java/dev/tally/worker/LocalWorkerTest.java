@@ -47,7 +47,7 @@ class LocalWorkerTest {
   @Test
   void runsAssignedCasesAndReportsEachWithItsToken() {
     Events events = new Events();
-    LocalWorker worker = LocalWorker.start("in-process", 2, 2, events);
+    LocalWorker worker = LocalWorker.start("in-process", 2, 2, events, "store-a");
     try {
       assertThat(events.joined).containsExactly(worker);
       assertThat(worker.dispatchWindow()).isEqualTo(4);
@@ -67,7 +67,7 @@ class LocalWorkerTest {
   @Test
   void anAbandonedCaseIsStoppedAndNotReported() {
     Events events = new Events();
-    LocalWorker worker = LocalWorker.start("in-process", 1, 0, events);
+    LocalWorker worker = LocalWorker.start("in-process", 1, 0, events, "store-a");
     try {
       EvaluatorSpec sleep = new EvaluatorSpec("sleep", Map.of("millis", "60000"), Duration.ofMinutes(2));
       worker.assign(List.of(assignment(1, sleep, "{\"id\":\"c1\"}")));
@@ -85,7 +85,7 @@ class LocalWorkerTest {
   @Test
   void anUnknownEvaluatorIsAReportedRetryableFailure() {
     Events events = new Events();
-    LocalWorker worker = LocalWorker.start("in-process", 1, 0, events);
+    LocalWorker worker = LocalWorker.start("in-process", 1, 0, events, "store-a");
     try {
       worker.assign(List.of(assignment(1, new EvaluatorSpec("nope", Map.of(), Duration.ofSeconds(1)), "{\"id\":\"c1\"}")));
       await().atMost(Duration.ofSeconds(5)).until(() -> events.reports.size() == 1);

@@ -81,7 +81,8 @@ public final class BenchCommand implements Callable<Integer> {
     Path dbFile = db == null ? dir.resolve("bench.db") : db;
     EvaluatorSpec noop = new EvaluatorSpec("noop", Map.of(), Duration.ofMinutes(1));
     try (Coordinator coordinator = start(builder.storeFile(dbFile));
-        LocalWorkerProcesses local = LocalWorkerProcesses.start(workers, slots, new HostPort("127.0.0.1", coordinator.port()), dir.resolve("bench-logs"))) {
+        LocalWorkerProcesses local = LocalWorkerProcesses.start(workers, slots, new HostPort("127.0.0.1", coordinator.port()), dir.resolve("bench-logs"),
+            builder.workerToken().orElse(null))) {
       Store store = coordinator.store();
       Measurement warmup = measure(store, coordinator, noop, Math.max(1, cases / 10), "warmup");
       Measurement m = measure(store, coordinator, noop, cases, "measured");

@@ -514,14 +514,16 @@ public final class FailoverBenchCommand implements Callable<Integer> {
     Fleet(Path phaseDir) throws IOException {
       Files.createDirectories(phaseDir);
       Coordinator c;
+      CoordinatorBuilder builder = coordinatorOptions.applyTo(Coordinator.builder());
       try {
-        c = coordinatorOptions.applyTo(Coordinator.builder()).storeFile(phaseDir.resolve("bench.db")).start();
+        c = builder.storeFile(phaseDir.resolve("bench.db")).start();
       } catch (CoordinatorBuilder.StartException e) {
         tap.detach();
         throw new IOException(e.getMessage(), e);
       }
       try {
-        this.workers = LocalWorkerProcesses.start(FailoverBenchCommand.this.workers, slots, new HostPort("127.0.0.1", c.port()), phaseDir.resolve("logs"));
+        this.workers = LocalWorkerProcesses.start(FailoverBenchCommand.this.workers, slots, new HostPort("127.0.0.1", c.port()), phaseDir.resolve("logs"),
+            builder.workerToken().orElse(null));
       } catch (IOException | RuntimeException e) {
         c.close();
         tap.detach();

@@ -70,7 +70,7 @@ public final class SubmitBenchCommand implements Callable<Integer> {
     CoordinatorBuilder builder = coordinatorOptions.applyTo(Coordinator.builder()).storeFile(dir.resolve("bench.db"));
     ApiServer.Settings api = ApiServer.Settings.builder().bind("127.0.0.1", 0).spoolDirectory(dir.resolve("uploads")).build();
     try (TallyServer server = TallyServer.start(builder, api)) {
-      LocalWorker worker = slots > 0 ? LocalWorker.start("in-process", slots, slots, server.coordinator().scheduler()) : null;
+      LocalWorker worker = slots > 0 ? LocalWorker.start("in-process", slots, slots, server.coordinator().scheduler(), server.coordinator().store().storeId()) : null;
       try {
         return measure(server, out);
       } finally {

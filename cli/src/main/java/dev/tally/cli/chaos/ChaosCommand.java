@@ -386,7 +386,7 @@ public final class ChaosCommand implements Callable<Integer> {
     List<RunView> runs = runsOfRound();
     List<String> args = new ArrayList<>();
     String what;
-    if (runs.size() == 1 && runs.get(0).finished()) {
+    if (runs.size() == 1 && runs.get(0).ended()) {
       // Killed after the run's last outcome but before (or while) writing its results: write them.
       what = "resume run " + runs.get(0).runId() + " (finished; writes its results)";
       args.addAll(List.of("resume", Long.toString(runs.get(0).runId())));
@@ -413,7 +413,7 @@ public final class ChaosCommand implements Callable<Integer> {
     long pid = coordinator.pid();
     coordinator = null;
     List<RunView> runs = runsOfRound();
-    if (runs.size() == 1 && runs.get(0).finished() && (code == Main.EXIT_PASSED || code == Main.EXIT_FAILED)) {
+    if (runs.size() == 1 && runs.get(0).ended() && (code == Main.EXIT_PASSED || code == Main.EXIT_FAILED)) {
       RunView run = runs.get(0);
       round.runId = run.runId();
       round.finished = true;
@@ -428,7 +428,7 @@ public final class ChaosCommand implements Callable<Integer> {
     }
     unexpectedExits++;
     unexpectedCoordinatorExitsInARow++;
-    String state = runs.isEmpty() ? "no run yet" : "run " + runs.get(0).runId() + (runs.get(0).finished() ? " finished" : " unfinished");
+    String state = runs.isEmpty() ? "no run yet" : "run " + runs.get(0).runId() + (runs.get(0).ended() ? " finished" : " unfinished");
     violations.add("the coordinator (pid " + pid + ") exited by itself with code " + code + " (" + state + "); see " + fleet.logDir().resolve("coordinator.log"));
     event("coordinator (pid %d) exited by itself with code %d (%s); starting it again in 1 s", pid, code, state);
     coordinatorRestartAt = now + TimeUnit.SECONDS.toNanos(1);

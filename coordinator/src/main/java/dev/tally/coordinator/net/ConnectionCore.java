@@ -6,6 +6,7 @@ import dev.tally.core.detect.FailureDetector;
 import dev.tally.core.schedule.AttemptReport;
 import dev.tally.core.schedule.HeldLease;
 import dev.tally.core.schedule.WorkerEvents;
+import dev.tally.core.security.Secret;
 import dev.tally.protocol.Drain;
 import dev.tally.protocol.Envelope;
 import dev.tally.protocol.Goodbye;
@@ -38,7 +39,11 @@ import org.slf4j.LoggerFactory;
  * <p>Life of a session:
  *
  * <ol>
- *   <li>The first frame must be a {@code Hello} with a worker id and name of at most {@value
+ *   <li>The first frame must be a {@code Hello}. On a port that requires a worker token, a Hello without
+ *       it or with another ({@link #credentialsProblem}, constant-time) is answered with a {@code Goodbye}
+ *       of code {@code UNAUTHENTICATED} and the connection closed, logged once per remote address per
+ *       {@link RefusalLog#PERIOD}; nothing else it says is looked at. Then it must have a worker id and
+ *       name of at most {@value
  *       #MAX_ID_CHARS} characters and 1 to {@link WorkerServer#MAX_WORKER_SLOTS} slots; anything else is
  *       answered with a {@code Goodbye} saying why, and the connection is closed. Leases the Hello says it
  *       holds from another store than this coordinator's are not claimed.
@@ -145,14 +150,22 @@ public final class ConnectionCore {
    * @param storeId the identity of the coordinator's store, sent in Welcome; empty for none
    * @param events where sessions are reported; called on the owner thread, must not block
    * @param sessions the live session of each worker id, shared by all sessions of the port
+   * @param refusals how often refusals of one address are logged, shared by all sessions of the port
    */
-  public record Context(WorkerServer.Settings settings, String storeId, WorkerEvents events, SessionRegistry sessions) {
+  public record Context(WorkerServer.Settings settings, String storeId, WorkerEvents events, SessionRegistry sessions,
+      RefusalLog refusals) {
     /** @throws NullPointerException if any component is null */
     public Context {
       Objects.requireNonNull(settings, "settings");
       Objects.requireNonNull(storeId, "storeId");
       Objects.requireNonNull(events, "events");
       Objects.requireNonNull(sessions, "sessions");
+      Objects.requireNonNull(refusals, "refusals");
+    }
+
+    /** A context with a refusal log of its own ({@link RefusalLog#PERIOD}). */
+    public Context(WorkerServer.Settings settings, String storeId, WorkerEvents events, SessionRegistry sessions) {
+      this(settings, storeId, events, sessions, new RefusalLog());
     }
   }
 
@@ -160,6 +173,7 @@ public final class ConnectionCore {
   private final String storeId;
   private final WorkerEvents events;
   private final SessionRegistry sessions;
+  private final RefusalLog refusals;
   private final ConnectionPort port;
   private final Executor owner;
   private final String peer;
@@ -225,6 +239,7 @@ public final class ConnectionCore {
     this.storeId = context.storeId();
     this.events = context.events();
     this.sessions = context.sessions();
+    this.refusals = context.refusals();
     this.port = Objects.requireNonNull(port, "port");
     this.owner = Objects.requireNonNull(owner, "owner");
     this.peer = Objects.requireNonNull(peer, "peer");
@@ -517,6 +532,11 @@ public final class ConnectionCore {
   }
 
   private void onHello(Hello hello, long nowNanos) {
+    String unauthenticated = credentialsProblem(settings.workerToken(), hello);
+    if (unauthenticated != null && planted != PlantedConnectionFault.ACCEPT_ANY_TOKEN) { // planted: no check
+      refuseUnauthenticated(hello, unauthenticated, nowNanos);
+      return;
+    }
     String problem = helloProblem(hello);
     if (problem != null) {
       refuse("Hello refused: " + problem);
@@ -554,6 +574,22 @@ public final class ConnectionCore {
     predecessorEnded = previous.ended();
     previous.supersede();
     port.awaitPredecessor(predecessorEnded);
+  }
+
+  /**
+   * Why {@code hello} may not open a session on a port that requires {@code token}, or null if it may (or
+   * the port requires none). The comparison is {@link Secret#matches}'s: constant time, the one place a
+   * token is compared. The reason is for the worker's Goodbye and the log: it never quotes either token.
+   */
+  static String credentialsProblem(Secret token, Hello hello) {
+    if (token == null) {
+      return null;
+    }
+    if (hello.getCredentials().isEmpty()) {
+      return "this coordinator requires a worker token, and the Hello carried none (give tally worker --token-file"
+          + " FILE, or set " + Secret.WORKER_TOKEN_VARIABLE + ")";
+    }
+    return token.matches(hello.getCredentials()) ? null : "wrong worker token";
   }
 
   /** Why {@code hello} is refused, or null if it is acceptable. */
@@ -654,6 +690,22 @@ public final class ConnectionCore {
 
   // ---- closing ----
 
+  /**
+   * Refuses a Hello without the right token: a Goodbye of code {@code UNAUTHENTICATED} (the worker stops
+   * instead of retrying) and a close, before anything else the peer says is read. Logged at most once per
+   * remote address per {@link RefusalLog#PERIOD}: a misconfigured worker under a supervisor that restarts
+   * it, or a scanner, must not flood the log. Of what the peer sent only its claimed id and name are
+   * logged (clipped): they help find the machine, and are not secret.
+   */
+  private void refuseUnauthenticated(Hello hello, String reason, long nowNanos) {
+    long leftOut = refusals.shouldLog(RefusalLog.addressOf(peer), nowNanos);
+    if (leftOut >= 0) {
+      log.warn("refused a worker at {} (worker id '{}', name '{}'): {}{}", peer, clip(hello.getWorkerId()),
+          clip(hello.getName()), reason, RefusalLog.leftOut(leftOut));
+    }
+    closeWith("Hello refused: " + reason, Goodbye.Code.UNAUTHENTICATED);
+  }
+
   /** Logs a refusal with the peer's address, tells the peer why, and closes. */
   private void refuse(String reason) {
     log.warn("{} at {}: {}; closing", workerId != null ? workerId : "unidentified peer", peer, reason);
@@ -661,6 +713,10 @@ public final class ConnectionCore {
   }
 
   private void closeWith(String reason) {
+    closeWith(reason, Goodbye.Code.CODE_UNSPECIFIED);
+  }
+
+  private void closeWith(String reason, Goodbye.Code code) {
     if (phase == Phase.CLOSED) {
       return;
     }
@@ -670,7 +726,7 @@ public final class ConnectionCore {
     phase = Phase.CLOSED;
     closeReason = reason;
     if (port.isOpen()) {
-      port.write(Envelope.newBuilder().setGoodbye(Goodbye.newBuilder().setReason(reason)).build());
+      port.write(Envelope.newBuilder().setGoodbye(Goodbye.newBuilder().setReason(reason).setCode(code)).build());
       port.flush();
     }
     port.close();

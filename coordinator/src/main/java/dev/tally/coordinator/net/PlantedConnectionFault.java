@@ -33,5 +33,11 @@ public enum PlantedConnectionFault {
    * redelivers its jobs, so the run never finishes (I1, I4). Every other way a session ends is reported as
    * it should be.
    */
-  REAP_WITHOUT_LOSS
+  REAP_WITHOUT_LOSS,
+
+  /**
+   * The core welcomes a Hello whatever worker token it carries, or none: the token check is gone, and a
+   * process that is not one of the fleet's joins and is given work.
+   */
+  ACCEPT_ANY_TOKEN
 }

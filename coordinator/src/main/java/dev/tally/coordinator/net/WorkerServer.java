@@ -5,6 +5,7 @@ import dev.tally.core.detect.FailureDetector;
 import dev.tally.core.detect.DetectorSettings;
 import dev.tally.core.detect.FixedTimeoutDetector;
 import dev.tally.core.schedule.WorkerEvents;
+import dev.tally.core.security.Secret;
 import dev.tally.protocol.ProtocolLimits;
 import dev.tally.protocol.codec.FrameCodec;
 import io.netty.bootstrap.ServerBootstrap;
@@ -18,6 +19,7 @@ import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.handler.ssl.SslContext;
 import io.netty.util.concurrent.GlobalEventExecutor;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -43,6 +45,12 @@ import org.slf4j.LoggerFactory;
  *   ...
  * }
  * }</pre>
+ *
+ * <p><b>Security</b> comes with the settings: a worker token ({@link Settings#workerToken()}) is checked by
+ * each connection's {@link ConnectionCore} on its Hello; TLS ({@link Settings#tls()}) is spoken with every
+ * peer that is not on this machine, and may be with those that are ({@link TlsUnlessLocal}). Whether the
+ * port may listen where it is asked to without them is {@link dev.tally.coordinator.security.ListenerSecurity}'s
+ * rule, applied by the coordinator builder.
  *
  * <p>The server also keeps the map from worker id to its live session ({@link LiveSessions}): a {@code
  * Hello} with a worker id that already has a live session closes the older one ("superseded by a new
@@ -88,6 +96,9 @@ public final class WorkerServer implements AutoCloseable {
               return;
             }
             allChannels.add(ch);
+            if (settings.tls() != null) {
+              ch.pipeline().addLast("tls", new TlsUnlessLocal(settings.tls(), context.refusals(), settings.ticker()));
+            }
             FrameCodec.install(ch.pipeline(), settings.maxFrameBytes());
             ch.pipeline().addLast("tally-connection", new WorkerConnection(WorkerServer.this, context, ch));
           }
@@ -227,7 +238,10 @@ public final class WorkerServer implements AutoCloseable {
    *       many as the worker's slots", so a worker's dispatch window is twice its slots;
    *   <li>{@code ticker}: {@link Ticker#system()};
    *   <li>{@code ioThreads}: 0, Netty's default (twice the processors);
-   *   <li>{@code coordinatorEpoch}: 0, sent in Welcome for the worker's log.
+   *   <li>{@code coordinatorEpoch}: 0, sent in Welcome for the worker's log;
+   *   <li>{@code workerToken}: none (workers are not asked for one); {@code tls}: none (plaintext). Whether
+   *       that may listen where it is asked to is {@link dev.tally.coordinator.security.ListenerSecurity}'s
+   *       rule, which {@link dev.tally.coordinator.CoordinatorBuilder} applies.
    * </ul>
    */
   public static final class Settings {
@@ -260,6 +274,8 @@ public final class WorkerServer implements AutoCloseable {
     private final Ticker ticker;
     private final int ioThreads;
     private final long coordinatorEpoch;
+    private final Secret workerToken;
+    private final SslContext tls;
 
     private Settings(Builder b, Duration detectionWindow, LongFunction<FailureDetector> detectorFactory) {
       this.heartbeatInterval = b.heartbeatInterval;
@@ -270,6 +286,8 @@ public final class WorkerServer implements AutoCloseable {
       this.ticker = b.ticker;
       this.ioThreads = b.ioThreads;
       this.coordinatorEpoch = b.coordinatorEpoch;
+      this.workerToken = b.workerToken;
+      this.tls = b.tls;
     }
 
     /** The settings with every default: the product's (see the class doc). */
@@ -322,6 +340,22 @@ public final class WorkerServer implements AutoCloseable {
       return coordinatorEpoch;
     }
 
+    /**
+     * The token a worker's Hello must carry, or null if the port accepts workers without one. Checked by
+     * {@link ConnectionCore} before anything else a Hello says.
+     */
+    public Secret workerToken() {
+      return workerToken;
+    }
+
+    /**
+     * The port's TLS, or null for plaintext. With TLS, peers that are not on this machine must shake hands
+     * first; peers on it may still speak plaintext (see {@link WorkerServer}).
+     */
+    public SslContext tls() {
+      return tls;
+    }
+
     /** The dispatch window of a worker with {@code slots} slots: slots plus the prefetch. */
     public int dispatchWindow(int slots) {
       return slots + (prefetch == 0 ? slots : prefetch);
@@ -342,7 +376,8 @@ public final class WorkerServer implements AutoCloseable {
     public String toString() {
       return "heartbeat every " + heartbeatInterval.toMillis() + "ms, detection window "
           + detectionWindow.toMillis() + "ms, max frame " + maxFrameBytes + " bytes, prefetch "
-          + (prefetch == 0 ? "= slots" : prefetch);
+          + (prefetch == 0 ? "= slots" : prefetch) + (workerToken != null ? ", worker token required" : "")
+          + (tls != null ? ", TLS" : "");
     }
 
     /** Builds {@link Settings}; every setter validates its argument and says the rule it broke. */
@@ -356,6 +391,8 @@ public final class WorkerServer implements AutoCloseable {
       private Ticker ticker = Ticker.system();
       private int ioThreads;
       private long coordinatorEpoch;
+      private Secret workerToken;
+      private SslContext tls;
 
       private Builder() {}
 
@@ -453,6 +490,21 @@ public final class WorkerServer implements AutoCloseable {
 
       public Builder coordinatorEpoch(long epoch) {
         this.coordinatorEpoch = epoch;
+        return this;
+      }
+
+      /** The token every worker's Hello must carry; null (the default) accepts workers without one. */
+      public Builder workerToken(Secret token) {
+        this.workerToken = token;
+        return this;
+      }
+
+      /** The port's TLS (a server context); null (the default) for plaintext. */
+      public Builder tls(SslContext tls) {
+        if (tls != null && !tls.isServer()) {
+          throw new IllegalArgumentException("the worker port needs a server TLS context, got a client one");
+        }
+        this.tls = tls;
         return this;
       }
 

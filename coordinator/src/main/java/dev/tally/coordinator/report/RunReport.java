@@ -66,7 +66,7 @@ public final class RunReport {
 
   /** A finished run's whole span in the store: creation to the end of its last job (0 if not finished). */
   public static long runWallMillis(RunView run) {
-    return run.finished() ? Math.max(0, run.finishedAtMillis() - run.createdAtMillis()) : 0;
+    return run.ended() ? Math.max(0, run.finishedAtMillis() - run.createdAtMillis()) : 0;
   }
 
   /**

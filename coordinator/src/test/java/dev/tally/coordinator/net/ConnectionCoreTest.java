@@ -64,6 +64,118 @@ class ConnectionCoreTest {
         new EvaluatorSpec("noop", Map.of(), Duration.ofSeconds(30)));
   }
 
+  /**
+   * A port that requires a worker token: the Hello's credentials are checked before anything else it says,
+   * a refusal carries the code that stops the worker, and refusals are logged once per address per minute.
+   */
+  @Nested
+  class WorkerToken {
+    private static final String TOKEN = "the-right-token-0123456789";
+    private final CoreWorld tokenWorld = new CoreWorld(
+        WorkerServer.Settings.builder().workerToken(dev.tally.core.security.Secret.of(TOKEN, "worker token (test)")), "store-a");
+    private final ListAppender<ILoggingEvent> logs = new ListAppender<>();
+    private final Logger logger = (Logger) LoggerFactory.getLogger(ConnectionCore.class);
+
+    @AfterEach
+    void detachAndVerify() {
+      logger.detachAppender(logs);
+      tokenWorld.events.verify();
+    }
+
+    private Envelope hello(String workerId, String credentials) {
+      Envelope h = CoreWorld.hello(workerId, 2);
+      return credentials == null ? h
+          : h.toBuilder().setHello(h.getHello().toBuilder().setCredentials(credentials)).build();
+    }
+
+    private FakeConnection connectFrom(int host) {
+      // CoreWorld numbers connections 10.0.0.1, .2, ...: make enough of them to reach the wanted address.
+      FakeConnection c;
+      do {
+        c = tokenWorld.connect();
+      } while (!c.core.peer().startsWith("/10.0.0." + host + ":"));
+      return c;
+    }
+
+    @Test
+    void aHelloWithTheTokenJoins() {
+      FakeConnection c = tokenWorld.connect();
+      c.receive(hello("w", TOKEN));
+      assertThat(c.core.phase()).isEqualTo(ConnectionCore.Phase.JOINED);
+      assertThat(tokenWorld.recorded.events).extracting(Event::kind).containsExactly(Kind.JOINED);
+    }
+
+    @Test
+    void aHelloWithoutTheTokenOrWithAnotherIsRefusedWithTheCodeThatStopsTheWorker() {
+      for (String presented : new String[] {null, "", "not-the-token", TOKEN + "x", TOKEN.substring(1)}) {
+        FakeConnection c = tokenWorld.connect();
+        c.receive(hello("w", presented));
+        assertThat(c.writtenKinds()).as("presented %s", presented).containsExactly(Envelope.BodyCase.GOODBYE);
+        Goodbye goodbye = c.last().getGoodbye();
+        assertThat(goodbye.getCode()).isEqualTo(Goodbye.Code.UNAUTHENTICATED);
+        assertThat(goodbye.getReason()).startsWith("Hello refused: ").doesNotContain(TOKEN);
+        if (presented != null && !presented.isEmpty()) {
+          assertThat(goodbye.getReason()).isEqualTo("Hello refused: wrong worker token").doesNotContain(presented);
+        } else {
+          assertThat(goodbye.getReason()).contains("requires a worker token", "--token-file", "TALLY_WORKER_TOKEN");
+        }
+        assertThat(c.closed).isTrue();
+        assertThat(c.handle()).as("nothing registered").isNull();
+        // Nothing else it says is looked at: its frames after the Hello change nothing.
+        c.receive(CoreWorld.passResult(1, 1));
+        c.end();
+      }
+      assertThat(tokenWorld.recorded.events).isEmpty();
+      assertThat(tokenWorld.sessions.size()).isZero();
+    }
+
+    @Test
+    void theTokenIsCheckedBeforeTheRestOfTheHello() {
+      FakeConnection c = tokenWorld.connect();
+      c.receive(Envelope.newBuilder().setHello(hello("", "wrong").getHello().toBuilder().setSlots(0)).build());
+      assertThat(c.last().getGoodbye().getReason()).isEqualTo("Hello refused: wrong worker token");
+    }
+
+    @Test
+    void refusalsAreLoggedOncePerAddressPerMinuteWithHowManyWereLeftOut() {
+      logs.start();
+      logger.addAppender(logs);
+      FakeConnection first = connectFrom(1);
+      first.receive(hello("w", "wrong"));
+      FakeConnection other = connectFrom(2);
+      other.receive(hello("w", "wrong"));
+      assertThat(warnings()).hasSize(2);
+      assertThat(warnings().get(0))
+          .isEqualTo("refused a worker at /10.0.0.1:4000 (worker id 'w', name 'w-host'): wrong worker token");
+
+      // CoreWorld's addresses are per connection; the log's key is the address without its port, so a
+      // second connection from 10.0.0.1 is the same address only if it has that number: build one directly.
+      for (int i = 0; i < 3; i++) {
+        tokenWorld.advanceMillis(10_000);
+        sameAddressAs(first).receive(hello("w", "wrong"));
+      }
+      assertThat(warnings()).as("left out within the minute").hasSize(2);
+      tokenWorld.advanceMillis(31_000);
+      sameAddressAs(first).receive(hello("w", "wrong"));
+      assertThat(warnings()).hasSize(3);
+      assertThat(warnings().get(2))
+          .endsWith("wrong worker token; 3 more refusals from this address since the last line about it");
+      assertThat(logs.list).allSatisfy(e -> assertThat(e.getFormattedMessage()).doesNotContain(TOKEN));
+    }
+
+    private List<String> warnings() {
+      return logs.list.stream().filter(e -> e.getLevel() == ch.qos.logback.classic.Level.WARN)
+          .map(ILoggingEvent::getFormattedMessage).toList();
+    }
+
+    private FakeConnection sameAddressAs(FakeConnection c) {
+      FakeConnection again = new FakeConnection(tokenWorld, 1, PlantedConnectionFault.NONE);
+      again.core.onActive(tokenWorld.now());
+      assertThat(RefusalLog.addressOf(again.core.peer())).isEqualTo(RefusalLog.addressOf(c.core.peer()));
+      return again;
+    }
+  }
+
   @Nested
   class Hellos {
     @Test

@@ -26,9 +26,12 @@ final class OutlierWatch implements Duty {
   /** Worker names by id, for log lines people read. */
   private final Map<String, String> names = new HashMap<>();
 
-  OutlierWatch(OutlierDetector detector, Runs runs) {
+  private final SchedulerObserver observer;
+
+  OutlierWatch(OutlierDetector detector, Runs runs, SchedulerObserver observer) {
     this.detector = detector;
     this.runs = runs;
+    this.observer = observer;
   }
 
   void joined(WorkerHandle worker, long nowMillis) {
@@ -68,7 +71,9 @@ final class OutlierWatch implements Duty {
   @Override
   public void settle(Step step, StoreBatchResult result) {
     for (OutlierEvent e : detector.poll(step.nowMillis)) {
-      log.warn("outlier detection: {}", e.describe(names.getOrDefault(e.workerId(), e.workerId())));
+      String name = names.getOrDefault(e.workerId(), e.workerId());
+      log.warn("outlier detection: {}", e.describe(name));
+      observer.outlier(name, e);
       if (e.type() == OutlierEvent.Type.EJECTED) {
         lastEjectionReason.put(e.workerId(), e.reason());
       }

@@ -18,8 +18,9 @@ final class Reports implements Duty {
   private final List<PendingRecord> records = new ArrayList<>();
   private final List<PendingRelease> releases = new ArrayList<>();
 
-  void record(RecordRequest request, WorkerHandle sender) {
-    records.add(new PendingRecord(request, sender));
+  /** A record to commit; {@code latencyNanos} from the lease to the report, or -1 if the lease is not ours. */
+  void record(RecordRequest request, WorkerHandle sender, long latencyNanos) {
+    records.add(new PendingRecord(request, sender, latencyNanos));
   }
 
   /** A release to commit; {@code sender} is told how it went, unless null (the session is gone). */

@@ -19,19 +19,28 @@ import java.util.concurrent.ConcurrentHashMap;
  */
 final class Runs {
   private final Store store;
+  private final SchedulerObserver observer;
   private final LinkedHashSet<Long> active = new LinkedHashSet<>();
   private final Map<Long, RunView> specs = new HashMap<>();
   private final Map<Long, String> caseKinds = new HashMap<>();
   private final Map<Long, RunCounters> latest = new ConcurrentHashMap<>();
   private final Map<Long, CompletableFuture<RunCounters>> completions = new ConcurrentHashMap<>();
 
-  Runs(Store store) {
+  Runs(Store store, SchedulerObserver observer) {
     this.store = store;
+    this.observer = observer;
   }
 
-  /** Starts leasing from a run, unless it has already finished. */
+  /**
+   * Starts leasing from a run, unless it has already ended (finished or cancelled): then its future
+   * completes at once with the counters it ended with.
+   */
   void activate(long runId) {
-    if (!view(runId).finished()) {
+    RunView run = view(runId);
+    RunCounters last = latest.get(runId);
+    if (run.ended() || (last != null && last.finished())) {
+      completion(runId).complete(last != null ? last : run.counters());
+    } else {
       active.add(runId);
     }
   }
@@ -61,10 +70,14 @@ final class Runs {
     return caseKinds.computeIfAbsent(runId, id -> "run-" + id);
   }
 
-  /** Takes a commit's counters; a run that finished leaves the active set and its future completes. */
+  /**
+   * Takes a commit's counters; a run that ended (finished, or cancelled: every job ended either way) leaves
+   * the active set and its future completes.
+   */
   void publish(Map<Long, RunCounters> counters) {
     counters.forEach((runId, c) -> {
       latest.put(runId, c);
+      observer.runCounters(runId, c);
       if (c.finished()) {
         active.remove(runId);
         completion(runId).complete(c);

@@ -9,6 +9,7 @@ import dev.tally.core.outlier.OutlierPolicy;
 import dev.tally.core.schedule.Fleet.Holdings;
 import dev.tally.core.schedule.Fleet.InFlight;
 import dev.tally.core.store.AttemptTiming;
+import dev.tally.core.store.CancelResult;
 import dev.tally.core.store.RunCounters;
 import dev.tally.core.store.Store;
 import dev.tally.core.store.StoreBatch;
@@ -57,8 +58,8 @@ import org.slf4j.LoggerFactory;
  * simulation can drive it step by step.
  *
  * <p>Thread-safety: the {@link WorkerEvents} methods, {@link #counters}, {@link #completion}, {@link
- * #activate}, {@link #hasQueuedEvents}, {@link #connectedWorkers}, {@link #stopLeasing} and {@link #inFlight}
- * are safe from any thread. {@link
+ * #activate}, {@link #cancel}, {@link #hasQueuedEvents}, {@link #connectedWorkers}, {@link #stopLeasing} and
+ * {@link #inFlight} are safe from any thread. {@link
  * #step()}, {@link #stopping()} and {@link #inFlightCount()} must be called from one thread at a time.
  */
 public final class Scheduler implements WorkerEvents {
@@ -82,6 +83,8 @@ public final class Scheduler implements WorkerEvents {
   private final OutlierWatch outliers;
   private final WorkerStatusReports statuses;
   private final Successions successions;
+  private final Cancels cancels;
+  private final Observers observer;
   private final List<Duty> duties;
   private final EventHandler handler = new EventHandler();
 
@@ -101,18 +104,21 @@ public final class Scheduler implements WorkerEvents {
     this.redelivery = b.redelivery;
     this.settings = b.settings;
     this.wakeup = b.wakeup;
-    this.runs = new Runs(store);
-    this.outliers = new OutlierWatch(b.outliers, runs);
+    this.observer = new Observers(b.observers);
+    this.runs = new Runs(store, observer);
+    this.outliers = new OutlierWatch(b.outliers, runs, observer);
+    this.cancels = new Cancels(fleet);
     this.offers = new LeaseOffers(fleet, runs, outliers, settings.leaseDuration());
     this.renewals = new LeaseRenewals(fleet, settings.leaseDuration());
     this.successions = new Successions(reports, redelivery, random);
     this.grace = new RestartGrace(fleet, runs, renewals, successions, clock.millis());
     ExpiredLeaseSweep sweep = new ExpiredLeaseSweep(fleet, runs, grace);
     OverdueAttempts overdue = new OverdueAttempts(fleet, runs, reports, redelivery, random);
-    this.statuses = new WorkerStatusReports(store, fleet, outliers, grace, settings.leaseDuration());
+    this.statuses = new WorkerStatusReports(store, fleet, outliers, grace, settings.leaseDuration(), observer);
     // Plan order matters where one duty reads another's decision: the sweep decides whether this step
     // sweeps, overdue attempts run with it and add releases that the reports duty then puts in the batch.
-    this.duties = List.of(grace, sweep, overdue, successions, reports, offers, renewals, outliers, statuses);
+    this.duties = List.of(grace, sweep, overdue, successions, reports, cancels, offers, renewals, outliers, statuses,
+        new KeyPurge(store));
   }
 
   /**
@@ -206,6 +212,21 @@ public final class Scheduler implements WorkerEvents {
     return done;
   }
 
+  /**
+   * Cancels a run, in the next step's commit ({@link dev.tally.core.store.BatchRules#cancelRun} is the
+   * rule): its pending jobs are never leased, the holders of its leases are told to abandon them, and a
+   * result that arrives later is fenced. Cancelling a cancelled run changes nothing; a finished run is
+   * refused. Works for any run of the store, whether this scheduler serves it or not. Returns at once.
+   *
+   * @return a future completed with what the cancel did once it is committed; completed exceptionally if the
+   *     scheduler gives up on the store
+   */
+  public CompletableFuture<CancelResult> cancel(long runId) {
+    CompletableFuture<CancelResult> done = new CompletableFuture<>();
+    enqueue(new SchedulerEvent.Cancel(runId, done));
+    return done;
+  }
+
   /** The future completed when run {@code runId} finishes (see {@link #activate}). */
   public CompletableFuture<RunCounters> completion(long runId) {
     return runs.completion(runId);
@@ -256,6 +277,7 @@ public final class Scheduler implements WorkerEvents {
       return offers.nextNotBeforeMillis();
     }
     StoreBatchResult result;
+    long commitStarted = ticker.nanos();
     try {
       result = store.apply(batch);
       consecutiveStoreFailures = 0;
@@ -264,18 +286,42 @@ public final class Scheduler implements WorkerEvents {
       if (consecutiveStoreFailures >= settings.maxConsecutiveStoreFailures()) {
         log.error("store failed {} times in a row; giving up", consecutiveStoreFailures, e);
         runs.failAll(e);
+        cancels.failAll(e);
         throw e;
       }
       log.warn("store commit failed (attempt {}); retrying the batch", consecutiveStoreFailures, e);
       return nowMillis + settings.storeRetryDelay().toMillis();
     }
+    long commitNanos = ticker.nanos() - commitStarted;
     for (Duty d : duties) {
       d.settle(step, result);
     }
     statuses.afterStep(nowMillis); // after the assignments: its in-flight counts are this step's
     runs.publish(result.counters());
     inFlightAfterStep = fleet.inFlightCount();
+    if (!observer.isEmpty()) {
+      tellObservers(step, batch, result, commitNanos);
+    }
     return offers.dueMillis(nowMillis);
+  }
+
+  /** What the commit did, for the observers. */
+  private void tellObservers(Step step, StoreBatch batch, StoreBatchResult result, long commitNanos) {
+    List<Step.PendingRecord> records = step.records();
+    for (int i = 0; i < records.size(); i++) {
+      observer.recorded(result.recordStatuses().get(i), records.get(i).latencyNanos());
+    }
+    for (int i = 0; i < batch.releases().size(); i++) {
+      if (result.releaseStatuses().get(i) == StoreBatch.ReleaseStatus.RELEASED) {
+        observer.redelivered(batch.releases().get(i).jobId(), batch.releases().get(i).failure().kind());
+      }
+    }
+    for (StoreBatch.ExpiredLease e : result.expired()) {
+      if (e.status() == StoreBatch.ReleaseStatus.RELEASED) {
+        observer.redelivered(e.jobId(), e.why());
+      }
+    }
+    observer.committed(records.size(), commitNanos);
   }
 
   /** The scheduler's side of each event, on its thread, at the step's time. */
@@ -310,7 +356,9 @@ public final class Scheduler implements WorkerEvents {
       AttemptTiming timing = new AttemptTiming(f == null ? AttemptTiming.UNKNOWN : f.elapsedMillis(nowNanos),
           report.queuedMillis(), report.runMillis());
       if (report.outcome() != null) {
-        reports.record(new RecordRequest(report.jobId(), report.token(), worker.name(), report.outcome(), timing), worker);
+        long latencyNanos = f == null ? -1 : Math.max(0, nowNanos - f.leasedAtNanos());
+        reports.record(new RecordRequest(report.jobId(), report.token(), worker.name(), report.outcome(), timing), worker,
+            latencyNanos);
       } else {
         reports.release(new ReleaseRequest(report.jobId(), report.token(), report.failure(),
             notBefore(f, report.failure().kind()), CaseState.UNKNOWN, timing), worker);
@@ -355,6 +403,11 @@ public final class Scheduler implements WorkerEvents {
     public void activated(long runId) {
       offers.wake();
       runs.activate(runId);
+    }
+
+    @Override
+    public void cancel(long runId, CompletableFuture<CancelResult> done) {
+      cancels.ask(runId, done);
     }
   }
 
@@ -411,6 +464,7 @@ public final class Scheduler implements WorkerEvents {
     private final RandomGenerator random;
     private RedeliveryPolicy redelivery = RedeliveryPolicy.defaults();
     private Settings settings = Settings.defaults();
+    private final java.util.List<SchedulerObserver> observers = new java.util.ArrayList<>();
     private Runnable wakeup = () -> {};
     private OutlierDetector outliers;
 
@@ -445,6 +499,15 @@ public final class Scheduler implements WorkerEvents {
      */
     public Builder outliers(OutlierDetector outliers) {
       this.outliers = Objects.requireNonNull(outliers, "outliers");
+      return this;
+    }
+
+    /**
+     * Adds an observer of what each commit did; called on the scheduler's thread (see {@link
+     * SchedulerObserver}). None by default.
+     */
+    public Builder observer(SchedulerObserver observer) {
+      this.observers.add(Objects.requireNonNull(observer, "observer"));
       return this;
     }
 

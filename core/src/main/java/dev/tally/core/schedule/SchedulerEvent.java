@@ -20,6 +20,8 @@ sealed interface SchedulerEvent {
     void lost(WorkerHandle worker, String reason);
 
     void activated(long runId);
+
+    void cancel(long runId, java.util.concurrent.CompletableFuture<dev.tally.core.store.CancelResult> done);
   }
 
   /** A worker session is ready for work. */
@@ -64,6 +66,19 @@ sealed interface SchedulerEvent {
     @Override
     public void deliverTo(Handler handler) {
       handler.activated(runId);
+    }
+  }
+
+  /** A run is to be cancelled. */
+  record Cancel(long runId, java.util.concurrent.CompletableFuture<dev.tally.core.store.CancelResult> done)
+      implements SchedulerEvent {
+    public Cancel {
+      Objects.requireNonNull(done, "done");
+    }
+
+    @Override
+    public void deliverTo(Handler handler) {
+      handler.cancel(runId, done);
     }
   }
 }

@@ -32,8 +32,12 @@ final class Step {
   private final List<Long> runIds;
   private final RedeliveryPolicy redelivery;
 
-  /** A record and the session that reported it. */
-  record PendingRecord(RecordRequest request, WorkerHandle sender) {}
+  /**
+   * A record and the session that reported it.
+   *
+   * @param latencyNanos lease to report on the monotonic clock, or -1 if the lease was not this scheduler's
+   */
+  record PendingRecord(RecordRequest request, WorkerHandle sender, long latencyNanos) {}
 
   /** A release and the session to tell, or null when nobody is to be told (the session is gone). */
   record PendingRelease(ReleaseRequest request, WorkerHandle sender) {}
@@ -54,6 +58,7 @@ final class Step {
   private final List<RenewRequest> renewals = new ArrayList<>();
   /** The claim each renewal settles, or null for a routine renewal of a connected worker's lease. */
   private final List<Claim> renewalClaims = new ArrayList<>();
+  private final List<Long> cancels = new ArrayList<>();
   private OrphanRelease orphans;
   private boolean sweep;
 
@@ -93,6 +98,20 @@ final class Step {
     orphans = o;
   }
 
+  void cancel(long runId) {
+    cancels.add(runId);
+  }
+
+  /** The records of this step, in order (index for index with the result's statuses). */
+  List<PendingRecord> records() {
+    return records;
+  }
+
+  /** The releases of this step, in order (index for index with the result's statuses). */
+  List<PendingRelease> releases() {
+    return releases;
+  }
+
   void sweepExpiredLeases() {
     sweep = true;
   }
@@ -114,6 +133,7 @@ final class Step {
     if (sweep) {
       b.sweepExpiredLeases();
     }
+    cancels.forEach(b::cancel);
     return b.build();
   }
 

@@ -43,7 +43,11 @@ final class WorkerStatusReports implements Duty {
   private boolean changed;
   private boolean earlierSettled;
 
-  WorkerStatusReports(Store store, Fleet fleet, OutlierWatch outliers, RestartGrace grace, java.time.Duration leaseDuration) {
+  private final SchedulerObserver observer;
+
+  WorkerStatusReports(Store store, Fleet fleet, OutlierWatch outliers, RestartGrace grace, java.time.Duration leaseDuration,
+      SchedulerObserver observer) {
+    this.observer = observer;
     this.leaseDuration = leaseDuration;
     this.store = store;
     this.fleet = fleet;
@@ -91,6 +95,7 @@ final class WorkerStatusReports implements Duty {
       lastSaveMillis = nowMillis; // not again before the interval: the store is the run's, this is only a view
       log.warn("could not save worker statuses for tally status (the run goes on)", ex);
     }
+    observer.workersChanged(List.copyOf(statuses));
   }
 
   /** Records that every worker still connected left because this coordinator is stopping. */

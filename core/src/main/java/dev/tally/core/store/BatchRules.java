@@ -30,9 +30,9 @@ import java.util.Map;
  * <h2>Rules</h2>
  *
  * <ul>
- *   <li><b>Order.</b> Records, then releases, then leases, then renewals, then orphaned leases, then the
- *       sweep of expired leases; then each touched run's counters are written once. Two requests for one
- *       job behave as if applied one after the other.
+ *   <li><b>Order.</b> Records, then releases, then cancels, then leases, then renewals, then orphaned
+ *       leases, then the sweep of expired leases; then each touched run's counters are written once. Two
+ *       requests for one job behave as if applied one after the other.
  *   <li><b>Fencing (I3) and idempotent recording (I2).</b> An outcome is {@link RecordStatus#RECORDED}
  *       only if its job is leased under the very token reported (the store's compare-and-set); it is
  *       {@link RecordStatus#DUPLICATE} if the job is done under that token (the accepted holder's resend);
@@ -41,9 +41,20 @@ import java.util.Map;
  *   <li><b>Releases</b> apply only while the job is leased under their token (else STALE, nothing
  *       changes); whether the job goes back to the queue or ends failed is the batch's {@link
  *       RedeliveryPolicy}'s judgement with the job's stored history.
- *   <li><b>Leases</b> come from the batch's runs in order, then dataset order. A retried job goes to another
- *       worker than its last attempt's when one asks for work in the same batch; only a worker that still
- *       has room after every request was served takes its own retries back.
+ *   <li><b>Fair share.</b> Each lease request's slots are divided among the batch's runs that have
+ *       leasable jobs, max-min fair: slot by slot, to the run with the fewest jobs leased at that moment
+ *       (ties to the earlier run in the batch's order), so a run of a million cases cannot starve a run of
+ *       ten submitted after it: the small run's jobs go out in the first request after its activation.
+ *       Within a run, dataset order. A run that yields fewer jobs than its share leaves the rest to the
+ *       others. With one run this is plain dataset order.
+ *   <li><b>Retries elsewhere.</b> A retried job goes to another worker than its last attempt's when one
+ *       asks for work in the same batch; only a worker that still has room after every request was served
+ *       takes its own retries back.
+ *   <li><b>Cancel</b> ({@link #cancelRun}): a running run's pending and leased jobs all end {@code
+ *       cancelled} (a leased one's attempt ends {@value #CANCELLED_ENDING} in the history), its counters
+ *       count them, and the run is {@code cancelled}; its holders are named so they can be told to abandon,
+ *       and their late results are fenced (the job is no longer leased). Cancelling a cancelled run changes
+ *       nothing; a finished run is refused.
  *   <li><b>Orphans and expiry.</b> A lease from before this coordinator that nobody claimed ends as
  *       {@code COORDINATOR_RESTARTED}; a lease past its expiry ends as {@code LEASE_EXPIRED}. Both go
  *       through the release path (policy, history, counters), with nobody to tell.
@@ -56,6 +67,9 @@ import java.util.Map;
  */
 public final class BatchRules {
   private BatchRules() {}
+
+  /** How a lease ended by its run's cancel ends in the attempt history. */
+  public static final String CANCELLED_ENDING = "cancelled";
 
   /** The detail of an orphaned lease's ending. */
   static final String ORPHAN_DETAIL = "the coordinator restarted while the attempt was leased, and no worker claimed it";
@@ -77,6 +91,10 @@ public final class BatchRules {
     List<ReleaseStatus> releaseStatuses = new ArrayList<>(batch.releases().size());
     for (ReleaseRequest r : batch.releases()) {
       releaseStatuses.add(a.release(r));
+    }
+    List<CancelResult> cancels = new ArrayList<>(batch.cancels().size());
+    for (long runId : batch.cancels()) {
+      cancels.add(a.cancel(runId));
     }
     List<List<Assignment>> leases = a.leases(batch.leases(), batch.runIds());
     List<RenewResult> renewals = new ArrayList<>(batch.renewals().size());
@@ -100,7 +118,20 @@ public final class BatchRules {
       pendingLeft |= p.leasableNow();
     }
     return new StoreBatchResult(recordStatuses, releaseStatuses, leases, counters, nextNotBefore, pendingLeft,
-        renewals, ended);
+        renewals, ended, cancels);
+  }
+
+  /**
+   * Cancels one run inside the caller's open transaction, by the rule in the class doc: for a run no
+   * scheduler serves (a coordinator applies its cancels in its batches, which call the same rule).
+   *
+   * @return what the cancel did
+   */
+  public static CancelResult cancelRun(long runId, long nowMillis, StoreTransaction tx) {
+    Applier a = new Applier(nowMillis, null, tx);
+    CancelResult result = a.cancel(runId);
+    a.writeCounters();
+    return result;
   }
 
   /**
@@ -124,6 +155,8 @@ public final class BatchRules {
     final StoreTransaction tx;
     final Map<Long, CounterDelta> touched = new LinkedHashMap<>();
     final Map<Long, AttemptLimits> limits = new HashMap<>();
+    /** Leased jobs per run, read when fair share first needs them and kept up to date by the leases. */
+    final Map<Long, Integer> leasedCounts = new HashMap<>();
 
     Applier(long now, RedeliveryPolicy redelivery, StoreTransaction tx) {
       this.now = now;
@@ -182,6 +215,28 @@ public final class BatchRules {
       return judgement.ending().terminal() ? ReleaseStatus.FAILED : ReleaseStatus.RELEASED;
     }
 
+    CancelResult cancel(long runId) {
+      RunState state = tx.runState(runId);
+      if (state == null) {
+        return CancelResult.unchanged(runId, CancelResult.Status.NO_SUCH_RUN);
+      }
+      if (state != RunState.RUNNING) {
+        return CancelResult.unchanged(runId,
+            state == RunState.CANCELLED ? CancelResult.Status.ALREADY_CANCELLED : CancelResult.Status.FINISHED);
+      }
+      List<CancelResult.CancelledLease> leases = new ArrayList<>();
+      for (JobRecord j : tx.leasedJobs(runId)) {
+        tx.cancelLeased(j.jobId());
+        tx.addAttempt(attempt(j, j.token(), j.owner(), CANCELLED_ENDING, "the run was cancelled", AttemptTiming.NONE));
+        leases.add(new CancelResult.CancelledLease(j.jobId(), j.token(), j.owner()));
+      }
+      long pending = tx.cancelPending(runId);
+      tx.cancelRunRow(runId, now);
+      delta(runId).cancelled += pending + leases.size();
+      leasedCounts.remove(runId);
+      return new CancelResult(runId, CancelResult.Status.CANCELLED, pending, leases);
+    }
+
     /**
      * The leases of every request: first each worker leases what did not last run on it (a retry goes to
      * another worker when one has room), then whoever still has room takes the rest, its own retries
@@ -207,19 +262,78 @@ public final class BatchRules {
     }
 
     List<Assignment> lease(LeaseRequest l, int maxJobs, List<Long> runIds, boolean avoidOwnRetries) {
-      List<Assignment> out = new ArrayList<>();
-      for (long runId : runIds) {
-        int wanted = maxJobs - out.size();
-        if (wanted <= 0) {
-          break;
-        }
-        List<Assignment> got = tx.lease(runId, l.worker(), wanted, now, l.leaseExpiryMillis(), avoidOwnRetries);
+      if (runIds.size() == 1) {
+        long runId = runIds.get(0);
+        List<Assignment> got = tx.lease(runId, l.worker(), maxJobs, now, l.leaseExpiryMillis(), avoidOwnRetries);
         if (!got.isEmpty()) {
           delta(runId);
-          out.addAll(got);
+          leasedCounts.computeIfPresent(runId, (r, n) -> n + got.size());
         }
+        return new ArrayList<>(got); // the caller adds the second pass's leases to it
       }
+      // Max-min fair: water-fill the slots over the runs by their leased counts, lease each run's share in
+      // one call, and hand what a run could not use to the others until the slots or the runs run out.
+      List<Assignment> out = new ArrayList<>();
+      List<Long> candidates = new ArrayList<>(runIds);
+      int remaining = maxJobs;
+      while (remaining > 0 && !candidates.isEmpty()) {
+        int[] shares = shares(candidates, remaining);
+        List<Long> spent = new ArrayList<>();
+        for (int i = 0; i < candidates.size(); i++) {
+          int share = shares[i];
+          if (share == 0) {
+            continue;
+          }
+          long runId = candidates.get(i);
+          List<Assignment> got = tx.lease(runId, l.worker(), share, now, l.leaseExpiryMillis(), avoidOwnRetries);
+          if (!got.isEmpty()) {
+            delta(runId);
+            leasedCounts.put(runId, leasedCount(runId) + got.size());
+            out.addAll(got);
+            remaining -= got.size();
+          }
+          if (got.size() < share) {
+            spent.add(runId); // nothing more leasable there for this request
+          }
+        }
+        candidates.removeAll(spent);
+      }
+      // Grouped by run, in the batch's run order, each run's in dataset order: the order a worker runs them.
+      Map<Long, Integer> order = new HashMap<>();
+      for (int i = 0; i < runIds.size(); i++) {
+        order.putIfAbsent(runIds.get(i), i);
+      }
+      out.sort(java.util.Comparator.comparingInt(a -> order.get(a.runId())));
       return out;
+    }
+
+    /** The run's leased jobs, as of this point of the batch. */
+    int leasedCount(long runId) {
+      return leasedCounts.computeIfAbsent(runId, tx::leasedCount);
+    }
+
+    /**
+     * How many of {@code slots} each candidate gets, max-min fair: slot by slot to the run with the fewest
+     * leased (counting the slots given so far), ties to the earlier run.
+     */
+    int[] shares(List<Long> candidates, int slots) {
+      int n = candidates.size();
+      long[] level = new long[n];
+      for (int i = 0; i < n; i++) {
+        level[i] = leasedCount(candidates.get(i));
+      }
+      int[] shares = new int[n];
+      for (int s = 0; s < slots; s++) {
+        int min = 0;
+        for (int i = 1; i < n; i++) {
+          if (level[i] < level[min]) {
+            min = i;
+          }
+        }
+        shares[min]++;
+        level[min]++;
+      }
+      return shares;
     }
 
     void releaseOrphans(OrphanRelease orphans, List<Long> runIds, List<ExpiredLease> ended) {

@@ -17,6 +17,7 @@ public final class CounterDelta {
   long duplicates;
   long fenced;
   long redeliveries;
+  long cancelled;
 
   void recorded(Verdict verdict) {
     switch (verdict) {
@@ -54,14 +55,18 @@ public final class CounterDelta {
     return redeliveries;
   }
 
-  /** Jobs this delta ends: recorded or failed. */
+  public long cancelled() {
+    return cancelled;
+  }
+
+  /** Jobs this delta ends: recorded, failed or cancelled. */
   public long ended() {
-    return passed + failed + errored + jobsFailed;
+    return passed + failed + errored + jobsFailed + cancelled;
   }
 
   /** Whether it changes nothing. */
   public boolean isZero() {
-    return (passed | failed | errored | jobsFailed | duplicates | fenced | redeliveries) == 0;
+    return (passed | failed | errored | jobsFailed | duplicates | fenced | redeliveries | cancelled) == 0;
   }
 
   /**
@@ -72,13 +77,13 @@ public final class CounterDelta {
    *     transaction must abort
    */
   public RunCounters applyTo(long runId, RunCounters before) {
-    long ended = before.recorded() + before.jobsFailed() + ended();
+    long ended = before.ended() + ended();
     if (ended > before.total()) {
       throw new StoreException("run " + runId + " would count " + ended + " ended jobs of " + before.total()
-          + " (I2: passed + failed + errored + jobs_failed <= total)");
+          + " (I2: passed + failed + errored + jobs_failed + cancelled <= total)");
     }
     return new RunCounters(before.total(), before.passed() + passed, before.failed() + failed,
         before.errored() + errored, before.jobsFailed() + jobsFailed, before.duplicatesSuppressed() + duplicates,
-        before.staleResultsFenced() + fenced, before.redeliveries() + redeliveries);
+        before.staleResultsFenced() + fenced, before.redeliveries() + redeliveries, before.cancelled() + cancelled);
   }
 }

@@ -1,6 +1,6 @@
 package dev.tally.core.store;
 
-/** Where a job is in its life. {@code DONE} and {@code FAILED} are terminal. */
+/** Where a job is in its life. {@code DONE}, {@code FAILED} and {@code CANCELLED} are terminal. */
 public enum JobState {
   /** Waiting for a lease (possibly not before a backoff time). */
   PENDING,
@@ -9,10 +9,12 @@ public enum JobState {
   /** Its outcome is recorded. */
   DONE,
   /** It ran out of attempts; its attempt history says why. */
-  FAILED;
+  FAILED,
+  /** Its run was cancelled before the job ended: never leased or recorded again (a late result is fenced). */
+  CANCELLED;
 
   /** Whether the job has ended. */
   public boolean terminal() {
-    return this == DONE || this == FAILED;
+    return this == DONE || this == FAILED || this == CANCELLED;
   }
 }

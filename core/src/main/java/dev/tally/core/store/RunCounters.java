@@ -12,6 +12,7 @@ package dev.tally.core.store;
  * @param duplicatesSuppressed results that arrived for a job already recorded under the same token
  * @param staleResultsFenced results that arrived from a holder of a revoked or superseded lease
  * @param redeliveries attempts that ended retryably and put their job back in the queue
+ * @param cancelled jobs that ended because their run was cancelled before they did
  */
 public record RunCounters(
     long total,
@@ -21,7 +22,8 @@ public record RunCounters(
     long jobsFailed,
     long duplicatesSuppressed,
     long staleResultsFenced,
-    long redeliveries) {
+    long redeliveries,
+    long cancelled) {
 
   /** Counters of a run of {@code total} jobs of which nothing happened yet; see {@link #builder}. */
   public static RunCounters empty(long total) {
@@ -43,6 +45,7 @@ public record RunCounters(
     private long duplicatesSuppressed;
     private long staleResultsFenced;
     private long redeliveries;
+    private long cancelled;
 
     private Builder(long total) {
       this.total = total;
@@ -83,9 +86,14 @@ public record RunCounters(
       return this;
     }
 
+    public Builder cancelled(long n) {
+      cancelled = n;
+      return this;
+    }
+
     public RunCounters build() {
       return new RunCounters(total, passed, failed, errored, jobsFailed, duplicatesSuppressed, staleResultsFenced,
-          redeliveries);
+          redeliveries, cancelled);
     }
   }
 
@@ -94,8 +102,13 @@ public record RunCounters(
     return passed + failed + errored;
   }
 
-  /** Whether every job has ended: recorded or failed. */
+  /** Jobs that have ended: recorded, failed or cancelled. */
+  public long ended() {
+    return recorded() + jobsFailed + cancelled;
+  }
+
+  /** Whether every job has ended: recorded, failed or cancelled. */
   public boolean finished() {
-    return recorded() + jobsFailed == total;
+    return ended() == total;
   }
 }

@@ -1,6 +1,8 @@
 package dev.tally.core.store;
 
 import dev.tally.core.CaseRecord;
+import dev.tally.core.cases.CaseSource;
+import dev.tally.core.cases.CaseSourceException;
 import java.util.List;
 import java.util.Optional;
 
@@ -23,20 +25,110 @@ import java.util.Optional;
  * </ul>
  *
  * <p>Thread-safety: implementations are safe for use from many threads; writes are serialized inside.
- * Reads ({@link #run}, {@link #runs}, {@link #jobs}, {@link #attempts}) may run beside a write.
+ * Reads ({@link #run}, {@link #runs}, {@link #jobs}, {@link #attempts}, {@link #cases}) may run beside a write
+ * and never wait for one.
  */
 public interface Store extends AutoCloseable {
 
   /**
-   * Creates a run and all its jobs ({@code pending}) in one transaction.
+   * Creates a run and its jobs ({@code pending}), pulling the cases one at a time from {@code cases} and
+   * inserting each as it comes, and completes an idempotency key with it: all in one transaction, or
+   * nothing ({@link RunCreation} is the rule). A run with no cases is finished at creation.
    *
-   * @param spec what the run was submitted with
-   * @param cases the cases, in dataset order, each with a unique id
-   * @return the new run's id
-   * @throws IllegalArgumentException if {@code cases} has two cases with one id; nothing is written
+   * <p>The transaction, and so the store's one writer, is held while the source is pulled: a caller reading
+   * from a network should take the body in first (to a file) so a slow client cannot hold up the
+   * scheduler's commits.
+   *
+   * @param run what the run is submitted with, and its name
+   * @param cases the cases in dataset order; positions unique, ids unique
+   * @param completion the idempotency key to complete with the run's response, or null
+   * @return the committed run, and the stored response if a key was completed
+   * @throws CaseSourceException if the source refuses a case (its place named) or two cases share an id
+   *     (the second one's place and the first one's named) or a position; nothing is written
+   * @throws KeyReservationLostException if the key is no longer held by the completion's reservation;
+   *     nothing is written
    * @throws StoreException if the store fails; nothing is written
    */
-  long createRun(RunSpec spec, List<CaseRecord> cases);
+  CreatedRun createRun(NewRun run, CaseSource cases, KeyCompletion completion)
+      throws CaseSourceException, KeyReservationLostException;
+
+  /**
+   * Creates a run of the listed cases with no name and no key: {@link #createRun(NewRun, CaseSource,
+   * KeyCompletion)}.
+   *
+   * @param spec what the run was submitted with
+   * @param cases the cases, each with a unique id and position
+   * @return the new run's id
+   * @throws IllegalArgumentException if two cases share an id or a position; nothing is written
+   * @throws StoreException if the store fails; nothing is written
+   */
+  default long createRun(RunSpec spec, List<CaseRecord> cases) {
+    try {
+      return createRun(NewRun.of(spec), CaseSource.of(cases, "the cases"), null).run().runId();
+    } catch (CaseSourceException e) {
+      throw new IllegalArgumentException(e.getMessage(), e);
+    } catch (KeyReservationLostException e) {
+      throw new IllegalStateException("a run made without a key cannot lose one", e);
+    }
+  }
+
+  /**
+   * Cancels a run in one transaction ({@link BatchRules#cancelRun}): for a run no scheduler serves. A
+   * coordinator cancels the runs it serves through its scheduler, so that the holders of their leases are
+   * told to abandon them.
+   *
+   * @return what the cancel did
+   * @throws StoreException if the store fails; nothing is changed
+   */
+  CancelResult cancelRun(long runId, long nowMillis);
+
+  // ---- idempotency keys ---------------------------------------------------------------------------
+
+  /**
+   * Claims an idempotency key for a request, in one transaction ({@link IdempotencyRules#claim}).
+   *
+   * @param scope the key's scope ({@link IdempotencyRules#scopeOf})
+   * @param key the key ({@link IdempotencyRules#keyProblem} must find nothing wrong)
+   * @param fingerprint the request's fingerprint if known now, else null
+   * @param nowMillis wall time, epoch ms
+   * @param holdUntilMillis until when the claim holds the key unless renewed, epoch ms
+   * @return claimed, in progress elsewhere, or completed
+   * @throws IllegalArgumentException if the key is not valid or the hold ends before now
+   * @throws StoreException if the store fails
+   */
+  KeyClaim claimKey(String scope, String key, String fingerprint, long nowMillis, long holdUntilMillis);
+
+  /**
+   * Extends the hold of a key this request holds.
+   *
+   * @return whether it still held the key (and so renewed it)
+   * @throws StoreException if the store fails
+   */
+  boolean renewKey(String scope, String key, String reservationToken, long holdUntilMillis);
+
+  /**
+   * Gives up a key this request holds, if it still does (a request that ends with nothing to replay).
+   *
+   * @throws StoreException if the store fails
+   */
+  void releaseKey(String scope, String key, String reservationToken);
+
+  /**
+   * Deletes the keys that are over ({@link IdempotencyRules#purge}).
+   *
+   * @return how many were deleted
+   * @throws StoreException if the store fails
+   */
+  int purgeKeys(long nowMillis);
+
+  /**
+   * Releases every key held by a request in progress: for a coordinator that holds this store exclusively
+   * ({@code CoordinatorLock}), at its start, when no request of an earlier process can still be served.
+   *
+   * @return how many were released
+   * @throws StoreException if the store fails
+   */
+  int releaseHeldKeys();
 
   /**
    * Applies one scheduler step's records, releases and leases in one transaction (see {@link StoreBatch}).
@@ -74,6 +166,29 @@ public interface Store extends AutoCloseable {
    * @throws StoreException if the store fails
    */
   List<RunView> runs();
+
+  /**
+   * Reads one page of runs, newest first.
+   *
+   * @throws StoreException if the store fails
+   */
+  List<RunView> runs(RunPage page);
+
+  /**
+   * Reads one page of a run's cases, in dataset order.
+   *
+   * @return the cases; empty if the run does not exist
+   * @throws StoreException if the store fails
+   */
+  List<CaseView> cases(long runId, CaseQuery query);
+
+  /**
+   * Reads the ended attempts of one case of a run, by token.
+   *
+   * @return the attempts; empty if there is no such case
+   * @throws StoreException if the store fails
+   */
+  List<AttemptView> attempts(long runId, String caseId);
 
   /**
    * Reads the jobs of a run in dataset order.

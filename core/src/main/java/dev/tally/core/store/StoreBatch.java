@@ -12,8 +12,9 @@ import java.util.Set;
 /**
  * Everything one scheduler step asks of the store, applied in one transaction by {@link Store#apply}
  * (the order and the rules are {@link BatchRules}'s): first the records, then the releases, then the
- * leases (so a job released in this batch may be leased again in it, to another worker, once its backoff
- * allows), then the renewals, then the release of orphaned leases and the sweep of expired ones.
+ * cancels, then the leases (so a job released in this batch may be leased again in it, to another worker,
+ * once its backoff allows, and no job of a run cancelled in it is), then the renewals, then the release of
+ * orphaned leases and the sweep of expired ones.
  *
  * <p>Leases come only from the runs in {@code runIds}, in that order: a coordinator serves the runs it
  * was given, never another process's runs that happen to share the store. Records and releases are not
@@ -30,6 +31,7 @@ import java.util.Set;
  * @param orphans leases from before this coordinator that nobody claimed, to release; or null
  * @param sweepExpiredLeases whether to end, after everything else, every lease of the batch's runs whose
  *     expiry has passed ({@link InfraFailure.Kind#LEASE_EXPIRED})
+ * @param cancels runs to cancel ({@link BatchRules#cancelRun}), in order; any run of the store
  */
 public record StoreBatch(
     long nowMillis,
@@ -40,14 +42,23 @@ public record StoreBatch(
     List<LeaseRequest> leases,
     List<RenewRequest> renewals,
     OrphanRelease orphans,
-    boolean sweepExpiredLeases) {
+    boolean sweepExpiredLeases,
+    List<Long> cancels) {
   public StoreBatch {
+    cancels = List.copyOf(cancels);
     runIds = List.copyOf(runIds);
     Objects.requireNonNull(redelivery, "redelivery");
     records = List.copyOf(records);
     releases = List.copyOf(releases);
     leases = List.copyOf(leases);
     renewals = List.copyOf(renewals);
+  }
+
+  /** A batch that cancels no run. */
+  public StoreBatch(long nowMillis, List<Long> runIds, RedeliveryPolicy redelivery, List<RecordRequest> records,
+      List<ReleaseRequest> releases, List<LeaseRequest> leases, List<RenewRequest> renewals, OrphanRelease orphans,
+      boolean sweepExpiredLeases) {
+    this(nowMillis, runIds, redelivery, records, releases, leases, renewals, orphans, sweepExpiredLeases, List.of());
   }
 
   /** A builder of a batch at {@code nowMillis} for the given runs, under the given rules. */
@@ -58,7 +69,7 @@ public record StoreBatch(
   /** Whether the batch asks for nothing at all. */
   public boolean isEmpty() {
     return records.isEmpty() && releases.isEmpty() && leases.isEmpty() && renewals.isEmpty() && orphans == null
-        && !sweepExpiredLeases;
+        && !sweepExpiredLeases && cancels.isEmpty();
   }
 
   /**
@@ -160,8 +171,8 @@ public record StoreBatch(
   }
 
   /**
-   * Lease up to {@code maxJobs} pending jobs of the batch's runs (in the batch's run order, then dataset
-   * order) whose backoff has passed.
+   * Lease up to {@code maxJobs} pending jobs of the batch's runs whose backoff has passed: shared among the
+   * runs fairly ({@link BatchRules}), each run's in dataset order.
    *
    * @param worker the worker's name, stored as the lease's owner
    * @param maxJobs at most this many; at least 1
@@ -195,6 +206,7 @@ public record StoreBatch(
     private final List<ReleaseRequest> releases = new ArrayList<>();
     private final List<LeaseRequest> leases = new ArrayList<>();
     private final List<RenewRequest> renewals = new ArrayList<>();
+    private final List<Long> cancels = new ArrayList<>();
     private OrphanRelease orphans;
     private boolean sweep;
 
@@ -224,6 +236,11 @@ public record StoreBatch(
       return this;
     }
 
+    public Builder cancel(long runId) {
+      cancels.add(runId);
+      return this;
+    }
+
     public Builder releaseOrphans(OrphanRelease o) {
       orphans = o;
       return this;
@@ -235,7 +252,7 @@ public record StoreBatch(
     }
 
     public StoreBatch build() {
-      return new StoreBatch(nowMillis, runIds, redelivery, records, releases, leases, renewals, orphans, sweep);
+      return new StoreBatch(nowMillis, runIds, redelivery, records, releases, leases, renewals, orphans, sweep, cancels);
     }
   }
 }

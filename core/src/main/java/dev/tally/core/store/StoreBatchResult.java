@@ -20,6 +20,7 @@ import java.util.Map;
  *     after this batch
  * @param renewals one result per {@link StoreBatch#renewals()} entry, in order
  * @param expired the leases the sweep ended (empty unless the batch asked for a sweep)
+ * @param cancels one result per {@link StoreBatch#cancels()} entry, in order
  */
 public record StoreBatchResult(
     List<RecordStatus> recordStatuses,
@@ -29,7 +30,8 @@ public record StoreBatchResult(
     long nextNotBeforeMillis,
     boolean pendingLeft,
     List<StoreBatch.RenewResult> renewals,
-    List<StoreBatch.ExpiredLease> expired) {
+    List<StoreBatch.ExpiredLease> expired,
+    List<CancelResult> cancels) {
   public StoreBatchResult {
     recordStatuses = List.copyOf(recordStatuses);
     releaseStatuses = List.copyOf(releaseStatuses);
@@ -37,5 +39,6 @@ public record StoreBatchResult(
     counters = Map.copyOf(counters);
     renewals = List.copyOf(renewals);
     expired = List.copyOf(expired);
+    cancels = List.copyOf(cancels);
   }
 }

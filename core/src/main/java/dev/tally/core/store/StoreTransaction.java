@@ -1,6 +1,7 @@
 package dev.tally.core.store;
 
 import dev.tally.core.Assignment;
+import dev.tally.core.CaseRecord;
 import dev.tally.core.Outcome;
 import dev.tally.core.RedeliveryPolicy.AttemptLimits;
 import dev.tally.core.RedeliveryPolicy.JobHistory;
@@ -10,8 +11,9 @@ import java.util.List;
 
 /**
  * The primitive reads and writes of one open write transaction: what a database must provide so that
- * {@link BatchRules} can apply a batch. Each store implements it once (a few SQL statements each, or map
- * operations); the rules (order, fencing, redelivery, counters) live in {@link BatchRules} alone.
+ * {@link BatchRules} can apply a batch, {@link RunCreation} create a run and {@link IdempotencyRules} keep
+ * keys. Each store implements it once (a few SQL statements each, or map operations); the rules (order,
+ * fencing, redelivery, counters, fair share, cancel, keys) live in those classes alone.
  *
  * <p>Every method runs inside the caller's transaction: if any throws, the store rolls the whole
  * transaction back. Implementations throw {@link StoreException} (or any runtime exception) on failure.
@@ -101,4 +103,87 @@ public interface StoreTransaction {
    * @param leasableNow whether a pending job's backoff has passed
    */
   record PendingSummary(long nextNotBeforeMillis, boolean leasableNow) {}
+
+  // ---- fair share and cancel ----------------------------------------------------------------------
+
+  /** How many of the run's jobs are leased now (in this transaction). */
+  int leasedCount(long runId);
+
+  /** The run's state, or null if there is no such run. */
+  RunState runState(long runId);
+
+  /** The run's leased jobs, by job id. */
+  List<JobRecord> leasedJobs(long runId);
+
+  /** Ends a leased job as {@code cancelled} (its lease ends with it). */
+  void cancelLeased(long jobId);
+
+  /**
+   * Cancels every pending job of the run.
+   *
+   * @return how many were cancelled
+   */
+  long cancelPending(long runId);
+
+  /** Sets the run's state, and its end time to {@code nowMillis} (the run is cancelled). */
+  void cancelRunRow(long runId, long nowMillis);
+
+  // ---- run creation -------------------------------------------------------------------------------
+
+  /**
+   * Inserts a run ({@code running}, no jobs yet, total 0) with its evaluator options.
+   *
+   * @return its id
+   */
+  long insertRun(NewRun run, long nowMillis);
+
+  /**
+   * Inserts one pending job of a run being created.
+   *
+   * @return false, inserting nothing, if the run already has a job with this case id or this position (the
+   *     store's unique constraints), so the caller can say which
+   */
+  boolean insertJob(long runId, CaseRecord c);
+
+  /** The position of the run's job with case id {@code caseId}, or -1. */
+  int positionOfCase(long runId, String caseId);
+
+  /** Sets a new run's total; a run of 0 jobs is finished at {@code nowMillis}. */
+  void setRunTotal(long runId, long total, long nowMillis);
+
+  // ---- idempotency keys ---------------------------------------------------------------------------
+
+  /** The key's row, or null. */
+  IdempotencyKey key(String scope, String key);
+
+  /**
+   * Inserts a key's row.
+   *
+   * @throws StoreException (or any runtime exception) if the key has a row: the primary key (scope, key)
+   */
+  void insertKey(IdempotencyKey row);
+
+  /** Replaces the row of the key {@code row} names. */
+  void updateKey(IdempotencyKey row);
+
+  /** Deletes the key's row, if any. */
+  void deleteKey(String scope, String key);
+
+  /**
+   * Deletes the completed rows that expired at or before {@code completedExpiredBy} and the in-progress rows
+   * whose hold ended before {@code heldUntilBefore}.
+   *
+   * @return how many were deleted
+   */
+  int deleteKeys(long completedExpiredBy, long heldUntilBefore);
+
+  /**
+   * Deletes every in-progress row.
+   *
+   * @return how many were deleted
+   */
+  int deleteHeldKeys();
+
+  /** A new reservation token, different from every other this store issued. */
+  String newReservationToken();
 }

@@ -137,6 +137,12 @@ public final class FrameCodec {
    * log).
    */
   static final class FrameDecoder extends LengthFieldBasedFrameDecoder {
+    /**
+     * The first two bytes of a TLS handshake record (content type 22, major version 3), read as the top of
+     * a length: a TLS client or server on the other end of a plaintext connection.
+     */
+    static final long TLS_HANDSHAKE_RECORD = 0x1603;
+
     private final int maxFrameBytes;
 
     FrameDecoder(int maxFrameBytes) {
@@ -161,9 +167,13 @@ public final class FrameCodec {
         if (length == HTTP_AS_LENGTH) {
           throw new HttpAnswerException("the peer answered like an HTTP server, not in Tally frames; first bytes: " + head, e);
         }
+        String tls = length >>> 16 == TLS_HANDSHAKE_RECORD
+            ? "; it looks like a TLS handshake, and this connection speaks plaintext (a coordinator started without"
+                + " --tls-cert, or a worker with --tls-ca?)"
+            : "";
         throw new TooLongFrameException(
             "frame length " + length + " (0x" + Long.toHexString(length) + ") exceeds the limit of "
-                + maxFrameBytes + " bytes; first bytes: " + head,
+                + maxFrameBytes + " bytes" + tls + "; first bytes: " + head,
             e);
       }
     }

@@ -2,46 +2,102 @@ package dev.tally.worker.eval;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
-import org.apache.commons.text.StringTokenizer;
-import org.apache.commons.text.matcher.StringMatcherFactory;
 
 /**
  * An {@code exec} command line with {@code {field}} placeholders, split into arguments once, filled per
- * case.
+ * case. The one owner of the template grammar: the command line asks it which fields a template uses, and
+ * whether a case has them ({@link #missingField}), before it submits a dataset; {@link #parse} refuses a
+ * template the worker could not run safely.
  *
  * <p><b>Splitting</b> is shell-like but is not a shell: arguments are separated by whitespace, and a
  * single- or double-quoted stretch keeps its whitespace ({@code sh -c 'echo "$0"' x} is the four arguments
  * {@code sh}, {@code -c}, {@code echo "$0"}, {@code x}); inside quotes a doubled quote stands for one
  * ({@code 'it''s'} is {@code it's}). Unlike a shell, a quote opens only at the start of an argument:
  * {@code --name='a b'} is the two arguments {@code --name='a} and {@code b'}; write {@code '--name=a b'}.
- * There is no expansion of variables, globs or backslashes. Commons-text's {@link StringTokenizer} does the
- * splitting; an empty argument ({@code ''}) is dropped.
+ * There is no expansion of variables, globs or backslashes; an empty argument ({@code ''}) is dropped.
+ * (This is how commons-text's {@code StringTokenizer} split templates before; a property test holds the
+ * two to the same arguments.)
  *
- * <p><b>Filling</b> happens after splitting, so a value always stays inside the one argument its
- * placeholder was in: a case {@code {"id": "a b; rm -rf ~"}} gives {@code printf %s {id}} exactly two
- * arguments, and nothing reaches a shell unless the template itself runs one ({@code sh -c ...}; then
- * quoting the value is the template's business, e.g. pass it as {@code "$1"}). A placeholder is
- * {@code {name}} with {@code name} an identifier ({@code [A-Za-z_][A-Za-z0-9_]*}); strings are inserted as
- * they are, numbers, booleans, {@code null}, objects and arrays as their JSON text. {@code {{} and
- * {@code }}} stand for literal braces; write {@code ${{HOME}}} for a shell's {@code ${HOME}}. Other braces
- * ({@code {"a": 1}}, {@code {print $1}}) are literal.
+ * <p><b>Placeholders.</b> {@code {name}} with {@code name} an identifier ({@code [A-Za-z_][A-Za-z0-9_]*}), or
+ * {@code {raw:name}}; strings are inserted as they are, numbers, booleans, {@code null}, objects and arrays
+ * as their JSON text. {@code {{} and {@code }}} stand for literal braces; write {@code ${{HOME}}} for a
+ * shell's {@code ${HOME}}. Other braces ({@code {"a": 1}}, {@code {print $1}}) are literal. Filling happens
+ * after splitting, so a value always stays inside the one argument its placeholder was in: a case {@code
+ * {"id": "a b; rm -rf ~"}} gives {@code printf %s {id}} exactly two arguments, and nothing reaches a shell
+ * unless the template runs one.
  *
- * <p>This class is the one owner of that grammar: the command line asks it which fields a template uses
- * and whether a case has them ({@link #missingField}) before it submits a dataset.
+ * <p><b>Shell scripts: placeholders are shell-quoted.</b> When the template runs a shell with a script
+ * (an argument {@code sh}, {@code bash}, {@code dash}, {@code zsh}, {@code ksh}, {@code mksh}, {@code ash},
+ * {@code yash} or {@code posh}, by any path, wherever it stands, so {@code /bin/sh -c}, {@code env sh -c},
+ * {@code timeout 9 bash -c}; followed by options of which one cluster holds {@code c}: {@code -c}, {@code
+ * -ec}, {@code -o pipefail -c}), the first argument after its options is that shell's script, and a case's
+ * data spliced into it would be run as code: with {@code sh -c 'echo {id}'}, the id {@code a; touch /tmp/x}
+ * would create the file. So a placeholder <em>inside</em> that script is substituted shell-quoted, in POSIX
+ * single quotes ({@code 'a; touch /tmp/x'}, a quote inside as {@code '\''}), as GNU parallel does: the
+ * script sees the value as one word of text. Two exceptions keep what templates already mean:
+ *
+ * <ul>
+ *   <li>a placeholder that is the <em>whole</em> script ({@code sh -c {script}}) is inserted as it is: the
+ *       case's own script is what is meant to run;
+ *   <li>{@code {raw:name}} is inserted as it is, wherever it stands: for whoever quotes it themselves, or
+ *       means the value as code.
+ * </ul>
+ *
+ * A quoted value cannot be put where quoting would be broken or undone, so {@link #parse} refuses, naming
+ * the column, a placeholder in a shell script that stands inside single or double quotes, {@code $'...'},
+ * backquotes, {@code $((...))}, a comment or a here-document, or right after a backslash or a {@code $}.
+ * The ways out are in the message: write the placeholder unquoted (Tally quotes it), pass the value as an
+ * argument ({@code sh -c 'echo "$1"' sh {id}}), or use {@code {raw:id}}. Other interpreters' inline code
+ * ({@code python3 -c}, {@code perl -e}, {@code node -e}) and commands that hand their arguments to a shell
+ * ({@code ssh}, {@code su -c}) are not recognised: pass data to those as arguments.
  *
  * <p>Immutable and thread-safe.
  */
 public final class CommandTemplate {
-  /** One argument: literal text and placeholders, in order. */
-  private record Arg(List<Part> parts) {}
+  /** The shells whose {@code -c} script is recognised, by the last part of the argument's path. */
+  static final Set<String> SHELLS = Set.of("sh", "bash", "dash", "zsh", "ksh", "ksh93", "mksh", "ash", "yash", "posh");
 
-  /** Literal text ({@code field == null}) or a placeholder. */
-  private record Part(String literal, String field) {}
+  /** The prefix of a placeholder inserted as it is: {@code {raw:name}}. */
+  public static final String RAW_PREFIX = "raw:";
+
+  /** What separates arguments (as commons-text's split matcher did). */
+  private static final String SEPARATORS = " \t\n\r\f";
+
+  /**
+   * Literal text ({@code field == null}) or a placeholder; a placeholder's {@code position} is that of its
+   * opening brace in the template, 0-based (for errors). A literal's is not used.
+   */
+  private record Part(String literal, String field, boolean raw, int position) {
+    boolean placeholder() {
+      return field != null;
+    }
+
+    String spelled() {
+      return "{" + (raw ? RAW_PREFIX : "") + field + "}";
+    }
+  }
+
+  /** One argument: its parts in order, and whether it is a shell's script (its placeholders are quoted). */
+  private record Arg(List<Part> parts, boolean script) {
+    boolean literalOnly() {
+      return parts.stream().noneMatch(Part::placeholder);
+    }
+
+    String literalText() {
+      StringBuilder b = new StringBuilder();
+      parts.forEach(p -> b.append(p.literal()));
+      return b.toString();
+    }
+  }
+
+  /** An argument as split, each character with its 0-based position in the template. */
+  private record Token(String text, int[] positions) {}
 
   private final String source;
   private final List<Arg> args;
@@ -53,66 +109,142 @@ public final class CommandTemplate {
     Set<String> names = new LinkedHashSet<>();
     for (Arg arg : args) {
       for (Part part : arg.parts()) {
-        if (part.field() != null) {
+        if (part.placeholder()) {
           names.add(part.field());
         }
       }
     }
-    this.fields = java.util.Collections.unmodifiableSet(names);
+    this.fields = Collections.unmodifiableSet(names);
   }
 
   /**
    * Splits and parses a template.
    *
-   * @throws IllegalArgumentException if the template has no argument (the message quotes it)
+   * @throws IllegalArgumentException if the template has no argument (the message quotes it), or a
+   *     placeholder stands in a shell script where it cannot be quoted (the message names its column, 1 for
+   *     the template's first character, and the ways out)
    */
   public static CommandTemplate parse(String template) {
     Objects.requireNonNull(template, "template");
-    StringTokenizer tokenizer =
-        new StringTokenizer(
-            template,
-            StringMatcherFactory.INSTANCE.splitMatcher(),
-            StringMatcherFactory.INSTANCE.quoteMatcher());
-    List<Arg> args = new ArrayList<>();
-    for (String token : tokenizer.getTokenList()) {
-      args.add(parseArg(token));
-    }
-    if (args.isEmpty()) {
+    List<Token> tokens = split(template);
+    if (tokens.isEmpty()) {
       throw new IllegalArgumentException("exec cmd has no command in it: '" + template + "'");
+    }
+    List<Arg> args = new ArrayList<>(tokens.size());
+    for (Token token : tokens) {
+      args.add(new Arg(parseArg(token), false));
+    }
+    for (int script : shellScripts(args)) {
+      Arg arg = args.get(script);
+      if (arg.parts().size() == 1 && arg.parts().get(0).placeholder()) {
+        continue; // the whole script is the case's: inserted as it is
+      }
+      String shell = describeShell(args, script);
+      ShellScan.check(arg.parts(), shell);
+      args.set(script, new Arg(arg.parts(), true));
     }
     return new CommandTemplate(template, List.copyOf(args));
   }
 
-  private static Arg parseArg(String token) {
+  /**
+   * Splits as commons-text's {@code StringTokenizer} with its split and quote matchers did (see the class
+   * comment), keeping each character's position.
+   */
+  private static List<Token> split(String s) {
+    List<Token> out = new ArrayList<>();
+    int pos = 0;
+    int len = s.length();
+    while (pos < len) {
+      if (SEPARATORS.indexOf(s.charAt(pos)) >= 0) {
+        pos++;
+        continue;
+      }
+      StringBuilder text = new StringBuilder();
+      List<Integer> positions = new ArrayList<>();
+      char quote = 0;
+      boolean quoting = false;
+      char first = s.charAt(pos);
+      if (first == '\'' || first == '"') {
+        quote = first; // only a quote that opens the argument quotes; the same character toggles it after
+        quoting = true;
+        pos++;
+      }
+      while (pos < len) {
+        char c = s.charAt(pos);
+        if (quoting) {
+          if (c == quote) {
+            if (pos + 1 < len && s.charAt(pos + 1) == quote) {
+              text.append(quote);
+              positions.add(pos);
+              pos += 2;
+            } else {
+              quoting = false;
+              pos++;
+            }
+            continue;
+          }
+        } else {
+          if (SEPARATORS.indexOf(c) >= 0) {
+            pos++;
+            break;
+          }
+          if (quote != 0 && c == quote) {
+            quoting = true;
+            pos++;
+            continue;
+          }
+        }
+        text.append(c);
+        positions.add(pos);
+        pos++;
+      }
+      if (text.length() > 0) { // an empty argument is dropped
+        out.add(new Token(text.toString(), positions.stream().mapToInt(Integer::intValue).toArray()));
+      }
+    }
+    return out;
+  }
+
+  private static List<Part> parseArg(Token token) {
+    String s = token.text();
     List<Part> parts = new ArrayList<>();
     StringBuilder literal = new StringBuilder();
+    int literalStart = 0;
     int i = 0;
-    while (i < token.length()) {
-      char c = token.charAt(i);
-      if ((c == '{' || c == '}') && i + 1 < token.length() && token.charAt(i + 1) == c) {
+    while (i < s.length()) {
+      char c = s.charAt(i);
+      if ((c == '{' || c == '}') && i + 1 < s.length() && s.charAt(i + 1) == c) {
+        if (literal.length() == 0) {
+          literalStart = i;
+        }
         literal.append(c);
         i += 2;
         continue;
       }
       if (c == '{') {
-        int end = identifierEnd(token, i + 1);
-        if (end > i + 1 && end < token.length() && token.charAt(end) == '}') {
+        boolean raw = s.startsWith(RAW_PREFIX, i + 1);
+        int nameStart = raw ? i + 1 + RAW_PREFIX.length() : i + 1;
+        int end = identifierEnd(s, nameStart);
+        if (end > nameStart && end < s.length() && s.charAt(end) == '}') {
           if (literal.length() > 0) {
-            parts.add(new Part(literal.toString(), null));
+            parts.add(new Part(literal.toString(), null, false, token.positions()[literalStart]));
             literal.setLength(0);
           }
-          parts.add(new Part(null, token.substring(i + 1, end)));
+          parts.add(new Part(null, s.substring(nameStart, end), raw, token.positions()[i]));
           i = end + 1;
           continue;
         }
+      }
+      if (literal.length() == 0) {
+        literalStart = i;
       }
       literal.append(c);
       i++;
     }
     if (literal.length() > 0 || parts.isEmpty()) {
-      parts.add(new Part(literal.toString(), null));
+      parts.add(new Part(literal.toString(), null, false, literal.length() > 0 ? token.positions()[literalStart] : 0));
     }
-    return new Arg(List.copyOf(parts));
+    return List.copyOf(parts);
   }
 
   private static int identifierEnd(String s, int from) {
@@ -129,8 +261,65 @@ public final class CommandTemplate {
   }
 
   /**
-   * The fields the template's placeholders name, in order of first appearance; escaped braces ({@code
-   * ${{HOME}}}) and braces around anything but an identifier name none.
+   * The indexes of the arguments that are a shell's script: for each literal argument naming a shell, the
+   * first operand after its options, if one option cluster among them holds {@code c}. {@code -o} and
+   * {@code -O} (and {@code +o}, {@code +O}) take the next argument as their value, as bash's {@code
+   * --rcfile} and {@code --init-file} do; {@code --} or {@code -} ends the options.
+   */
+  private static List<Integer> shellScripts(List<Arg> args) {
+    List<Integer> scripts = new ArrayList<>();
+    for (int i = 0; i < args.size(); i++) {
+      Arg arg = args.get(i);
+      if (!arg.literalOnly() || !SHELLS.contains(baseName(arg.literalText()))) {
+        continue;
+      }
+      boolean command = false;
+      int j = i + 1;
+      while (j < args.size() && args.get(j).literalOnly()) {
+        String option = args.get(j).literalText();
+        if (option.equals("--") || option.equals("-")) {
+          j++;
+          break;
+        }
+        if (option.startsWith("--")) {
+          j += option.equals("--rcfile") || option.equals("--init-file") ? 2 : 1;
+          continue;
+        }
+        if ((option.startsWith("-") || option.startsWith("+")) && option.length() > 1) {
+          String letters = option.substring(1);
+          command |= option.startsWith("-") && letters.indexOf('c') >= 0;
+          j += 1 + (int) letters.chars().filter(ch -> ch == 'o' || ch == 'O').count();
+          continue;
+        }
+        break; // the first operand
+      }
+      if (command && j < args.size()) {
+        scripts.add(j);
+      }
+    }
+    return scripts;
+  }
+
+  /** {@code "sh -c"}, {@code "bash -ec"}: the shell and options in front of script {@code index}, for messages. */
+  private static String describeShell(List<Arg> args, int index) {
+    int shell = index - 1;
+    while (shell > 0 && !(args.get(shell).literalOnly() && SHELLS.contains(baseName(args.get(shell).literalText())))) {
+      shell--;
+    }
+    StringBuilder b = new StringBuilder();
+    for (int k = shell; k < index; k++) {
+      b.append(k > shell ? " " : "").append(args.get(k).literalText());
+    }
+    return b.toString();
+  }
+
+  private static String baseName(String path) {
+    return path.substring(path.lastIndexOf('/') + 1);
+  }
+
+  /**
+   * The fields the template's placeholders name (raw or not), in order of first appearance; escaped braces
+   * ({@code ${{HOME}}}) and braces around anything but an identifier name none.
    */
   public Set<String> fields() {
     return fields;
@@ -153,7 +342,8 @@ public final class CommandTemplate {
   }
 
   /**
-   * Fills the placeholders from a case.
+   * Fills the placeholders from a case: as they are, except inside a shell's script, where they are
+   * shell-quoted ({@link #shellQuote}) unless raw.
    *
    * @param caseObject the case's JSON object
    * @return the arguments, the first being the command
@@ -168,21 +358,386 @@ public final class CommandTemplate {
     for (Arg arg : args) {
       StringBuilder sb = new StringBuilder();
       for (Part part : arg.parts()) {
-        if (part.field() == null) {
+        if (!part.placeholder()) {
           sb.append(part.literal());
           continue;
         }
         JsonNode value = caseObject.get(part.field());
-        sb.append(value.isTextual() ? value.textValue() : value.toString());
+        String text = value.isTextual() ? value.textValue() : value.toString();
+        sb.append(arg.script() && !part.raw() ? shellQuote(text) : text);
       }
       out.add(sb.toString());
     }
     return out;
   }
 
+  /**
+   * {@code value} as one word of a POSIX shell, in single quotes: {@code 'it'\''s'} for {@code it's},
+   * {@code ''} for the empty string. Inside single quotes a shell interprets nothing, so no value can end
+   * the word or run as code.
+   */
+  static String shellQuote(String value) {
+    return "'" + value.replace("'", "'\\''") + "'";
+  }
+
   @Override
   public String toString() {
     return source;
+  }
+
+  /**
+   * Where each placeholder of a shell script stands, as a POSIX shell would read the script: a scanner of
+   * quotes, substitutions, comments and here-documents (not a parser: it tracks only what decides whether
+   * a single-quoted word placed there is one word of text). A placeholder is fine at the top level of the
+   * script, in a {@code $(...)} command substitution or an unquoted {@code ${...}} expansion; anywhere
+   * else it is refused. When in doubt it refuses: a template can always pass the value as an argument.
+   */
+  private static final class ShellScan {
+    private enum Context {
+      CODE("", true), COMMAND_SUBSTITUTION("", true), PARAMETER("", true),
+      SINGLE_QUOTES("inside single quotes", false), DOUBLE_QUOTES("inside double quotes", false),
+      ANSI_QUOTES("inside $'...'", false), BACKQUOTES("inside `...` (write $(...) instead)", false),
+      ARITHMETIC("inside $((...))", false);
+
+      final String where;
+      final boolean quotable;
+
+      Context(String where, boolean quotable) {
+        this.where = where;
+        this.quotable = quotable;
+      }
+    }
+
+    /** One level of nesting, with its parenthesis depth (for command substitution and arithmetic). */
+    private static final class Frame {
+      final Context context;
+      int parens;
+
+      Frame(Context context) {
+        this.context = context;
+      }
+    }
+
+    private record Heredoc(String delimiter, boolean stripTabs) {}
+
+    private final List<Part> items; // one Part per character (literal of length 1) or placeholder
+    private final String shell;
+    private final ArrayList<Frame> stack = new ArrayList<>();
+    private final List<Heredoc> pending = new ArrayList<>();
+    private int i;
+    private boolean wordStart = true;
+
+    private ShellScan(List<Part> parts, String shell) {
+      List<Part> flat = new ArrayList<>();
+      for (Part p : parts) {
+        if (p.placeholder()) {
+          flat.add(p);
+        } else {
+          for (int k = 0; k < p.literal().length(); k++) {
+            flat.add(new Part(String.valueOf(p.literal().charAt(k)), null, false, -1)); // only placeholders are named
+          }
+        }
+      }
+      this.items = flat;
+      this.shell = shell;
+      stack.add(new Frame(Context.CODE));
+    }
+
+    /** @throws IllegalArgumentException naming the column of the first placeholder that cannot be quoted */
+    static void check(List<Part> parts, String shell) {
+      new ShellScan(parts, shell).scan();
+    }
+
+    private char at(int k) {
+      return k < items.size() && !items.get(k).placeholder() ? items.get(k).literal().charAt(0) : 0;
+    }
+
+    private boolean placeholderAt(int k) {
+      return k < items.size() && items.get(k).placeholder();
+    }
+
+    private Frame top() {
+      return stack.get(stack.size() - 1);
+    }
+
+    private void scan() {
+      while (i < items.size()) {
+        if (placeholderAt(i)) {
+          placeholder(items.get(i), null);
+          i++;
+          wordStart = false;
+          continue;
+        }
+        char c = at(i);
+        switch (top().context) {
+          case SINGLE_QUOTES -> {
+            if (c == '\'') {
+              pop();
+            }
+            i++;
+          }
+          case ANSI_QUOTES -> {
+            if (c == '\\') {
+              escaped();
+            } else {
+              if (c == '\'') {
+                pop();
+              }
+              i++;
+            }
+          }
+          case DOUBLE_QUOTES -> {
+            if (c == '\\') {
+              escaped();
+            } else if (c == '"') {
+              pop();
+              i++;
+            } else if (!substitution(c)) {
+              i++;
+            }
+          }
+          case BACKQUOTES -> {
+            // POSIX: the next backquote not preceded by a backslash ends it, whatever quotes stand between.
+            if (c == '\\') {
+              escaped();
+            } else {
+              if (c == '`') {
+                pop();
+              }
+              i++;
+            }
+          }
+          default -> code(c);
+        }
+      }
+    }
+
+    /** One character in code (the top level, a command substitution, an expansion or arithmetic). */
+    private void code(char c) {
+      Frame f = top();
+      if (c == '#' && wordStart && (f.context == Context.CODE || f.context == Context.COMMAND_SUBSTITUTION)) {
+        comment();
+        return;
+      }
+      if (c == '\\') {
+        if (placeholderAt(i + 1)) {
+          placeholder(items.get(i + 1), "right after a backslash");
+        }
+        i += 2;
+        wordStart = false;
+        return;
+      }
+      if (c == '$' && placeholderAt(i + 1)) {
+        placeholder(items.get(i + 1), "right after a $ (write ${{name}} for a shell variable)");
+      }
+      if (quote(c) || substitution(c)) {
+        wordStart = false;
+        return;
+      }
+      if (c == '}' && f.context == Context.PARAMETER) {
+        pop();
+        i++;
+        wordStart = false;
+        return;
+      }
+      if (c == '(' && (f.context == Context.COMMAND_SUBSTITUTION || f.context == Context.ARITHMETIC)) {
+        f.parens++;
+      } else if (c == ')' && f.context == Context.ARITHMETIC) {
+        if (f.parens == 0 && at(i + 1) == ')') {
+          pop();
+          i += 2;
+          return;
+        }
+        f.parens = Math.max(0, f.parens - 1);
+      } else if (c == ')' && f.context == Context.COMMAND_SUBSTITUTION) {
+        if (f.parens == 0) {
+          pop();
+          i++;
+          wordStart = false;
+          return;
+        }
+        f.parens--;
+      } else if (c == '<' && at(i + 1) == '<' && (f.context == Context.CODE || f.context == Context.COMMAND_SUBSTITUTION)) {
+        if (at(i + 2) == '<') {
+          i += 3; // a here-string: its word is an ordinary word
+          wordStart = true;
+          return;
+        }
+        heredocOperator();
+        return;
+      } else if (c == '\n' && !pending.isEmpty()) {
+        i++;
+        heredocBodies();
+        wordStart = true;
+        return;
+      }
+      wordStart = c == ' ' || c == '\t' || c == '\n' || ";&|()<>".indexOf(c) >= 0;
+      i++;
+    }
+
+    /** Opens a quote at {@code i} if there is one; returns whether it did. */
+    private boolean quote(char c) {
+      if (c == '\'') {
+        push(Context.SINGLE_QUOTES);
+        i++;
+        return true;
+      }
+      if (c == '"') {
+        push(Context.DOUBLE_QUOTES);
+        i++;
+        return true;
+      }
+      return false;
+    }
+
+    /** Opens a {@code $(}, {@code $((}, {@code ${}, {@code $'}, {@code $"} or backquote at {@code i}; returns whether it did. */
+    private boolean substitution(char c) {
+      if (c == '`') {
+        push(Context.BACKQUOTES);
+        i++;
+        return true;
+      }
+      if (c != '$') {
+        return false;
+      }
+      char next = at(i + 1);
+      boolean inCode = top().context.quotable;
+      if (next == '(' && at(i + 2) == '(') {
+        push(Context.ARITHMETIC);
+        i += 3;
+      } else if (next == '(') {
+        push(Context.COMMAND_SUBSTITUTION);
+        i += 2;
+      } else if (next == '{') {
+        push(Context.PARAMETER);
+        i += 2;
+      } else if (next == '\'' && inCode) {
+        push(Context.ANSI_QUOTES);
+        i += 2;
+      } else if (next == '"' && inCode) {
+        push(Context.DOUBLE_QUOTES); // $"...": a translated string, quoted like "..."
+        i += 2;
+      } else {
+        return false;
+      }
+      return true;
+    }
+
+    /** A backslash inside quotes: it escapes the next item, which must not be a placeholder. */
+    private void escaped() {
+      if (placeholderAt(i + 1)) {
+        placeholder(items.get(i + 1), "right after a backslash");
+      }
+      i += 2;
+    }
+
+    private void comment() {
+      while (i < items.size() && at(i) != '\n') {
+        if (placeholderAt(i)) {
+          placeholder(items.get(i), "in a comment (a line break in the value would end it)");
+        }
+        i++;
+      }
+    }
+
+    /** {@code <<} or {@code <<-} at {@code i}, then its delimiter word: the body begins at the next line. */
+    private void heredocOperator() {
+      i += 2;
+      boolean strip = at(i) == '-';
+      if (strip) {
+        i++;
+      }
+      while (at(i) == ' ' || at(i) == '\t') {
+        i++;
+      }
+      StringBuilder delimiter = new StringBuilder();
+      char quote = 0;
+      while (i < items.size()) {
+        if (placeholderAt(i)) {
+          placeholder(items.get(i), "in a here-document's delimiter");
+        }
+        char c = at(i);
+        if (quote != 0) {
+          if (c == quote) {
+            quote = 0;
+          } else {
+            delimiter.append(c);
+          }
+        } else if (c == '\'' || c == '"') {
+          quote = c;
+        } else if (c == '\\') {
+          i++;
+          if (i < items.size() && !placeholderAt(i)) {
+            delimiter.append(at(i));
+          }
+        } else if (c == ' ' || c == '\t' || c == '\n' || ";&|()<>".indexOf(c) >= 0) {
+          break;
+        } else {
+          delimiter.append(c);
+        }
+        i++;
+      }
+      pending.add(new Heredoc(delimiter.toString(), strip));
+      wordStart = false;
+    }
+
+    /** After the line holding {@code <<} operators: their bodies, one after another, up to each delimiter line. */
+    private void heredocBodies() {
+      for (Heredoc h : pending) {
+        while (i < items.size()) {
+          StringBuilder line = new StringBuilder();
+          while (i < items.size() && at(i) != '\n') {
+            if (placeholderAt(i)) {
+              placeholder(items.get(i), "in a here-document (a value holding its delimiter line would end it)");
+            }
+            line.append(at(i));
+            i++;
+          }
+          i++; // the line break
+          String text = h.stripTabs() ? line.toString().replaceFirst("^\t+", "") : line.toString();
+          if (text.equals(h.delimiter())) {
+            break;
+          }
+        }
+      }
+      pending.clear();
+    }
+
+    private void push(Context context) {
+      stack.add(new Frame(context));
+    }
+
+    private void pop() {
+      if (stack.size() > 1) {
+        stack.remove(stack.size() - 1);
+      }
+    }
+
+    /**
+     * A placeholder at the scan's position (or {@code why} it cannot be quoted where it stands): fine if
+     * raw, or if every enclosing context takes a quoted word; else refused.
+     */
+    private void placeholder(Part p, String why) {
+      if (p.raw()) {
+        return;
+      }
+      String where = why;
+      if (where == null) {
+        for (int k = stack.size() - 1; k >= 0 && where == null; k--) {
+          if (!stack.get(k).context.quotable) {
+            where = stack.get(k).context.where;
+          }
+        }
+      }
+      if (where == null) {
+        return;
+      }
+      throw new IllegalArgumentException("column " + (p.position() + 1) + ": the placeholder " + p.spelled() + " is "
+          + where + " in the script that " + shell + " runs. Tally shell-quotes a placeholder in a shell script, so"
+          + " that a case's data cannot run as code, and it cannot do that there. Write it unquoted (" + shell
+          + " 'echo {" + p.field() + "}'), pass it as an argument (" + shell + " 'echo \"$1\"' sh {" + p.field()
+          + "}), or write {" + RAW_PREFIX + p.field() + "} if you quote it yourself");
+    }
   }
 
   /** A placeholder names a field the case does not have. */

@@ -18,7 +18,7 @@ import java.util.concurrent.TimeUnit;
  * a process is fine; waiting for it is not).
  */
 public final class EvalContext {
-  private final String caseId;
+  private final CaseAttempt attempt;
   private final String caseJson;
   private final Duration timeout;
   private final Ticker ticker;
@@ -28,7 +28,8 @@ public final class EvalContext {
   private String cancelReason;
 
   /**
-   * Starts the attempt's clock now.
+   * Starts the clock of an attempt outside any run (tools and tests): run, job and token 0, attempt 1, and
+   * the idempotency key of the case in an unnamed store.
    *
    * @param caseId the case's {@code id}
    * @param caseJson the case's whole JSON object, as text
@@ -37,7 +38,20 @@ public final class EvalContext {
    * @throws IllegalArgumentException if {@code timeout} is not positive
    */
   public EvalContext(String caseId, String caseJson, Duration timeout, Ticker ticker) {
-    this.caseId = Objects.requireNonNull(caseId, "caseId");
+    this(CaseAttempt.of("", 0, 0, Objects.requireNonNull(caseId, "caseId"), 1, 0), caseJson, timeout, ticker);
+  }
+
+  /**
+   * Starts the attempt's clock now.
+   *
+   * @param attempt which attempt of which case of which run
+   * @param caseJson the case's whole JSON object, as text
+   * @param timeout the attempt's wall-clock budget; positive
+   * @param ticker elapsed time for {@link #elapsedMillis()}
+   * @throws IllegalArgumentException if {@code timeout} is not positive
+   */
+  public EvalContext(CaseAttempt attempt, String caseJson, Duration timeout, Ticker ticker) {
+    this.attempt = Objects.requireNonNull(attempt, "attempt");
     this.caseJson = Objects.requireNonNull(caseJson, "caseJson");
     this.timeout = Objects.requireNonNull(timeout, "timeout");
     if (timeout.isZero() || timeout.isNegative()) {
@@ -47,8 +61,14 @@ public final class EvalContext {
     this.startNanos = ticker.nanos();
   }
 
+  /** The case's {@code id}. */
   public String caseId() {
-    return caseId;
+    return attempt.caseId();
+  }
+
+  /** Which attempt this is, with the case's idempotency key: what an evaluator hands on to its effects. */
+  public CaseAttempt attempt() {
+    return attempt;
   }
 
   /** The case's whole JSON object, as sent by the coordinator. */

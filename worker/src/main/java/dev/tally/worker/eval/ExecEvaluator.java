@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectReader;
 import dev.tally.core.InfraFailure;
 import dev.tally.core.Verdict;
+import dev.tally.core.security.Secret;
 import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
@@ -16,7 +17,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
@@ -31,8 +34,10 @@ import java.util.concurrent.atomic.AtomicInteger;
  * {@code exec}: runs one command per case; its exit code, or a JSON verdict line, is the outcome.
  *
  * <p>Per case: the {@link CommandTemplate} is filled from the case's fields (a missing field is an
- * {@code error} outcome naming it); the command is started, the case's JSON and a newline are written to
- * its stdin, and stdin is closed. Exit 0 is {@code pass}, any other exit {@code fail}, unless the last
+ * {@code error} outcome naming it; a placeholder inside a shell's script is shell-quoted); the command is
+ * started with the attempt's {@code TALLY_*} variables in its environment ({@link #caseEnvironment}: run,
+ * case, job, attempt, fencing token and the case's idempotency key) and without the worker's tokens, the
+ * case's JSON and a newline are written to its stdin, and stdin is closed. Exit 0 is {@code pass}, any other exit {@code fail}, unless the last
  * non-empty line of stdout is a JSON object with {@code "verdict"} ({@code pass}, {@code fail},
  * {@code error}) and/or {@code "score"} (a finite number): what it gives wins, and a bad value there (a
  * {@code "verdict": "maybe"}, a {@code "score": "NaN"}) makes the outcome {@code error}, quoting it
@@ -124,6 +129,23 @@ public final class ExecEvaluator implements Evaluator {
 
   /** The exit value Java reports for a process killed by SIGKILL (128 + 9): the one signal read as not the case's own. */
   static final int KILLED_BY_SIGKILL = 137;
+
+  /** The variable holding the run's id, in the case's environment. */
+  public static final String RUN_ID_VARIABLE = "TALLY_RUN_ID";
+  /** The variable holding the case's {@code id}. */
+  public static final String CASE_ID_VARIABLE = "TALLY_CASE_ID";
+  /** The variable holding the job's id. */
+  public static final String JOB_ID_VARIABLE = "TALLY_JOB_ID";
+  /** The variable holding the attempt's number: 1 for the first, 2 for the first redelivery, ... */
+  public static final String ATTEMPT_VARIABLE = "TALLY_ATTEMPT";
+  /** The variable holding the attempt's fencing token: greater for every later attempt at the case. */
+  public static final String FENCING_TOKEN_VARIABLE = "TALLY_FENCING_TOKEN";
+  /**
+   * The variable holding the case's idempotency key ({@link dev.tally.core.EffectKey}): the same for every
+   * attempt of the case, different for every other case and run. A receiver of the case's effects that
+   * stores it with each effect, in the same transaction, performs each effect once.
+   */
+  public static final String IDEMPOTENCY_KEY_VARIABLE = "TALLY_IDEMPOTENCY_KEY";
 
   /** {@code $0} of the supervisor shell: how it shows in {@code ps} and in its own error messages. */
   static final String SUPERVISOR_NAME = "tally-case";
@@ -221,7 +243,11 @@ public final class ExecEvaluator implements Evaluator {
     command.set(0, executable.get());
     Process process;
     try {
-      process = new ProcessBuilder(launchCommand(command)).start();
+      ProcessBuilder builder = new ProcessBuilder(launchCommand(command));
+      Map<String, String> environment = builder.environment();
+      Secret.VARIABLES.forEach(environment::remove); // the case's code is not ours: it gets no token of ours
+      environment.putAll(caseEnvironment(ctx.attempt()));
+      process = builder.start();
     } catch (IOException e) {
       return Evaluation.error("cannot start " + args.get(0) + ": " + e.getMessage(), ctx.elapsedMillis());
     }
@@ -362,6 +388,23 @@ public final class ExecEvaluator implements Evaluator {
   private static String quote(JsonNode value) {
     String text = value.isNumber() && !Double.isFinite(value.doubleValue()) ? value.asText() : value.toString();
     return text.length() <= 100 ? text : text.substring(0, 100) + "...";
+  }
+
+  /**
+   * The {@code TALLY_*} variables a case's process gets, describing its attempt: {@value #RUN_ID_VARIABLE},
+   * {@value #CASE_ID_VARIABLE}, {@value #JOB_ID_VARIABLE}, {@value #ATTEMPT_VARIABLE}, {@value
+   * #FENCING_TOKEN_VARIABLE} and {@value #IDEMPOTENCY_KEY_VARIABLE}. Besides them the process inherits the
+   * worker's environment, less the variables that carry Tally's secrets ({@link Secret#VARIABLES}).
+   */
+  public static Map<String, String> caseEnvironment(CaseAttempt attempt) {
+    Map<String, String> env = new LinkedHashMap<>();
+    env.put(RUN_ID_VARIABLE, Long.toString(attempt.runId()));
+    env.put(CASE_ID_VARIABLE, attempt.caseId());
+    env.put(JOB_ID_VARIABLE, Long.toString(attempt.jobId()));
+    env.put(ATTEMPT_VARIABLE, Integer.toString(attempt.attempt()));
+    env.put(FENCING_TOKEN_VARIABLE, Long.toUnsignedString(attempt.fencingToken()));
+    env.put(IDEMPOTENCY_KEY_VARIABLE, attempt.idempotencyKey());
+    return env;
   }
 
   /**

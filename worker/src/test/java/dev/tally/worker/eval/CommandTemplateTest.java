@@ -4,7 +4,17 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import java.util.List;
+import java.util.stream.Stream;
+import net.jqwik.api.Arbitraries;
+import net.jqwik.api.Arbitrary;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.Provide;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
 
 class CommandTemplateTest {
   private static JsonNode json(String s) {
@@ -56,5 +66,125 @@ class CommandTemplateTest {
   @Test
   void anEmptyTemplateIsRefused() {
     assertThatThrownBy(() -> CommandTemplate.parse("   ")).isInstanceOf(IllegalArgumentException.class);
+  }
+
+  // ---- shell scripts: placeholders are shell-quoted ------------------------------------------------
+
+  @Test
+  void aPlaceholderInsideAShellScriptIsSingleQuoted() throws Exception {
+    CommandTemplate t = CommandTemplate.parse("sh -c 'echo {id}; echo done'");
+    assertThat(t.fill(json("{\"id\": \"a; touch /tmp/x\"}")))
+        .containsExactly("sh", "-c", "echo 'a; touch /tmp/x'; echo done");
+    assertThat(t.fill(json("{\"id\": \"it's\"}"))).containsExactly("sh", "-c", "echo 'it'\\''s'; echo done");
+    assertThat(t.fill(json("{\"id\": \"\"}"))).containsExactly("sh", "-c", "echo ''; echo done");
+    assertThat(t.fill(json("{\"id\": 7}"))).containsExactly("sh", "-c", "echo '7'; echo done");
+  }
+
+  @Test
+  void aPlaceholderThatIsTheWholeScriptOrAWholeArgumentStaysAsItIs() throws Exception {
+    assertThat(CommandTemplate.parse("sh -c {script}").fill(json("{\"script\": \"echo a; exit 3\"}")))
+        .containsExactly("sh", "-c", "echo a; exit 3");
+    assertThat(CommandTemplate.parse("sh -c 'echo \"$1\"' sh {id} x{id}").fill(json("{\"id\": \"a b\"}")))
+        .as("the script's arguments are not script").containsExactly("sh", "-c", "echo \"$1\"", "sh", "a b", "xa b");
+    assertThat(CommandTemplate.parse("sh run.sh --id={id}").fill(json("{\"id\": \"a b\"}")))
+        .as("a shell running a file has no script argument").containsExactly("sh", "run.sh", "--id=a b");
+    assertThat(CommandTemplate.parse("python3 -c 'print({id})'").fill(json("{\"id\": \"1\"}")))
+        .as("not a shell").containsExactly("python3", "-c", "print(1)");
+  }
+
+  @Test
+  void theRawFormIsInsertedAsItIsAnywhere() throws Exception {
+    CommandTemplate t = CommandTemplate.parse("sh -c 'echo \"{raw:id}\" {raw:id}' {raw:id}");
+    assertThat(t.fields()).containsExactly("id");
+    assertThat(t.fill(json("{\"id\": \"a b\"}"))).containsExactly("sh", "-c", "echo \"a b\" a b", "a b");
+    assertThat(CommandTemplate.parse("echo {{raw:id}}").fill(json("{}"))).as("escaped braces stay literal")
+        .containsExactly("echo", "{raw:id}");
+  }
+
+  @Test
+  void shellsAreRecognisedByAnyPathBehindAnyCommandWithTheirOptionClusters() throws Exception {
+    for (String template : List.of("/bin/sh -c 'echo {id}'", "env sh -c 'echo {id}'", "/usr/bin/env -i PATH=/bin bash -c 'echo {id}'",
+        "bash -ec 'echo {id}'", "bash -o pipefail -c 'echo {id}'", "sh -c -- 'echo {id}'", "dash -xc 'echo {id}'",
+        "zsh -c 'echo {id}'", "ksh -c 'echo {id}'", "timeout 5 sh -c 'echo {id}'", "bash --norc -c 'echo {id}'",
+        "sh -e -c 'echo {id}'")) {
+      List<String> args = CommandTemplate.parse(template).fill(json("{\"id\": \"a;b\"}"));
+      assertThat(args.get(args.size() - 1)).as(template).isEqualTo("echo 'a;b'");
+    }
+    // -o takes the next argument as its value: pipefail is not the script.
+    assertThat(CommandTemplate.parse("bash -o pipefail {id}").fill(json("{\"id\": \"a b\"}")))
+        .containsExactly("bash", "-o", "pipefail", "a b");
+  }
+
+  @Test
+  void placesWhereAQuotedWordIsOneWordOfTextAreAllowed() throws Exception {
+    assertThat(CommandTemplate.parse("sh -c 'x=$(printf %s {id}); echo \"$x\"'").fill(json("{\"id\": \"a b\"}")).get(2))
+        .isEqualTo("x=$(printf %s 'a b'); echo \"$x\"");
+    assertThat(CommandTemplate.parse("sh -c 'echo ${{x:-{id}}}'").fill(json("{\"id\": \"v\"}")).get(2))
+        .isEqualTo("echo ${x:-'v'}");
+    assertThat(CommandTemplate.parse("bash -c 'cat <<<{id}'").fill(json("{\"id\": \"v\"}")).get(2)).isEqualTo("cat <<<'v'");
+    assertThat(CommandTemplate.parse("sh -c 'cat <<EOF\nhello\nEOF\necho {id}'").fill(json("{\"id\": \"v\"}")).get(2))
+        .as("after the here-document").isEqualTo("cat <<EOF\nhello\nEOF\necho 'v'");
+    assertThat(CommandTemplate.parse("sh -c 'echo \"a\" {id} # the end'").fill(json("{\"id\": \"v\"}")).get(2))
+        .isEqualTo("echo \"a\" 'v' # the end");
+    assertThat(CommandTemplate.parse("sh -c 'echo a#{id}'").fill(json("{\"id\": \"v\"}")).get(2))
+        .as("# inside a word starts no comment").isEqualTo("echo a#'v'");
+  }
+
+  static Stream<Arguments> unquotablePlaces() {
+    return Stream.of(
+        Arguments.of("sh -c 'echo \"{id}\"'", 14, "inside double quotes"),
+        Arguments.of("sh -c \"echo '{id}'\"", 14, "inside single quotes"),
+        Arguments.of("bash -c 'echo $''{id}'''", 18, "inside $'...'"),
+        Arguments.of("sh -c 'echo `echo {id}`'", 19, "inside `...`"),
+        Arguments.of("sh -c 'echo $(( {id} + 1 ))'", 17, "inside $((...))"),
+        Arguments.of("sh -c 'echo \"$(echo {id})\"'", 21, "inside double quotes"),
+        Arguments.of("sh -c 'echo hi # {id}'", 18, "in a comment"),
+        Arguments.of("sh -c 'cat <<EOF\n{id}\nEOF'", 18, "in a here-document"),
+        Arguments.of("sh -c 'cat <<-{id}'", 15, "in a here-document's delimiter"),
+        Arguments.of("sh -c 'echo \\{id}'", 14, "right after a backslash"),
+        Arguments.of("sh -c 'echo ${id}'", 14, "right after a $"));
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("unquotablePlaces")
+  void aPlaceholderWhereQuotingWouldBreakIsRefusedWithItsColumnAndTheWaysOut(String template, int column, String where) {
+    assertThatThrownBy(() -> CommandTemplate.parse(template)).isInstanceOf(IllegalArgumentException.class)
+        .hasMessageStartingWith("column " + column + ": the placeholder {id} is " + where)
+        .hasMessageContaining("in the script that ")
+        .hasMessageContaining("pass it as an argument")
+        .hasMessageContaining("{raw:id}");
+    assertThat(template.charAt(column - 1)).as("the column points at the placeholder").isEqualTo('{');
+    assertThat(CommandTemplate.parse(template.replace("{id}", "{raw:id}")).fields()).as("raw is taken there").containsExactly("id");
+  }
+
+  @Test
+  void theRefusalNamesTheShellAndItsOptions() {
+    assertThatThrownBy(() -> CommandTemplate.parse("/bin/bash -ec 'echo \"{x}\"'"))
+        .hasMessageContaining("in the script that /bin/bash -ec runs")
+        .hasMessageContaining("/bin/bash -ec 'echo \"$1\"' sh {x}");
+  }
+
+  // ---- splitting is what it was -----------------------------------------------------------------
+
+  /**
+   * The template splitter replaced commons-text's {@code StringTokenizer} (split and quote matchers, empty
+   * tokens dropped) so that each character keeps its column; it must split every template as that did.
+   */
+  @Property(tries = 3_000)
+  void splitsEveryTemplateAsCommonsTextDid(@ForAll("templates") String template) throws Exception {
+    List<String> before = new org.apache.commons.text.StringTokenizer(template,
+        org.apache.commons.text.matcher.StringMatcherFactory.INSTANCE.splitMatcher(),
+        org.apache.commons.text.matcher.StringMatcherFactory.INSTANCE.quoteMatcher()).getTokenList();
+    if (before.isEmpty()) {
+      assertThatThrownBy(() -> CommandTemplate.parse(template)).hasMessageContaining("no command");
+      return;
+    }
+    // Without braces there are no placeholders, so filling returns the arguments as split.
+    assertThat(CommandTemplate.parse(template).fill(json("{}"))).isEqualTo(before);
+  }
+
+  @Provide
+  Arbitrary<String> templates() {
+    return Arbitraries.strings().withChars('a', 'b', ' ', '\t', '\n', '\'', '"', 'c', '-').ofMaxLength(24);
   }
 }

@@ -14,6 +14,11 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicReference;
+import net.jqwik.api.Arbitraries;
+import net.jqwik.api.Arbitrary;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.Provide;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -287,5 +292,42 @@ class ExecEvaluatorTest {
   void aLastLineWithTwoObjectsIsNotAVerdictLine() {
     assertThat(ExecEvaluator.parseVerdictLine("{\"verdict\":\"pass\"} {\"verdict\":\"fail\"}")).isNull();
     assertThat(ExecEvaluator.parseVerdictLine("{\"verdict\":\"pass\"}  ")).isNotNull();
+  }
+
+  // ---- case data in a shell script: quoted, never run --------------------------------------------
+
+  @Test
+  void anIdThatWouldRunAsCodeInAShellScriptPrintsAsTextAndCreatesNoFile() {
+    Path victim = tmp.resolve("x");
+    String id = "a; touch " + victim;
+    Outcome o = outcome(run("sh -c 'echo {id}'", CaseJson.MAPPER.createObjectNode().put("id", id).toString()));
+    assertThat(o.verdict()).isEqualTo(Verdict.PASS);
+    assertThat(o.outputTail()).isEqualTo(id + "\n");
+    assertThat(victim).doesNotExist();
+  }
+
+  @Test
+  void theRawFormRunsTheValueAsTheScriptSays() {
+    Outcome o = outcome(run("sh -c 'echo start; {raw:cmd}'", "{\"cmd\": \"echo from-the-case\"}"));
+    assertThat(o.outputTail()).isEqualTo("start\nfrom-the-case\n");
+  }
+
+  /** Whatever a value holds (quotes, backslashes, $, backquotes, line breaks), a shell sees it as one word of text. */
+  @Property(tries = 60)
+  void anyValueReachesTheShellAsExactlyOneWordOfText(@ForAll("awkwardValues") String value) {
+    String caseJson = CaseJson.MAPPER.createObjectNode().put("v", value).toString();
+    for (String shell : List.of("sh", "bash")) {
+      if (ExecEvaluator.resolveExecutable(shell).isEmpty()) {
+        continue;
+      }
+      Outcome o = outcome(run(shell + " -c 'printf \"[%s]\" {v} x{v}y; printf \"<%s>\" $#'", caseJson));
+      assertThat(o.outputTail()).as("%s with %s", shell, value).isEqualTo("[" + value + "][x" + value + "y]<0>");
+    }
+  }
+
+  @Provide
+  Arbitrary<String> awkwardValues() {
+    return Arbitraries.strings().withChars('a', ' ', '\'', '"', '\\', '$', '`', '\n', ';', '*', '(', ')', '|', '&', '#', '~', '!', 'é')
+        .ofMaxLength(12);
   }
 }

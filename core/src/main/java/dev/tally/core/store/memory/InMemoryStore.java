@@ -7,8 +7,25 @@ import dev.tally.core.Outcome;
 import dev.tally.core.RedeliveryPolicy;
 import dev.tally.core.RedeliveryPolicy.AttemptLimits;
 import dev.tally.core.RedeliveryPolicy.JobHistory;
+import dev.tally.core.Verdict;
+import dev.tally.core.cases.CaseSource;
+import dev.tally.core.cases.CaseSourceException;
+import dev.tally.core.store.AttemptTiming;
 import dev.tally.core.store.AttemptView;
 import dev.tally.core.store.BatchRules;
+import dev.tally.core.store.CancelResult;
+import dev.tally.core.store.CaseQuery;
+import dev.tally.core.store.CaseView;
+import dev.tally.core.store.CreatedRun;
+import dev.tally.core.store.IdempotencyKey;
+import dev.tally.core.store.IdempotencyRules;
+import dev.tally.core.store.KeyClaim;
+import dev.tally.core.store.KeyCompletion;
+import dev.tally.core.store.KeyReservationLostException;
+import dev.tally.core.store.NewRun;
+import dev.tally.core.store.RunCreation;
+import dev.tally.core.store.RunPage;
+import dev.tally.core.store.RunState;
 import dev.tally.core.store.CounterDelta;
 import dev.tally.core.store.JobRecord;
 import dev.tally.core.store.JobState;
@@ -73,7 +90,13 @@ public final class InMemoryStore implements Store {
     /** The compare-and-set also takes a resend of the accepted result as a new one (breaks I2). */
     TAKE_RESENT_RESULTS,
     /** The compare-and-set ignores the token: any report for a job not yet ended is taken (breaks I3). */
-    IGNORE_TOKENS
+    IGNORE_TOKENS,
+    /**
+     * The count of a run's leased jobs, which fair share divides slots by, is wrong: an older run always
+     * looks less loaded than a newer one, so the oldest run with leasable jobs takes every slot and later runs
+     * starve (breaks fair share).
+     */
+    MISCOUNT_RUN_LEASES
   }
 
   private static final Map<Path, State> BY_DIRECTORY = new ConcurrentHashMap<>();
@@ -157,18 +180,44 @@ public final class InMemoryStore implements Store {
      */
     final Map<Long, TreeMap<Integer, Long>> pendingByRun = new HashMap<>();
 
-    /** Moves a job to {@code to}, keeping the pending index. */
+    /** Each run's leased jobs, counted (as SQLite's partial index on leased jobs lets it count). */
+    final Map<Long, Integer> leasedByRun = new HashMap<>();
+    /** Each run's job ids by case id: the unique constraint (run, case id), and reads by case. */
+    final Map<Long, Map<String, Long>> jobByCaseId = new HashMap<>();
+    /** Idempotency keys by scope and key. */
+    final Map<String, IdempotencyKey> keys = new HashMap<>();
+    long nextReservation = 1;
+
+    /** Moves a job to {@code to}, keeping the pending index and the leased counts. */
     void changeState(JobRow j, JobState to) {
       if (j.state == to) {
         return;
       }
       if (j.state == JobState.PENDING) {
         pendingByRun.get(j.runId).remove(j.position);
+      } else if (j.state == JobState.LEASED) {
+        leasedByRun.merge(j.runId, -1, Integer::sum);
       }
       j.state = to;
       if (to == JobState.PENDING) {
         pendingByRun.computeIfAbsent(j.runId, r -> new TreeMap<>()).put(j.position, j.id);
+      } else if (to == JobState.LEASED) {
+        leasedByRun.merge(j.runId, 1, Integer::sum);
       }
+    }
+
+    /** Counts a run's leased jobs again (after a rollback restored rows). */
+    void recount(long runId) {
+      long[] ids = jobsByPosition.get(runId);
+      int n = 0;
+      if (ids != null) {
+        for (long id : ids) {
+          if (jobs.get(id).state == JobState.LEASED) {
+            n++;
+          }
+        }
+      }
+      leasedByRun.put(runId, n);
     }
 
     /** Puts a job back into (or out of) the pending index as its restored row says. */
@@ -190,7 +239,9 @@ public final class InMemoryStore implements Store {
 
   private static final class RunRow {
     long id;
+    String name;
     RunSpec spec;
+    RunState state;
     long createdAt;
     long finishedAt;
     RunCounters counters;
@@ -198,7 +249,9 @@ public final class InMemoryStore implements Store {
     RunRow copy() {
       RunRow r = new RunRow();
       r.id = id;
+      r.name = name;
       r.spec = spec;
+      r.state = state;
       r.createdAt = createdAt;
       r.finishedAt = finishedAt;
       r.counters = counters;
@@ -206,7 +259,7 @@ public final class InMemoryStore implements Store {
     }
 
     RunView view() {
-      return new RunView(id, spec, counters.finished(), createdAt, finishedAt, counters);
+      return new RunView(id, name, spec, state, createdAt, finishedAt, counters);
     }
   }
 
@@ -270,6 +323,10 @@ public final class InMemoryStore implements Store {
     final Map<Long, JobRow> jobBefore = new HashMap<>();
     final Map<Long, RunRow> runBefore = new HashMap<>();
     final List<Long> attemptsAdded = new ArrayList<>();
+    /** Keys as they were before this transaction wrote them (null: no row). */
+    final Map<String, IdempotencyKey> keysBefore = new HashMap<>();
+    /** Runs this transaction is creating, with their job ids in insertion order. */
+    final Map<Long, List<Long>> created = new LinkedHashMap<>();
 
     /** The job's row, saved in the undo log before it is changed. */
     JobRow write(long id) {
@@ -444,9 +501,9 @@ public final class InMemoryStore implements Store {
     @Override
     public RunCounters addCounters(long runId, CounterDelta delta, long nowMillis) {
       RunRow r = writeRun(runId);
-      boolean wasFinished = r.counters.finished();
       r.counters = delta.applyTo(runId, r.counters);
-      if (!wasFinished && r.counters.finished()) {
+      if (r.state == RunState.RUNNING && r.counters.finished()) {
+        r.state = RunState.FINISHED;
         r.finishedAt = nowMillis;
       }
       return r.counters;
@@ -476,54 +533,280 @@ public final class InMemoryStore implements Store {
     }
 
     void rollback() {
-      jobBefore.forEach(state.jobs::put);
-      jobBefore.values().forEach(state::reindex);
-      runBefore.forEach(state.runs::put);
       for (int i = attemptsAdded.size() - 1; i >= 0; i--) {
         List<AttemptView> list = state.attempts.get(attemptsAdded.get(i));
         list.remove(list.size() - 1);
       }
+      for (Map.Entry<Long, List<Long>> c : created.entrySet()) {
+        for (long jobId : c.getValue()) {
+          state.jobs.remove(jobId);
+          jobBefore.remove(jobId);
+        }
+        long runId = c.getKey();
+        state.runs.remove(runId);
+        runBefore.remove(runId);
+        state.jobsByPosition.remove(runId);
+        state.pendingByRun.remove(runId);
+        state.leasedByRun.remove(runId);
+        state.jobByCaseId.remove(runId);
+      }
+      jobBefore.forEach(state.jobs::put);
+      jobBefore.values().forEach(state::reindex);
+      jobBefore.values().stream().mapToLong(j -> j.runId).distinct().forEach(state::recount);
+      runBefore.forEach(state.runs::put);
+      keysBefore.forEach((k, v) -> {
+        if (v == null) {
+          state.keys.remove(k);
+        } else {
+          state.keys.put(k, v);
+        }
+      });
+    }
+
+    // ---- fair share and cancel ----
+
+    @Override
+    public int leasedCount(long runId) {
+      if (bug == PlantedBug.MISCOUNT_RUN_LEASES) {
+        return (int) Math.min(Integer.MAX_VALUE / 2, runId * 100_000L); // the oldest run always looks idle
+      }
+      return state.leasedByRun.getOrDefault(runId, 0);
+    }
+
+    @Override
+    public RunState runState(long runId) {
+      RunRow r = state.runs.get(runId);
+      return r == null ? null : r.state;
+    }
+
+    @Override
+    public List<JobRecord> leasedJobs(long runId) {
+      List<JobRecord> found = leases(runId, j -> true);
+      found.sort(Comparator.comparingLong(JobRecord::jobId));
+      return found;
+    }
+
+    @Override
+    public void cancelLeased(long jobId) {
+      JobRow w = write(jobId);
+      state.changeState(w, JobState.CANCELLED);
+      w.owner = null;
+      w.leaseExpiry = 0;
+    }
+
+    @Override
+    public long cancelPending(long runId) {
+      TreeMap<Integer, Long> pending = state.pendingByRun.get(runId);
+      if (pending == null) {
+        return 0;
+      }
+      List<Long> ids = new ArrayList<>(pending.values());
+      for (long id : ids) {
+        state.changeState(write(id), JobState.CANCELLED);
+      }
+      return ids.size();
+    }
+
+    @Override
+    public void cancelRunRow(long runId, long nowMillis) {
+      RunRow r = writeRun(runId);
+      r.state = RunState.CANCELLED;
+      r.finishedAt = nowMillis;
+    }
+
+    // ---- run creation ----
+
+    @Override
+    public long insertRun(NewRun run, long nowMillis) {
+      RunRow r = new RunRow();
+      r.id = state.nextRunId++;
+      r.name = run.name();
+      r.spec = run.spec();
+      r.state = RunState.RUNNING;
+      r.createdAt = nowMillis;
+      r.counters = RunCounters.empty(0);
+      state.runs.put(r.id, r);
+      created.put(r.id, new ArrayList<>());
+      state.jobByCaseId.put(r.id, new HashMap<>());
+      state.pendingByRun.put(r.id, new TreeMap<>());
+      return r.id;
+    }
+
+    @Override
+    public boolean insertJob(long runId, CaseRecord c) {
+      Map<String, Long> byCase = state.jobByCaseId.get(runId);
+      TreeMap<Integer, Long> pending = state.pendingByRun.get(runId);
+      if (byCase.containsKey(c.caseId()) || pending.containsKey(c.position())) {
+        return false; // the unique constraints (run, case id) and (run, position): every job is pending now
+      }
+      JobRow j = new JobRow();
+      j.id = state.nextJobId++;
+      j.runId = runId;
+      j.position = c.position();
+      j.caseId = c.caseId();
+      j.caseJson = c.caseJson();
+      state.jobs.put(j.id, j);
+      byCase.put(c.caseId(), j.id);
+      pending.put(j.position, j.id);
+      created.get(runId).add(j.id);
+      return true;
+    }
+
+    @Override
+    public int positionOfCase(long runId, String caseId) {
+      Long id = state.jobByCaseId.getOrDefault(runId, Map.of()).get(caseId);
+      return id == null ? -1 : state.jobs.get(id).position;
+    }
+
+    @Override
+    public void setRunTotal(long runId, long total, long nowMillis) {
+      RunRow r = state.runs.get(runId);
+      r.counters = RunCounters.empty(total);
+      if (total == 0) {
+        r.state = RunState.FINISHED;
+        r.finishedAt = nowMillis;
+      }
+      state.jobsByPosition.put(runId, state.pendingByRun.get(runId).values().stream().mapToLong(Long::longValue).toArray());
+    }
+
+    // ---- idempotency keys ----
+
+    private String keyOf(String scope, String key) {
+      return scope + "\n" + key;
+    }
+
+    private void saveKey(String k) {
+      if (!keysBefore.containsKey(k)) {
+        keysBefore.put(k, state.keys.get(k));
+      }
+    }
+
+    @Override
+    public IdempotencyKey key(String scope, String key) {
+      return state.keys.get(keyOf(scope, key));
+    }
+
+    @Override
+    public void insertKey(IdempotencyKey row) {
+      String k = keyOf(row.scope(), row.key());
+      if (state.keys.containsKey(k)) {
+        throw new StoreException("idempotency key (" + row.scope() + ", " + row.key() + ") already has a row");
+      }
+      saveKey(k);
+      state.keys.put(k, row);
+    }
+
+    @Override
+    public void updateKey(IdempotencyKey row) {
+      String k = keyOf(row.scope(), row.key());
+      saveKey(k);
+      state.keys.put(k, row);
+    }
+
+    @Override
+    public void deleteKey(String scope, String key) {
+      String k = keyOf(scope, key);
+      saveKey(k);
+      state.keys.remove(k);
+    }
+
+    @Override
+    public int deleteKeys(long completedExpiredBy, long heldUntilBefore) {
+      return deleteKeysWhere(row -> row.completed() ? row.expiresAtMillis() <= completedExpiredBy
+          : row.holdUntilMillis() < heldUntilBefore);
+    }
+
+    @Override
+    public int deleteHeldKeys() {
+      return deleteKeysWhere(row -> !row.completed());
+    }
+
+    private int deleteKeysWhere(java.util.function.Predicate<IdempotencyKey> which) {
+      List<String> gone = new ArrayList<>();
+      state.keys.forEach((k, row) -> {
+        if (which.test(row)) {
+          gone.add(k);
+        }
+      });
+      gone.forEach(k -> {
+        saveKey(k);
+        state.keys.remove(k);
+      });
+      return gone.size();
+    }
+
+    @Override
+    public String newReservationToken() {
+      return state.storeId + "-r" + state.nextReservation++;
     }
   }
 
   // ---- writes -----------------------------------------------------------------------------------
 
-  /** {@inheritDoc} Also refuses two cases with one position; a run with no cases is finished at creation. */
+  /** {@inheritDoc} The run's creation time is this store's clock's. */
   @Override
-  public long createRun(RunSpec spec, List<CaseRecord> cases) {
-    CaseRecord.requireUnique(cases);
+  public CreatedRun createRun(NewRun run, CaseSource cases, KeyCompletion completion)
+      throws CaseSourceException, KeyReservationLostException {
     synchronized (state) {
       ensureOpen("createRun");
-      long now = clock.millis();
-      RunRow run = new RunRow();
-      run.id = state.nextRunId++;
-      // Stored as SQLite stores it: the case timeout in whole milliseconds.
-      EvaluatorSpec e = spec.evaluator();
-      run.spec = new RunSpec(spec.dataset(),
-          new EvaluatorSpec(e.kind(), e.options(), Duration.ofMillis(e.caseTimeout().toMillis())), spec.limits(),
-          spec.datasetDigest());
-      run.createdAt = now;
-      run.counters = RunCounters.empty(cases.size());
-      run.finishedAt = cases.isEmpty() ? now : 0;
-      state.runs.put(run.id, run);
-      List<JobRow> rows = new ArrayList<>(cases.size());
-      for (CaseRecord c : cases) {
-        JobRow j = new JobRow();
-        j.id = state.nextJobId++;
-        j.runId = run.id;
-        j.position = c.position();
-        j.caseId = c.caseId();
-        j.caseJson = c.caseJson();
-        state.jobs.put(j.id, j);
-        rows.add(j);
+      Tx tx = new Tx();
+      long nextRunId = state.nextRunId;
+      long nextJobId = state.nextJobId;
+      try {
+        CreatedRun created = RunCreation.create(tx, run, cases, completion, clock.millis());
+        commits++;
+        return created;
+      } catch (CaseSourceException | KeyReservationLostException | RuntimeException | Error e) {
+        tx.rollback();
+        state.nextRunId = nextRunId; // as SQLite: a rolled-back insert takes no id
+        state.nextJobId = nextJobId;
+        throw e;
       }
-      rows.sort(Comparator.comparingInt(j -> j.position));
-      state.jobsByPosition.put(run.id, rows.stream().mapToLong(j -> j.id).toArray());
-      TreeMap<Integer, Long> pending = state.pendingByRun.computeIfAbsent(run.id, r -> new TreeMap<>());
-      rows.forEach(j -> pending.put(j.position, j.id));
-      commits++;
-      return run.id;
     }
+  }
+
+  /** {@inheritDoc} */
+  @Override
+  public CancelResult cancelRun(long runId, long nowMillis) {
+    return write("cancelRun: cancelling run " + runId + " failed; nothing changed",
+        tx -> BatchRules.cancelRun(runId, nowMillis, tx), true);
+  }
+
+  /** {@inheritDoc} */
+  @Override
+  public KeyClaim claimKey(String scope, String key, String fingerprint, long nowMillis, long holdUntilMillis) {
+    return write("claimKey failed", tx -> IdempotencyRules.claim(tx, scope, key, fingerprint, nowMillis, holdUntilMillis),
+        true);
+  }
+
+  /** {@inheritDoc} */
+  @Override
+  public boolean renewKey(String scope, String key, String reservationToken, long holdUntilMillis) {
+    return write("renewKey failed", tx -> IdempotencyRules.renew(tx, scope, key, reservationToken, holdUntilMillis), true);
+  }
+
+  /** {@inheritDoc} */
+  @Override
+  public void releaseKey(String scope, String key, String reservationToken) {
+    write("releaseKey failed", tx -> IdempotencyRules.release(tx, scope, key, reservationToken), true);
+  }
+
+  /** {@inheritDoc} */
+  @Override
+  public int purgeKeys(long nowMillis) {
+    synchronized (state) {
+      int purged = write("purgeKeys failed", tx -> IdempotencyRules.purge(tx, nowMillis), false);
+      if (purged > 0) {
+        commits++; // a purge that found nothing wrote nothing
+      }
+      return purged;
+    }
+  }
+
+  /** {@inheritDoc} */
+  @Override
+  public int releaseHeldKeys() {
+    return write("releaseHeldKeys failed", Tx::deleteHeldKeys, true);
   }
 
   /** {@inheritDoc} */
@@ -553,7 +836,7 @@ public final class InMemoryStore implements Store {
         return result;
       } catch (RuntimeException | Error e) {
         tx.rollback();
-        if (e instanceof StoreException || e instanceof Error) {
+        if (e instanceof StoreException || e instanceof IllegalArgumentException || e instanceof Error) {
           throw e;
         }
         throw new StoreException(failure, e);
@@ -611,6 +894,102 @@ public final class InMemoryStore implements Store {
     synchronized (state) {
       ensureOpen("runs");
       return state.runs.values().stream().map(RunRow::view).toList();
+    }
+  }
+
+  /** {@inheritDoc} */
+  @Override
+  public List<RunView> runs(RunPage page) {
+    synchronized (state) {
+      ensureOpen("runs");
+      List<RunView> out = new ArrayList<>(Math.min(page.limit(), state.runs.size()));
+      for (RunRow r : state.runs.headMap(page.beforeRunId(), false).descendingMap().values()) {
+        if (out.size() == page.limit()) {
+          break;
+        }
+        out.add(r.view());
+      }
+      return out;
+    }
+  }
+
+  /** {@inheritDoc} */
+  @Override
+  public List<CaseView> cases(long runId, CaseQuery query) {
+    synchronized (state) {
+      ensureOpen("cases");
+      long[] ids = state.jobsByPosition.get(runId);
+      List<CaseView> out = new ArrayList<>();
+      if (ids == null) {
+        return out;
+      }
+      for (long id : ids) {
+        if (out.size() == query.limit()) {
+          break;
+        }
+        JobView j = state.jobs.get(id).view();
+        if (query.matches(j)) {
+          out.add(new CaseView(j, recordedTiming(j)));
+        }
+      }
+      return out;
+    }
+  }
+
+  private AttemptTiming recordedTiming(JobView j) {
+    if (j.state() != JobState.DONE) {
+      return AttemptTiming.NONE;
+    }
+    for (AttemptView a : state.attempts.getOrDefault(j.jobId(), List.of())) {
+      if (a.token() == j.token() && a.ending().equals("recorded")) {
+        return a.timing();
+      }
+    }
+    return AttemptTiming.NONE;
+  }
+
+  /** {@inheritDoc} */
+  @Override
+  public List<AttemptView> attempts(long runId, String caseId) {
+    synchronized (state) {
+      ensureOpen("attempts");
+      Long id = state.jobByCaseId.getOrDefault(runId, Map.of()).get(caseId);
+      if (id == null) {
+        return List.of();
+      }
+      List<AttemptView> out = new ArrayList<>(state.attempts.getOrDefault(id, List.of()));
+      out.sort(Comparator.comparingLong(AttemptView::token));
+      return out;
+    }
+  }
+
+  /**
+   * How one run looks to leasing now, read from the data itself (not through the primitives a planted bug
+   * may break): for the simulation's fair-share check.
+   *
+   * @param leased the run's leased jobs
+   * @param leasable whether a pending job's backoff has passed and some worker among {@code requesters} may
+   *     take it (a retry waits for a worker other than its last, unless only that one asks)
+   */
+  public record LeasingView(int leased, boolean leasable) {}
+
+  /**
+   * How run {@code runId} looks to leasing at {@code nowMillis}, for requests from {@code requesters}.
+   */
+  public LeasingView leasingView(long runId, long nowMillis, java.util.Set<String> requesters) {
+    synchronized (state) {
+      int leased = state.leasedByRun.getOrDefault(runId, 0);
+      TreeMap<Integer, Long> pending = state.pendingByRun.get(runId);
+      if (pending != null) {
+        for (long id : pending.values()) {
+          JobRow j = state.jobs.get(id);
+          if (j.notBefore <= nowMillis && (j.lastWorker == null || requesters.size() > 1
+              || !requesters.contains(j.lastWorker))) {
+            return new LeasingView(leased, true);
+          }
+        }
+      }
+      return new LeasingView(leased, false);
     }
   }
 

@@ -1,0 +1,52 @@
+package dev.tally.core.cases;
+
+/**
+ * A case that cannot be submitted, or a source that cannot be read: the message names the source and,
+ * where there is one, the line ({@code "cases.jsonl line 7: duplicate id \"a\" (first on line 2)"}). Nothing
+ * of a run whose source throws this is written.
+ *
+ * <p>Thread-safety: immutable.
+ */
+public class CaseSourceException extends Exception {
+  private final String source;
+  private final int line;
+  private final String detail;
+
+  /**
+   * @param source what the cases come from, in words ({@code cases.jsonl}, {@code request body})
+   * @param line the 1-based line, or 0 when the problem is not on one line (or the source has none)
+   * @param detail what is wrong, as a sentence without the place
+   */
+  public CaseSourceException(String source, int line, String detail) {
+    super(source + (line > 0 ? " line " + line : "") + ": " + detail);
+    this.source = source;
+    this.line = line;
+    this.detail = detail;
+  }
+
+  /**
+   * The refusal of the case at {@code position} of {@code source} because its id repeats the case at
+   * {@code firstPosition}: the wording of the rule "a run's case ids are unique", for whoever finds the
+   * repeat (a reader that remembers ids, or a store's unique constraint).
+   */
+  public static CaseSourceException duplicateId(CaseSource source, int position, int firstPosition, String caseId) {
+    int firstLine = source.lineOf(firstPosition);
+    return source.refuse(position, "duplicate id \"" + caseId + "\" ("
+        + (firstLine > 0 ? "first on line " + firstLine : "first at case " + (firstPosition + 1)) + ")");
+  }
+
+  /** What the cases come from, in words. */
+  public String source() {
+    return source;
+  }
+
+  /** The 1-based line, or 0 when the problem is not on one line. */
+  public int line() {
+    return line;
+  }
+
+  /** What is wrong, without the place. */
+  public String detail() {
+    return detail;
+  }
+}

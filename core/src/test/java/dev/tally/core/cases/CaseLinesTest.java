@@ -1,0 +1,128 @@
+package dev.tally.core.cases;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.tally.core.CaseRecord;
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** The case grammar, read as a stream: what is a case, what is refused, and where the message says it is. */
+class CaseLinesTest {
+
+  private static CaseLines reader(String text) {
+    return CaseLines.of(new ByteArrayInputStream(text.getBytes(StandardCharsets.UTF_8)), "request body");
+  }
+
+  private static List<CaseRecord> all(CaseLines lines) throws CaseSourceException {
+    List<CaseRecord> out = new ArrayList<>();
+    for (CaseRecord c; (c = lines.next()) != null; ) {
+      out.add(c);
+    }
+    return out;
+  }
+
+  @Test
+  void readsCasesInOrderSkippingBlankLinesAndKnowsEachCasesLine() throws Exception {
+    CaseLines lines = reader("\uFEFF{\"id\":\"a\"}\r\n\n  \n{\"id\":\"b\",\"x\":1}\n{\"id\":\"c\"}");
+    List<CaseRecord> cases = all(lines);
+    assertThat(cases).extracting(CaseRecord::caseId).containsExactly("a", "b", "c");
+    assertThat(cases).extracting(CaseRecord::position).containsExactly(0, 1, 2);
+    assertThat(cases.get(0).caseJson()).isEqualTo("{\"id\":\"a\"}");
+    assertThat(lines.lineOf(0)).isEqualTo(1);
+    assertThat(lines.lineOf(1)).isEqualTo(4);
+    assertThat(lines.lineOf(2)).isEqualTo(5);
+    assertThat(lines.lineOf(3)).isZero();
+    assertThat(lines.count()).isEqualTo(3);
+  }
+
+  @Test
+  void aBadLineIsRefusedWithTheSourceAndItsLine() {
+    assertThatThrownBy(() -> all(reader("{\"id\":\"a\"}\n\n[1]\n")))
+        .isInstanceOf(CaseSourceException.class).hasMessage("request body line 3: expected a JSON object, got array")
+        .satisfies(e -> assertThat(((CaseSourceException) e).line()).isEqualTo(3));
+    assertThatThrownBy(() -> all(reader("{\"name\":\"x\"}"))).hasMessageContaining("line 1: case has no \"id\" field");
+    assertThatThrownBy(() -> all(reader("{\"id\":7}"))).hasMessageContaining("\"id\" must be a non-empty string");
+    assertThatThrownBy(() -> all(reader("{\"id\":\"a\",\"id\":\"b\"}"))).hasMessageContaining("Duplicate field 'id'");
+    assertThatThrownBy(() -> all(reader("{\"id\":\"a\"} x"))).hasMessageContaining("not valid JSON");
+    assertThatThrownBy(() -> all(reader("{\"id\":\"\\ud800\"}"))).hasMessageContaining("unpaired surrogate");
+    assertThatThrownBy(() -> all(reader("{\"id\":\"a\\u0001\"}"))).hasMessageContaining("control character");
+  }
+
+  @Test
+  void anIdOfExactlyTheLimitIsReadAndOneCharacterMoreIsRefused() throws Exception {
+    String longest = "i".repeat(CaseLines.MAX_ID_CHARS);
+    assertThat(all(reader("{\"id\":\"" + longest + "\"}"))).singleElement()
+        .satisfies(c -> assertThat(c.caseId()).isEqualTo(longest));
+    assertThatThrownBy(() -> all(reader("{\"id\":\"" + longest + "i\"}")))
+        .hasMessageContaining("line 1: \"id\" is " + (CaseLines.MAX_ID_CHARS + 1) + " characters long");
+  }
+
+  @Test
+  void aLineOfExactlyTheLimitIsReadAndOneByteMoreIsRefusedWithItsLine() throws Exception {
+    String head = "{\"id\":\"a\",\"pad\":\"";
+    String tail = "\"}";
+    String exact = head + "x".repeat(CaseLines.MAX_LINE_BYTES - head.length() - tail.length()) + tail;
+    assertThat(all(reader("\n" + exact + "\n"))).hasSize(1);
+    String over = head + "x".repeat(CaseLines.MAX_LINE_BYTES + 1 - head.length() - tail.length()) + tail;
+    assertThatThrownBy(() -> all(reader("\n" + over + "\n")))
+        .hasMessage("request body line 2: line is longer than the limit of " + CaseLines.MAX_LINE_BYTES + " bytes");
+  }
+
+  @Test
+  void bytesThatAreNotUtf8AreRefusedOnTheirOwnLine() {
+    byte[] bytes = {'{', '"', 'i', 'd', '"', ':', '"', 'a', '"', '}', '\n', '{', '"', 'i', 'd', '"', ':', '"', (byte) 0xC3, '"', '}'};
+    assertThatThrownBy(() -> all(CaseLines.of(new ByteArrayInputStream(bytes), "d.jsonl")))
+        .hasMessage("d.jsonl line 2: not valid UTF-8");
+  }
+
+  @Test
+  void aRepeatedIdIsRefusedOnlyWhenAskedAndNamesBothLines() throws Exception {
+    String text = "{\"id\":\"a\"}\n\n{\"id\":\"b\"}\n{\"id\":\"a\"}\n";
+    assertThat(all(reader(text))).hasSize(3); // a stream leaves ids to the store's constraint
+    assertThatThrownBy(() -> all(reader(text).rejectingDuplicateIds()))
+        .hasMessage("request body line 4: duplicate id \"a\" (first on line 1)");
+  }
+
+  @Test
+  void theHeaderIsTheFirstLineThatIsNotBlankAndTheCasesFollowIt() throws Exception {
+    CaseLines lines = reader("\n{\"name\":\"nightly\"}\n{\"id\":\"a\"}\n");
+    assertThat(lines.header()).hasValue(new CaseLines.Line(2, "{\"name\":\"nightly\"}"));
+    List<CaseRecord> cases = all(lines);
+    assertThat(cases).singleElement().satisfies(c -> assertThat(c.position()).isZero());
+    assertThat(lines.lineOf(0)).isEqualTo(3);
+    assertThat(reader("\n \n").header()).isEmpty();
+    CaseLines started = reader("{\"id\":\"a\"}");
+    started.next();
+    assertThatThrownBy(started::header).isInstanceOf(IllegalStateException.class);
+  }
+
+  @Test
+  void aStreamThatFailsIsReportedAsUnreadable() {
+    InputStream broken = new InputStream() {
+      @Override
+      public int read() throws IOException {
+        throw new IOException("connection reset");
+      }
+
+      @Override
+      public int read(byte[] b, int off, int len) throws IOException {
+        throw new IOException("connection reset");
+      }
+    };
+    assertThatThrownBy(() -> all(CaseLines.of(broken, "request body")))
+        .hasMessage("request body: cannot read: connection reset");
+  }
+
+  @Test
+  void aListSourceNamesTheCaseByItsNumber() {
+    CaseSource list = CaseSource.of(List.of(new CaseRecord(0, "a", "{}"), new CaseRecord(1, "a", "{}")), "the cases");
+    assertThat(CaseSourceException.duplicateId(list, 1, 0, "a"))
+        .hasMessage("the cases: case 2: duplicate id \"a\" (first at case 1)");
+  }
+}
