@@ -134,8 +134,8 @@ public abstract class RunnerCommand implements Callable<Integer> {
         err.println("tally: " + e.getMessage());
         return Main.EXIT_USAGE;
       }
-      err.printf("tally: API at %s%s (OpenAPI %s%s) while this runs%n", served.url(), ApiServer.BASE, served.url(),
-          ApiServer.OPENAPI_PATH);
+      err.printf("tally: API at %s%s (OpenAPI %s%s), dashboard at %s while this runs%n", served.url(), ApiServer.BASE,
+          served.url(), ApiServer.OPENAPI_PATH, served.dashboardUrl());
     }
     long runId = -1;
     // The API closes first: no request is answered from a store that is closing.

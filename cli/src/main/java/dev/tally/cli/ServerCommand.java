@@ -141,8 +141,9 @@ public final class ServerCommand implements java.util.concurrent.Callable<Intege
       RunnerCommand.reportTakeOver(t, err);
     }
     String url = server.api().url();
-    out.printf("tally server: API %s%s (OpenAPI %s%s, metrics %s%s); workers connect to %s; %s; store %s%n", url,
-        ApiServer.BASE, url, ApiServer.OPENAPI_PATH, url, ApiServer.METRICS_PATH, connectTo, fleet(workerSlots), db);
+    out.printf("tally server: API %s%s (OpenAPI %s%s, metrics %s%s); dashboard %s; workers connect to %s; %s; store %s%n",
+        url, ApiServer.BASE, url, ApiServer.OPENAPI_PATH, url, ApiServer.METRICS_PATH, server.api().dashboardUrl(), connectTo,
+        fleet(workerSlots), db);
     out.flush();
 
     int exit = Main.EXIT_PASSED;

@@ -15,18 +15,19 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * A real {@code tally} process started from the test classpath, for tests that kill and freeze processes.
- * Output goes to a file, so a test can show it when it fails.
+ * Output goes to a file, so a test can show it when it fails. Public for the process tests of other
+ * packages ({@code dev.tally.cli.dashboard}).
  */
-final class TallyProcess implements AutoCloseable {
-  final Process process;
-  final Path log;
+public final class TallyProcess implements AutoCloseable {
+  public final Process process;
+  public final Path log;
 
   private TallyProcess(Process process, Path log) {
     this.process = process;
     this.log = log;
   }
 
-  static TallyProcess start(Path dir, String logName, List<String> args) throws IOException {
+  public static TallyProcess start(Path dir, String logName, List<String> args) throws IOException {
     return start(dir, logName, args, java.util.Map.of());
   }
 
@@ -52,7 +53,7 @@ final class TallyProcess implements AutoCloseable {
   }
 
   /** The worker processes this run started, found by their {@code --name=} argument. */
-  Optional<ProcessHandle> worker(String name) {
+  public Optional<ProcessHandle> worker(String name) {
     return process.descendants().filter(h -> commandLine(h.pid()).contains("--name=" + name)).findFirst();
   }
 
@@ -65,14 +66,14 @@ final class TallyProcess implements AutoCloseable {
     }
   }
 
-  int waitFor(long seconds) throws InterruptedException {
+  public int waitFor(long seconds) throws InterruptedException {
     if (!process.waitFor(seconds, TimeUnit.SECONDS)) {
       throw new AssertionError("tally did not finish in " + seconds + " s; output:\n" + output());
     }
     return process.exitValue();
   }
 
-  String output() {
+  public String output() {
     try {
       return Files.readString(log);
     } catch (IOException e) {
@@ -84,7 +85,7 @@ final class TallyProcess implements AutoCloseable {
    * Writes {@code total} sleep cases, ids {@code prefix + i}, each sleeping 20–80 ms (uniform, from
    * {@code seed}): the process tests' usual dataset.
    */
-  static Path sleepDataset(Path file, int total, String prefix, long seed) throws IOException {
+  public static Path sleepDataset(Path file, int total, String prefix, long seed) throws IOException {
     java.util.Random random = new java.util.Random(seed);
     List<String> lines = new ArrayList<>();
     for (int i = 0; i < total; i++) {

@@ -38,6 +38,11 @@ import org.slf4j.LoggerFactory;
  * the place at fault. The OpenAPI document, generated at compile time from the handlers' {@link OpenApi}
  * annotations, is served at {@value #OPENAPI_PATH}.
  *
+ * <p><b>Dashboard.</b> The web dashboard's static files (HTML, CSS, ES modules from the jar's {@value
+ * #DASHBOARD_RESOURCES}, and the chart library's WebJar under {@code /webjars/}) are served at {@value
+ * #DASHBOARD_PATH} without the token: they hold no data. Every datum the page shows comes from the API,
+ * which the page calls with the bearer token the user typed.
+ *
  * <p><b>Auth.</b> With a token ({@link Settings.Builder#token}), every request needs {@code Authorization:
  * Bearer TOKEN} and gets 401 with {@code WWW-Authenticate: Bearer} without it; {@code GET /metrics} is
  * public only with {@link Settings.Builder#metricsPublic}. <b>TLS</b> from PEM files ({@link
@@ -54,6 +59,10 @@ public final class ApiServer implements AutoCloseable {
   public static final String OPENAPI_PATH = BASE + "/openapi.json";
   /** Prometheus' scrape target, outside {@link #BASE} where scrapers look for it. */
   public static final String METRICS_PATH = "/metrics";
+  /** Where the web dashboard is served: one page whose routes are in the URL's fragment. */
+  public static final String DASHBOARD_PATH = "/";
+  /** The classpath folder of the dashboard's static files. */
+  static final String DASHBOARD_RESOURCES = "/dashboard";
   /** The media type of every error answer (RFC 9457 section 3). */
   public static final String PROBLEM_JSON = "application/problem+json";
 
@@ -112,6 +121,14 @@ public final class ApiServer implements AutoCloseable {
       config.http.maxRequestSize = settings.maxBodyBytes;
       config.events.handlerAdded(h -> routes.add(new Route(h.getHttpMethod().name(), h.getPath())));
       config.jetty.modifyServer(server -> server.setErrorHandler(new JettyProblems()));
+      config.staticFiles.add(files -> {
+        files.hostedPath = DASHBOARD_PATH;
+        files.directory = DASHBOARD_RESOURCES;
+        files.location = io.javalin.http.staticfiles.Location.CLASSPATH;
+        // A new jar's page must not be mixed with an old one's modules from the browser's cache.
+        files.headers = Map.of("Cache-Control", "no-cache", "X-Content-Type-Options", "nosniff");
+      });
+      config.staticFiles.enableWebjars();
       config.registerPlugin(new OpenApiPlugin(openapi -> openapi.withDocumentationPath(OPENAPI_PATH)
           .withDefinitionConfiguration((version, definition) -> definition
               .withInfo(info -> info.title("Tally API").version("1")
@@ -142,6 +159,9 @@ public final class ApiServer implements AutoCloseable {
       }
       if (settings.metricsPublic && ctx.path().equals(METRICS_PATH)) {
         return;
+      }
+      if (!needsToken(ctx.path())) {
+        return; // the dashboard's static files: no data in them
       }
       String challenge = auth.challenge(ctx.header("Authorization"));
       if (challenge != null) {
@@ -198,6 +218,19 @@ public final class ApiServer implements AutoCloseable {
     InetSocketAddress bound = new InetSocketAddress(settings.host, app.port());
     events.start();
     return new ApiServer(app, bound, settings.tls != null, List.copyOf(routes), events, metrics, writes, settings.spoolDirectory);
+  }
+
+  /**
+   * Whether a request to {@code path} needs the token: the API and the metrics do; the dashboard's static
+   * files (everything else) do not, since every datum the page shows is fetched from the API.
+   */
+  static boolean needsToken(String path) {
+    return path.equals(BASE) || path.startsWith(BASE + "/") || path.equals(METRICS_PATH);
+  }
+
+  /** The web dashboard's address, {@code http://HOST:PORT/}, for people. */
+  public String dashboardUrl() {
+    return url() + DASHBOARD_PATH;
   }
 
   /** The address the API is served on (the port is the one picked when asked for port 0). */

@@ -1,0 +1,285 @@
+package dev.tally.cli.dashboard;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.tally.cli.Signals;
+import dev.tally.cli.TallyProcess;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.openqa.selenium.interactions.Actions;
+import org.openqa.selenium.support.ui.Select;
+
+/**
+ * The web dashboard in a real browser (headless Chromium) against a real {@code tally server} with worker
+ * processes: the New-run form's key makes one run whatever the user does (a double click; a reload while
+ * the answer is held back, then Submit again), a worker killed with {@code kill -9} shows as left while its
+ * cases are redelivered and the run finishes with every case, and a 100k-case run's table opens its first
+ * page in under a second. Each test saves screenshots under {@code target/dashboard-screenshots/}.
+ */
+class DashboardBrowserTest {
+  private static final ObjectMapper JSON = new ObjectMapper();
+  private static final Pattern START_LINE = Pattern.compile("tally server: API (http://127\\.0\\.0\\.1:(\\d+))/api/v1 .*dashboard (\\S+);");
+  private static final String TOKEN = "dashboard-test-token-5c1e";
+  /** The first page of cases must be on screen within this long of the navigation (issue 9). */
+  private static final long FIRST_PAGE_BUDGET_MILLIS = 1000;
+
+  @TempDir Path dir;
+
+  private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(10)).build();
+  private final List<AutoCloseable> open = new ArrayList<>();
+
+  @AfterEach
+  void closeAll() throws Exception {
+    for (int i = open.size() - 1; i >= 0; i--) {
+      open.get(i).close();
+    }
+  }
+
+  /** A started server: its process and its base URL. */
+  private record Server(TallyProcess process, String url, int port) {}
+
+  private Server server(String... more) throws Exception {
+    Path token = Files.writeString(dir.resolve("api-token"), TOKEN + "\n");
+    List<String> args = new ArrayList<>(List.of("server", "--db=" + dir.resolve("tally.db"), "--http=127.0.0.1:0",
+        "--api-token-file=" + token, "--heartbeat-interval=200ms", "--detection-window=1s"));
+    args.addAll(List.of(more));
+    TallyProcess process = TallyProcess.start(dir, "server.log", args);
+    open.add(process);
+    String[] found = new String[2];
+    await("the server's start line").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100)).until(() -> {
+      Matcher m = START_LINE.matcher(process.output());
+      if (m.find()) {
+        found[0] = m.group(1);
+        found[1] = m.group(2);
+        assertThat(m.group(3)).isEqualTo(m.group(1) + "/");
+        return true;
+      }
+      if (!process.process.isAlive()) {
+        throw new AssertionError("tally server exited early:\n" + process.output());
+      }
+      return false;
+    });
+    return new Server(process, found[0], Integer.parseInt(found[1]));
+  }
+
+  private Browser browser() {
+    Browser b = new Browser(dir.resolve("chromium-profile"));
+    open.add(b);
+    return b;
+  }
+
+  private JsonNode get(String url) throws Exception {
+    HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create(url)).header("Authorization", "Bearer " + TOKEN)
+        .timeout(Duration.ofSeconds(30)).build(), HttpResponse.BodyHandlers.ofString());
+    assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+    return JSON.readTree(r.body());
+  }
+
+  /** Submits a run over the API (not the page): its fields as NDJSON's first line, then the dataset. */
+  private JsonNode submit(String url, String header, Path dataset) throws Exception {
+    Path body = dir.resolve("body-" + UUID.randomUUID() + ".ndjson");
+    Files.writeString(body, header + "\n");
+    try (var out = Files.newOutputStream(body, java.nio.file.StandardOpenOption.APPEND)) {
+      Files.copy(dataset, out);
+    }
+    HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create(url + "/api/v1/runs"))
+        .header("Authorization", "Bearer " + TOKEN).header("Idempotency-Key", UUID.randomUUID().toString())
+        .header("Content-Type", "application/x-ndjson").timeout(Duration.ofSeconds(120))
+        .POST(HttpRequest.BodyPublishers.ofFile(body)).build(), HttpResponse.BodyHandlers.ofString());
+    assertThat(r.statusCode()).as(r.body()).isEqualTo(201);
+    return JSON.readTree(r.body());
+  }
+
+  private int runCount(String url) throws Exception {
+    return get(url + "/api/v1/runs").get("runs").size();
+  }
+
+  /** Fills the New-run form: the dataset file and the sleep evaluator. */
+  private static void fillNewRun(Browser b, Path dataset) {
+    b.waiting().until(d -> !b.all("#new-run").isEmpty());
+    b.find("#dataset").sendKeys(dataset.toAbsolutePath().toString());
+    new Select(b.find("select[name=kind]")).selectByValue("sleep");
+    b.find("input[name=name]").clear();
+    b.find("input[name=name]").sendKeys("from the browser");
+  }
+
+  private static long runOnPage(Browser b) {
+    b.waiting().until(d -> d.getCurrentUrl().matches(".*#/runs/\\d+$"));
+    String current = b.driver.getCurrentUrl();
+    return Long.parseLong(current.substring(current.lastIndexOf('/') + 1));
+  }
+
+  @Test
+  void doubleClickingSubmitMakesExactlyOneRun() throws Exception {
+    Server server = server("--workers=1", "--slots=2");
+    Path dataset = TallyProcess.sleepDataset(dir.resolve("cases.jsonl"), 30, "c", 1);
+    Browser b = browser();
+    b.signIn(server.url() + "/#/new", TOKEN);
+    fillNewRun(b, dataset);
+    String key = b.find("#key").getText();
+    new Actions(b.driver).doubleClick(b.find("#submit")).perform();
+
+    long runId = runOnPage(b);
+    b.waiting().until(d -> "finished".equals(b.text("#run-state")));
+    b.screenshot("double-click-submit");
+    assertThat(runCount(server.url())).as("runs after a double click").isEqualTo(1);
+    assertThat(get(server.url() + "/api/v1/runs/" + runId).get("counters").get("passed").asLong()).isEqualTo(30);
+    // Confirmed: the key is forgotten, and a new form gets a new one.
+    assertThat(b.script("return sessionStorage.getItem('tally.submission')")).isNull();
+    b.driver.get(server.url() + "/#/new");
+    b.waiting().until(d -> !b.all("#key").isEmpty());
+    assertThat(b.find("#key").getText()).isNotEqualTo(key);
+    assertThat(b.scriptErrors()).isEmpty();
+  }
+
+  @Test
+  void aSubmissionWhoseAnswerIsHeldBackThenReloadedAndSubmittedAgainMakesOneRunAndShowsIt() throws Exception {
+    Server server = server("--workers=1", "--slots=2");
+    HoldingProxy proxy = new HoldingProxy(server.port());
+    open.add(proxy);
+    String viaProxy = "http://127.0.0.1:" + proxy.port();
+    Path dataset = TallyProcess.sleepDataset(dir.resolve("cases.jsonl"), 20, "h", 2);
+    Browser b = browser();
+    b.signIn(viaProxy + "/#/new", TOKEN);
+    fillNewRun(b, dataset);
+    String key = b.find("#key").getText();
+    b.find("#submit").click();
+
+    // The server made the run; the browser never heard so.
+    await("the run made while its answer is held back").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100))
+        .until(() -> proxy.held() && runCount(server.url()) == 1);
+    assertThat(b.driver.getCurrentUrl()).endsWith("#/new");
+    b.driver.navigate().refresh();
+    b.waiting().until(d -> !b.all("#pending-notice").isEmpty());
+    assertThat(b.find("#key").getText()).as("the key after a reload").isEqualTo(key);
+    assertThat(b.find("input[name=name]").getAttribute("value")).isEqualTo("from the browser");
+    b.screenshot("reload-pending-submission");
+    b.find("#dataset").sendKeys(dataset.toAbsolutePath().toString());
+    b.find("#submit").click();
+
+    long runId = runOnPage(b);
+    b.waiting().until(d -> String.valueOf(b.text("#run-title")).startsWith("Run " + runId));
+    b.screenshot("reload-then-submit-again");
+    JsonNode runs = get(server.url() + "/api/v1/runs").get("runs");
+    assertThat(runs).hasSize(1);
+    assertThat(runs.get(0).get("id").asLong()).isEqualTo(runId);
+    assertThat(b.script("return sessionStorage.getItem('tally.submission')")).isNull();
+    assertThat(b.scriptErrors()).isEmpty();
+  }
+
+  @Test
+  void aWorkerKilledWithKill9ShowsAsLeftItsCasesAreRedeliveredAndTheRunFinishesWithEveryCase() throws Exception {
+    Server server = server("--workers=3", "--slots=2");
+    int total = 240;
+    Path dataset = dir.resolve("slow.jsonl");
+    List<String> lines = new ArrayList<>();
+    for (int i = 0; i < total; i++) {
+      lines.add("{\"id\":\"k" + i + "\",\"millis\":150}");
+    }
+    Files.write(dataset, lines);
+    Browser b = browser();
+    b.signIn(server.url() + "/#/runs", TOKEN);
+    long runId = submit(server.url(), "{\"name\":\"kill -9\",\"evaluator\":{\"kind\":\"sleep\"}}", dataset).get("id").asLong();
+    b.driver.get(server.url() + "/#/runs/" + runId);
+    b.waiting().until(d -> figure(b, "passed") >= 12);
+
+    ProcessHandle victim = server.process().worker("local-1").orElseThrow(() -> new AssertionError("no worker local-1"));
+    String victimId = liveWorkerId(server.url(), "local-1");
+    Signals.send(victim.pid(), "KILL");
+    b.waiting().until(d -> figure(b, "redeliveries") > 0);
+
+    b.driver.get(server.url() + "/#/workers");
+    b.waiting().until(d -> "left".equals(b.text("tr[data-worker='" + victimId + "'] [data-state]")));
+    b.screenshot("workers");
+
+    b.driver.get(server.url() + "/#/runs/" + runId);
+    b.waiting().until(d -> "finished".equals(b.text("#run-state")));
+    b.waiting().until(d -> figure(b, "passed") == total && !b.all("#summary-section:not([hidden])").isEmpty());
+    b.screenshot("run");
+    JsonNode counters = get(server.url() + "/api/v1/runs/" + runId).get("counters");
+    assertThat(counters.get("passed").asLong()).isEqualTo(total);
+    assertThat(counters.get("recorded").asLong()).isEqualTo(total);
+    assertThat(counters.get("redeliveries").asLong()).isPositive();
+    assertThat(b.scriptErrors()).isEmpty();
+  }
+
+  @Test
+  void theCasesTableOfA100kCaseRunOpensItsFirstPageInUnderASecond() throws Exception {
+    int listen;
+    try (ServerSocket free = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      listen = free.getLocalPort();
+    }
+    // No workers: the cases stay pending, so the machine does nothing else while the page is timed.
+    Server server = server("--workers=0", "--listen=127.0.0.1:" + listen);
+    int total = 100_000;
+    Path dataset = dir.resolve("big.jsonl");
+    try (var out = Files.newBufferedWriter(dataset)) {
+      for (int i = 0; i < total; i++) {
+        out.write("{\"id\":\"case-" + i + "\",\"prompt\":\"what is " + i + " + 1?\"}\n");
+      }
+    }
+    long runId = submit(server.url(), "{\"name\":\"100k\",\"evaluator\":{\"kind\":\"noop\"}}", dataset).get("id").asLong();
+    assertThat(get(server.url() + "/api/v1/runs/" + runId).get("total").asLong()).isEqualTo(total);
+
+    Browser b = browser();
+    b.signIn(server.url() + "/#/runs", TOKEN);
+    long best = Long.MAX_VALUE;
+    // Twice: the first visit also fills the browser's cache of the page's modules, as any first visit does.
+    for (int visit = 0; visit < 2; visit++) {
+      b.driver.get("about:blank");
+      b.driver.get(server.url() + "/#/runs/" + runId);
+      b.waiting().until(d -> b.all("#cases tbody tr.case-row").size() == 50);
+      Number rendered = (Number) b.script(
+          "const e = performance.getEntriesByName('tally:cases-rendered'); return e.length ? e[0].startTime : null;");
+      assertThat(rendered).as("the page marks when its first page of cases is on screen").isNotNull();
+      best = Math.min(best, rendered.longValue());
+    }
+    b.screenshot("cases-100k");
+    assertThat(b.find("#cases tbody tr.case-row td:nth-child(2)").getText()).isEqualTo("case-0");
+    assertThat(best).as("ms from navigation to the first page of a %d-case run's table", total)
+        .isLessThan(FIRST_PAGE_BUDGET_MILLIS);
+    // The next page comes from the server too.
+    b.find("#next").click();
+    b.waiting().until(d -> "case-50".equals(b.text("#cases tbody tr.case-row td:nth-child(2)")));
+    assertThat(b.scriptErrors()).isEmpty();
+  }
+
+  /** A figure of the run page ("passed", "redeliveries"...) as a number, or -1 while it is not shown. */
+  private static long figure(Browser b, String name) {
+    String text = String.valueOf(b.text("[data-figure='" + name + "']")).replace(",", "");
+    return text.matches("\\d+") ? Long.parseLong(text) : -1;
+  }
+
+  private String liveWorkerId(String url, String name) throws Exception {
+    for (JsonNode w : get(url + "/api/v1/workers").get("workers")) {
+      if (w.get("name").asText().equals(name) && w.get("state").asText().equals("live")) {
+        return w.get("id").asText();
+      }
+    }
+    throw new AssertionError("no live worker " + name + " in " + get(url + "/api/v1/workers"));
+  }
+
+  static void copy(Path from, Path to) throws IOException {
+    Files.copy(from, to, StandardCopyOption.REPLACE_EXISTING);
+  }
+}

@@ -1,0 +1,306 @@
+// Run: its settings and evaluator, live counters and a progress chart, its cases as a table paged and
+// filtered on the server (fast at a million cases), each case's attempts and output tail, the summary
+// figures, and results.jsonl.
+import { BASE, getJson, api, download, isMissingRoute } from '../api.js';
+import { events } from '../events.js';
+import { n, escapeHtml, time, clock, duration, ended, rateAndEta, rateText, progressBar } from '../format.js';
+import { of as samplesOf } from '../samples.js';
+import { progressChart } from '../charts.js';
+
+/** Cases per page of the table: one screen's worth; the server pages, so the run's size does not matter. */
+const CASES_PAGE = 50;
+
+export function mount(main, [idText]) {
+  const id = Number(idText);
+  main.innerHTML = `
+    <h1 id="run-title">Run ${id}</h1>
+    <div id="run-msg" role="status" aria-live="polite"></div>
+    <div class="toolbar">
+      <button type="button" id="results" disabled>Download results.jsonl</button>
+      <button type="button" id="cancel" class="danger" hidden>Cancel run</button>
+      <span id="progress-bar"></span>
+    </div>
+    <div class="grid" id="figures" aria-live="off"></div>
+    <div class="cols">
+      <section class="card"><h2>Settings</h2><dl class="kv" id="settings"></dl></section>
+      <section class="card"><h2>Progress</h2><div id="chart"></div></section>
+    </div>
+    <section id="summary-section" hidden><h2>Summary</h2><div class="card"><dl class="kv" id="summary"></dl></div></section>
+    <h2>Cases</h2>
+    <form class="filters" id="filters">
+      <label>Verdict <select name="verdict"><option value="">any</option><option>pass</option><option>fail</option><option>error</option></select></label>
+      <label>State <select name="state"><option value="">any</option><option>pending</option><option>leased</option><option>done</option><option>failed</option><option>cancelled</option></select></label>
+      <label>Case id contains <input name="q" type="search" placeholder="text in the id"></label>
+      <label><span>Attempts</span><select name="minAttempts"><option value="">any</option><option value="2">more than one</option></select></label>
+      <button type="submit">Filter</button>
+    </form>
+    <table id="cases">
+      <thead><tr><th class="num">#</th><th>Case</th><th>State</th><th>Verdict</th><th class="num">Score</th>
+        <th class="num">Attempts</th><th>Worker</th><th class="num">Duration</th><th class="num">Queued</th></tr></thead>
+      <tbody></tbody>
+    </table>
+    <div class="pager">
+      <button type="button" id="first" disabled>First page</button>
+      <button type="button" id="next" disabled>Next page</button>
+      <span class="muted" id="page-note"></span>
+    </div>`;
+  const $ = sel => main.querySelector(sel);
+  let run = null;
+  let chart = null;
+  let points = [];
+  let serverProgress = false;
+  let nextUrl = null;
+  let pageNumber = 1;
+  let marked = false;
+  let pageCases = new Map();
+
+  function figure(label, value, cls = '', title = '') {
+    return `<div class="figure ${cls}" ${title ? `title="${escapeHtml(title)}"` : ''}><div class="n" data-figure="${escapeHtml(label)}">${value}</div><div class="k">${escapeHtml(label)}</div></div>`;
+  }
+
+  function renderRun() {
+    const c = run.counters;
+    $('#run-title').innerHTML = `Run ${run.id}${run.name ? ` · ${escapeHtml(run.name)}` : ''} <span class="badge ${run.state}" id="run-state">${run.state}</span>`;
+    $('#progress-bar').innerHTML = progressBar(run);
+    const { rate, eta } = rateAndEta(run, samplesOf(run.id));
+    const scored = c.passed + c.failed + c.errored;
+    $('#figures').innerHTML = [
+      figure('total', n(run.total)),
+      figure('ended', n(ended(run))),
+      figure('passed', n(c.passed)),
+      figure('failed', n(c.failed)),
+      figure('errored', n(c.errored)),
+      figure('accuracy', scored ? `${((100 * c.passed) / scored).toFixed(1)}%` : '—', '', 'passed / (passed + failed + errored)'),
+      figure('rate', rateText(rate)),
+      figure('ETA', run.state === 'running' ? duration(eta) : '—'),
+      figure('redeliveries', n(c.redeliveries), 'guarantee', 'cases leased again after a worker was lost or a lease expired'),
+      figure('duplicates suppressed', n(c.duplicatesSuppressed), 'guarantee', 'results of an already recorded case, not counted twice'),
+      figure('stale results fenced', n(c.staleResultsFenced), 'guarantee', 'results carrying an old fencing token, refused'),
+    ].join('');
+    const e = run.evaluator || {};
+    const s = run.settings || {};
+    $('#settings').innerHTML = `
+      <dt>evaluator</dt><dd>${escapeHtml(e.kind)}${e.cmd ? ` <span class="mono">${escapeHtml(e.cmd)}</span>` : ''}${e.millis != null ? ` ${n(e.millis)} ms` : ''}</dd>
+      <dt>dataset</dt><dd>${escapeHtml(run.dataset || '—')}</dd>
+      <dt>max attempts</dt><dd>${n(s.maxAttempts)}</dd>
+      <dt>timeout retries</dt><dd>${n(s.timeoutRetries)}</dd>
+      <dt>case timeout</dt><dd>${escapeHtml(s.caseTimeout || '—')}</dd>
+      <dt>created</dt><dd>${time(run.createdAt)}</dd>
+      <dt>finished</dt><dd>${time(run.finishedAt)}</dd>`;
+    $('#results').disabled = run.state === 'running';
+    $('#results').title = run.state === 'running' ? 'results.jsonl exists once the run finishes' : '';
+    $('#cancel').hidden = run.state !== 'running';
+  }
+
+  async function renderSummary() {
+    if (run.state === 'running') {
+      return;
+    }
+    try {
+      const s = await getJson(`${BASE}/runs/${id}/summary`);
+      // The same rows, in the same order and words, as tally run's summary on the command line.
+      const rows = [['total', s.total], ['passed', s.passed], ['failed', s.failed], ['errored', s.errored],
+        ['  of which out of attempts', s.jobsFailed], ['recorded', s.recorded], ['redeliveries', s.redeliveries],
+        ['duplicates suppressed', s.duplicatesSuppressed], ['stale results fenced', s.staleResultsFenced]];
+      if (s.meanScore != null) {
+        rows.push(['mean score', s.meanScore.toFixed(3)]);
+      }
+      rows.push(['run wall time', duration(s.runWallMillis)]);
+      $('#summary').innerHTML = rows.map(([k, v]) => `<dt>${escapeHtml(k)}</dt><dd class="mono">${typeof v === 'number' ? n(v) : escapeHtml(v)}</dd>`).join('');
+      $('#summary-section').hidden = false;
+    } catch (e) {
+      // summary not there yet: the next event brings it
+    }
+  }
+
+  function pointFrom(r, at) {
+    const c = r.counters;
+    return { at, ended: ended(r), passed: c.passed, failed: c.failed, errored: c.errored };
+  }
+
+  async function loadProgress() {
+    try {
+      const p = await getJson(`${BASE}/runs/${id}/progress`);
+      serverProgress = true;
+      points = p.points.map(x => ({ at: Date.parse(x.at), ended: x.ended, passed: x.passed, failed: x.failed, errored: x.errored }));
+    } catch (e) {
+      if (!isMissingRoute(e)) {
+        throw e;
+      }
+      // A server without the progress route: the chart starts at the run's creation and follows its events.
+      points = [{ at: Date.parse(run.createdAt), ended: 0, passed: 0, failed: 0, errored: 0 }];
+    }
+    const last = run.finishedAt ? Date.parse(run.finishedAt) : Date.now();
+    if (points.length === 0 || points[points.length - 1].ended !== ended(run)) {
+      points.push(pointFrom(run, last));
+    }
+    chart.update(points);
+  }
+
+  function casesUrl() {
+    const form = new FormData($('#filters'));
+    const params = new URLSearchParams({ limit: String(CASES_PAGE) });
+    for (const name of ['verdict', 'state', 'q', 'minAttempts']) {
+      const v = (form.get(name) || '').trim();
+      if (v) {
+        params.set(name, v);
+      }
+    }
+    return `${BASE}/runs/${id}/cases?${params}`;
+  }
+
+  async function loadCases(url) {
+    const tbody = $('#cases tbody');
+    try {
+      const page = await getJson(url);
+      nextUrl = page.next;
+      pageCases = new Map(page.cases.map(c => [c.id, c]));
+      tbody.innerHTML = page.cases.length === 0
+        ? '<tr><td colspan="9" class="muted">No cases match.</td></tr>'
+        : page.cases.map(c => `
+        <tr class="case-row" data-case="${escapeHtml(c.id)}">
+          <td class="num">${c.position + 1}</td>
+          <td><button type="button" class="link mono case-open" aria-expanded="false" style="color:inherit">${escapeHtml(c.id)}</button></td>
+          <td>${c.state}</td>
+          <td>${c.verdict ? `<span class="badge ${c.verdict}">${c.verdict}</span>` : ''}</td>
+          <td class="num">${c.score == null ? '' : c.score}</td>
+          <td class="num">${c.attempts}</td>
+          <td class="mono">${escapeHtml(c.worker || '')}</td>
+          <td class="num">${c.durationMillis == null ? '' : duration(c.durationMillis)}</td>
+          <td class="num">${c.queuedMillis == null ? '' : duration(c.queuedMillis)}</td>
+        </tr>`).join('');
+      $('#next').disabled = !nextUrl;
+      $('#first').disabled = pageNumber === 1;
+      $('#page-note').textContent = `page ${pageNumber}`;
+      if (!marked) {
+        marked = true;
+        // What the browser tests read: the time from navigation to the first page of cases on screen.
+        performance.mark('tally:cases-rendered');
+        $('#cases').dataset.renderedMs = String(Math.round(performance.now()));
+      }
+    } catch (e) {
+      tbody.innerHTML = `<tr><td colspan="9"><p class="notice error">Cannot read the cases: ${escapeHtml(e.message)}</p></td></tr>`;
+    }
+  }
+
+  async function toggleCase(tr) {
+    const button = tr.querySelector('.case-open');
+    const open = tr.nextElementSibling && tr.nextElementSibling.classList.contains('detail');
+    if (open) {
+      tr.nextElementSibling.remove();
+      button.setAttribute('aria-expanded', 'false');
+      return;
+    }
+    button.setAttribute('aria-expanded', 'true');
+    const detail = document.createElement('tr');
+    detail.className = 'detail';
+    detail.innerHTML = '<td colspan="9" class="muted">Reading its attempts…</td>';
+    tr.after(detail);
+    const caseId = tr.dataset.case;
+    try {
+      const attempts = await getJson(`${BASE}/runs/${id}/cases/${encodeURIComponent(caseId)}/attempts`);
+      const c = pageCases.get(caseId) || {};
+      detail.innerHTML = `<td colspan="9">
+        <strong>Attempts of ${escapeHtml(caseId)}</strong>
+        <table class="attempts"><thead><tr><th>Worker</th><th class="num">Fencing token</th><th>Started</th>
+          <th class="num">Duration</th><th>How it ended</th><th>Detail</th></tr></thead><tbody>
+        ${attempts.attempts.length === 0 ? '<tr><td colspan="6" class="muted">No attempt has ended yet.</td></tr>'
+          : attempts.attempts.map(a => `<tr>
+            <td class="mono">${escapeHtml(a.worker || '')}</td><td class="num">${a.fencingToken}</td>
+            <td>${clock(a.startedAt)}</td>
+            <td class="num">${duration(a.runMillis != null ? a.runMillis : Date.parse(a.endedAt) - Date.parse(a.startedAt))}</td>
+            <td><span class="badge ${escapeHtml((a.ending || '').replace(/[ _]/g, '-'))}">${escapeHtml(a.ending)}</span></td>
+            <td>${escapeHtml(a.detail || '')}</td></tr>`).join('')}
+        </tbody></table>
+        ${c.failureReason ? `<p class="notice error">${escapeHtml(c.failureReason)}</p>` : ''}
+        <strong>Output (tail)</strong><pre class="output mono">${escapeHtml(c.output || '(none)')}</pre>
+      </td>`;
+    } catch (e) {
+      detail.innerHTML = `<td colspan="9"><p class="notice error">Cannot read the attempts: ${escapeHtml(e.message)}</p></td>`;
+    }
+  }
+
+  $('#cases tbody').addEventListener('click', e => {
+    const tr = e.target.closest('tr.case-row');
+    if (tr) {
+      toggleCase(tr);
+    }
+  });
+  $('#filters').addEventListener('submit', e => {
+    e.preventDefault();
+    pageNumber = 1;
+    loadCases(casesUrl());
+  });
+  $('#filters').addEventListener('change', () => {
+    pageNumber = 1;
+    loadCases(casesUrl());
+  });
+  $('#next').addEventListener('click', () => {
+    if (nextUrl) {
+      pageNumber++;
+      loadCases(nextUrl);
+    }
+  });
+  $('#first').addEventListener('click', () => {
+    pageNumber = 1;
+    loadCases(casesUrl());
+  });
+  $('#results').addEventListener('click', () => download(`${BASE}/runs/${id}/results`, `run-${id}-results.jsonl`)
+    .catch(e => { $('#run-msg').innerHTML = `<p class="notice error">${escapeHtml(e.message)}</p>`; }));
+  $('#cancel').addEventListener('click', async () => {
+    if (!confirm(`Cancel run ${id}? Its cases not yet recorded will not run.`)) {
+      return;
+    }
+    try {
+      run = await (await api(`${BASE}/runs/${id}/cancel`, { method: 'POST' })).json();
+      renderRun();
+    } catch (e) {
+      $('#run-msg').innerHTML = `<p class="notice error" role="alert">Not cancelled: ${escapeHtml(e.message)}</p>`;
+    }
+  });
+
+  function onRun(r) {
+    if (r.id !== id) {
+      return;
+    }
+    const wasRunning = run && run.state === 'running';
+    run = r;
+    renderRun();
+    if (chart) {
+      points.push(pointFrom(r, Date.now()));
+      chart.update(points);
+    }
+    if (wasRunning && r.state !== 'running') {
+      renderSummary();
+      if (pageNumber === 1) {
+        loadCases(casesUrl()); // the first page's verdicts are final now
+      }
+    }
+  }
+
+  async function load() {
+    try {
+      run = await getJson(`${BASE}/runs/${id}`);
+    } catch (e) {
+      $('#run-msg').innerHTML = `<p class="notice error" role="alert">${escapeHtml(e.message)}</p>`;
+      return;
+    }
+    renderRun();
+    renderSummary();
+    if (!chart) {
+      chart = progressChart($('#chart'), run.total);
+    }
+    await loadProgress();
+  }
+
+  // The cases' first page does not wait for the run or its chart.
+  loadCases(casesUrl());
+  load();
+  const off = [events.on('run', onRun), events.on('open', () => { if (run) { load(); } })];
+  return () => {
+    off.forEach(f => f());
+    if (chart) {
+      chart.destroy();
+    }
+  };
+}

@@ -1,0 +1,193 @@
+// Workers: live, silent (suspected: at the drain level or above, so given no work) and left (with why);
+// jobs in flight; each live worker's suspicion over the last minutes with its drain and conviction levels;
+// the fleet's changes (joined, left, drained, reaped, ejected, readmitted) as they happen.
+import { BASE, getJson, isMissingRoute } from '../api.js';
+import { events } from '../events.js';
+import { n, escapeHtml, clock, time } from '../format.js';
+import { suspicionChart } from '../charts.js';
+
+/** How far back the suspicion charts look, minutes. */
+const MINUTES = 10;
+/** Fleet changes listed at most: the newest are what a person watching wants. */
+const MAX_CHANGES = 200;
+
+/** "0.12 of 8.00" (suspicion of the conviction level) as numbers, or null. */
+function parseSuspicion(text) {
+  const m = /^\s*([0-9.]+)(?:\s+of\s+([0-9.]+))?/.exec(text || '');
+  return m ? { value: Number(m[1]), of: m[2] != null ? Number(m[2]) : null } : null;
+}
+
+function condition(w) {
+  if (w.state !== 'live') {
+    return 'left';
+  }
+  if (w.ejectedUntil && Date.parse(w.ejectedUntil) > Date.now()) {
+    return 'ejected';
+  }
+  return w.acceptingWork ? 'live' : 'silent';
+}
+
+export function mount(main) {
+  main.innerHTML = `
+    <h1>Workers</h1>
+    <div id="workers-msg" role="status" aria-live="polite"></div>
+    <div class="grid" id="fleet"></div>
+    <h2>Fleet</h2>
+    <table id="workers">
+      <thead><tr><th>Worker</th><th>Id</th><th>State</th><th>Why it left</th><th>Suspicion</th>
+        <th class="num">Jobs in flight</th><th>Ejected until</th><th>Last ejection</th><th class="num">Times ejected</th><th>Reported</th></tr></thead>
+      <tbody></tbody>
+    </table>
+    <div class="cols">
+      <section><h2>Suspicion, last ${MINUTES} minutes</h2><div class="worker-charts" id="charts"></div></section>
+      <section><h2>Fleet changes</h2><ol class="events" id="changes" aria-live="polite"></ol></section>
+    </div>`;
+  const $ = sel => main.querySelector(sel);
+  const workers = new Map();
+  const samples = new Map(); // worker id -> [{at, value}]
+  const charts = new Map();
+  let levels = { drain: null, conviction: null };
+  let serverSuspicion = false;
+  let serverChanges = false;
+  let changes = [];
+
+  function renderTable() {
+    const list = [...workers.values()].sort((a, b) => (a.state === b.state ? a.name.localeCompare(b.name) : a.state === 'live' ? -1 : 1));
+    $('#workers tbody').innerHTML = list.length === 0 ? '<tr><td colspan="10" class="muted">No worker has joined.</td></tr>'
+      : list.map(w => {
+        const cond = condition(w);
+        return `<tr data-worker="${escapeHtml(w.id)}">
+          <td>${escapeHtml(w.name)}</td><td class="mono">${escapeHtml(w.id)}</td>
+          <td><span class="badge ${cond}" data-state>${cond}</span></td>
+          <td>${escapeHtml(w.leftReason || '')}</td>
+          <td class="mono">${escapeHtml(w.suspicion || '')}</td>
+          <td class="num">${n(w.inFlight)}${w.slots != null ? ` / ${n(w.slots)}` : ''}</td>
+          <td>${w.ejectedUntil ? clock(w.ejectedUntil) : ''}</td>
+          <td>${escapeHtml(w.ejectionReason || '')}</td>
+          <td class="num">${n(w.timesEjected)}</td>
+          <td>${clock(w.reportedAt)}</td></tr>`;
+      }).join('');
+    const count = s => list.filter(w => condition(w) === s).length;
+    $('#fleet').innerHTML = [['live', count('live')], ['silent', count('silent')], ['ejected', count('ejected')], ['left', count('left')],
+      ['jobs in flight', list.reduce((t, w) => t + (w.state === 'live' ? w.inFlight : 0), 0)]]
+      .map(([k, v]) => `<div class="figure"><div class="n">${n(v)}</div><div class="k">${k}</div></div>`).join('');
+  }
+
+  function renderCharts() {
+    const live = [...workers.values()].filter(w => w.state === 'live');
+    for (const [wid, chart] of charts) {
+      if (!live.some(w => w.id === wid)) {
+        chart.destroy();
+        charts.delete(wid);
+        main.querySelector(`[data-chart="${CSS.escape(wid)}"]`)?.remove();
+      }
+    }
+    for (const w of live) {
+      if (!charts.has(w.id)) {
+        const card = document.createElement('div');
+        card.className = 'card';
+        card.dataset.chart = w.id;
+        card.innerHTML = `<h3>${escapeHtml(w.name)} <span class="muted mono">${escapeHtml(w.id)}</span></h3><div></div>`;
+        $('#charts').append(card);
+        charts.set(w.id, suspicionChart(card.lastElementChild));
+      }
+      const s = samples.get(w.id) || [];
+      const parsed = parseSuspicion(w.suspicion);
+      charts.get(w.id).update(s, levels.drain, levels.conviction ?? (parsed ? parsed.of : null));
+    }
+  }
+
+  function renderChanges() {
+    $('#changes').innerHTML = changes.length === 0 ? '<li class="muted">No change yet.</li>'
+      : changes.slice(0, MAX_CHANGES).map(c => `<li><time datetime="${escapeHtml(c.at)}">${clock(c.at)}</time>
+        <strong>${escapeHtml(c.name || c.id || c.worker || '')}</strong> <span class="badge ${escapeHtml(c.kind)}">${escapeHtml(c.kind)}</span>
+        ${c.reason ? escapeHtml(c.reason) : ''}</li>`).join('');
+  }
+
+  function addChange(change) {
+    changes.unshift(change);
+    changes = changes.slice(0, MAX_CHANGES);
+    renderChanges();
+  }
+
+  /** A worker event: the table, its suspicion sample, and (when the server keeps no list) the change it shows. */
+  function onWorker(w) {
+    const before = workers.get(w.id);
+    workers.set(w.id, w);
+    const parsed = parseSuspicion(w.suspicion);
+    if (parsed && !serverSuspicion) {
+      const list = samples.get(w.id) || [];
+      list.push({ at: Date.parse(w.reportedAt) || Date.now(), value: parsed.value });
+      while (list.length > 0 && Date.now() - list[0].at > MINUTES * 60_000) {
+        list.shift();
+      }
+      samples.set(w.id, list);
+    }
+    if (!serverChanges) {
+      const at = w.reportedAt || new Date().toISOString();
+      if (!before && w.state === 'live') {
+        addChange({ at, name: w.name, kind: 'joined' });
+      } else if (before && before.state === 'live' && w.state !== 'live') {
+        addChange({ at, name: w.name, kind: 'left', reason: w.leftReason });
+      } else if (before && before.acceptingWork && !w.acceptingWork && w.state === 'live') {
+        addChange({ at, name: w.name, kind: 'drained', reason: `suspicion ${w.suspicion || ''}` });
+      } else if (before && w.timesEjected > before.timesEjected) {
+        addChange({ at, name: w.name, kind: 'ejected', reason: w.ejectionReason });
+      } else if (before && !before.acceptingWork && w.acceptingWork && w.state === 'live') {
+        addChange({ at, name: w.name, kind: 'readmitted' });
+      }
+    }
+    renderTable();
+    renderCharts();
+  }
+
+  async function load() {
+    try {
+      const list = await getJson(`${BASE}/workers`);
+      workers.clear();
+      list.workers.forEach(w => workers.set(w.id, w));
+    } catch (e) {
+      $('#workers-msg').innerHTML = `<p class="notice error">Cannot read the workers: ${escapeHtml(e.message)}</p>`;
+      return;
+    }
+    try {
+      const s = await getJson(`${BASE}/workers/suspicion?minutes=${MINUTES}`);
+      serverSuspicion = true;
+      levels = { drain: s.drainLevel ?? null, conviction: s.convictionLevel ?? null };
+      samples.clear();
+      for (const w of s.workers) {
+        samples.set(w.id, w.samples.map(x => ({ at: Date.parse(x.at), value: x.phi ?? x.level ?? x.value ?? 0 })));
+      }
+    } catch (e) {
+      if (!isMissingRoute(e)) {
+        $('#workers-msg').innerHTML = `<p class="notice error">Cannot read the suspicion: ${escapeHtml(e.message)}</p>`;
+      }
+      for (const w of workers.values()) {
+        const parsed = parseSuspicion(w.suspicion);
+        if (parsed && !samples.has(w.id)) {
+          samples.set(w.id, [{ at: Date.parse(w.reportedAt) || Date.now(), value: parsed.value }]);
+        }
+      }
+    }
+    try {
+      const c = await getJson(`${BASE}/workers/events`);
+      serverChanges = true;
+      changes = (c.events || c.changes || []).map(x => ({ ...x, kind: x.kind || x.type, name: x.name || x.worker }))
+        .sort((a, b) => Date.parse(b.at) - Date.parse(a.at));
+    } catch (e) {
+      if (!isMissingRoute(e)) {
+        $('#workers-msg').innerHTML = `<p class="notice error">Cannot read the fleet's changes: ${escapeHtml(e.message)}</p>`;
+      }
+    }
+    renderTable();
+    renderCharts();
+    renderChanges();
+  }
+
+  const off = [events.on('worker', onWorker), events.on('open', load)];
+  load();
+  return () => {
+    off.forEach(f => f());
+    charts.forEach(c => c.destroy());
+  };
+}
