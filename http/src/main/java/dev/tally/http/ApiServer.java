@@ -61,6 +61,8 @@ public final class ApiServer implements AutoCloseable {
   public static final String METRICS_PATH = "/metrics";
   /** Where the web dashboard is served: one page whose routes are in the URL's fragment. */
   public static final String DASHBOARD_PATH = "/";
+  /** Where the WebJars in the jar (the dashboard's chart library) are served. */
+  public static final String WEBJARS_PATH = "/webjars";
   /** The classpath folder of the dashboard's static files. */
   static final String DASHBOARD_RESOURCES = "/dashboard";
   /** The media type of every error answer (RFC 9457 section 3). */
@@ -125,10 +127,18 @@ public final class ApiServer implements AutoCloseable {
         files.hostedPath = DASHBOARD_PATH;
         files.directory = DASHBOARD_RESOURCES;
         files.location = io.javalin.http.staticfiles.Location.CLASSPATH;
+        utf8(files.mimeTypes);
         // A new jar's page must not be mixed with an old one's modules from the browser's cache.
         files.headers = Map.of("Cache-Control", "no-cache", "X-Content-Type-Options", "nosniff");
       });
-      config.staticFiles.enableWebjars();
+      // The WebJars (what enableWebjars() serves), with the same types; their paths hold their version.
+      config.staticFiles.add(files -> {
+        files.hostedPath = WEBJARS_PATH;
+        files.directory = "/META-INF/resources/webjars";
+        files.location = io.javalin.http.staticfiles.Location.CLASSPATH;
+        utf8(files.mimeTypes);
+        files.headers = Map.of("Cache-Control", "max-age=31536000, immutable", "X-Content-Type-Options", "nosniff");
+      });
       config.registerPlugin(new OpenApiPlugin(openapi -> openapi.withDocumentationPath(OPENAPI_PATH)
           .withDefinitionConfiguration((version, definition) -> definition
               .withInfo(info -> info.title("Tally API").version("1")
@@ -218,6 +228,16 @@ public final class ApiServer implements AutoCloseable {
     InetSocketAddress bound = new InetSocketAddress(settings.host, app.port());
     events.start();
     return new ApiServer(app, bound, settings.tls != null, List.copyOf(routes), events, metrics, writes, settings.spoolDirectory);
+  }
+
+  /**
+   * Names UTF-8 in the types of the dashboard's text files: without a charset in the mapping, Jetty writes
+   * {@code charset=null} into their Content-Type.
+   */
+  private static void utf8(io.javalin.http.staticfiles.MimeTypesConfig types) {
+    types.add("text/html; charset=utf-8", "html");
+    types.add("text/javascript; charset=utf-8", "js");
+    types.add("text/css; charset=utf-8", "css");
   }
 
   /**

@@ -131,7 +131,7 @@ export function mount(main, [idText]) {
       points = [{ at: Date.parse(run.createdAt), ended: 0, passed: 0, failed: 0, errored: 0 }];
     }
     const last = run.finishedAt ? Date.parse(run.finishedAt) : Date.now();
-    if (points.length === 0 || points[points.length - 1].ended !== ended(run)) {
+    if (points.length === 0 || points[points.length - 1].at < last) {
       points.push(pointFrom(run, last));
     }
     chart.update(points);

@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.logging.Level;
 import org.openqa.selenium.By;
+import org.openqa.selenium.Dimension;
 import org.openqa.selenium.JavascriptExecutor;
 import org.openqa.selenium.OutputType;
 import org.openqa.selenium.WebElement;
@@ -35,6 +36,9 @@ final class Browser implements AutoCloseable {
   static final String SCREENSHOTS = "target/dashboard-screenshots";
   /** How long a page may take to show what a test waits for, on a loaded 2-core machine. */
   static final Duration PATIENCE = Duration.ofSeconds(60);
+
+  /** The tallest screenshot, px: a whole page of a run with its first page of cases. */
+  static final int MAX_SCREENSHOT_HEIGHT = 2400;
 
   final ChromeDriver driver;
 
@@ -90,12 +94,23 @@ final class Browser implements AutoCloseable {
     waiting().until(d -> all("#token").isEmpty() && !all("main h1").isEmpty());
   }
 
-  /** Saves what the page shows as {@code target/dashboard-screenshots/NAME.png}. */
+  /**
+   * Saves the whole page (the window grown to its height, at most {@value #MAX_SCREENSHOT_HEIGHT} px) as
+   * {@code target/dashboard-screenshots/NAME.png}.
+   */
   Path screenshot(String name) throws IOException {
     Path dir = Path.of(SCREENSHOTS);
     Files.createDirectories(dir);
     Path file = dir.resolve(name + ".png");
-    Files.write(file, driver.getScreenshotAs(OutputType.BYTES));
+    Dimension before = driver.manage().window().getSize();
+    long height = ((Number) script("return document.documentElement.scrollHeight;")).longValue();
+    int chrome = before.getHeight() - ((Number) script("return window.innerHeight;")).intValue();
+    driver.manage().window().setSize(new Dimension(before.getWidth(), (int) Math.min(MAX_SCREENSHOT_HEIGHT, height + chrome)));
+    try {
+      Files.write(file, driver.getScreenshotAs(OutputType.BYTES));
+    } finally {
+      driver.manage().window().setSize(before);
+    }
     return file;
   }
 

@@ -142,6 +142,10 @@ class DashboardBrowserTest {
     long runId = runOnPage(b);
     b.waiting().until(d -> "finished".equals(b.text("#run-state")));
     b.screenshot("double-click-submit");
+    // Both clicks were sent (the server answered the second with the first's run), and made one run.
+    Number posts = (Number) b.script("return performance.getEntriesByType('resource')"
+        + ".filter(e => e.initiatorType === 'fetch' && new URL(e.name).pathname === '/api/v1/runs' && new URL(e.name).search === '').length;");
+    assertThat(posts.intValue()).as("submissions the page sent").isGreaterThanOrEqualTo(2);
     assertThat(runCount(server.url())).as("runs after a double click").isEqualTo(1);
     assertThat(get(server.url() + "/api/v1/runs/" + runId).get("counters").get("passed").asLong()).isEqualTo(30);
     // Confirmed: the key is forgotten, and a new form gets a new one.
