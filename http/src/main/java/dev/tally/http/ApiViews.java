@@ -96,7 +96,8 @@ public final class ApiViews {
     return new WorkerObject(w.workerId(), w.name(), live ? "live" : "left", w.leftReason(),
         live && !w.suspicion().isEmpty() ? w.suspicion() : null, live && w.acceptingWork(),
         live && w.ejectedUntilMillis() > 0 ? time(w.ejectedUntilMillis()) : null, w.ejectionReason(), w.timesEjected(),
-        live ? w.inFlight() : 0, time(w.reportedAtMillis()));
+        live ? w.inFlight() : 0, time(w.reportedAtMillis()),
+        live && !Double.isNaN(w.suspicionLevel()) ? w.suspicionLevel() : null);
   }
 
   /** Epoch milliseconds as ISO-8601 UTC ({@code 2026-12-01T14:00:00.123Z}). */
