@@ -163,16 +163,16 @@ public final class ApiClient {
    * @throws IllegalArgumentException if it is not an http or https URL with a host, or has a query
    */
   public static URI serverUri(String text) {
+    if (!text.strip().toLowerCase(Locale.ROOT).matches("https?://.*")) {
+      throw new IllegalArgumentException("the server's URL must start with http:// or https://, e.g. " + DEFAULT_SERVER + ", got " + text);
+    }
     URI uri;
     try {
       uri = new URI(text.strip());
     } catch (java.net.URISyntaxException e) {
       throw new IllegalArgumentException("not a URL: " + e.getMessage());
     }
-    String scheme = uri.getScheme() == null ? "" : uri.getScheme().toLowerCase(Locale.ROOT);
-    if (!scheme.equals("http") && !scheme.equals("https")) {
-      throw new IllegalArgumentException("the server's URL must start with http:// or https://, e.g. " + DEFAULT_SERVER + ", got " + text);
-    }
+    String scheme = uri.getScheme().toLowerCase(Locale.ROOT);
     if (uri.getHost() == null) {
       throw new IllegalArgumentException("the server's URL has no host: " + text);
     }
