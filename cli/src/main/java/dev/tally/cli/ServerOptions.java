@@ -61,6 +61,12 @@ public final class ServerOptions {
   /** The environment the server and the token are read from (a map in tests). */
   Map<String, String> environment = System.getenv();
 
+  /** Whether {@code host} is this machine's loopback (a name or an address), where a token cannot be overheard. */
+  static boolean isLoopback(String host) {
+    String h = host.startsWith("[") ? host.substring(1, host.length() - 1) : host;
+    return h.equalsIgnoreCase("localhost") || h.startsWith("127.") || h.equals("::1") || h.equals("0:0:0:0:0:0:0:1");
+  }
+
   /**
    * A client as the options say.
    *
@@ -91,6 +97,10 @@ public final class ServerOptions {
       } catch (TlsFileException e) {
         throw new ParameterException(mixee.commandLine(), "--tls-ca: " + e.getMessage());
       }
+    }
+    if (token != null && uri.getScheme().equals("http") && !isLoopback(uri.getHost())) {
+      err.println("tally: warning: the API token goes to " + uri.getHost() + " in clear text (http://): anyone on the path can"
+          + " read it; serve the API with --tls-cert/--tls-key and use https://");
     }
     try {
       return new ApiClient(new ApiClient.Settings(uri, token, trust, retries, retryFor, requestTimeout), err);

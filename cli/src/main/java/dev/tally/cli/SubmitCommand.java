@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.tally.cli.client.ApiClient;
 import dev.tally.cli.client.DatasetUpload;
 import dev.tally.cli.client.SubmissionState;
+import dev.tally.coordinator.CoordinatorBuilder;
 import dev.tally.core.DurationText;
 import dev.tally.core.EvaluatorSpec;
 import dev.tally.core.RedeliveryPolicy.AttemptLimits;
@@ -139,6 +140,11 @@ public final class SubmitCommand extends ClientCommand {
         err.printf("tally: finishing the submission of %s started %s ago (its key %s, kept in %s): an earlier tally submit with"
             + " these arguments did not hear the server's answer; the server answers it with the same run%n", dataset,
             since(pending.startedAt(), clock.instant()), key, pending.file());
+        if (Duration.between(pending.startedAt(), clock.instant()).compareTo(CoordinatorBuilder.DEFAULT_IDEMPOTENCY_TTL) > 0) {
+          err.printf("tally: warning: that is longer ago than a server keeps a key by default (%s, --idempotency-ttl): if the"
+              + " server made the run and has forgotten the key since, this makes a second run%n",
+              DurationText.text(CoordinatorBuilder.DEFAULT_IDEMPOTENCY_TTL));
+        }
       }
     }
     err.printf("tally: submitting %s (%s) to %s with idempotency key %s%n", dataset, Words.count(upload.cases(), "case"),
