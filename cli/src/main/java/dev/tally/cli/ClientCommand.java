@@ -1,6 +1,7 @@
 package dev.tally.cli;
 
 import dev.tally.cli.client.ApiClient;
+import dev.tally.http.ProblemType;
 import java.io.PrintWriter;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Mixin;
@@ -34,6 +35,9 @@ abstract class ClientCommand implements Callable<Integer> {
     } catch (ApiClient.Unreachable e) {
       err.println("tally: " + e.getMessage());
       return Main.EXIT_FAILED;
+    } catch (java.io.IOException e) {
+      err.println("tally: " + e.getMessage());
+      return Main.EXIT_FAILED;
     } finally {
       out.flush();
       err.flush();
@@ -46,6 +50,8 @@ abstract class ClientCommand implements Callable<Integer> {
    * @return the exit code
    * @throws ApiClient.Refused if the server refused a request finally
    * @throws ApiClient.Unreachable if no final answer came
+   * @throws java.io.IOException if an answer is not what the API answers (not JSON of its shape), or a file
+   *     cannot be written
    */
   abstract int run(ApiClient client, PrintWriter out, PrintWriter err) throws Exception;
 
@@ -53,6 +59,9 @@ abstract class ClientCommand implements Callable<Integer> {
   private static String hint(ApiClient.Refused e, ApiClient client) {
     if (e.status() == 401) {
       return " (give the server's API token with --token-file FILE or $TALLY_API_TOKEN)";
+    }
+    if (e.problem() != null && ProblemType.RUN_NOT_FINISHED.uri().equals(e.problem().type())) {
+      return " (tally wait waits for it)";
     }
     return "";
   }

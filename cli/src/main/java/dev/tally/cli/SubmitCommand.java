@@ -181,11 +181,11 @@ public final class SubmitCommand extends ClientCommand {
       }
       return Main.EXIT_USAGE;
     }
+    forget(state, pending, err); // the server confirmed: the run exists
     RunObject run = response.json(RunObject.class);
-    forget(state, pending, err);
     String location = response.headers().firstValue("Location").orElse(ApiServer.BASE + "/runs/" + run.id());
     String url = location.startsWith("/") ? client.server() + location : location;
-    err.printf("tally: run %d %s (%s)%n", run.id(), response.replayed() || (pending != null && pending.resumed())
+    err.printf("tally: run %d %s (%s)%n", run.id(), response.replayed()
         ? "was made by an earlier request of this submission; the server answered with it again" : "created",
         Words.count(run.total(), "case"));
     out.println(run.id() + " " + url);

@@ -249,7 +249,12 @@ public final class ApiClient {
      * @throws IOException if it is not JSON of that shape
      */
     public <T> T json(Class<T> type) throws IOException {
-      return JSON.readValue(body, type);
+      try {
+        return JSON.readValue(body, type);
+      } catch (IOException e) {
+        throw new IOException("the server's answer (" + status + ") is not the Tally API's " + type.getSimpleName()
+            + ": is --server a Tally server? (" + e.getMessage().lines().findFirst().orElse("") + ")", e);
+      }
     }
 
     /** Whether the server answered from a key's stored response ({@code Idempotent-Replayed: true}). */
