@@ -52,8 +52,7 @@ public final class TallyServer implements AutoCloseable {
   /**
    * Starts the coordinator, resumes every unfinished run in its store, and serves the API.
    *
-   * @param coordinator the coordinator's builder, its store and worker port set; the API's {@link
-   *     SchedulerMetrics} are added to its observers
+   * @param coordinator the coordinator's builder, its store and worker port set
    * @param api where and how to serve the API
    * @return the running server
    * @throws CoordinatorBuilder.StartException if the coordinator cannot start (the store is locked or
@@ -64,10 +63,9 @@ public final class TallyServer implements AutoCloseable {
   public static TallyServer start(CoordinatorBuilder coordinator, ApiServer.Settings api)
       throws CoordinatorBuilder.StartException, ApiServer.StartException {
     Objects.requireNonNull(api, "api");
-    SchedulerMetrics live = new SchedulerMetrics();
-    Coordinator started = coordinator.observer(live).start();
+    Coordinator started = coordinator.start();
     try {
-      ApiServer served = ApiServer.start(api, started, live);
+      ApiServer served = ApiServer.start(api, started);
       try {
         List<RunResumption.TakeOver> resumed = started.resumeUnfinishedRuns();
         return new TallyServer(started, served, resumed);
