@@ -39,7 +39,7 @@ class ClientTlsTest {
     Path key = cert.writeKey(dir.resolve("server.key"));
     Path caFile = ca.writeCertificate(dir.resolve("ca.pem"));
     Path tokenFile = Files.writeString(dir.resolve("api-token"), "tls-client-token\n");
-    ApiServer.Settings api = ApiServer.Settings.builder().bind("127.0.0.1", 0).token("tls-client-token").tls(chain, key)
+    ApiServer.Settings api = ApiServer.Settings.builder().bind("127.0.0.1", 0).token(dev.tally.core.security.Secret.of("tls-client-token", "API token")).tls(dev.tally.coordinator.security.TlsIdentity.load(chain, key))
         .spoolDirectory(dir.resolve("uploads")).build();
     try (TallyServer server = TallyServer.start(Coordinator.builder().storeFile(dir.resolve("tally.db")), api)) {
       String url = "https://127.0.0.1:" + server.api().port();

@@ -35,7 +35,7 @@ class SubmitProcessTest {
       lines.append("{\"id\":\"case-").append(i).append("\"}\n");
     }
     Path cases = Files.writeString(dir.resolve("cases.jsonl"), lines);
-    ApiServer.Settings api = ApiServer.Settings.builder().bind("127.0.0.1", 0).token(TOKEN).spoolDirectory(dir.resolve("uploads")).build();
+    ApiServer.Settings api = ApiServer.Settings.builder().bind("127.0.0.1", 0).token(dev.tally.core.security.Secret.of(TOKEN, "API token")).spoolDirectory(dir.resolve("uploads")).build();
     try (TallyServer server = TallyServer.start(Coordinator.builder().storeFile(dir.resolve("tally.db")), api);
         ResponseProxy proxy = new ResponseProxy(server.api().port(), ResponseProxy.Fault.HOLD, 1)) {
       List<String> args = List.of("submit", cases.toString(), "--server", "http://127.0.0.1:" + proxy.port(), "--token-file",
