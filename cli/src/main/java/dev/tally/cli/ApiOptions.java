@@ -5,6 +5,7 @@ import dev.tally.coordinator.security.Secrets;
 import dev.tally.core.security.Secret;
 import dev.tally.http.ApiServer;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Map;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -36,13 +37,18 @@ public final class ApiOptions {
   @Option(names = "--metrics-public", description = "Serve GET /metrics without the token.")
   boolean metricsPublic;
 
+  @Option(names = "--idempotency-ttl", converter = DurationConverter.class, paramLabel = "DURATION",
+      description = "How long a submission's Idempotency-Key is kept, and replayed, after its run was created (default "
+          + "${DEFAULT-VALUE}); a key reused after that makes a new run.")
+  Duration idempotencyTtl;
+
   /** Whether {@code --http} was given. */
   boolean given() {
     return http != null;
   }
 
   /**
-   * The API's settings: {@code --http} or else {@code defaultAddress}, the token (a file, else the
+   * The API's settings, and {@code --idempotency-ttl} put into {@code coordinator}: {@code --http} or else {@code defaultAddress}, the token (a file, else the
    * environment: {@link Secrets}), and the TLS identity and {@code --insecure} the coordinator's options
    * put in {@code coordinator} (both ports are served alike); uploads are spooled beside the store ({@code
    * tally.db-uploads}), on the store's disk rather than a temporary directory that may be memory.
@@ -52,6 +58,13 @@ public final class ApiOptions {
   ApiServer.Settings settings(HostPort defaultAddress, CoordinatorBuilder coordinator, Map<String, String> environment,
       Path dbFile) {
     HostPort address = http != null ? http : defaultAddress;
+    if (mixee.commandLine().getParseResult().hasMatchedOption("--idempotency-ttl")) { // else the field holds the help's default
+      try {
+        coordinator.idempotencyTtl(idempotencyTtl);
+      } catch (IllegalArgumentException e) {
+        throw new ParameterException(mixee.commandLine(), "--idempotency-ttl: " + e.getMessage());
+      }
+    }
     Secret token;
     try {
       token = Secrets.apiToken(apiTokenFile, environment).orElse(null);
