@@ -48,6 +48,19 @@ public final class ApiViews {
         c.duplicatesSuppressed(), c.staleResultsFenced(), c.redeliveries());
   }
 
+  /**
+   * A run's counters from its counters object: the inverse of {@link #counters}, for clients of the API
+   * ({@code tally wait} draws {@code tally run}'s progress line from them).
+   *
+   * @param total the run's cases
+   */
+  public static RunCounters runCounters(long total, CountersObject c) {
+    // The object's errored is the summary's (recorded errors and cases out of attempts); the counters' is the first.
+    return RunCounters.builder(total).passed(c.passed()).failed(c.failed()).errored(c.errored() - c.jobsFailed())
+        .jobsFailed(c.jobsFailed()).duplicatesSuppressed(c.duplicatesSuppressed()).staleResultsFenced(c.staleResultsFenced())
+        .redeliveries(c.redeliveries()).cancelled(c.cancelled()).build();
+  }
+
   /** An evaluator object: exec with its command, sleep with its milliseconds if given, noop. */
   public static EvaluatorObject evaluator(EvaluatorSpec spec) {
     String millis = spec.options().get("millis");
