@@ -15,7 +15,11 @@ export function progressChart(container, total) {
   const opts = {
     width: width(container, 520),
     height: 220,
-    scales: { x: { time: true }, y: { range: (u, min, max) => [0, Math.max(total, max, 1)] } },
+    scales: {
+      // At least a minute wide, so one point is not drawn on a scale of years.
+      x: { time: true, range: (u, min, max) => (max - min < 60 ? [min - 5, min + 60] : [min, max]) },
+      y: { range: (u, min, max) => [0, Math.max(total, max, 1)] },
+    },
     axes: [{}, { size: 60 }],
     series: [
       {},
@@ -49,12 +53,16 @@ export function progressChart(container, total) {
  * A live worker's suspicion over time, with its drain and conviction levels drawn as lines.
  * `samples` are {at: ms, value}. Returns {update(samples, drainLevel, convictionLevel)}.
  */
-export function suspicionChart(container) {
+export function suspicionChart(container, minutes) {
   const opts = {
     width: 320,
     height: 120,
-    legend: { show: true },
-    scales: { x: { time: true }, y: { range: (u, min, max) => [0, Math.max(1, max * 1.1)] } },
+    legend: { show: false }, // the card says what the lines are
+    scales: {
+      // Always the last `minutes`, so a worker that just joined is drawn on the same time scale as the rest.
+      x: { time: true, range: () => [Date.now() / 1000 - minutes * 60, Date.now() / 1000] },
+      y: { range: (u, min, max) => [0, Math.max(1, max * 1.1)] },
+    },
     axes: [{ size: 30 }, { size: 40 }],
     series: [
       {},

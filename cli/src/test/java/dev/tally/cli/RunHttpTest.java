@@ -47,6 +47,7 @@ class RunHttpTest {
       Matcher m = API.matcher(err.toString());
       return m.find() && (url[0] = m.group(1)) != null;
     });
+    assertThat(err.toString()).contains("dashboard at " + url[0] + "/ while this runs");
     HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
     HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create(url[0] + "/api/v1/runs/1"))
         .header("Authorization", "Bearer run-http-token").build(), HttpResponse.BodyHandlers.ofString());

@@ -113,16 +113,18 @@ export function mount(main, [idText]) {
     }
   }
 
+  /** A chart point as the server's progress points count: cases with a verdict (errored includes out of attempts). */
   function pointFrom(r, at) {
     const c = r.counters;
-    return { at, ended: ended(r), passed: c.passed, failed: c.failed, errored: c.errored };
+    return { at, ended: c.passed + c.failed + c.errored, passed: c.passed, failed: c.failed, errored: c.errored };
   }
 
   async function loadProgress() {
     try {
       const p = await getJson(`${BASE}/runs/${id}/progress`);
       serverProgress = true;
-      points = p.points.map(x => ({ at: Date.parse(x.at), ended: x.ended, passed: x.passed, failed: x.failed, errored: x.errored }));
+      points = [{ at: Date.parse(run.createdAt), ended: 0, passed: 0, failed: 0, errored: 0 }]
+        .concat(p.points.map(x => ({ at: Date.parse(x.at), ended: x.ended, passed: x.passed, failed: x.failed, errored: x.errored })));
     } catch (e) {
       if (!isMissingRoute(e)) {
         throw e;

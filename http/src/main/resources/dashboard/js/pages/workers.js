@@ -3,7 +3,7 @@
 // the fleet's changes (joined, left, drained, reaped, ejected, readmitted) as they happen.
 import { BASE, getJson, isMissingRoute } from '../api.js';
 import { events } from '../events.js';
-import { n, escapeHtml, clock, time } from '../format.js';
+import { n, escapeHtml, clock } from '../format.js';
 import { suspicionChart } from '../charts.js';
 
 /** How far back the suspicion charts look, minutes. */
@@ -39,7 +39,10 @@ export function mount(main) {
       <tbody></tbody>
     </table>
     <div class="cols">
-      <section><h2>Suspicion, last ${MINUTES} minutes</h2><div class="worker-charts" id="charts"></div></section>
+      <section><h2>Suspicion, last ${MINUTES} minutes</h2>
+        <p class="muted" id="levels">Blue: the worker's suspicion; amber dashes: the drain level (no new work at or above it);
+          red dashes: the conviction level (reaped at or above it). <span id="detector"></span></p>
+        <div class="worker-charts" id="charts"></div></section>
       <section><h2>Fleet changes</h2><ol class="events" id="changes" aria-live="polite"></ol></section>
     </div>`;
   const $ = sel => main.querySelector(sel);
@@ -47,9 +50,9 @@ export function mount(main) {
   const samples = new Map(); // worker id -> [{at, value}]
   const charts = new Map();
   let levels = { drain: null, conviction: null };
-  let serverSuspicion = false;
   let serverChanges = false;
   let changes = [];
+  let lastSeq = 0;
 
   function renderTable() {
     const list = [...workers.values()].sort((a, b) => (a.state === b.state ? a.name.localeCompare(b.name) : a.state === 'live' ? -1 : 1));
@@ -89,7 +92,7 @@ export function mount(main) {
         card.dataset.chart = w.id;
         card.innerHTML = `<h3>${escapeHtml(w.name)} <span class="muted mono">${escapeHtml(w.id)}</span></h3><div></div>`;
         $('#charts').append(card);
-        charts.set(w.id, suspicionChart(card.lastElementChild));
+        charts.set(w.id, suspicionChart(card.lastElementChild, MINUTES));
       }
       const s = samples.get(w.id) || [];
       const parsed = parseSuspicion(w.suspicion);
@@ -115,9 +118,10 @@ export function mount(main) {
     const before = workers.get(w.id);
     workers.set(w.id, w);
     const parsed = parseSuspicion(w.suspicion);
-    if (parsed && !serverSuspicion) {
+    const level = w.suspicionLevel ?? (parsed ? parsed.value : null);
+    if (level != null && w.state === 'live') {
       const list = samples.get(w.id) || [];
-      list.push({ at: Date.parse(w.reportedAt) || Date.now(), value: parsed.value });
+      list.push({ at: Date.parse(w.reportedAt) || Date.now(), value: level });
       while (list.length > 0 && Date.now() - list[0].at > MINUTES * 60_000) {
         list.shift();
       }
@@ -152,11 +156,12 @@ export function mount(main) {
     }
     try {
       const s = await getJson(`${BASE}/workers/suspicion?minutes=${MINUTES}`);
-      serverSuspicion = true;
       levels = { drain: s.drainLevel ?? null, conviction: s.convictionLevel ?? null };
+      $('#detector').innerHTML = `Detector <span class="mono">${escapeHtml(s.detector)}</span>: drain at
+        ${escapeHtml(s.drainLevel)}, conviction at ${escapeHtml(s.convictionLevel)}.`;
       samples.clear();
       for (const w of s.workers) {
-        samples.set(w.id, w.samples.map(x => ({ at: Date.parse(x.at), value: x.phi ?? x.level ?? x.value ?? 0 })));
+        samples.set(w.id, w.samples.map(x => ({ at: Date.parse(x.at), value: x.level })));
       }
     } catch (e) {
       if (!isMissingRoute(e)) {
@@ -172,19 +177,37 @@ export function mount(main) {
     try {
       const c = await getJson(`${BASE}/workers/events`);
       serverChanges = true;
-      changes = (c.events || c.changes || []).map(x => ({ ...x, kind: x.kind || x.type, name: x.name || x.worker }))
-        .sort((a, b) => Date.parse(b.at) - Date.parse(a.at));
+      changes = c.events.map(fleetChange).reverse(); // the server lists them oldest first
+      lastSeq = c.events.length ? c.events[c.events.length - 1].seq : lastSeq;
     } catch (e) {
       if (!isMissingRoute(e)) {
         $('#workers-msg').innerHTML = `<p class="notice error">Cannot read the fleet's changes: ${escapeHtml(e.message)}</p>`;
       }
+      // A server without the list: what is known of those that left.
+      changes = [...workers.values()].filter(w => w.state !== 'live')
+        .map(w => ({ at: w.reportedAt, name: w.name, kind: 'left', reason: w.leftReason }))
+        .sort((a, b) => Date.parse(b.at) - Date.parse(a.at));
     }
     renderTable();
     renderCharts();
     renderChanges();
   }
 
-  const off = [events.on('worker', onWorker), events.on('open', load)];
+  /** A change as GET /workers/events and the 'fleet' event give it. */
+  function fleetChange(e) {
+    return { seq: e.seq, at: e.at, kind: e.kind, name: e.name, id: e.workerId, reason: e.detail };
+  }
+
+  function onFleet(e) {
+    if (e.seq <= lastSeq) {
+      return; // listed already
+    }
+    lastSeq = e.seq;
+    serverChanges = true;
+    addChange(fleetChange(e));
+  }
+
+  const off = [events.on('worker', onWorker), events.on('fleet', onFleet), events.on('open', load)];
   load();
   return () => {
     off.forEach(f => f());

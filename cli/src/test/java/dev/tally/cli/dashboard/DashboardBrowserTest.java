@@ -214,6 +214,9 @@ class DashboardBrowserTest {
 
     b.driver.get(server.url() + "/#/workers");
     b.waiting().until(d -> "left".equals(b.text("tr[data-worker='" + victimId + "'] [data-state]")));
+    // The fleet's changes list it too, with why it left.
+    b.waiting().until(d -> (Boolean) b.script("return [...document.querySelectorAll('#changes li')].some(li => "
+        + "li.textContent.includes('local-1') && li.querySelector('.badge.left'));"));
     b.screenshot("workers");
 
     b.driver.get(server.url() + "/#/runs/" + runId);
