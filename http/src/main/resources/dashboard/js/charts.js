@@ -59,8 +59,8 @@ export function suspicionChart(container, minutes) {
     height: 120,
     legend: { show: false }, // the card says what the lines are
     scales: {
-      // Always the last `minutes`, so a worker that just joined is drawn on the same time scale as the rest.
-      x: { time: true, range: () => [Date.now() / 1000 - minutes * 60, Date.now() / 1000] },
+      // The last `minutes`, or less for a worker met since: from a little before its first sample to now.
+      x: { time: true, range: (u, min) => [Math.max(Date.now() / 1000 - minutes * 60, min - 10), Date.now() / 1000] },
       y: { range: (u, min, max) => [0, Math.max(1, max * 1.1)] },
     },
     axes: [{ size: 30 }, { size: 40 }],
@@ -74,11 +74,13 @@ export function suspicionChart(container, minutes) {
   const plot = new uPlot(opts, [[], [], [], []], container);
   return {
     update(samples, drainLevel, convictionLevel) {
+      // A suspicion holds until the next report: drawn on to now.
+      const held = samples.length ? samples.concat([{ at: Date.now(), value: samples[samples.length - 1].value }]) : samples;
       plot.setData([
-        samples.map(s => s.at / 1000),
-        samples.map(s => s.value),
-        samples.map(() => drainLevel ?? null),
-        samples.map(() => convictionLevel ?? null),
+        held.map(s => s.at / 1000),
+        held.map(s => s.value),
+        held.map(() => drainLevel ?? null),
+        held.map(() => convictionLevel ?? null),
       ]);
     },
     destroy() {

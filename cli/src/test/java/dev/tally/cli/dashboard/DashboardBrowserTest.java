@@ -192,6 +192,42 @@ class DashboardBrowserTest {
   }
 
   @Test
+  void anotherFileUnderAReloadedSubmissionsKeyIsExplainedAndANewSubmissionMakesANewRun() throws Exception {
+    Server server = server("--workers=1", "--slots=2");
+    HoldingProxy proxy = new HoldingProxy(server.port());
+    open.add(proxy);
+    String viaProxy = "http://127.0.0.1:" + proxy.port();
+    Path first = TallyProcess.sleepDataset(dir.resolve("first.jsonl"), 10, "f", 3);
+    Path other = TallyProcess.sleepDataset(dir.resolve("other.jsonl"), 12, "o", 4);
+    Browser b = browser();
+    b.signIn(viaProxy + "/#/new", TOKEN);
+    fillNewRun(b, first);
+    String key = b.find("#key").getText();
+    b.find("#submit").click();
+    await("the first run made while its answer is held back").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100))
+        .until(() -> proxy.held() && runCount(server.url()) == 1);
+    b.driver.navigate().refresh();
+    b.waiting().until(d -> !b.all("#pending-notice").isEmpty());
+    b.find("#dataset").sendKeys(other.toAbsolutePath().toString());
+    b.find("#submit").click();
+
+    // The server refuses the key for another body (422); the page says why and offers a new submission.
+    b.waiting().until(d -> !b.all("#new-key").isEmpty());
+    assertThat(b.text("#submit-status")).contains("refused this key for a different request");
+    b.screenshot("key-reused-explained");
+    assertThat(runCount(server.url())).isEqualTo(1);
+    b.find("#new-key").click();
+    assertThat(b.find("#key").getText()).as("a new submission's key").isNotEqualTo(key);
+    b.find("#submit").click();
+
+    long runId = runOnPage(b);
+    assertThat(runId).isEqualTo(2);
+    assertThat(get(server.url() + "/api/v1/runs/2").get("total").asLong()).isEqualTo(12);
+    assertThat(runCount(server.url())).isEqualTo(2);
+    assertThat(b.scriptErrors()).isEmpty();
+  }
+
+  @Test
   void aWorkerKilledWithKill9ShowsAsLeftItsCasesAreRedeliveredAndTheRunFinishesWithEveryCase() throws Exception {
     Server server = server("--workers=3", "--slots=2");
     int total = 240;
