@@ -47,8 +47,10 @@ function route() {
     main.innerHTML = '<h1>Not found</h1><p>No page here. <a href="#/runs">Runs</a></p>';
     return;
   }
-  main.innerHTML = '';
-  unmount = match.r.page.mount(main, match.m.slice(1)) || null;
+  // Each page gets an element of its own: what an unmounted page's late answers write goes nowhere.
+  const root = document.createElement('div');
+  main.replaceChildren(root);
+  unmount = match.r.page.mount(root, match.m.slice(1)) || null;
 }
 
 function showLogin(message) {

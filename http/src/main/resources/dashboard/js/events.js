@@ -14,6 +14,7 @@ class EventFeed {
     this.listeners = new Map();
     this.controller = null;
     this.running = false;
+    this.generation = 0; // a stop and a start leave one loop: the older one sees a newer generation and ends
     this.backoffMs = MIN_BACKOFF_MS;
   }
 
@@ -39,7 +40,7 @@ class EventFeed {
   start() {
     if (!this.running) {
       this.running = true;
-      this.loop();
+      this.loop(++this.generation);
     }
   }
 
@@ -51,8 +52,9 @@ class EventFeed {
     this.emit('status', 'offline');
   }
 
-  async loop() {
-    while (this.running) {
+  async loop(generation) {
+    const current = () => this.running && this.generation === generation;
+    while (current()) {
       this.controller = new AbortController();
       try {
         const response = await api(BASE + '/events', { headers: { Accept: 'text/event-stream' }, signal: this.controller.signal });
@@ -61,7 +63,7 @@ class EventFeed {
         this.emit('open', null);
         await this.read(response.body);
       } catch (e) {
-        if (!this.running || e.name === 'AbortError') {
+        if (!current() || e.name === 'AbortError') {
           return;
         }
         if (e instanceof ApiError && e.status === 401) {
@@ -69,7 +71,7 @@ class EventFeed {
           return;
         }
       }
-      if (!this.running) {
+      if (!current()) {
         return;
       }
       this.emit('status', 'reconnecting');

@@ -94,3 +94,27 @@ export function progressBar(run) {
   return `<span class="bar" role="progressbar" aria-valuemin="0" aria-valuemax="${run.total}" aria-valuenow="${ended(run)}"`
     + ` aria-label="${ended(run)} of ${run.total} cases ended">${spans}</span><span class="pct">${pct}%</span>`;
 }
+
+/**
+ * The later of two views of one run. Its counters only grow and it ends once, so the later view is the one
+ * further on: answers that arrive out of order (a page's first read after the stream's newer event) never
+ * take a run back.
+ */
+export function later(a, b) {
+  if (!a) {
+    return b;
+  }
+  if (!b) {
+    return a;
+  }
+  const key = r => [r.state === 'running' ? 0 : 1, ended(r), r.counters.redeliveries, r.counters.duplicatesSuppressed,
+    r.counters.staleResultsFenced];
+  const ka = key(a);
+  const kb = key(b);
+  for (let i = 0; i < ka.length; i++) {
+    if (ka[i] !== kb[i]) {
+      return kb[i] > ka[i] ? b : a;
+    }
+  }
+  return b;
+}

@@ -3,7 +3,7 @@
 // figures, and results.jsonl.
 import { BASE, getJson, api, download, isMissingRoute } from '../api.js';
 import { events } from '../events.js';
-import { n, escapeHtml, time, clock, duration, ended, rateAndEta, rateText, progressBar } from '../format.js';
+import { n, escapeHtml, time, clock, duration, ended, rateAndEta, rateText, progressBar, later } from '../format.js';
 import { of as samplesOf } from '../samples.js';
 import { progressChart } from '../charts.js';
 
@@ -266,7 +266,7 @@ export function mount(main, [idText]) {
       return;
     }
     const wasRunning = run && run.state === 'running';
-    run = r;
+    run = later(run, r);
     renderRun();
     if (chart) {
       points.push(pointFrom(r, Date.now()));
@@ -282,7 +282,7 @@ export function mount(main, [idText]) {
 
   async function load() {
     try {
-      run = await getJson(`${BASE}/runs/${id}`);
+      run = later(run, await getJson(`${BASE}/runs/${id}`));
     } catch (e) {
       $('#run-msg').innerHTML = `<p class="notice error" role="alert">${escapeHtml(e.message)}</p>`;
       return;

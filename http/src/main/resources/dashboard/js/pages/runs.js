@@ -2,7 +2,7 @@
 // (redeliveries, duplicates suppressed, stale results fenced); live from the event stream.
 import { BASE, getJson, api } from '../api.js';
 import { events } from '../events.js';
-import { n, escapeHtml, time, duration, progressBar, rateAndEta, rateText } from '../format.js';
+import { n, escapeHtml, time, duration, progressBar, rateAndEta, rateText, later } from '../format.js';
 import { of as samplesOf } from '../samples.js';
 
 /** Runs per page: a screen or two. */
@@ -60,6 +60,7 @@ export function mount(main) {
     if (!known && run.id < newest && runs.size >= PAGE) {
       return; // an old run not on this page
     }
+    run = later(runs.get(run.id), run);
     runs.set(run.id, run);
     const tr = tbody.querySelector(`tr[data-run="${run.id}"]`);
     if (tr) {
@@ -72,8 +73,9 @@ export function mount(main) {
   async function load() {
     try {
       const page = await getJson(`${BASE}/runs?limit=${PAGE}`);
+      const kept = new Map(runs);
       runs.clear();
-      page.runs.forEach(r => runs.set(r.id, r));
+      page.runs.forEach(r => runs.set(r.id, later(kept.get(r.id), r)));
       next = page.next;
       render();
     } catch (e) {

@@ -17,6 +17,17 @@ function parseSuspicion(text) {
   return m ? { value: Number(m[1]), of: m[2] != null ? Number(m[2]) : null } : null;
 }
 
+/** The later of two reports of one worker (out-of-order answers never take it back): left is final. */
+function laterReport(a, b) {
+  if (!a) {
+    return b;
+  }
+  if (a.state !== 'live' && b.state === 'live') {
+    return a;
+  }
+  return Date.parse(b.reportedAt) >= Date.parse(a.reportedAt) || (b.state !== 'live' && a.state === 'live') ? b : a;
+}
+
 function condition(w) {
   if (w.state !== 'live') {
     return 'left';
@@ -51,8 +62,8 @@ export function mount(main) {
   const charts = new Map();
   let levels = { drain: null, conviction: null };
   let serverChanges = false;
-  let changes = [];
-  let lastSeq = 0;
+  const changes = new Map(); // seq -> change: the server's list and its events merge, in whatever order they arrive
+  let derivedSeq = 0; // numbers for the changes a server without the list leaves the page to derive
 
   function renderTable() {
     const list = [...workers.values()].sort((a, b) => (a.state === b.state ? a.name.localeCompare(b.name) : a.state === 'live' ? -1 : 1));
@@ -101,21 +112,30 @@ export function mount(main) {
   }
 
   function renderChanges() {
-    $('#changes').innerHTML = changes.length === 0 ? '<li class="muted">No change yet.</li>'
-      : changes.slice(0, MAX_CHANGES).map(c => `<li><time datetime="${escapeHtml(c.at)}">${clock(c.at)}</time>
+    const newest = [...changes.values()].sort((a, b) => b.seq - a.seq).slice(0, MAX_CHANGES);
+    $('#changes').innerHTML = newest.length === 0 ? '<li class="muted">No change yet.</li>'
+      : newest.map(c => `<li><time datetime="${escapeHtml(c.at)}">${clock(c.at)}</time>
         <strong>${escapeHtml(c.name || c.id || c.worker || '')}</strong> <span class="badge ${escapeHtml(c.kind)}">${escapeHtml(c.kind)}</span>
         ${c.reason ? escapeHtml(c.reason) : ''}</li>`).join('');
   }
 
   function addChange(change) {
-    changes.unshift(change);
-    changes = changes.slice(0, MAX_CHANGES);
+    changes.set(change.seq, change);
+    if (changes.size > MAX_CHANGES) {
+      changes.delete(Math.min(...changes.keys()));
+    }
     renderChanges();
+  }
+
+  /** A change the page saw itself (a server without the list): numbered after every other. */
+  function derive(change) {
+    addChange({ ...change, seq: Number.MAX_SAFE_INTEGER / 2 + ++derivedSeq });
   }
 
   /** A worker event: the table, its suspicion sample, and (when the server keeps no list) the change it shows. */
   function onWorker(w) {
     const before = workers.get(w.id);
+    w = laterReport(before, w);
     workers.set(w.id, w);
     const parsed = parseSuspicion(w.suspicion);
     const level = w.suspicionLevel ?? (parsed ? parsed.value : null);
@@ -130,15 +150,15 @@ export function mount(main) {
     if (!serverChanges) {
       const at = w.reportedAt || new Date().toISOString();
       if (!before && w.state === 'live') {
-        addChange({ at, name: w.name, kind: 'joined' });
+        derive({ at, name: w.name, kind: 'joined' });
       } else if (before && before.state === 'live' && w.state !== 'live') {
-        addChange({ at, name: w.name, kind: 'left', reason: w.leftReason });
+        derive({ at, name: w.name, kind: 'left', reason: w.leftReason });
       } else if (before && before.acceptingWork && !w.acceptingWork && w.state === 'live') {
-        addChange({ at, name: w.name, kind: 'drained', reason: `suspicion ${w.suspicion || ''}` });
+        derive({ at, name: w.name, kind: 'drained', reason: `suspicion ${w.suspicion || ''}` });
       } else if (before && w.timesEjected > before.timesEjected) {
-        addChange({ at, name: w.name, kind: 'ejected', reason: w.ejectionReason });
+        derive({ at, name: w.name, kind: 'ejected', reason: w.ejectionReason });
       } else if (before && !before.acceptingWork && w.acceptingWork && w.state === 'live') {
-        addChange({ at, name: w.name, kind: 'readmitted' });
+        derive({ at, name: w.name, kind: 'readmitted' });
       }
     }
     renderTable();
@@ -148,8 +168,7 @@ export function mount(main) {
   async function load() {
     try {
       const list = await getJson(`${BASE}/workers`);
-      workers.clear();
-      list.workers.forEach(w => workers.set(w.id, w));
+      list.workers.forEach(w => workers.set(w.id, laterReport(workers.get(w.id), w)));
     } catch (e) {
       $('#workers-msg').innerHTML = `<p class="notice error">Cannot read the workers: ${escapeHtml(e.message)}</p>`;
       return;
@@ -177,16 +196,16 @@ export function mount(main) {
     try {
       const c = await getJson(`${BASE}/workers/events`);
       serverChanges = true;
-      changes = c.events.map(fleetChange).reverse(); // the server lists them oldest first
-      lastSeq = c.events.length ? c.events[c.events.length - 1].seq : lastSeq;
+      c.events.forEach(e => changes.set(e.seq, fleetChange(e)));
     } catch (e) {
       if (!isMissingRoute(e)) {
         $('#workers-msg').innerHTML = `<p class="notice error">Cannot read the fleet's changes: ${escapeHtml(e.message)}</p>`;
       }
       // A server without the list: what is known of those that left.
-      changes = [...workers.values()].filter(w => w.state !== 'live')
-        .map(w => ({ at: w.reportedAt, name: w.name, kind: 'left', reason: w.leftReason }))
-        .sort((a, b) => Date.parse(b.at) - Date.parse(a.at));
+      if (changes.size === 0) {
+        [...workers.values()].filter(w => w.state !== 'live').sort((a, b) => Date.parse(a.reportedAt) - Date.parse(b.reportedAt))
+          .forEach(w => derive({ at: w.reportedAt, name: w.name, kind: 'left', reason: w.leftReason }));
+      }
     }
     renderTable();
     renderCharts();
@@ -199,10 +218,6 @@ export function mount(main) {
   }
 
   function onFleet(e) {
-    if (e.seq <= lastSeq) {
-      return; // listed already
-    }
-    lastSeq = e.seq;
     serverChanges = true;
     addChange(fleetChange(e));
   }

@@ -251,14 +251,19 @@ class DashboardBrowserTest {
     b.driver.get(server.url() + "/#/workers");
     b.waiting().until(d -> "left".equals(b.text("tr[data-worker='" + victimId + "'] [data-state]")));
     // The fleet's changes list it too, with why it left.
-    b.waiting().until(d -> (Boolean) b.script("return [...document.querySelectorAll('#changes li')].some(li => "
-        + "li.textContent.includes('local-1') && li.querySelector('.badge.left'));"));
+    b.waiting().withMessage(() -> "the fleet's changes show local-1 left; the page lists: " + b.text("#changes")
+            + "; the API lists: " + fleetEvents(server.url()))
+        .until(d -> (Boolean) b.script("return [...document.querySelectorAll('#changes li')].some(li => "
+            + "li.textContent.includes('local-1') && li.querySelector('.badge.left'));"));
     b.screenshot("workers");
 
     b.driver.get(server.url() + "/#/runs/" + runId);
     b.waiting().until(d -> "finished".equals(b.text("#run-state")));
     b.waiting().until(d -> figure(b, "passed") == total && !b.all("#summary-section:not([hidden])").isEmpty());
     b.screenshot("run");
+    b.driver.get(server.url() + "/#/runs");
+    b.waiting().until(d -> "finished".equals(b.text("tr[data-run='" + runId + "'] .badge")));
+    b.screenshot("runs");
     JsonNode counters = get(server.url() + "/api/v1/runs/" + runId).get("counters");
     assertThat(counters.get("passed").asLong()).isEqualTo(total);
     assertThat(counters.get("recorded").asLong()).isEqualTo(total);
@@ -298,6 +303,7 @@ class DashboardBrowserTest {
       best = Math.min(best, rendered.longValue());
     }
     b.screenshot("cases-100k");
+    System.out.printf("the first page of a %d-case run's table was on screen %d ms after the navigation%n", total, best);
     assertThat(b.find("#cases tbody tr.case-row td:nth-child(2)").getText()).isEqualTo("case-0");
     assertThat(best).as("ms from navigation to the first page of a %d-case run's table", total)
         .isLessThan(FIRST_PAGE_BUDGET_MILLIS);
@@ -311,6 +317,14 @@ class DashboardBrowserTest {
   private static long figure(Browser b, String name) {
     String text = String.valueOf(b.text("[data-figure='" + name + "']")).replace(",", "");
     return text.matches("\\d+") ? Long.parseLong(text) : -1;
+  }
+
+  private String fleetEvents(String url) {
+    try {
+      return get(url + "/api/v1/workers/events").toString();
+    } catch (Exception e) {
+      return "(unreadable: " + e + ")";
+    }
   }
 
   private String liveWorkerId(String url, String name) throws Exception {
