@@ -44,6 +44,11 @@ export function onUnauthorized(fn) {
   unauthorizedListeners.add(fn);
 }
 
+/** Tells the page the token was refused (for callers that fetch() themselves). */
+export function reportUnauthorized(problem) {
+  unauthorizedListeners.forEach(fn => fn(problem));
+}
+
 /** Headers with the token, and whatever else is given. */
 export function authHeaders(extra = {}) {
   const headers = new Headers(extra);
@@ -74,7 +79,7 @@ export async function api(path, { method = 'GET', body, headers = {}, signal } =
     // a body that is not JSON: the status says enough
   }
   if (response.status === 401) {
-    unauthorizedListeners.forEach(fn => fn(problem));
+    reportUnauthorized(problem);
   }
   throw new ApiError(response.status, problem, response.headers);
 }

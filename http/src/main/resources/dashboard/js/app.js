@@ -110,5 +110,9 @@ signOut.addEventListener('click', () => {
   setToken(null);
   showLogin('');
 });
-window.addEventListener('hashchange', route);
+window.addEventListener('hashchange', () => {
+  route();
+  // Keyboard and screen-reader users start reading the new page at its top, not at the link they left.
+  main.focus({ preventScroll: true });
+});
 start();

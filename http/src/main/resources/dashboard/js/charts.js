@@ -16,8 +16,8 @@ export function progressChart(container, total) {
     width: width(container, 520),
     height: 220,
     scales: {
-      // At least a minute wide, so one point is not drawn on a scale of years.
-      x: { time: true, range: (u, min, max) => (max - min < 60 ? [min - 5, min + 60] : [min, max]) },
+      // One point alone gets a minute around it, not a scale of years.
+      x: { time: true, range: (u, min, max) => (max - min < 1 ? [min - 30, min + 30] : [min, max]) },
       y: { range: (u, min, max) => [0, Math.max(total, max, 1)] },
     },
     axes: [{}, { size: 60 }],

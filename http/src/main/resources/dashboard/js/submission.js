@@ -6,7 +6,7 @@
 // followed by Submit again. The server then makes exactly one run and answers each retry with it. The key
 // is forgotten only when the server has confirmed the run (201, replayed or not); a new form after that gets
 // a new key. A key made on each click would defeat all of this.
-import { authHeaders, ApiError, BASE } from './api.js';
+import { authHeaders, ApiError, BASE, reportUnauthorized } from './api.js';
 
 const ITEM = 'tally.submission';
 /** Sends of one press of Submit before it gives up and says so (the key is kept for the next press). */
@@ -173,6 +173,9 @@ export async function send(record, fields, file, onStatus = () => {}) {
       await sleep(wait);
       backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
       continue;
+    }
+    if (response.status === 401) {
+      reportUnauthorized(problem);
     }
     throw new ApiError(response.status, problem, response.headers);
   }

@@ -136,7 +136,22 @@ export function mount(main, [idText]) {
     if (points.length === 0 || points[points.length - 1].at < last) {
       points.push(pointFrom(run, last));
     }
-    chart.update(points);
+    chart.update(ordered(points));
+  }
+
+  /**
+   * Points in time order, each count at least the one before: the server's points stand at the end of
+   * their span (which may be a moment ahead of the events' points), and counts only grow.
+   */
+  function ordered(list) {
+    const now = Date.now();
+    const sorted = list.map(p => ({ ...p, at: Math.min(p.at, now) })).sort((a, b) => a.at - b.at);
+    for (let i = 1; i < sorted.length; i++) {
+      for (const k of ['ended', 'passed', 'failed', 'errored']) {
+        sorted[i][k] = Math.max(sorted[i][k], sorted[i - 1][k]);
+      }
+    }
+    return sorted;
   }
 
   function casesUrl() {
@@ -151,10 +166,16 @@ export function mount(main, [idText]) {
     return `${BASE}/runs/${id}/cases?${params}`;
   }
 
+  let casesAsked = 0;
+
   async function loadCases(url) {
     const tbody = $('#cases tbody');
+    const asked = ++casesAsked;
     try {
       const page = await getJson(url);
+      if (asked !== casesAsked) {
+        return; // a later question is on its way: its answer is the one to show
+      }
       nextUrl = page.next;
       pageCases = new Map(page.cases.map(c => [c.id, c]));
       tbody.innerHTML = page.cases.length === 0
@@ -211,7 +232,7 @@ export function mount(main, [idText]) {
             <td class="mono">${escapeHtml(a.worker || '')}</td><td class="num">${a.fencingToken}</td>
             <td>${clock(a.startedAt)}</td>
             <td class="num">${duration(a.runMillis != null ? a.runMillis : Date.parse(a.endedAt) - Date.parse(a.startedAt))}</td>
-            <td><span class="badge ${escapeHtml((a.ending || '').replace(/[ _]/g, '-'))}">${escapeHtml(a.ending)}</span></td>
+            <td><span class="badge ${escapeHtml((a.ending || '').replace(/[ _]/g, '-'))}">${escapeHtml((a.ending || '').replace(/_/g, ' '))}</span></td>
             <td>${escapeHtml(a.detail || '')}</td></tr>`).join('')}
         </tbody></table>
         ${c.failureReason ? `<p class="notice error">${escapeHtml(c.failureReason)}</p>` : ''}
@@ -233,9 +254,11 @@ export function mount(main, [idText]) {
     pageNumber = 1;
     loadCases(casesUrl());
   });
-  $('#filters').addEventListener('change', () => {
-    pageNumber = 1;
-    loadCases(casesUrl());
+  $('#filters').addEventListener('change', e => {
+    if (e.target.tagName === 'SELECT') { // a choice applies at once; typed text on Enter or Filter
+      pageNumber = 1;
+      loadCases(casesUrl());
+    }
   });
   $('#next').addEventListener('click', () => {
     if (nextUrl) {
@@ -270,7 +293,7 @@ export function mount(main, [idText]) {
     renderRun();
     if (chart) {
       points.push(pointFrom(r, Date.now()));
-      chart.update(points);
+      chart.update(ordered(points));
     }
     if (wasRunning && r.state !== 'running') {
       renderSummary();

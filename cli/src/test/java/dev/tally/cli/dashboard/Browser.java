@@ -2,7 +2,6 @@ package dev.tally.cli.dashboard;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.io.File;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -85,6 +84,12 @@ final class Browser implements AutoCloseable {
     return (String) script("const e = document.querySelector(arguments[0]); return e ? e.textContent.trim() : null;", css);
   }
 
+  /** The texts of every element {@code css} selects, read in one script (as {@link #text}). */
+  @SuppressWarnings("unchecked")
+  List<String> texts(String css) {
+    return (List<String>) script("return [...document.querySelectorAll(arguments[0])].map(e => e.textContent.trim());", css);
+  }
+
   /** Opens the dashboard at {@code url} and signs in with {@code token}. */
   void signIn(String url, String token) {
     driver.get(url);
@@ -129,9 +134,5 @@ final class Browser implements AutoCloseable {
   @Override
   public void close() {
     driver.quit();
-  }
-
-  static File file(Path path) {
-    return path.toFile();
   }
 }

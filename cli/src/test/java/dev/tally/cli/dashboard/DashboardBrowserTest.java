@@ -7,7 +7,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.tally.cli.Signals;
 import dev.tally.cli.TallyProcess;
-import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.URI;
@@ -16,7 +15,6 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -26,7 +24,9 @@ import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.openqa.selenium.Alert;
 import org.openqa.selenium.interactions.Actions;
+import org.openqa.selenium.support.ui.ExpectedConditions;
 import org.openqa.selenium.support.ui.Select;
 
 /**
@@ -34,7 +34,8 @@ import org.openqa.selenium.support.ui.Select;
  * processes: the New-run form's key makes one run whatever the user does (a double click; a reload while
  * the answer is held back, then Submit again), a worker killed with {@code kill -9} shows as left while its
  * cases are redelivered and the run finishes with every case, and a 100k-case run's table opens its first
- * page in under a second. Each test saves screenshots under {@code target/dashboard-screenshots/}.
+ * page in under a second (and is searched on the server, and the run cancelled from the Runs page after
+ * asking). Each test saves screenshots under {@code target/dashboard-screenshots/}.
  */
 class DashboardBrowserTest {
   private static final ObjectMapper JSON = new ObjectMapper();
@@ -260,6 +261,15 @@ class DashboardBrowserTest {
     b.driver.get(server.url() + "/#/runs/" + runId);
     b.waiting().until(d -> "finished".equals(b.text("#run-state")));
     b.waiting().until(d -> figure(b, "passed") == total && !b.all("#summary-section:not([hidden])").isEmpty());
+    // The cases tried more than once, and one's attempts: the one the dead worker held, then the one recorded.
+    new Select(b.find("select[name=minAttempts]")).selectByValue("2");
+    b.waiting().until(d -> {
+      List<String> attempts = b.texts("#cases tbody tr.case-row td:nth-child(6)");
+      return !attempts.isEmpty() && attempts.stream().allMatch(a -> Integer.parseInt(a) >= 2);
+    });
+    b.find("#cases tbody tr.case-row .case-open").click();
+    b.waiting().until(d -> b.all("#cases tr.detail table.attempts tbody tr").size() >= 2);
+    assertThat(b.text("#cases tr.detail table.attempts")).contains("recorded").contains("local-1");
     b.screenshot("run");
     b.driver.get(server.url() + "/#/runs");
     b.waiting().until(d -> "finished".equals(b.text("tr[data-run='" + runId + "'] .badge")));
@@ -307,9 +317,23 @@ class DashboardBrowserTest {
     assertThat(b.find("#cases tbody tr.case-row td:nth-child(2)").getText()).isEqualTo("case-0");
     assertThat(best).as("ms from navigation to the first page of a %d-case run's table", total)
         .isLessThan(FIRST_PAGE_BUDGET_MILLIS);
-    // The next page comes from the server too.
+    // The next page comes from the server too, and so does a search in the ids.
     b.find("#next").click();
     b.waiting().until(d -> "case-50".equals(b.text("#cases tbody tr.case-row td:nth-child(2)")));
+    b.find("input[name=q]").sendKeys("case-9999");
+    b.find("#filters button[type=submit]").click();
+    b.waiting().until(d -> "case-9999".equals(b.text("#cases tbody tr.case-row td:nth-child(2)")));
+    assertThat(b.texts("#cases tbody tr.case-row td:nth-child(2)")).allSatisfy(id -> assertThat(id).contains("case-9999"));
+
+    // Cancel from the Runs page: it asks first.
+    b.driver.get(server.url() + "/#/runs");
+    b.waiting().until(d -> !b.all("[data-cancel='" + runId + "']").isEmpty());
+    b.find("[data-cancel='" + runId + "']").click();
+    Alert ask = b.waiting().until(ExpectedConditions.alertIsPresent());
+    assertThat(ask.getText()).contains("Cancel run " + runId);
+    ask.accept();
+    b.waiting().until(d -> "cancelled".equals(b.text("tr[data-run='" + runId + "'] .badge")));
+    assertThat(get(server.url() + "/api/v1/runs/" + runId).get("state").asText()).isEqualTo("cancelled");
     assertThat(b.scriptErrors()).isEmpty();
   }
 
@@ -334,9 +358,5 @@ class DashboardBrowserTest {
       }
     }
     throw new AssertionError("no live worker " + name + " in " + get(url + "/api/v1/workers"));
-  }
-
-  static void copy(Path from, Path to) throws IOException {
-    Files.copy(from, to, StandardCopyOption.REPLACE_EXISTING);
   }
 }
