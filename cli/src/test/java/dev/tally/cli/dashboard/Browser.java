@@ -120,14 +120,15 @@ final class Browser implements AutoCloseable {
   }
 
   /**
-   * The page's console errors but the browser's own lines for an HTTP status it was answered (a 409 while
-   * a submission is processed is expected): what the page's scripts did wrong.
+   * The page's console errors but the browser's own lines about a request that failed or was answered
+   * with an error status (a 409 while a submission is processed, a network error a test causes): what the
+   * page's scripts did wrong.
    */
   List<String> scriptErrors() {
     return driver.manage().logs().get(LogType.BROWSER).getAll().stream()
         .filter(e -> e.getLevel().intValue() >= Level.SEVERE.intValue())
         .map(LogEntry::getMessage)
-        .filter(m -> !m.contains("Failed to load resource: the server responded with a status of"))
+        .filter(m -> !m.contains(" - Failed to load resource: "))
         .toList();
   }
 

@@ -144,9 +144,7 @@ class DashboardBrowserTest {
     b.waiting().until(d -> "finished".equals(b.text("#run-state")));
     b.screenshot("double-click-submit");
     // Both clicks were sent (the server answered the second with the first's run), and made one run.
-    Number posts = (Number) b.script("return performance.getEntriesByType('resource')"
-        + ".filter(e => e.initiatorType === 'fetch' && new URL(e.name).pathname === '/api/v1/runs' && new URL(e.name).search === '').length;");
-    assertThat(posts.intValue()).as("submissions the page sent").isGreaterThanOrEqualTo(2);
+    assertThat(submissionsSent(b)).as("submissions the page sent").isGreaterThanOrEqualTo(2);
     assertThat(runCount(server.url())).as("runs after a double click").isEqualTo(1);
     assertThat(get(server.url() + "/api/v1/runs/" + runId).get("counters").get("passed").asLong()).isEqualTo(30);
     // Confirmed: the key is forgotten, and a new form gets a new one.
@@ -189,6 +187,28 @@ class DashboardBrowserTest {
     assertThat(runs).hasSize(1);
     assertThat(runs.get(0).get("id").asLong()).isEqualTo(runId);
     assertThat(b.script("return sessionStorage.getItem('tally.submission')")).isNull();
+    assertThat(b.scriptErrors()).isEmpty();
+  }
+
+  @Test
+  void aSubmissionThatMeetsANetworkErrorIsRetriedWithTheSameKeyAndMakesOneRun() throws Exception {
+    Server server = server("--workers=1", "--slots=2");
+    HoldingProxy proxy = new HoldingProxy(server.port(), HoldingProxy.Fault.BREAK_REQUEST);
+    open.add(proxy);
+    Path dataset = TallyProcess.sleepDataset(dir.resolve("cases.jsonl"), 15, "n", 5);
+    Browser b = browser();
+    b.signIn("http://127.0.0.1:" + proxy.port() + "/#/new", TOKEN);
+    fillNewRun(b, dataset);
+    b.find("#submit").click();
+
+    long runId = runOnPage(b);
+    assertThat(proxy.held()).as("the first submission met a network error").isTrue();
+    assertThat(proxy.submissions()).as("submissions through the proxy: the broken one, then the page's retry")
+        .isGreaterThanOrEqualTo(2);
+    JsonNode runs = get(server.url() + "/api/v1/runs").get("runs");
+    assertThat(runs).hasSize(1);
+    assertThat(runs.get(0).get("id").asLong()).isEqualTo(runId);
+    b.screenshot("network-error-then-retried");
     assertThat(b.scriptErrors()).isEmpty();
   }
 
@@ -341,6 +361,13 @@ class DashboardBrowserTest {
   private static long figure(Browser b, String name) {
     String text = String.valueOf(b.text("[data-figure='" + name + "']")).replace(",", "");
     return text.matches("\\d+") ? Long.parseLong(text) : -1;
+  }
+
+  /** How many times this page sent POST /api/v1/runs (the only fetch of that path without a query). */
+  private static int submissionsSent(Browser b) {
+    return ((Number) b.script("return performance.getEntriesByType('resource')"
+        + ".filter(e => e.initiatorType === 'fetch' && new URL(e.name).pathname === '/api/v1/runs' && new URL(e.name).search === '').length;"))
+        .intValue();
   }
 
   private String fleetEvents(String url) {
