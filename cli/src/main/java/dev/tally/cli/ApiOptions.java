@@ -24,7 +24,7 @@ public final class ApiOptions {
   @Spec(Spec.Target.MIXEE) CommandSpec mixee;
 
   @Option(names = "--http", converter = HostPort.Converter.class, paramLabel = "HOST:PORT",
-      description = "Serve the HTTP API here (port 0 picks a free one, printed at start). tally server's default: "
+      description = "Serve the HTTP API and the web dashboard here (port 0 picks a free one, printed at start). tally server's default: "
           + ApiServer.Settings.DEFAULT_HOST + ":" + ApiServer.Settings.DEFAULT_PORT + ".")
   HostPort http;
 
