@@ -7,6 +7,7 @@ import * as submission from '../submission.js';
 const FIELDS = ['name', 'kind', 'cmd', 'millis', 'maxAttempts', 'timeoutRetries', 'caseTimeout'];
 
 export function mount(main) {
+  document.title = 'New run · Tally';
   main.innerHTML = `
     <h1>New run</h1>
     <div id="pending"></div>

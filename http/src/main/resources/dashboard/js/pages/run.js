@@ -9,6 +9,11 @@ import { progressChart } from '../charts.js';
 
 /** Cases per page of the table: one screen's worth; the server pages, so the run's size does not matter. */
 const CASES_PAGE = 50;
+/**
+ * While the run goes on, its first page of cases is read again on its events at most this often, ms: the
+ * verdicts fill in as they come, without a read per event (4 a second) or a polling loop.
+ */
+const LIVE_CASES_MS = 2000;
 
 export function mount(main, [idText]) {
   const id = Number(idText);
@@ -60,6 +65,7 @@ export function mount(main, [idText]) {
 
   function renderRun() {
     const c = run.counters;
+    document.title = `Run ${run.id}${run.name ? ` · ${run.name}` : ''} · Tally`;
     $('#run-title').innerHTML = `Run ${run.id}${run.name ? ` · ${escapeHtml(run.name)}` : ''} <span class="badge ${run.state}" id="run-state">${run.state}</span>`;
     $('#progress-bar').innerHTML = progressBar(run);
     const { rate, eta } = rateAndEta(run, samplesOf(run.id));
@@ -284,6 +290,8 @@ export function mount(main, [idText]) {
     }
   });
 
+  let casesReadAt = 0;
+
   function onRun(r) {
     if (r.id !== id) {
       return;
@@ -291,6 +299,12 @@ export function mount(main, [idText]) {
     const wasRunning = run && run.state === 'running';
     run = later(run, r);
     renderRun();
+    // The first page follows the run, unless the reader has a case open or has moved on.
+    if (run.state === 'running' && pageNumber === 1 && !main.querySelector('#cases tr.detail')
+        && Date.now() - casesReadAt >= LIVE_CASES_MS) {
+      casesReadAt = Date.now();
+      loadCases(casesUrl());
+    }
     if (chart) {
       points.push(pointFrom(r, Date.now()));
       chart.update(ordered(points));

@@ -9,6 +9,7 @@ import { of as samplesOf } from '../samples.js';
 const PAGE = 50;
 
 export function mount(main) {
+  document.title = 'Runs · Tally';
   main.innerHTML = `
     <h1>Runs</h1>
     <div id="runs-msg" role="status" aria-live="polite"></div>

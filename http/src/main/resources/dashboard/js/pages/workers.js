@@ -39,6 +39,7 @@ function condition(w) {
 }
 
 export function mount(main) {
+  document.title = 'Workers · Tally';
   main.innerHTML = `
     <h1>Workers</h1>
     <div id="workers-msg" role="status" aria-live="polite"></div>
