@@ -10,6 +10,7 @@ import dev.tally.core.store.RunCounters;
 import dev.tally.core.store.RunView;
 import dev.tally.core.store.StoreException;
 import dev.tally.http.ApiServer;
+import dev.tally.http.SchedulerMetrics;
 import dev.tally.worker.LocalWorker;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -106,6 +107,7 @@ public abstract class RunnerCommand implements Callable<Integer> {
     }
     CoordinatorBuilder builder = coordinatorOptions.applyTo(Coordinator.builder());
     ApiServer.Settings api = apiOptions.given() ? apiOptions.settings(apiOptions.http, System.getenv(), dbFile()) : null;
+    SchedulerMetrics live = api == null ? null : new SchedulerMetrics();
     workerToken = builder.workerToken().orElse(null);
     requireDirectoryOf("--out", out);
     requireDirectoryOf("--summary", summary);
@@ -121,6 +123,9 @@ public abstract class RunnerCommand implements Callable<Integer> {
       if (listen != null) {
         builder.listen(new InetSocketAddress(listen.host(), listen.port()));
       }
+      if (live != null) {
+        builder.observer(live);
+      }
       coordinator = builder.storeFile(dbFile).start();
     } catch (CoordinatorBuilder.StartException e) {
       return refused(e, dbFile, err);
@@ -128,7 +133,7 @@ public abstract class RunnerCommand implements Callable<Integer> {
     ApiServer served = null;
     if (api != null) {
       try {
-        served = ApiServer.start(api, coordinator);
+        served = ApiServer.start(api, coordinator, live);
       } catch (ApiServer.StartException e) {
         coordinator.close();
         err.println("tally: " + e.getMessage());

@@ -42,9 +42,10 @@ final class TestApi implements AutoCloseable {
 
   /** A server on {@code dir}'s store; {@code settings} gets its bind address here. */
   static TestApi start(Path dir, ApiServer.Settings.Builder settings, String token) throws Exception {
-    Coordinator coordinator = Coordinator.builder().storeFile(dir.resolve("tally.db")).start();
+    SchedulerMetrics live = new SchedulerMetrics();
+    Coordinator coordinator = Coordinator.builder().storeFile(dir.resolve("tally.db")).observer(live).start();
     try {
-      ApiServer api = ApiServer.start(settings.bind("127.0.0.1", 0).token(token).build(), coordinator);
+      ApiServer api = ApiServer.start(settings.bind("127.0.0.1", 0).token(token).build(), coordinator, live);
       return new TestApi(coordinator, api, HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(10)).build(), token);
     } catch (Exception | Error e) {
       coordinator.close();
