@@ -37,12 +37,6 @@ public final class ApiOptions {
   @Option(names = "--metrics-public", description = "Serve GET /metrics without the token.")
   boolean metricsPublic;
 
-  @Option(names = "--tls-cert", paramLabel = "FILE", description = "PEM certificate (chain) for TLS; with --tls-key.")
-  Path tlsCert;
-
-  @Option(names = "--tls-key", paramLabel = "FILE", description = "PEM private key for TLS; with --tls-cert.")
-  Path tlsKey;
-
   /** Whether {@code --http} was given. */
   boolean given() {
     return http != null;
@@ -51,11 +45,12 @@ public final class ApiOptions {
   /**
    * The API's settings: {@code --http} or else {@code defaultAddress}, the token, TLS; uploads are spooled
    * beside the store ({@code tally.db-uploads}), on the store's disk rather than a temporary directory
-   * that may be memory.
+   * that may be memory. The TLS files are the coordinator's ({@link CoordinatorOptions}' {@code --tls-cert}
+   * and {@code --tls-key}): one identity for both of its ports.
    *
    * @throws ParameterException naming the option when a value is refused or the token cannot be read
    */
-  ApiServer.Settings settings(HostPort defaultAddress, Map<String, String> environment, Path dbFile) {
+  ApiServer.Settings settings(HostPort defaultAddress, Map<String, String> environment, Path dbFile, Path tlsCert, Path tlsKey) {
     HostPort address = http != null ? http : defaultAddress;
     ApiServer.Settings.Builder b = ApiServer.Settings.builder();
     try {

@@ -99,7 +99,7 @@ public final class ServerCommand implements java.util.concurrent.Callable<Intege
       throw new ParameterException(spec.commandLine(), "--stop-grace must not be negative, got " + DurationText.text(stopGrace));
     }
     CoordinatorBuilder builder = coordinatorOptions.applyTo(Coordinator.builder());
-    ApiServer.Settings api = apiOptions.settings(new HostPort(ApiServer.Settings.DEFAULT_HOST, ApiServer.Settings.DEFAULT_PORT), System.getenv(), db);
+    ApiServer.Settings api = apiOptions.settings(new HostPort(ApiServer.Settings.DEFAULT_HOST, ApiServer.Settings.DEFAULT_PORT), System.getenv(), db, coordinatorOptions.tlsCert, coordinatorOptions.tlsKey);
     if (listen != null) {
       builder.listen(new InetSocketAddress(listen.host(), listen.port()));
     }
