@@ -143,6 +143,41 @@ class ServerFleetProcessTest {
     assertNoTokenInAnyLog();
   }
 
+  @Test
+  void aBigRunSubmittedFirstDoesNotStarveASmallRunSubmittedAfterIt() throws Exception {
+    Path db = dir.resolve("fair.db");
+    // 1,200 cases of 40 ms on 4 slots: some 12 s of work. First come, first served, the small run would
+    // wait all of that; shared fairly, it gets half the slots as soon as it is there.
+    seedSleep(db, "big", 1_200, 40);
+    seedSleep(db, "small", 8, 40);
+    Path apiToken = secretFile("api-token", API_TOKEN);
+    try (TallyProcess server = TallyProcess.start(dir, "server.log", List.of("server", "--db=" + db, "--http=127.0.0.1:0",
+        "--workers=2", "--slots=2", "--api-token-file=" + apiToken))) {
+      String url = apiUrl(server);
+      await("the small run finished").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(50))
+          .until(() -> get(url + "/api/v1/runs/2").get("state").asText().equals("finished"));
+      JsonNode big = get(url + "/api/v1/runs/1");
+      assertThat(big.get("state").asText()).isEqualTo("running");
+      assertThat(big.get("counters").get("recorded").asLong()).as("the big run's cases recorded when the small run finished")
+          .isLessThan(1_200 / 2);
+      assertThat(get(url + "/api/v1/runs/2").get("counters").get("passed").asLong()).isEqualTo(8);
+      Signals.send(server.process.pid(), "TERM");
+      assertThat(server.waitFor(60)).as(server.output()).isZero();
+    }
+  }
+
+  /** Writes a run of {@code cases} sleep cases of {@code millis} each into the store. */
+  private static void seedSleep(Path db, String name, int cases, long millis) {
+    try (SqliteStore store = SqliteStore.open(db)) {
+      List<CaseRecord> records = new ArrayList<>();
+      for (int i = 0; i < cases; i++) {
+        records.add(new CaseRecord(i, name + i, "{\"id\":\"" + name + i + "\"}"));
+      }
+      EvaluatorSpec sleep = new EvaluatorSpec("sleep", Map.of("millis", Long.toString(millis)), Duration.ofMinutes(1));
+      store.createRun(new RunSpec(name, sleep, 5), records);
+    }
+  }
+
   /** Writes {@code runs} runs of exec cases into a fresh store, as a server killed before it ran them would leave it. */
   static List<List<String>> seed(Path db, Path script, int runs) {
     List<List<String>> ids = new ArrayList<>();
