@@ -23,8 +23,6 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -38,7 +36,6 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class ServerFleetProcessTest {
   private static final ObjectMapper JSON = new ObjectMapper();
-  private static final Pattern API = Pattern.compile("tally server: API (http://127\\.0\\.0\\.1:\\d+)/api/v1 ");
   private static final String API_TOKEN = "fleet-api-token-5c1e9b";
   private static final String WORKER_TOKEN = "fleet-worker-token-a47d02";
 
@@ -71,7 +68,7 @@ class ServerFleetProcessTest {
         workers.add(TallyProcess.start(dir, "worker-" + w + ".log", List.of("worker", "--coordinator=127.0.0.1:" + port,
             "--token-file=" + workerToken, "--slots=2", "--name=w" + w)));
       }
-      String url = apiUrl(first);
+      String url = first.serverUrl();
       await("both runs under way").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100))
           .until(() -> recorded(url, 1) >= 10 && recorded(url, 2) >= 10);
 
@@ -105,7 +102,7 @@ class ServerFleetProcessTest {
 
     // The same server again, on the same store and port: the surviving workers come back to it.
     try (TallyProcess second = TallyProcess.start(dir, "server-2.log", server)) {
-      String url = apiUrl(second);
+      String url = second.serverUrl();
       assertThat(second.output()).contains("resuming run 1").contains("resuming run 2");
       for (int run = 1; run <= 2; run++) {
         int r = run;
@@ -153,7 +150,7 @@ class ServerFleetProcessTest {
     Path apiToken = secretFile("api-token", API_TOKEN);
     try (TallyProcess server = TallyProcess.start(dir, "server.log", List.of("server", "--db=" + db, "--http=127.0.0.1:0",
         "--workers=2", "--slots=2", "--api-token-file=" + apiToken))) {
-      String url = apiUrl(server);
+      String url = server.serverUrl();
       await("the small run finished").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(50))
           .until(() -> get(url + "/api/v1/runs/2").get("state").asText().equals("finished"));
       JsonNode big = get(url + "/api/v1/runs/1");
@@ -215,22 +212,6 @@ class ServerFleetProcessTest {
       String text = Files.readString(log);
       assertThat(text).as("%s", log).doesNotContain(API_TOKEN).doesNotContain(WORKER_TOKEN);
     }
-  }
-
-  static String apiUrl(TallyProcess server) {
-    String[] url = new String[1];
-    await("the server's start line").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100)).until(() -> {
-      Matcher m = API.matcher(server.output());
-      if (m.find()) {
-        url[0] = m.group(1);
-        return true;
-      }
-      if (!server.process.isAlive()) {
-        throw new AssertionError("tally server exited early:\n" + server.output());
-      }
-      return false;
-    });
-    return url[0];
   }
 
   private HttpResponse<String> send(String url) throws IOException, InterruptedException {
