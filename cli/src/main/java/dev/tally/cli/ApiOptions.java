@@ -1,15 +1,17 @@
 package dev.tally.cli;
 
+import dev.tally.coordinator.CoordinatorBuilder;
+import dev.tally.coordinator.security.Secrets;
+import dev.tally.core.security.Secret;
 import dev.tally.http.ApiServer;
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Map;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
+
 
 /**
  * The HTTP API's options, shared by {@code server} (which always serves it) and {@code run} and {@code
@@ -19,9 +21,6 @@ import picocli.CommandLine.Spec;
  * <p>Thread-safety: filled by picocli, then read by the command's thread.
  */
 public final class ApiOptions {
-  /** The environment variable an API token may come from instead of a file. */
-  static final String TOKEN_VARIABLE = "TALLY_API_TOKEN";
-
   @Spec(Spec.Target.MIXEE) CommandSpec mixee;
 
   @Option(names = "--http", converter = HostPort.Converter.class, paramLabel = "HOST:PORT",
@@ -30,12 +29,18 @@ public final class ApiOptions {
   HostPort http;
 
   @Option(names = "--api-token-file", paramLabel = "FILE",
-      description = "The API's bearer token, from this file (its trailing newline dropped); else from $" + TOKEN_VARIABLE
-          + ". With a token, every request needs Authorization: Bearer TOKEN.")
+      description = "The API's bearer token, from this file (one line); else from $" + Secret.API_TOKEN_VARIABLE
+          + ". With a token, every request needs Authorization: Bearer TOKEN. The API takes TLS from --tls-cert/--tls-key"
+          + " and an open address needs a token or --insecure, as the worker port does.")
   Path apiTokenFile;
 
   @Option(names = "--metrics-public", description = "Serve GET /metrics without the token.")
   boolean metricsPublic;
+
+  @Option(names = "--idempotency-ttl", converter = DurationConverter.class, paramLabel = "DURATION",
+      description = "How long a submission's Idempotency-Key is kept, and replayed, after its run was created (default "
+          + "${DEFAULT-VALUE}); a key reused after that makes a new run.")
+  Duration idempotencyTtl;
 
   /** Whether {@code --http} was given. */
   boolean given() {
@@ -43,44 +48,32 @@ public final class ApiOptions {
   }
 
   /**
-   * The API's settings: {@code --http} or else {@code defaultAddress}, the token, TLS; uploads are spooled
-   * beside the store ({@code tally.db-uploads}), on the store's disk rather than a temporary directory
-   * that may be memory. The TLS files are the coordinator's ({@link CoordinatorOptions}' {@code --tls-cert}
-   * and {@code --tls-key}): one identity for both of its ports.
+   * The API's settings, and {@code --idempotency-ttl} put into {@code coordinator}: {@code --http} or else {@code defaultAddress}, the token (a file, else the
+   * environment: {@link Secrets}), and the TLS identity and {@code --insecure} the coordinator's options
+   * put in {@code coordinator} (both ports are served alike); uploads are spooled beside the store ({@code
+   * tally.db-uploads}), on the store's disk rather than a temporary directory that may be memory.
    *
-   * @throws ParameterException naming the option when a value is refused or the token cannot be read
+   * @throws ParameterException naming the option when the token cannot be read or is refused
    */
-  ApiServer.Settings settings(HostPort defaultAddress, Map<String, String> environment, Path dbFile, Path tlsCert, Path tlsKey) {
+  ApiServer.Settings settings(HostPort defaultAddress, CoordinatorBuilder coordinator, Map<String, String> environment,
+      Path dbFile) {
     HostPort address = http != null ? http : defaultAddress;
-    ApiServer.Settings.Builder b = ApiServer.Settings.builder();
-    try {
-      Path db = dbFile.toAbsolutePath();
-      b.bind(address.host(), address.port()).metricsPublic(metricsPublic).tls(tlsCert, tlsKey)
-          .spoolDirectory(db.resolveSibling(db.getFileName() + "-uploads"));
-    } catch (IllegalArgumentException e) {
-      throw new ParameterException(mixee.commandLine(), "--tls-cert/--tls-key: " + e.getMessage());
-    }
-    String token = token(environment);
-    try {
-      b.token(token);
-    } catch (IllegalArgumentException e) {
-      throw new ParameterException(mixee.commandLine(), (apiTokenFile != null ? "--api-token-file " + apiTokenFile : "$" + TOKEN_VARIABLE)
-          + ": " + e.getMessage());
-    }
-    return b.build();
-  }
-
-  /** The token from the file, else the environment, else null; never printed. */
-  private String token(Map<String, String> environment) {
-    if (apiTokenFile != null) {
+    if (mixee.commandLine().getParseResult().hasMatchedOption("--idempotency-ttl")) { // else the field holds the help's default
       try {
-        String text = Files.readString(apiTokenFile, StandardCharsets.UTF_8);
-        return text.replaceAll("[\\r\\n]+$", "");
-      } catch (IOException e) {
-        throw new ParameterException(mixee.commandLine(), "--api-token-file " + apiTokenFile + " cannot be read: " + e.getMessage());
+        coordinator.idempotencyTtl(idempotencyTtl);
+      } catch (IllegalArgumentException e) {
+        throw new ParameterException(mixee.commandLine(), "--idempotency-ttl: " + e.getMessage());
       }
     }
-    String fromEnvironment = environment.get(TOKEN_VARIABLE);
-    return fromEnvironment == null || fromEnvironment.isEmpty() ? null : fromEnvironment;
+    Secret token;
+    try {
+      token = Secrets.apiToken(apiTokenFile, environment).orElse(null);
+    } catch (IllegalArgumentException e) {
+      throw new ParameterException(mixee.commandLine(), (apiTokenFile != null ? "--api-token-file: " : "") + e.getMessage());
+    }
+    Path db = dbFile.toAbsolutePath();
+    return ApiServer.Settings.builder().bind(address.host(), address.port()).metricsPublic(metricsPublic)
+        .token(token).tls(coordinator.tls().orElse(null)).insecure(coordinator.insecure())
+        .spoolDirectory(db.resolveSibling(db.getFileName() + "-uploads")).build();
   }
 }

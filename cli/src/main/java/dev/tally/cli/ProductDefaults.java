@@ -32,6 +32,7 @@ public class ProductDefaults implements IDefaultValueProvider {
       case "--prefetch" -> Integer.toString(CoordinatorBuilder.DEFAULT_PREFETCH);
       case "--listen" -> new HostPort(CoordinatorBuilder.DEFAULT_LISTEN_HOST, 0).toString();
       case "--case-timeout" -> DurationConverter.text(CoordinatorBuilder.DEFAULT_CASE_TIMEOUT);
+      case "--idempotency-ttl" -> DurationConverter.text(CoordinatorBuilder.DEFAULT_IDEMPOTENCY_TTL);
       case "--stop-grace" -> DurationConverter.text(dev.tally.http.TallyServer.DEFAULT_STOP_GRACE);
       default -> null;
     };

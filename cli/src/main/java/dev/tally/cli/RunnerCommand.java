@@ -106,7 +106,7 @@ public abstract class RunnerCommand implements Callable<Integer> {
       throw new ParameterException(spec.commandLine(), "--slots must be from 1 to " + WorkerServer.MAX_WORKER_SLOTS + " (what a coordinator accepts), got " + workerSlots);
     }
     CoordinatorBuilder builder = coordinatorOptions.applyTo(Coordinator.builder());
-    ApiServer.Settings api = apiOptions.given() ? apiOptions.settings(apiOptions.http, System.getenv(), dbFile(), coordinatorOptions.tlsCert, coordinatorOptions.tlsKey) : null;
+    ApiServer.Settings api = apiOptions.given() ? apiOptions.settings(apiOptions.http, builder, coordinatorOptions.environment, dbFile()) : null;
     SchedulerMetrics live = api == null ? null : new SchedulerMetrics();
     workerToken = builder.workerToken().orElse(null);
     requireDirectoryOf("--out", out);

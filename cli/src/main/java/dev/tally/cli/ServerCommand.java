@@ -99,7 +99,8 @@ public final class ServerCommand implements java.util.concurrent.Callable<Intege
       throw new ParameterException(spec.commandLine(), "--stop-grace must not be negative, got " + DurationText.text(stopGrace));
     }
     CoordinatorBuilder builder = coordinatorOptions.applyTo(Coordinator.builder());
-    ApiServer.Settings api = apiOptions.settings(new HostPort(ApiServer.Settings.DEFAULT_HOST, ApiServer.Settings.DEFAULT_PORT), System.getenv(), db, coordinatorOptions.tlsCert, coordinatorOptions.tlsKey);
+    ApiServer.Settings api = apiOptions.settings(new HostPort(ApiServer.Settings.DEFAULT_HOST, ApiServer.Settings.DEFAULT_PORT), builder,
+        coordinatorOptions.environment, db);
     if (listen != null) {
       builder.listen(new InetSocketAddress(listen.host(), listen.port()));
     }

@@ -147,7 +147,8 @@ class WorkerDrainProcessTest {
           .until(() -> ProcessHandle.of(casePid).map(p -> !p.isAlive()).orElse(true));
       await("the coordinator takes the long case back").atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(100))
           .until(() -> job(db, "long").map(j -> j.state() == JobState.PENDING).orElse(false));
-      assertThat(Files.exists(dir.resolve("case-s0.pid"))).as("the queued cases never started").isFalse();
+      assertThat(Files.exists(dir.resolve("case-s0.pid"))).as("the queued cases never started; drainer output:%n%s%ncoordinator output:%n%s",
+          drainer.output(), run.output()).isFalse();
     }
   }
 

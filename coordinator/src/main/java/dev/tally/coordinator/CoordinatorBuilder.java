@@ -172,7 +172,7 @@ public final class CoordinatorBuilder {
     Objects.requireNonNull(d, what);
     if (d.isZero() || d.isNegative() || d.compareTo(Ticker.MAX_DURATION) > 0) {
       throw new IllegalArgumentException(what + " must be positive and at most " + Ticker.MAX_DURATION.toDays()
-          + " days, got " + d);
+          + " days, got " + dev.tally.core.DurationText.text(d));
     }
     return d;
   }

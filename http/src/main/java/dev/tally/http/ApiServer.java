@@ -1,5 +1,8 @@
 package dev.tally.http;
 
+import dev.tally.coordinator.security.ListenerSecurity;
+import dev.tally.coordinator.security.TlsIdentity;
+import dev.tally.core.security.Secret;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import dev.tally.coordinator.Coordinator;
@@ -60,9 +63,13 @@ public final class ApiServer implements AutoCloseable {
   private final List<Route> routes;
   private final EventStream events;
   private final ApiMetrics metrics;
+  private final SubmitRoutes writes;
+  private final Path spoolDirectory;
 
   private ApiServer(Javalin app, InetSocketAddress address, boolean tls, List<Route> routes, EventStream events,
-      ApiMetrics metrics) {
+      ApiMetrics metrics, SubmitRoutes writes, Path spoolDirectory) {
+    this.writes = writes;
+    this.spoolDirectory = spoolDirectory;
     this.app = app;
     this.address = address;
     this.tls = tls;
@@ -89,9 +96,11 @@ public final class ApiServer implements AutoCloseable {
     Objects.requireNonNull(settings, "settings");
     Objects.requireNonNull(coordinator, "coordinator");
     Objects.requireNonNull(live, "live");
-    if (settings.tlsCert != null) {
-      requireReadable(settings.tlsCert, "certificate");
-      requireReadable(settings.tlsKey, "private key");
+    try {
+      ListenerSecurity.enforce(ListenerSecurity.Listener.HTTP_API, new InetSocketAddress(settings.host, settings.port),
+          settings.token != null, settings.tls != null, settings.insecure);
+    } catch (ListenerSecurity.InsecureListenerException e) {
+      throw new StartException(e.getMessage(), e);
     }
     BearerAuth auth = BearerAuth.of(settings.token);
     ReadRoutes reads = new ReadRoutes(coordinator);
@@ -112,9 +121,10 @@ public final class ApiServer implements AutoCloseable {
               .withInfo(info -> info.title("Tally API").version("1")
                   .description("Runs, cases, attempts, workers and events of a Tally coordinator. Errors are RFC 9457 problem details."))
               .withSecurity(security -> security.withBearerAuth()))));
-      if (settings.tlsCert != null) {
+      if (settings.tls != null) {
+        // TlsIdentity has checked the files (PEM, the key the certificate's, in date): one owner of that rule.
         config.registerPlugin(new SslPlugin(ssl -> {
-          ssl.pemFromPath(settings.tlsCert.toString(), settings.tlsKey.toString());
+          ssl.pemFromPath(settings.tls.certFile().toString(), settings.tls.keyFile().toString());
           ssl.insecure = false;
           ssl.secure = true;
           ssl.host = settings.host;
@@ -163,6 +173,9 @@ public final class ApiServer implements AutoCloseable {
       });
     }
 
+    SubmitRoutes writes = new SubmitRoutes(coordinator, auth, settings, json, reads, java.time.Clock.systemUTC());
+    app.post(ReadRoutes.RUNS, writes::createRun);
+    app.post(SubmitRoutes.CANCEL, writes::cancelRun);
     app.get(ReadRoutes.RUNS, reads::listRuns);
     app.get(ReadRoutes.RUN, reads::getRun);
     app.get(ReadRoutes.CASES, reads::listCases);
@@ -177,6 +190,7 @@ public final class ApiServer implements AutoCloseable {
       app.start();
     } catch (RuntimeException e) {
       events.close();
+      writes.close();
       try {
         app.stop();
       } catch (RuntimeException ignored) {
@@ -187,7 +201,7 @@ public final class ApiServer implements AutoCloseable {
     }
     InetSocketAddress bound = new InetSocketAddress(settings.host, app.port());
     events.start();
-    return new ApiServer(app, bound, settings.tlsCert != null, List.copyOf(routes), events, metrics);
+    return new ApiServer(app, bound, settings.tls != null, List.copyOf(routes), events, metrics, writes, settings.spoolDirectory);
   }
 
   /** The address the API is served on (the port is the one picked when asked for port 0). */
@@ -210,6 +224,11 @@ public final class ApiServer implements AutoCloseable {
     return routes;
   }
 
+  /** Where uploads are spooled while they stream. */
+  public Path spoolDirectory() {
+    return spoolDirectory;
+  }
+
   /** How many event-stream clients are connected now. */
   public int eventClients() {
     return events.clients();
@@ -224,6 +243,7 @@ public final class ApiServer implements AutoCloseable {
   @Override
   public void close() {
     events.close();
+    writes.close();
     app.stop();
   }
 
@@ -273,11 +293,6 @@ public final class ApiServer implements AutoCloseable {
     return fromJavalin(new HttpResponseException(status, "HTTP " + status), ctx);
   }
 
-  private static void requireReadable(Path file, String what) throws StartException {
-    if (file == null || !Files.isReadable(file)) {
-      throw new StartException("the HTTP port's TLS " + what + " " + file + " cannot be read", null);
-    }
-  }
 
   static String hostPort(String host, int port) {
     return (host.contains(":") ? "[" + host + "]" : host) + ":" + port;
@@ -326,10 +341,10 @@ public final class ApiServer implements AutoCloseable {
 
     final String host;
     final int port;
-    final String token;
+    final Secret token;
     final boolean metricsPublic;
-    final Path tlsCert;
-    final Path tlsKey;
+    final TlsIdentity tls;
+    final boolean insecure;
     final long maxBodyBytes;
     final long maxStreamBytes;
     final long eventPeriodMillis;
@@ -340,8 +355,8 @@ public final class ApiServer implements AutoCloseable {
       this.port = b.port;
       this.token = b.token;
       this.metricsPublic = b.metricsPublic;
-      this.tlsCert = b.tlsCert;
-      this.tlsKey = b.tlsKey;
+      this.tls = b.tls;
+      this.insecure = b.insecure;
       this.maxBodyBytes = b.maxBodyBytes;
       this.maxStreamBytes = b.maxStreamBytes;
       this.eventPeriodMillis = b.eventPeriodMillis;
@@ -360,7 +375,7 @@ public final class ApiServer implements AutoCloseable {
 
     /** Whether the port speaks TLS. */
     public boolean tls() {
-      return tlsCert != null;
+      return tls != null;
     }
 
     /** The host the API binds. */
@@ -379,10 +394,10 @@ public final class ApiServer implements AutoCloseable {
     public static final class Builder {
       private String host = DEFAULT_HOST;
       private int port = DEFAULT_PORT;
-      private String token;
+      private Secret token;
       private boolean metricsPublic;
-      private Path tlsCert;
-      private Path tlsKey;
+      private TlsIdentity tls;
+      private boolean insecure;
       private long maxBodyBytes = DEFAULT_MAX_BODY_BYTES;
       private long maxStreamBytes = DEFAULT_MAX_STREAM_BYTES;
       private long eventPeriodMillis = DEFAULT_EVENT_PERIOD_MILLIS;
@@ -405,15 +420,20 @@ public final class ApiServer implements AutoCloseable {
       }
 
       /**
-       * The bearer token every request must carry, or null for none.
-       *
-       * @throws IllegalArgumentException if it is empty or has characters a header cannot carry
+       * The bearer token every request must carry, or null for none ({@link Secret} owns what a token may
+       * be; {@code Secrets} where it comes from).
        */
-      public Builder token(String token) {
-        if (token != null && (token.isEmpty() || !token.chars().allMatch(c -> c > 0x20 && c < 0x7f))) {
-          throw new IllegalArgumentException("the API token must be printable ASCII without spaces, and not empty");
-        }
+      public Builder token(Secret token) {
         this.token = token;
+        return this;
+      }
+
+      /**
+       * Let the API listen on an address other than loopback without a token ({@code --insecure}; see
+       * {@link ListenerSecurity}): a warning says what is exposed at start.
+       */
+      public Builder insecure(boolean insecure) {
+        this.insecure = insecure;
         return this;
       }
 
@@ -423,13 +443,9 @@ public final class ApiServer implements AutoCloseable {
         return this;
       }
 
-      /** Serve TLS with this PEM certificate (chain) and PEM private key; both or neither. */
-      public Builder tls(Path certificate, Path privateKey) {
-        if ((certificate == null) != (privateKey == null)) {
-          throw new IllegalArgumentException("TLS needs both a certificate and a private key");
-        }
-        this.tlsCert = certificate;
-        this.tlsKey = privateKey;
+      /** Serve TLS with this identity (the worker port's: {@code --tls-cert}, {@code --tls-key}), or plaintext if null. */
+      public Builder tls(TlsIdentity identity) {
+        this.tls = identity;
         return this;
       }
 

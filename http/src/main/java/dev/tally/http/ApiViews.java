@@ -6,6 +6,7 @@ import dev.tally.core.EvaluatorSpec;
 import dev.tally.core.Outcome;
 import dev.tally.core.store.AttemptTiming;
 import dev.tally.core.store.AttemptView;
+import dev.tally.core.store.CaseView;
 import dev.tally.core.store.JobState;
 import dev.tally.core.store.JobView;
 import dev.tally.core.store.RunCounters;
@@ -43,7 +44,7 @@ public final class ApiViews {
 
   /** A run's counters. */
   public static CountersObject counters(RunCounters c) {
-    return new CountersObject(c.passed(), c.failed(), RunReport.errored(c), c.recorded(), c.jobsFailed(), 0,
+    return new CountersObject(c.passed(), c.failed(), RunReport.errored(c), c.recorded(), c.jobsFailed(), c.cancelled(),
         c.duplicatesSuppressed(), c.staleResultsFenced(), c.redeliveries());
   }
 
@@ -54,15 +55,13 @@ public final class ApiViews {
   }
 
   /**
-   * A case object.
-   *
-   * @param lastAttempt the job's latest ended attempt, or null (for its queue time)
+   * A case object: its job, and the queue time of the attempt that recorded it (null until recorded).
    */
-  public static CaseObject caseObject(JobView job, AttemptView lastAttempt) {
+  public static CaseObject caseObject(CaseView view) {
+    JobView job = view.job();
     Outcome o = job.outcome();
     boolean done = job.state() == JobState.DONE && o != null;
-    Long queued = lastAttempt == null || lastAttempt.timing().queuedMillis() == AttemptTiming.UNKNOWN ? null
-        : lastAttempt.timing().queuedMillis();
+    Long queued = known(view.timing().queuedMillis());
     return new CaseObject(job.caseId(), job.position(), state(job.state()), verdict(job), done ? o.score() : null,
         job.attempts(), job.worker(), done ? o.durationMillis() : null, queued, done ? o.outputTail() : null,
         job.failureReason());

@@ -1,12 +1,13 @@
 package dev.tally.http;
 
+import dev.tally.core.store.IdempotencyRules;
 import java.util.List;
 
 /**
  * Reads the {@code Idempotency-Key} request header (draft-ietf-httpapi-idempotency-key-header-07, section
  * 2.1): an RFC 8941 Item whose value is an sf-string, e.g. {@code Idempotency-Key:
  * "8e03978e-40d5-43e8-bc93-6894a57f9324"}. Tally takes the key as the string's content, 1 to {@value
- * #MAX_KEY_CHARS} printable ASCII characters, and accepts it quoted (as the draft says) or bare (as many
+ * IdempotencyRules#MAX_KEY_CHARS} printable ASCII characters, and accepts it quoted (as the draft says) or bare (as many
  * clients send it: {@code Idempotency-Key: 8e03978e-...}); both name the same key. A field given twice is
  * refused: the draft forbids more than one.
  *
@@ -16,11 +17,6 @@ final class IdempotencyKeyHeader {
   /** The header's name. */
   static final String NAME = "Idempotency-Key";
 
-  /**
-   * The longest key: a UUID is 36 characters, a CI system's build id rarely more than a hundred; 255 leaves
-   * room for composite keys while keeping every stored key row small.
-   */
-  static final int MAX_KEY_CHARS = 255;
 
   private IdempotencyKeyHeader() {}
 
@@ -31,7 +27,7 @@ final class IdempotencyKeyHeader {
    * @param required whether the route requires a key
    * @return the key, or null if absent and not required
    * @throws ProblemException 400 naming the header: absent where required, given twice, not an sf-string
-   *     or a bare key of 1 to {@value #MAX_KEY_CHARS} printable ASCII characters
+   *     or a bare key of 1 to {@value IdempotencyRules#MAX_KEY_CHARS} printable ASCII characters
    */
   static String parse(List<String> values, boolean required) {
     if (values == null || values.isEmpty()) {
@@ -47,15 +43,9 @@ final class IdempotencyKeyHeader {
     }
     String raw = values.get(0).strip();
     String key = raw.startsWith("\"") ? unquote(raw) : raw;
-    if (key.isEmpty() || key.length() > MAX_KEY_CHARS) {
-      throw invalid("the key must be 1 to " + MAX_KEY_CHARS + " characters, got " + key.length());
-    }
-    for (int i = 0; i < key.length(); i++) {
-      char c = key.charAt(i);
-      if (c < 0x20 || c > 0x7e) {
-        throw invalid("the key must be printable ASCII; character " + (i + 1) + " is not");
-      }
-    }
+    IdempotencyRules.keyProblem(key).ifPresent(problem -> {
+      throw invalid(problem);
+    });
     return key;
   }
 

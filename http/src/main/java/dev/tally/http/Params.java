@@ -1,5 +1,6 @@
 package dev.tally.http;
 
+import dev.tally.core.store.RunPage;
 import io.javalin.http.Context;
 
 /**
@@ -8,11 +9,8 @@ import io.javalin.http.Context;
  * <p>Thread-safety: stateless.
  */
 final class Params {
-  /**
-   * The most items one page holds: enough for a dashboard's table or a client's batch, small enough that
-   * one request never reads much of a million-case run.
-   */
-  static final int MAX_PAGE_LIMIT = 1_000;
+  /** The most items one page holds: the store's page limit ({@link RunPage#MAX_LIMIT}), its one owner. */
+  static final int MAX_PAGE_LIMIT = RunPage.MAX_LIMIT;
 
   /** Items per page when {@code limit} is not given. */
   static final int DEFAULT_PAGE_LIMIT = 100;

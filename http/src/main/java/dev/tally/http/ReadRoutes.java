@@ -1,5 +1,11 @@
 package dev.tally.http;
 
+import java.util.Locale;
+import dev.tally.core.store.JobState;
+import dev.tally.core.store.RunPage;
+import dev.tally.core.store.CaseView;
+import dev.tally.core.store.CaseQuery;
+import dev.tally.core.Verdict;
 import dev.tally.coordinator.Coordinator;
 import dev.tally.coordinator.report.RunReport;
 import dev.tally.core.store.AttemptView;
@@ -70,9 +76,10 @@ final class ReadRoutes {
   void listRuns(Context ctx) {
     long before = Params.optionalLong(ctx, "before", Long.MAX_VALUE, 1);
     int limit = Params.limit(ctx);
-    List<RunView> older = store().runs().stream().filter(r -> r.runId() < before)
-        .sorted(Comparator.comparingLong(RunView::runId).reversed()).limit(limit + 1L).toList();
-    boolean more = older.size() > limit;
+    // One more than the page, to know whether there is a next one; the store reads only that many.
+    List<RunView> older = store().runs(new RunPage(before, Math.min(limit + 1, RunPage.MAX_LIMIT)));
+    boolean more = older.size() > limit || (older.size() == limit && limit == RunPage.MAX_LIMIT
+        && !store().runs(new RunPage(older.get(limit - 1).runId(), 1)).isEmpty());
     List<RunObject> page = older.stream().limit(limit).map(ApiViews::run).toList();
     String next = more ? RUNS + "?before=" + page.get(page.size() - 1).id() + "&limit=" + limit : null;
     ctx.json(new RunList(page, next));
@@ -109,19 +116,17 @@ final class ReadRoutes {
     long after = Params.optionalLong(ctx, "after", -1, 0);
     int limit = Params.limit(ctx);
     run(runId);
-    List<JobView> matching = store().jobs(runId).stream()
-        .filter(j -> j.position() > after)
-        .filter(j -> verdict == null || verdict.equals(ApiViews.verdict(j)))
-        .filter(j -> state == null || state.equals(ApiViews.state(j.state())))
-        .limit(limit + 1L).toList();
-    boolean more = matching.size() > limit;
-    List<JobView> page = matching.subList(0, Math.min(limit, matching.size()));
-    Map<Long, AttemptView> last = lastAttempts(runId);
-    List<CaseObject> cases = page.stream().map(j -> ApiViews.caseObject(j, last.get(j.jobId()))).toList();
+    Verdict v = verdict == null ? null : Verdict.parse(verdict);
+    JobState s = state == null ? null : JobState.valueOf(state.toUpperCase(Locale.ROOT));
+    // The store filters and pages on its side (an index walk), so a page of a million-case run costs a page.
+    List<CaseView> page = store().cases(runId, new CaseQuery(v, s, (int) Math.min(after, Integer.MAX_VALUE), limit));
+    boolean more = page.size() == limit
+        && !store().cases(runId, new CaseQuery(v, s, page.get(limit - 1).job().position(), 1)).isEmpty();
+    List<CaseObject> cases = page.stream().map(ApiViews::caseObject).toList();
     String next = null;
     if (more) {
       StringBuilder url = new StringBuilder(CASES.replace("{id}", Long.toString(runId)))
-          .append("?after=").append(page.get(page.size() - 1).position()).append("&limit=").append(limit);
+          .append("?after=").append(page.get(page.size() - 1).job().position()).append("&limit=").append(limit);
       if (verdict != null) {
         url.append("&verdict=").append(verdict);
       }
@@ -145,9 +150,8 @@ final class ReadRoutes {
     long runId = Params.runId(ctx);
     String caseId = ctx.pathParam("caseId");
     run(runId);
-    JobView job = store().jobs(runId).stream().filter(j -> j.caseId().equals(caseId)).findFirst()
-        .orElseThrow(() -> ProblemException.parameter(ProblemType.NOT_FOUND, "caseId", "run " + runId + " has no case '" + caseId + "'"));
-    List<AttemptView> attempts = store().attempts(runId).stream().filter(a -> a.jobId() == job.jobId()).toList();
+    List<AttemptView> attempts = store().attempts(runId, caseId).orElseThrow(() ->
+        ProblemException.parameter(ProblemType.NOT_FOUND, "caseId", "run " + runId + " has no case '" + caseId + "'"));
     ctx.json(new AttemptList(attempts.stream().map(ApiViews::attempt).toList()));
   }
 
@@ -207,13 +211,5 @@ final class ReadRoutes {
     }
   }
 
-  /** Each job's latest ended attempt, by job id. */
-  private Map<Long, AttemptView> lastAttempts(long runId) {
-    Map<Long, AttemptView> last = new HashMap<>();
-    for (AttemptView a : store().attempts(runId)) {
-      last.merge(a.jobId(), a, (x, y) -> y.token() > x.token() ? y : x);
-    }
-    return last;
-  }
 
 }

@@ -1,5 +1,6 @@
 package dev.tally.http;
 
+import dev.tally.core.store.NewRun;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.tally.core.DurationText;
 import dev.tally.core.EvaluatorSpec;
@@ -29,9 +30,6 @@ import java.util.Optional;
  * @param template exec's command template, to check each case has the fields it needs; null otherwise
  */
 record Submission(String name, EvaluatorSpec evaluator, AttemptLimits limits, CommandTemplate template) {
-  /** A run name longer than this is refused: it is a label for people, shown in lists. */
-  static final int MAX_NAME_CHARS = 200;
-
   Submission {
     Objects.requireNonNull(name, "name");
     Objects.requireNonNull(evaluator, "evaluator");
@@ -60,8 +58,8 @@ record Submission(String name, EvaluatorSpec evaluator, AttemptLimits limits, Co
         throw f.problem("/name", "name must be a string");
       }
       name = n.asText();
-      if (name.length() > MAX_NAME_CHARS) {
-        throw f.problem("/name", "name must be at most " + MAX_NAME_CHARS + " characters, got " + name.length());
+      if (name.length() > NewRun.MAX_NAME_CHARS) {
+        throw f.problem("/name", "name must be at most " + NewRun.MAX_NAME_CHARS + " characters, got " + name.length());
       }
     }
     JsonNode settings = body.get("settings");

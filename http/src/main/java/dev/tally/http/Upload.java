@@ -87,8 +87,7 @@ final class Upload implements AutoCloseable {
    */
   static Upload receive(InputStream body, boolean ndjson, String method, String path, Path spoolDir, long maxBytes)
       throws IOException {
-    MessageDigest digest = sha256();
-    digest.update((method + "\n" + path + "\n").getBytes(StandardCharsets.UTF_8));
+    MessageDigest digest = fingerprintDigest(method, path);
     Limited limited = new Limited(body, maxBytes);
     InputStream in = new DigestInputStream(limited, digest);
     Files.createDirectories(spoolDir);
@@ -213,6 +212,22 @@ final class Upload implements AutoCloseable {
   @Override
   public void close() throws IOException {
     Files.deleteIfExists(spool);
+  }
+
+  /**
+   * The fingerprint of a request whose body is in memory (a cancel's): as {@link #fingerprint()}, the one rule.
+   */
+  static String fingerprint(String method, String path, byte[] body) {
+    MessageDigest digest = fingerprintDigest(method, path);
+    digest.update(body);
+    return HexFormat.of().formatHex(digest.digest());
+  }
+
+  /** A digest fed the method and the path, each ended by a newline: the body's bytes come next. */
+  private static MessageDigest fingerprintDigest(String method, String path) {
+    MessageDigest digest = sha256();
+    digest.update((method + "\n" + path + "\n").getBytes(StandardCharsets.UTF_8));
+    return digest;
   }
 
   private static MessageDigest sha256() {

@@ -1,5 +1,6 @@
 package dev.tally.http;
 
+import dev.tally.core.security.Secret;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.tally.coordinator.Coordinator;
@@ -45,7 +46,7 @@ final class TestApi implements AutoCloseable {
     SchedulerMetrics live = new SchedulerMetrics();
     Coordinator coordinator = Coordinator.builder().storeFile(dir.resolve("tally.db")).observer(live).start();
     try {
-      ApiServer api = ApiServer.start(settings.bind("127.0.0.1", 0).token(token).build(), coordinator, live);
+      ApiServer api = ApiServer.start(settings.bind("127.0.0.1", 0).spoolDirectory(dir.resolve("uploads")).token(token == null ? null : Secret.of(token, "API token")).build(), coordinator, live);
       return new TestApi(coordinator, api, HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(10)).build(), token);
     } catch (Exception | Error e) {
       coordinator.close();
@@ -77,6 +78,11 @@ final class TestApi implements AutoCloseable {
   RunCounters runToEnd(String dataset, int n) throws Exception {
     long id = createRun(dataset, n, "noop");
     return coordinator.submit(id).get(60, TimeUnit.SECONDS);
+  }
+
+  /** Where the server spools uploads (under the test's directory). */
+  Path spoolDirectory() {
+    return api.spoolDirectory();
   }
 
   URI uri(String path) {

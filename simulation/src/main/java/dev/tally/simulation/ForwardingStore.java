@@ -84,7 +84,7 @@ abstract class ForwardingStore implements Store {
   }
 
   @Override
-  public List<AttemptView> attempts(long runId, String caseId) {
+  public Optional<List<AttemptView>> attempts(long runId, String caseId) {
     return delegate.attempts(runId, caseId);
   }
 

@@ -631,22 +631,28 @@ public final class SqliteStore implements Store {
 
   /** {@inheritDoc} */
   @Override
-  public List<AttemptView> attempts(long runId, String caseId) {
+  public Optional<List<AttemptView>> attempts(long runId, String caseId) {
     return read("attempts", reader -> {
       List<AttemptView> out = new ArrayList<>();
+      boolean found = false;
+      // A LEFT JOIN: a case with no attempt yet is one row of nulls, an unknown case no row at all.
       try (PreparedStatement s = reader.prepareStatement(
           "SELECT a.job_id, a.token, a.worker, a.started_at_millis, a.ended_at_millis, a.ending, a.detail,"
               + " a.elapsed_millis, a.queued_millis, a.run_millis"
-              + " FROM jobs j JOIN attempts a ON a.job_id = j.id WHERE j.run_id = ? AND j.case_id = ? ORDER BY a.token")) {
+              + " FROM jobs j LEFT JOIN attempts a ON a.job_id = j.id WHERE j.run_id = ? AND j.case_id = ? ORDER BY a.token")) {
         s.setLong(1, runId);
         s.setString(2, caseId);
         try (ResultSet rs = s.executeQuery()) {
           while (rs.next()) {
-            out.add(attemptView(rs));
+            found = true;
+            rs.getLong(1);
+            if (!rs.wasNull()) {
+              out.add(attemptView(rs));
+            }
           }
         }
       }
-      return out;
+      return found ? Optional.of(out) : Optional.<List<AttemptView>>empty();
     });
   }
 

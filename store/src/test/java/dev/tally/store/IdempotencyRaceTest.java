@@ -43,7 +43,7 @@ class IdempotencyRaceTest {
     for (int i = 0; i < RACERS; i++) {
       stores.add(SqliteStore.open(file)); // one after another: migrating is not what races here
     }
-    String scope = IdempotencyRules.scopeOf("the token");
+    String scope = IdempotencyRules.scopeOf(dev.tally.core.security.Secret.of("the-token", "API token"));
     RunSpec spec = new RunSpec("race", new EvaluatorSpec("noop", Map.of(), Duration.ofMinutes(1)), 3);
     CountDownLatch go = new CountDownLatch(1);
     ExecutorService pool = Executors.newFixedThreadPool(RACERS);

@@ -77,7 +77,7 @@ class SqliteStoreTest extends StoreContractTest {
     try (SqliteStore store = SqliteStore.open(dir.resolve(FILE))) {
       assertThat(store.runs()).extracting(r -> r.runId() + " " + r.state() + " '" + r.name() + "' " + r.counters().ended())
           .containsExactly("1 FINISHED '' 1", "2 RUNNING '' 0");
-      assertThat(store.attempts(1, "x")).extracting(dev.tally.core.store.AttemptView::ending).containsExactly("recorded");
+      assertThat(store.attempts(1, "x").orElseThrow()).extracting(dev.tally.core.store.AttemptView::ending).containsExactly("recorded");
       assertThat(store.apply(lease(T0, "w1", 5)).leases().get(0)).extracting(dev.tally.core.Assignment::caseId)
           .containsExactly("y", "z");
       assertThat(store.cancelRun(2, T0 + 1).status()).isEqualTo(dev.tally.core.store.CancelResult.Status.CANCELLED);

@@ -929,7 +929,7 @@ public abstract class StoreContractTest {
   // ------------------------------------------------------------------------------------------------
   // idempotency keys
 
-  private static final String SCOPE = IdempotencyRules.scopeOf("token-1");
+  private static final String SCOPE = IdempotencyRules.scopeOf(dev.tally.core.security.Secret.of("token-1", "API token"));
   private static final Duration TTL = Duration.ofHours(24);
 
   private static KeyCompletion completion(String key, String token, String fingerprint) {
@@ -948,7 +948,7 @@ public abstract class StoreContractTest {
     try (Store store = newStore(dir)) {
       String token = claimed(store.claimKey(SCOPE, "k1", null, T0, T0 + 30_000));
       assertThat(store.claimKey(SCOPE, "k1", null, T0 + 1, T0 + 30_001)).isEqualTo(new KeyClaim.InProgress(T0 + 30_000));
-      assertThat(claimed(store.claimKey(IdempotencyRules.scopeOf("token-2"), "k1", null, T0, T0 + 30_000)))
+      assertThat(claimed(store.claimKey(IdempotencyRules.scopeOf(dev.tally.core.security.Secret.of("token-2", "API token")), "k1", null, T0, T0 + 30_000)))
           .as("another credential's key of the same name is another key").isNotEqualTo(token);
 
       CreatedRun created = store.createRun(new NewRun(spec(3), "n"), new Generated(3, -1), completion("k1", token, "fp-1"));
@@ -1167,9 +1167,9 @@ public abstract class StoreContractTest {
       assertThat(store.cases(runId + 1, CaseQuery.first(10))).isEmpty();
 
       store.apply(release(T0 + 2, lost(got.get(3), T0)));
-      assertThat(store.attempts(runId, "c3")).extracting(AttemptView::ending).containsExactly("worker_lost");
-      assertThat(store.attempts(runId, "c0")).extracting(AttemptView::ending).containsExactly("recorded");
-      assertThat(store.attempts(runId, "nope")).isEmpty();
+      assertThat(store.attempts(runId, "c3").orElseThrow()).extracting(AttemptView::ending).containsExactly("worker_lost");
+      assertThat(store.attempts(runId, "c0").orElseThrow()).extracting(AttemptView::ending).containsExactly("recorded");
+      assertThat(store.attempts(runId, "nope")).as("no such case").isEmpty();
     }
   }
 

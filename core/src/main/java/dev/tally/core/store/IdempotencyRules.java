@@ -1,10 +1,7 @@
 package dev.tally.core.store;
 
-import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
+import dev.tally.core.security.Secret;
 import java.time.Duration;
-import java.util.HexFormat;
 import java.util.Optional;
 
 /**
@@ -53,20 +50,13 @@ public final class IdempotencyRules {
   public static final Duration PURGE_GRACE = Duration.ofHours(1);
 
   /**
-   * The scope of keys sent with {@code credential}: {@code sha256:} and the hex digest of its bytes, so the
-   * credential never reaches the store; {@link #ANONYMOUS_SCOPE} for none.
+   * The scope of keys sent with {@code credential}: {@code sha256:} and its {@link Secret#scopeDigest()},
+   * so the credential never reaches the store; {@link #ANONYMOUS_SCOPE} for none.
    *
-   * @param credential the credential's bytes (e.g. the bearer token), or null for none
+   * @param credential the API credential the request came with (the bearer token), or null for none
    */
-  public static String scopeOf(byte[] credential) {
-    if (credential == null) {
-      return ANONYMOUS_SCOPE;
-    }
-    try {
-      return "sha256:" + HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(credential));
-    } catch (NoSuchAlgorithmException e) {
-      throw new IllegalStateException("every Java platform has SHA-256", e);
-    }
+  public static String scopeOf(Secret credential) {
+    return credential == null ? ANONYMOUS_SCOPE : "sha256:" + credential.scopeDigest();
   }
 
   /**
@@ -188,10 +178,5 @@ public final class IdempotencyRules {
    */
   public static int purge(StoreTransaction tx, long nowMillis) {
     return tx.deleteKeys(nowMillis, nowMillis - PURGE_GRACE.toMillis());
-  }
-
-  /** {@code "sha256:..."} of a text credential: {@link #scopeOf(byte[])} of its UTF-8 bytes. */
-  public static String scopeOf(String credential) {
-    return scopeOf(credential == null ? null : credential.getBytes(StandardCharsets.UTF_8));
   }
 }

@@ -185,10 +185,10 @@ public interface Store extends AutoCloseable {
   /**
    * Reads the ended attempts of one case of a run, by token.
    *
-   * @return the attempts; empty if there is no such case
+   * @return the attempts (an empty list for a case not yet attempted), or empty if the run has no such case
    * @throws StoreException if the store fails
    */
-  List<AttemptView> attempts(long runId, String caseId);
+  Optional<List<AttemptView>> attempts(long runId, String caseId);
 
   /**
    * Reads the jobs of a run in dataset order.

@@ -950,16 +950,16 @@ public final class InMemoryStore implements Store {
 
   /** {@inheritDoc} */
   @Override
-  public List<AttemptView> attempts(long runId, String caseId) {
+  public Optional<List<AttemptView>> attempts(long runId, String caseId) {
     synchronized (state) {
       ensureOpen("attempts");
       Long id = state.jobByCaseId.getOrDefault(runId, Map.of()).get(caseId);
       if (id == null) {
-        return List.of();
+        return Optional.empty();
       }
       List<AttemptView> out = new ArrayList<>(state.attempts.getOrDefault(id, List.of()));
       out.sort(Comparator.comparingLong(AttemptView::token));
-      return out;
+      return Optional.of(out);
     }
   }
 

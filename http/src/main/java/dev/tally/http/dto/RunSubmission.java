@@ -1,0 +1,17 @@
+package dev.tally.http.dto;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.util.List;
+
+/**
+ * The body of {@code POST /api/v1/runs} as {@code application/json}: the run's fields and its cases inline.
+ * As {@code application/x-ndjson}, the first line is this object without {@code cases} and every further
+ * line is one case. (Documentation of the shape for the OpenAPI document; the server reads the body as a
+ * stream, never into this record.)
+ *
+ * @param name a name for people, at most 256 characters; may be absent
+ * @param evaluator how the cases are evaluated
+ * @param settings attempts, timeout retries and the case timeout; each absent one takes {@code tally run}'s default
+ * @param cases the cases: JSON objects, each with a unique string {@code id} and any other fields
+ */
+public record RunSubmission(String name, EvaluatorObject evaluator, SettingsObject settings, List<JsonNode> cases) {}

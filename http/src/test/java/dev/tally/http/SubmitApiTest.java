@@ -1,0 +1,319 @@
+package dev.tally.http;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.tally.core.store.RunPage;
+import dev.tally.core.store.RunView;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.Socket;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The API's writes against a real server on loopback: each status of the idempotent {@code POST /runs}
+ * (201, 400, 409, 422, the replay with {@code Idempotent-Replayed}), a key sent to another path, keys
+ * scoped by credential, twenty racing requests with one key, a client that dies mid-upload, and cancel.
+ */
+class SubmitApiTest {
+  static final String RUNS = ApiServer.BASE + "/runs";
+  static final String BODY = "{\"name\": \"nightly\", \"evaluator\": {\"kind\": \"noop\"},"
+      + " \"settings\": {\"maxAttempts\": 2, \"caseTimeout\": \"30s\"}, \"cases\": [{\"id\": \"a\"}, {\"id\": \"b\"}, {\"id\": \"c\"}]}";
+
+  @TempDir Path dir;
+
+  static HttpRequest post(TestApi t, String path, String key, String contentType, String body) {
+    HttpRequest.Builder b = t.request(path).header("Content-Type", contentType)
+        .POST(HttpRequest.BodyPublishers.ofString(body));
+    if (key != null) {
+      b.header("Idempotency-Key", key);
+    }
+    return b.build();
+  }
+
+  static HttpResponse<String> submit(TestApi t, String key, String body) throws Exception {
+    return t.send(post(t, RUNS, key, "application/json", body));
+  }
+
+  private static List<RunView> runs(TestApi t) {
+    return t.coordinator.store().runs(RunPage.first(RunPage.MAX_LIMIT));
+  }
+
+  @Test
+  void aRunIsCreatedWith201ItsLocationAndTheRunObject() throws Exception {
+    try (TestApi t = TestApi.start(dir).withWorker(2)) {
+      HttpResponse<String> r = submit(t, "\"first-key\"", BODY);
+      assertThat(r.statusCode()).isEqualTo(201);
+      assertThat(r.headers().firstValue("Location")).hasValue(RUNS + "/1");
+      assertThat(r.headers().firstValue(SubmitRoutes.REPLAYED)).isEmpty();
+      JsonNode run = TestApi.json(r);
+      assertThat(run.get("id").asLong()).isEqualTo(1);
+      assertThat(run.get("name").asText()).isEqualTo("nightly");
+      assertThat(run.get("total").asLong()).isEqualTo(3);
+      assertThat(run.get("settings").get("maxAttempts").asInt()).isEqualTo(2);
+      assertThat(run.get("settings").get("caseTimeout").asText()).isEqualTo("30s");
+      // It runs: the server submitted it to its scheduler.
+      await().atMost(Duration.ofSeconds(30)).until(() -> TestApi.json(t.get(RUNS + "/1")).get("state").asText().equals("finished"));
+      assertThat(TestApi.json(t.get(RUNS + "/1")).get("counters").get("passed").asLong()).isEqualTo(3);
+    }
+  }
+
+  @Test
+  void theSameKeyAndBodyReplayTheFirstResponseByteForByteAndMakeNoSecondRun() throws Exception {
+    try (TestApi t = TestApi.start(dir)) {
+      HttpResponse<String> first = submit(t, "k", BODY);
+      HttpResponse<String> again = submit(t, "\"k\"", BODY); // quoted or bare: one key
+      assertThat(first.statusCode()).isEqualTo(201);
+      assertThat(again.statusCode()).isEqualTo(201);
+      assertThat(again.headers().firstValue(SubmitRoutes.REPLAYED)).hasValue("true");
+      assertThat(again.headers().firstValue("Location")).isEqualTo(first.headers().firstValue("Location"));
+      assertThat(again.body()).isEqualTo(first.body());
+      assertThat(runs(t)).hasSize(1);
+    }
+  }
+
+  @Test
+  void theSameKeyWithAnotherBodyOrAnotherPathIs422AndCreatesNothing() throws Exception {
+    try (TestApi t = TestApi.start(dir)) {
+      assertThat(submit(t, "k", BODY).statusCode()).isEqualTo(201);
+      HttpResponse<String> otherBody = submit(t, "k", BODY.replace("nightly", "weekly"));
+      assertThat(otherBody.statusCode()).isEqualTo(422);
+      assertThat(otherBody.headers().firstValue("Content-Type")).hasValueSatisfying(v -> assertThat(v).startsWith(ApiServer.PROBLEM_JSON));
+      JsonNode problem = TestApi.json(otherBody);
+      assertThat(problem.get("type").asText()).isEqualTo(ProblemType.KEY_REUSED.uri());
+      assertThat(problem.get("status").asInt()).isEqualTo(422);
+      assertThat(problem.get("header").asText()).isEqualTo("Idempotency-Key");
+      assertThat(problem.get("detail").asText()).contains("run 1");
+
+      HttpResponse<String> otherPath = t.send(post(t, RUNS + "/1/cancel", "k", "application/json", ""));
+      assertThat(otherPath.statusCode()).isEqualTo(422);
+      assertThat(TestApi.json(otherPath).get("type").asText()).isEqualTo(ProblemType.KEY_REUSED.uri());
+      assertThat(runs(t)).hasSize(1);
+      assertThat(runs(t).get(0).state().wireName()).as("the refused cancel changed nothing").isEqualTo("running");
+    }
+  }
+
+  @Test
+  void keysBelongToTheCredentialThatSentThem() throws Exception {
+    try (TestApi t = TestApi.start(dir)) {
+      String scopeA = BearerAuth.of(null).scope();
+      assertThat(submit(t, "shared", BODY).statusCode()).isEqualTo(201);
+      // The same key under another credential is another key: checked on the store, where scopes live.
+      var claim = t.coordinator.store().claimKey("sha256:another-credential", "shared", null, System.currentTimeMillis(),
+          System.currentTimeMillis() + 30_000);
+      assertThat(claim).isInstanceOf(dev.tally.core.store.KeyClaim.Claimed.class);
+      assertThat(scopeA).isEqualTo(dev.tally.core.store.IdempotencyRules.ANONYMOUS_SCOPE);
+    }
+  }
+
+  @Test
+  void aMissingOrInvalidKeyIs400NamingTheHeaderAndNothingIsCreated() throws Exception {
+    try (TestApi t = TestApi.start(dir)) {
+      HttpResponse<String> missing = submit(t, null, BODY);
+      assertThat(missing.statusCode()).isEqualTo(400);
+      JsonNode p = TestApi.json(missing);
+      assertThat(p.get("type").asText()).isEqualTo(ProblemType.MISSING_IDEMPOTENCY_KEY.uri());
+      assertThat(p.get("header").asText()).isEqualTo("Idempotency-Key");
+      assertThat(p.get("detail").asText()).contains("Idempotency-Key");
+
+      HttpResponse<String> tooLong = submit(t, "x".repeat(256), BODY);
+      assertThat(tooLong.statusCode()).isEqualTo(400);
+      assertThat(TestApi.json(tooLong).get("type").asText()).isEqualTo(ProblemType.INVALID_IDEMPOTENCY_KEY.uri());
+      assertThat(TestApi.json(tooLong).get("detail").asText()).contains("255");
+      assertThat(runs(t)).isEmpty();
+    }
+  }
+
+  @Test
+  void aBadCaseIsRefusedWithItsLineOrFieldAndTheKeyIsFreeForTheCorrectedBody() throws Exception {
+    try (TestApi t = TestApi.start(dir)) {
+      String ndjson = "{\"evaluator\": {\"kind\": \"noop\"}}\n{\"id\": \"a\"}\n{\"id\": \"b\"}\n{\"name\": \"no id\"}\n";
+      HttpResponse<String> bad = t.send(post(t, RUNS, "k", "application/x-ndjson", ndjson));
+      assertThat(bad.statusCode()).isEqualTo(400);
+      JsonNode p = TestApi.json(bad);
+      assertThat(p.get("type").asText()).isEqualTo(ProblemType.INVALID_CASE.uri());
+      assertThat(p.get("line").asInt()).isEqualTo(4);
+      assertThat(p.get("detail").asText()).startsWith("request body line 4:");
+
+      HttpResponse<String> badJson = submit(t, "k", BODY.replace("{\"id\": \"b\"}", "{\"id\": 7}"));
+      assertThat(badJson.statusCode()).isEqualTo(400);
+      assertThat(TestApi.json(badJson).get("field").asText()).isEqualTo("/cases/1");
+
+      HttpResponse<String> duplicate = submit(t, "k", BODY.replace("{\"id\": \"c\"}", "{\"id\": \"a\"}"));
+      assertThat(duplicate.statusCode()).isEqualTo(400);
+      assertThat(TestApi.json(duplicate).get("detail").asText()).isEqualTo("/cases/2: duplicate id \"a\" (first on /cases/0)");
+
+      HttpResponse<String> unknownField = submit(t, "k", BODY.replace("\"name\"", "\"nmae\""));
+      assertThat(unknownField.statusCode()).isEqualTo(400);
+      assertThat(TestApi.json(unknownField).get("field").asText()).isEqualTo("/nmae");
+      assertThat(runs(t)).as("nothing of a refused run is written").isEmpty();
+
+      assertThat(submit(t, "k", BODY).statusCode()).as("the key was not kept for a refused body").isEqualTo(201);
+      assertThat(runs(t)).hasSize(1);
+    }
+  }
+
+  @Test
+  void theSameKeyWhileItsFirstUploadStillStreamsIs409WithRetryAfterAndTheFirstThenCompletes() throws Exception {
+    try (TestApi t = TestApi.start(dir);
+        Socket slow = new Socket("127.0.0.1", t.api.port())) {
+      OutputStream out = slow.getOutputStream();
+      String head = "POST " + RUNS + " HTTP/1.1\r\nHost: 127.0.0.1\r\nIdempotency-Key: slow\r\n"
+          + "Content-Type: application/x-ndjson\r\nTransfer-Encoding: chunked\r\n\r\n";
+      out.write(head.getBytes(StandardCharsets.US_ASCII));
+      chunk(out, "{\"evaluator\": {\"kind\": \"noop\"}}\n{\"id\": \"a\"}\n");
+      out.flush();
+      // The first request holds the key as soon as its head is read; the body has not ended.
+      await().atMost(Duration.ofSeconds(10)).until(() -> t.send(post(t, RUNS, "slow", "application/x-ndjson",
+          "{\"evaluator\": {\"kind\": \"noop\"}}\n{\"id\": \"a\"}\n")).statusCode() == 409);
+      HttpResponse<String> busy = t.send(post(t, RUNS, "slow", "application/x-ndjson", "{\"evaluator\": {\"kind\": \"noop\"}}\n{\"id\": \"a\"}\n"));
+      assertThat(busy.statusCode()).isEqualTo(409);
+      assertThat(busy.headers().firstValue("Retry-After")).hasValueSatisfying(v -> assertThat(Long.parseLong(v)).isBetween(1L, 31L));
+      assertThat(TestApi.json(busy).get("type").asText()).isEqualTo(ProblemType.KEY_IN_USE.uri());
+
+      chunk(out, "{\"id\": \"b\"}\n");
+      out.write("0\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+      out.flush();
+      String response = readHead(slow.getInputStream());
+      assertThat(response).startsWith("HTTP/1.1 201");
+      assertThat(runs(t)).hasSize(1);
+      assertThat(runs(t).get(0).counters().total()).isEqualTo(2);
+    }
+  }
+
+  @Test
+  void aClientThatDiesMidUploadLeavesNoRunAndItsRetryWithTheKeySucceedsAtOnce() throws Exception {
+    try (TestApi t = TestApi.start(dir)) {
+      try (Socket dying = new Socket("127.0.0.1", t.api.port())) {
+        OutputStream out = dying.getOutputStream();
+        out.write(("POST " + RUNS + " HTTP/1.1\r\nHost: 127.0.0.1\r\nIdempotency-Key: dies\r\n"
+            + "Content-Type: application/x-ndjson\r\nTransfer-Encoding: chunked\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+        chunk(out, "{\"evaluator\": {\"kind\": \"noop\"}}\n{\"id\": \"a\"}\n");
+        out.flush();
+        await().atMost(Duration.ofSeconds(10)).until(() -> submit(t, "dies", BODY).statusCode() == 409);
+      } // closed mid-body: the server's read fails, the request ends, its key is released
+      await().atMost(Duration.ofSeconds(10)).until(() -> submit(t, "dies", BODY).statusCode() == 201);
+      assertThat(runs(t)).hasSize(1);
+      assertThat(runs(t).get(0).counters().total()).as("the retry's cases, not the dead upload's").isEqualTo(3);
+      try (Stream<Path> spool = Files.list(t.spoolDirectory())) {
+        assertThat(spool).as("no spool file is left behind").isEmpty();
+      }
+    }
+  }
+
+  @Test
+  void twentyRequestsWithOneKeyReleasedTogetherMakeOneRunAndNo5xx() throws Exception {
+    try (TestApi t = TestApi.start(dir)) {
+      int n = 20;
+      ExecutorService pool = Executors.newFixedThreadPool(n);
+      try {
+        CountDownLatch go = new CountDownLatch(1);
+        List<Future<HttpResponse<String>>> answers = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+          answers.add(pool.submit(() -> {
+            go.await();
+            return submit(t, "race", BODY);
+          }));
+        }
+        go.countDown();
+        Map<Integer, Integer> statuses = new TreeMap<>();
+        String created = null;
+        for (Future<HttpResponse<String>> f : answers) {
+          HttpResponse<String> r = f.get(60, TimeUnit.SECONDS);
+          statuses.merge(r.statusCode(), 1, Integer::sum);
+          if (r.statusCode() == 201) {
+            if (created == null) {
+              created = r.body();
+            }
+            assertThat(r.body()).as("every 201 is the one run's response").isEqualTo(created);
+          } else {
+            assertThat(r.statusCode()).as("a request that did not get the run waits: " + r.body()).isEqualTo(409);
+          }
+        }
+        assertThat(statuses.keySet()).as("statuses %s", statuses).isSubsetOf(201, 409);
+        assertThat(statuses.get(201)).isPositive();
+        assertThat(runs(t)).hasSize(1);
+      } finally {
+        pool.shutdownNow();
+      }
+    }
+  }
+
+  @Test
+  void cancellingTwiceIsOneCancelAndAFinishedRunCannotBeCancelled() throws Exception {
+    try (TestApi t = TestApi.start(dir)) {
+      assertThat(submit(t, "c", BODY).statusCode()).isEqualTo(201); // no worker: its cases stay pending
+      HttpResponse<String> first = t.send(post(t, RUNS + "/1/cancel", null, "application/json", ""));
+      HttpResponse<String> second = t.send(post(t, RUNS + "/1/cancel", null, "application/json", ""));
+      assertThat(first.statusCode()).isEqualTo(200);
+      assertThat(second.statusCode()).isEqualTo(200);
+      JsonNode run = TestApi.json(second);
+      assertThat(run.get("state").asText()).isEqualTo("cancelled");
+      assertThat(run.get("counters").get("cancelled").asLong()).isEqualTo(3);
+      assertThat(second.body()).isEqualTo(first.body());
+
+      assertThat(t.send(post(t, RUNS + "/9/cancel", null, "application/json", "")).statusCode()).isEqualTo(404);
+    }
+    Path other = dir.resolve("other");
+    Files.createDirectories(other);
+    try (TestApi t = TestApi.start(other).withWorker(2)) {
+      t.runToEnd("done.jsonl", 2);
+      HttpResponse<String> finished = t.send(post(t, RUNS + "/1/cancel", null, "application/json", ""));
+      assertThat(finished.statusCode()).isEqualTo(409);
+      assertThat(TestApi.json(finished).get("type").asText()).isEqualTo(ProblemType.RUN_FINISHED.uri());
+    }
+  }
+
+  @Test
+  void aBodyOfAnotherMediaTypeIs415AndAnOversizedOneIs413() throws Exception {
+    try (TestApi t = TestApi.start(dir, ApiServer.Settings.builder().maxBodyBytes(100), null)) {
+      HttpResponse<String> text = t.send(post(t, RUNS, "m", "text/plain", BODY));
+      assertThat(text.statusCode()).isEqualTo(415);
+      assertThat(TestApi.json(text).get("header").asText()).isEqualTo("Content-Type");
+      HttpResponse<String> big = submit(t, "m", BODY + " ".repeat(200));
+      assertThat(big.statusCode()).isEqualTo(413);
+      assertThat(runs(t)).isEmpty();
+      assertThat(submit(t, "m", "{\"evaluator\": {\"kind\": \"noop\"}, \"cases\": [{\"id\": \"a\"}]}").statusCode())
+          .as("the key was released by the refusals").isEqualTo(201);
+    }
+  }
+
+  private static void chunk(OutputStream out, String data) throws IOException {
+    byte[] bytes = data.getBytes(StandardCharsets.UTF_8);
+    out.write((Integer.toHexString(bytes.length) + "\r\n").getBytes(StandardCharsets.US_ASCII));
+    out.write(bytes);
+    out.write("\r\n".getBytes(StandardCharsets.US_ASCII));
+  }
+
+  /** The status line and headers of a response read off a raw socket. */
+  private static String readHead(InputStream in) throws IOException {
+    StringBuilder s = new StringBuilder();
+    int c;
+    while ((c = in.read()) >= 0) {
+      s.append((char) c);
+      if (s.length() >= 4 && s.substring(s.length() - 4).equals("\r\n\r\n")) {
+        break;
+      }
+    }
+    return s.toString();
+  }
+}
