@@ -5,9 +5,6 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.tally.core.CaseRecord;
-import dev.tally.core.EvaluatorSpec;
-import dev.tally.core.store.RunSpec;
 import dev.tally.simulation.Checker;
 import dev.tally.store.SqliteStore;
 import java.io.IOException;
@@ -23,6 +20,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.UUID;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -54,7 +52,7 @@ class ServerFleetProcessTest {
   void twoRunsOnAFleetOfThreeSurviveAWorkerKilledAWorkerFrozenAndTheServerKilledEachCaseRecordedOnce() throws Exception {
     Path db = dir.resolve("fleet.db");
     Path script = Files.writeString(dir.resolve("case.sh"), CASE_SCRIPT);
-    List<List<String>> ids = seed(db, script, 2);
+    String exec = JSON.writeValueAsString(Map.of("kind", "exec", "cmd", "sh " + script + " {id}"));
     Path apiToken = secretFile("api-token", API_TOKEN);
     Path workerToken = secretFile("worker-token", WORKER_TOKEN);
     int port = Ports.freeFixedLoopbackPort();
@@ -63,12 +61,17 @@ class ServerFleetProcessTest {
         "--heartbeat-interval=200ms", "--detection-window=" + WINDOW.toSeconds() + "s");
 
     List<TallyProcess> workers = new ArrayList<>();
+    List<List<String>> ids = new ArrayList<>();
     try (TallyProcess first = TallyProcess.start(dir, "server-1.log", server)) {
       for (int w = 1; w <= 3; w++) {
         workers.add(TallyProcess.start(dir, "worker-" + w + ".log", List.of("worker", "--coordinator=127.0.0.1:" + port,
             "--token-file=" + workerToken, "--slots=2", "--name=w" + w)));
       }
       String url = first.serverUrl();
+      for (int r = 1; r <= 2; r++) {
+        ids.add(caseIds("r" + r + "-c", CASES));
+        assertThat(submit(url, "fleet-" + r, exec, ids.get(r - 1))).as("run ids in the order of submission").isEqualTo(r);
+      }
       await("both runs under way").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100))
           .until(() -> recorded(url, 1) >= 10 && recorded(url, 2) >= 10);
 
@@ -142,57 +145,55 @@ class ServerFleetProcessTest {
 
   @Test
   void aBigRunSubmittedFirstDoesNotStarveASmallRunSubmittedAfterIt() throws Exception {
-    Path db = dir.resolve("fair.db");
-    // 1,200 cases of 40 ms on 4 slots: some 12 s of work. First come, first served, the small run would
-    // wait all of that; shared fairly, it gets half the slots as soon as it is there.
-    seedSleep(db, "big", 1_200, 40);
-    seedSleep(db, "small", 8, 40);
     Path apiToken = secretFile("api-token", API_TOKEN);
-    try (TallyProcess server = TallyProcess.start(dir, "server.log", List.of("server", "--db=" + db, "--http=127.0.0.1:0",
-        "--workers=2", "--slots=2", "--api-token-file=" + apiToken))) {
+    String sleep = "{\"kind\": \"sleep\", \"millis\": 40}";
+    try (TallyProcess server = TallyProcess.start(dir, "server.log", List.of("server", "--db=" + dir.resolve("fair.db"),
+        "--http=127.0.0.1:0", "--workers=2", "--slots=2", "--api-token-file=" + apiToken))) {
       String url = server.serverUrl();
+      // 1,200 cases of 40 ms on 4 slots: some 12 s of work. First come, first served, the small run would
+      // wait for all of it; shared fairly, it gets half the slots as soon as it is there.
+      long big = submit(url, "big", sleep, caseIds("big-", 1_200));
+      await("the big run holding the fleet").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(50))
+          .until(() -> recorded(url, big) >= 20);
+      long small = submit(url, "small", sleep, caseIds("small-", 8));
       await("the small run finished").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(50))
-          .until(() -> get(url + "/api/v1/runs/2").get("state").asText().equals("finished"));
-      JsonNode big = get(url + "/api/v1/runs/1");
-      assertThat(big.get("state").asText()).isEqualTo("running");
-      assertThat(big.get("counters").get("recorded").asLong()).as("the big run's cases recorded when the small run finished")
+          .until(() -> get(url + "/api/v1/runs/" + small).get("state").asText().equals("finished"));
+      JsonNode bigNow = get(url + "/api/v1/runs/" + big);
+      assertThat(bigNow.get("state").asText()).isEqualTo("running");
+      assertThat(bigNow.get("counters").get("recorded").asLong()).as("the big run's cases recorded when the small run finished")
           .isLessThan(1_200 / 2);
-      assertThat(get(url + "/api/v1/runs/2").get("counters").get("passed").asLong()).isEqualTo(8);
+      assertThat(get(url + "/api/v1/runs/" + small).get("counters").get("passed").asLong()).isEqualTo(8);
       Signals.send(server.process.pid(), "TERM");
       assertThat(server.waitFor(60)).as(server.output()).isZero();
     }
   }
 
-  /** Writes a run of {@code cases} sleep cases of {@code millis} each into the store. */
-  private static void seedSleep(Path db, String name, int cases, long millis) {
-    try (SqliteStore store = SqliteStore.open(db)) {
-      List<CaseRecord> records = new ArrayList<>();
-      for (int i = 0; i < cases; i++) {
-        records.add(new CaseRecord(i, name + i, "{\"id\":\"" + name + i + "\"}"));
-      }
-      EvaluatorSpec sleep = new EvaluatorSpec("sleep", Map.of("millis", Long.toString(millis)), Duration.ofMinutes(1));
-      store.createRun(new RunSpec(name, sleep, 5), records);
-    }
-  }
-
-  /** Writes {@code runs} runs of exec cases into a fresh store, as a server killed before it ran them would leave it. */
-  static List<List<String>> seed(Path db, Path script, int runs) {
-    List<List<String>> ids = new ArrayList<>();
-    try (SqliteStore store = SqliteStore.open(db)) {
-      for (int r = 1; r <= runs; r++) {
-        List<CaseRecord> records = new ArrayList<>();
-        List<String> runIds = new ArrayList<>();
-        for (int i = 0; i < CASES; i++) {
-          String id = "r" + r + "-c" + i;
-          runIds.add(id);
-          records.add(new CaseRecord(i, id, "{\"id\":\"" + id + "\"}"));
-        }
-        EvaluatorSpec exec = new EvaluatorSpec("exec", Map.of("cmd", "sh " + script + " {id}"), Duration.ofMinutes(2));
-        store.createRun(new RunSpec("fleet-" + r, exec, 5), records);
-        ids.add(runIds);
-      }
+  /** {@code n} case ids, {@code prefix + i}. */
+  private static List<String> caseIds(String prefix, int n) {
+    List<String> ids = new ArrayList<>();
+    for (int i = 0; i < n; i++) {
+      ids.add(prefix + i);
     }
     return ids;
+  }
+
+  /**
+   * Submits a run over {@code POST /api/v1/runs} (JSON, its cases inline, a key of its own) as a client
+   * would, and answers its id.
+   */
+  private long submit(String url, String name, String evaluator, List<String> ids) throws IOException, InterruptedException {
+    StringBuilder body = new StringBuilder("{\"name\": \"" + name + "\", \"evaluator\": " + evaluator
+        + ", \"settings\": {\"maxAttempts\": 5, \"caseTimeout\": \"2m\"}, \"cases\": [");
+    for (int i = 0; i < ids.size(); i++) {
+      body.append(i == 0 ? "" : ", ").append("{\"id\": \"").append(ids.get(i)).append("\"}");
+    }
+    body.append("]}");
+    HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create(url + "/api/v1/runs"))
+        .header("Authorization", "Bearer " + API_TOKEN).header("Content-Type", "application/json")
+        .header("Idempotency-Key", "\"" + name + "-" + UUID.randomUUID() + "\"").timeout(Duration.ofSeconds(60))
+        .POST(HttpRequest.BodyPublishers.ofString(body.toString())).build(), HttpResponse.BodyHandlers.ofString());
+    assertThat(r.statusCode()).as(r.body()).isEqualTo(201);
+    return JSON.readTree(r.body()).get("id").asLong();
   }
 
   /** A token file only its owner reads, as a careful operator keeps it. */
