@@ -117,6 +117,21 @@ class ServerFleetProcessTest {
         assertThat(resultIds(url, run)).as("run %d's results: each case once", run).hasSize(CASES)
             .containsExactlyInAnyOrderElementsOf(ids.get(run - 1));
       }
+      // Each case's attempts, as the API tells them: one recorded attempt per case, and the faulted workers'
+      // attempts ended by their loss.
+      Set<String> endings = new HashSet<>();
+      for (int run = 1; run <= 2; run++) {
+        for (String caseId : ids.get(run - 1)) {
+          JsonNode attempts = get(url + "/api/v1/runs/" + run + "/cases/" + caseId + "/attempts").get("attempts");
+          int recordedAttempts = 0;
+          for (JsonNode a : attempts) {
+            endings.add(a.get("worker").asText() + " " + a.get("ending").asText());
+            recordedAttempts += a.get("ending").asText().equals("recorded") ? 1 : 0;
+          }
+          assertThat(recordedAttempts).as("recorded attempts of %s in run %d: %s", caseId, run, attempts).isEqualTo(1);
+        }
+      }
+      assertThat(endings).as("how attempts ended").contains("w1 worker_lost", "w2 worker_lost");
       long redeliveries = counter(url, "redeliveries");
       assertThat(redeliveries).as("the killed and the frozen worker's cases went back to the queue").isPositive();
       assertThat(counter(url, "staleResultsFenced")).as("what the frozen worker reported after its thaw was fenced").isPositive();
