@@ -107,7 +107,7 @@ public abstract class RunnerCommand implements Callable<Integer> {
     }
     CoordinatorBuilder builder = coordinatorOptions.applyTo(Coordinator.builder());
     ApiServer.Settings api = apiOptions.given() ? apiOptions.settings(apiOptions.http, builder, coordinatorOptions.environment, dbFile()) : null;
-    SchedulerMetrics live = api == null ? null : new SchedulerMetrics();
+    SchedulerMetrics live = api == null ? null : SchedulerMetrics.observing(builder);
     workerToken = builder.workerToken().orElse(null);
     requireDirectoryOf("--out", out);
     requireDirectoryOf("--summary", summary);
@@ -122,9 +122,6 @@ public abstract class RunnerCommand implements Callable<Integer> {
       // The worker port is bound before the run is written: a bad --listen leaves no half-started run.
       if (listen != null) {
         builder.listen(new InetSocketAddress(listen.host(), listen.port()));
-      }
-      if (live != null) {
-        builder.observer(live);
       }
       coordinator = builder.storeFile(dbFile).start();
     } catch (CoordinatorBuilder.StartException e) {

@@ -86,9 +86,9 @@ public final class ApiServer implements AutoCloseable {
    *
    * @param settings where and how to serve
    * @param coordinator the running coordinator whose store and scheduler the API adapts
-   * @param live the scheduler's meters, registered with the coordinator's builder ({@link
-   *     dev.tally.coordinator.CoordinatorBuilder#observer}) before it started; served at {@value
-   *     #METRICS_PATH} beside the store's figures. One API server per instance.
+   * @param live the scheduler's meters, made by {@link SchedulerMetrics#observing} with the coordinator's
+   *     builder before it started; served at {@value #METRICS_PATH} beside the store's figures. One API
+   *     server per instance.
    * @return the running server; close it before the coordinator
    * @throws StartException if the address cannot be bound, or the TLS files cannot be read or used
    */

@@ -1,5 +1,6 @@
 package dev.tally.http;
 
+import dev.tally.coordinator.CoordinatorBuilder;
 import dev.tally.core.RecordStatus;
 import dev.tally.core.schedule.SchedulerObserver;
 import io.micrometer.core.instrument.Counter;
@@ -14,9 +15,9 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The metrics a scheduler reports as it works, bound to Micrometer: a {@link SchedulerObserver} to register
- * with {@link dev.tally.coordinator.CoordinatorBuilder#observer} before the coordinator starts, then handed
- * to {@link ApiServer#start}, whose {@link ApiMetrics} adds the store's figures to the same registry and
+ * The metrics a scheduler reports as it works, bound to Micrometer: a {@link SchedulerObserver} registered
+ * with the coordinator's builder before it starts ({@link #observing}), then handed to {@link
+ * ApiServer#start}, whose {@link ApiMetrics} adds the store's figures to the same registry and
  * serves them all at {@code GET /metrics}.
  *
  * <p><b>What is measured</b> (names as Prometheus shows them), each counted by this process since it
@@ -59,8 +60,21 @@ public final class SchedulerMetrics implements SchedulerObserver {
   private final DistributionSummary evalsPerCommit;
   private final Timer dispatchLatency;
 
-  /** Meters at zero, in a registry of their own. */
-  public SchedulerMetrics() {
+  /**
+   * New meters at zero, registered as an observer of the coordinator {@code builder} will start: the way
+   * to make them, so that none is served without being fed.
+   *
+   * @param builder the builder of the coordinator whose scheduler is measured, before {@code start()}
+   * @return the meters, for {@link ApiServer#start}
+   */
+  public static SchedulerMetrics observing(CoordinatorBuilder builder) {
+    SchedulerMetrics metrics = new SchedulerMetrics();
+    builder.observer(metrics);
+    return metrics;
+  }
+
+  /** Meters at zero, in a registry of their own; unobserved until registered with a scheduler. */
+  SchedulerMetrics() {
     for (RecordStatus status : RecordStatus.values()) {
       records.put(status, Counter.builder("tally.records")
           .description("Results the store judged, by what it made of them, since this process started")

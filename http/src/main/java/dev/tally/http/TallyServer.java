@@ -64,8 +64,8 @@ public final class TallyServer implements AutoCloseable {
   public static TallyServer start(CoordinatorBuilder coordinator, ApiServer.Settings api)
       throws CoordinatorBuilder.StartException, ApiServer.StartException {
     Objects.requireNonNull(api, "api");
-    SchedulerMetrics live = new SchedulerMetrics();
-    Coordinator started = coordinator.observer(live).start();
+    SchedulerMetrics live = SchedulerMetrics.observing(coordinator);
+    Coordinator started = coordinator.start();
     try {
       ApiServer served = ApiServer.start(api, started, live);
       try {
