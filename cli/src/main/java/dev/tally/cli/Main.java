@@ -12,7 +12,7 @@ import picocli.CommandLine.Command;
     mixinStandardHelpOptions = true,
     version = "tally 0.1.0",
     description = "Fault-tolerant distributed eval runner.",
-    subcommands = {RunCommand.class, ResumeCommand.class, ServerCommand.class, WorkerCommand.class, StatusCommand.class, dev.tally.cli.bench.BenchCommand.class, dev.tally.cli.bench.DetectorBenchCommand.class, dev.tally.cli.simulate.SimulateCommand.class, dev.tally.cli.bench.FailoverBenchCommand.class, dev.tally.cli.bench.SubmitBenchCommand.class, dev.tally.cli.chaos.ChaosCommand.class})
+    subcommands = {RunCommand.class, ResumeCommand.class, ServerCommand.class, SubmitCommand.class, RunsCommand.class, WaitCommand.class, ResultsCommand.class, CancelCommand.class, WorkerCommand.class, StatusCommand.class, dev.tally.cli.bench.BenchCommand.class, dev.tally.cli.bench.DetectorBenchCommand.class, dev.tally.cli.simulate.SimulateCommand.class, dev.tally.cli.bench.FailoverBenchCommand.class, dev.tally.cli.bench.SubmitBenchCommand.class, dev.tally.cli.chaos.ChaosCommand.class})
 public final class Main {
   /** Every case passed. */
   public static final int EXIT_PASSED = 0;
@@ -22,6 +22,18 @@ public final class Main {
   public static final int EXIT_USAGE = 2;
 
   private Main() {}
+
+  /**
+   * The exit code of a run that ended, the one mapping {@code tally run}, {@code resume}, {@code wait} and
+   * {@code submit --wait} share: {@link #EXIT_PASSED} if every case passed, else {@link #EXIT_FAILED} (a
+   * case failed, errored, ran out of attempts, or was cancelled).
+   *
+   * @param passed the cases that passed
+   * @param total the run's cases
+   */
+  public static int exitCodeOf(long passed, long total) {
+    return passed == total ? EXIT_PASSED : EXIT_FAILED;
+  }
 
   public static void main(String[] args) {
     System.exit(commandLine().execute(args));

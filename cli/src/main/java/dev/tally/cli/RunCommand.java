@@ -40,23 +40,15 @@ public final class RunCommand extends RunnerCommand {
   @Parameters(index = "0", paramLabel = "DATASET", description = "JSON Lines file: one case per line, each an object with a unique string \"id\".")
   Path dataset;
 
-  @Option(names = "--max-attempts", defaultValue = "" + AttemptLimits.DEFAULT_MAX_ATTEMPTS, description = "Attempts per case; a case whose attempts all end in infrastructure failures is reported as error with its attempt history (default: ${DEFAULT-VALUE}).")
-  int maxAttempts;
+  @Mixin AttemptOptions attemptOptions;
 
-  @Option(names = "--timeout-retries", defaultValue = "" + AttemptLimits.DEFAULT_TIMEOUT_RETRIES, description = "How many more times a case that ran past --case-timeout is tried (on another worker) before it ends as error, timed out; a hanging case most often hangs everywhere (default: ${DEFAULT-VALUE}).")
-  int timeoutRetries;
-
+  private AttemptLimits limits;
   private EvaluatorSpec evaluator;
   private Dataset cases;
 
   @Override
   boolean prepare(PrintWriter err) {
-    if (maxAttempts < 1) {
-      throw new ParameterException(spec.commandLine(), "--max-attempts must be >= 1, got " + maxAttempts);
-    }
-    if (timeoutRetries < 0) {
-      throw new ParameterException(spec.commandLine(), "--timeout-retries must be >= 0, got " + timeoutRetries);
-    }
+    limits = attemptOptions.limits();
     evaluator = evaluatorOptions.toSpec(spec.commandLine());
     CommandTemplate template = null;
     String cmd = evaluator.options().get("cmd");
@@ -105,7 +97,7 @@ public final class RunCommand extends RunnerCommand {
   @Override
   long chooseRun(Coordinator coordinator, PrintWriter err) {
     RunSpec runSpec = new RunSpec(datasetPath().toString(), evaluator,
-        new AttemptLimits(maxAttempts, timeoutRetries), cases.digest());
+        limits, cases.digest());
     RunResumption.Choice choice = coordinator.resumption().runFor(runSpec, cases.cases());
     for (RunView old : choice.changedSince()) {
       err.printf("tally: %s changed since unfinished run %d was made from it; starting a new run"
@@ -121,7 +113,7 @@ public final class RunCommand extends RunnerCommand {
     return runId < 0 ? "the same tally run command" : "the same tally run command (or tally resume " + runId + " --db " + dbFile + ")";
   }
 
-  /** The options that choose and configure the evaluator; shared by run and bench. */
+  /** The options that choose and configure the evaluator; shared by run and submit. */
   static final class EvaluatorOptions {
     enum Kind {
       exec,

@@ -171,14 +171,19 @@ public abstract class RunnerCommand implements Callable<Integer> {
    *     {@code file} itself is a directory
    */
   void requireDirectoryOf(String option, Path file) {
+    requireDirectoryOf(spec.commandLine(), option, file);
+  }
+
+  /** {@link #requireDirectoryOf(String, Path)} for any command ({@code tally results} too). */
+  static void requireDirectoryOf(picocli.CommandLine commandLine, String option, Path file) {
     Path absolute = file.toAbsolutePath();
     Path directory = absolute.getParent();
     if (directory != null && !Files.isDirectory(directory)) {
-      throw new ParameterException(spec.commandLine(), option + " " + file + ": the directory " + directory
+      throw new ParameterException(commandLine, option + " " + file + ": the directory " + directory
           + (Files.exists(directory) ? " is not a directory" : " does not exist") + " (tally creates no directories: create it first)");
     }
     if (Files.isDirectory(absolute)) {
-      throw new ParameterException(spec.commandLine(), option + " " + file + " is a directory; give a file in it");
+      throw new ParameterException(commandLine, option + " " + file + " is a directory; give a file in it");
     }
   }
 
@@ -254,7 +259,7 @@ public abstract class RunnerCommand implements Callable<Integer> {
     dev.tally.coordinator.report.RunReport.writeSummaryFile(runId, counters, times, summary);
     SummaryTable.print(spec.commandLine().getOut(), runId, counters, times);
     err.printf("tally: results in %s, summary in %s%n", out, summary);
-    return counters.passed() == counters.total() ? Main.EXIT_PASSED : Main.EXIT_FAILED;
+    return Main.exitCodeOf(counters.passed(), counters.total());
   }
 
   /**

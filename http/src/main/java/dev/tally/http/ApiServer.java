@@ -65,9 +65,11 @@ public final class ApiServer implements AutoCloseable {
   private final ApiMetrics metrics;
   private final SubmitRoutes writes;
   private final Path spoolDirectory;
+  private final FleetHistory fleet;
 
   private ApiServer(Javalin app, InetSocketAddress address, boolean tls, List<Route> routes, EventStream events,
-      ApiMetrics metrics, SubmitRoutes writes, Path spoolDirectory) {
+      ApiMetrics metrics, SubmitRoutes writes, Path spoolDirectory, FleetHistory fleet) {
+    this.fleet = fleet;
     this.writes = writes;
     this.spoolDirectory = spoolDirectory;
     this.app = app;
@@ -103,9 +105,12 @@ public final class ApiServer implements AutoCloseable {
       throw new StartException(e.getMessage(), e);
     }
     BearerAuth auth = BearerAuth.of(settings.token);
-    ReadRoutes reads = new ReadRoutes(coordinator);
+    java.time.Clock clock = java.time.Clock.systemUTC();
+    ReadRoutes reads = new ReadRoutes(coordinator, clock);
+    FleetHistory fleet = new FleetHistory(coordinator.store(), clock::millis);
+    FleetRoutes fleetRoutes = new FleetRoutes(fleet, coordinator, clock);
     ApiMetrics metrics = new ApiMetrics(coordinator, live);
-    EventStream events = new EventStream(coordinator.store(), settings.eventPeriodMillis);
+    EventStream events = new EventStream(coordinator.store(), fleet, settings.eventPeriodMillis);
     List<Route> routes = Collections.synchronizedList(new ArrayList<>());
     ObjectMapper json = new ObjectMapper().disable(SerializationFeature.FAIL_ON_EMPTY_BEANS);
     Javalin app = Javalin.create(config -> {
@@ -173,7 +178,7 @@ public final class ApiServer implements AutoCloseable {
       });
     }
 
-    SubmitRoutes writes = new SubmitRoutes(coordinator, auth, settings, json, reads, java.time.Clock.systemUTC());
+    SubmitRoutes writes = new SubmitRoutes(coordinator, auth, settings, json, reads, clock);
     app.post(ReadRoutes.RUNS, writes::createRun);
     app.post(SubmitRoutes.CANCEL, writes::cancelRun);
     app.get(ReadRoutes.RUNS, reads::listRuns);
@@ -182,7 +187,10 @@ public final class ApiServer implements AutoCloseable {
     app.get(ReadRoutes.ATTEMPTS, reads::listAttempts);
     app.get(ReadRoutes.RESULTS, reads::getResults);
     app.get(ReadRoutes.SUMMARY, reads::getSummary);
+    app.get(ReadRoutes.PROGRESS, reads::getProgress);
     app.get(ReadRoutes.WORKERS, reads::listWorkers);
+    app.get(FleetRoutes.SUSPICION, fleetRoutes::getSuspicion);
+    app.get(FleetRoutes.EVENTS, fleetRoutes::listEvents);
     app.sse(EventStream.PATH, events::accept);
     app.get(METRICS_PATH, metrics::scrape);
 
@@ -191,6 +199,7 @@ public final class ApiServer implements AutoCloseable {
     } catch (RuntimeException e) {
       events.close();
       writes.close();
+      fleet.close();
       try {
         app.stop();
       } catch (RuntimeException ignored) {
@@ -201,7 +210,8 @@ public final class ApiServer implements AutoCloseable {
     }
     InetSocketAddress bound = new InetSocketAddress(settings.host, app.port());
     events.start();
-    return new ApiServer(app, bound, settings.tls != null, List.copyOf(routes), events, metrics, writes, settings.spoolDirectory);
+    fleet.start();
+    return new ApiServer(app, bound, settings.tls != null, List.copyOf(routes), events, metrics, writes, settings.spoolDirectory, fleet);
   }
 
   /** The address the API is served on (the port is the one picked when asked for port 0). */
@@ -244,6 +254,7 @@ public final class ApiServer implements AutoCloseable {
   public void close() {
     events.close();
     writes.close();
+    fleet.close();
     app.stop();
   }
 

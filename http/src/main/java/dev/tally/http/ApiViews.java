@@ -48,6 +48,19 @@ public final class ApiViews {
         c.duplicatesSuppressed(), c.staleResultsFenced(), c.redeliveries());
   }
 
+  /**
+   * A run's counters from its counters object: the inverse of {@link #counters}, for clients of the API
+   * ({@code tally wait} draws {@code tally run}'s progress line from them).
+   *
+   * @param total the run's cases
+   */
+  public static RunCounters runCounters(long total, CountersObject c) {
+    // The object's errored is the summary's (recorded errors and cases out of attempts); the counters' is the first.
+    return RunCounters.builder(total).passed(c.passed()).failed(c.failed()).errored(c.errored() - c.jobsFailed())
+        .jobsFailed(c.jobsFailed()).duplicatesSuppressed(c.duplicatesSuppressed()).staleResultsFenced(c.staleResultsFenced())
+        .redeliveries(c.redeliveries()).cancelled(c.cancelled()).build();
+  }
+
   /** An evaluator object: exec with its command, sleep with its milliseconds if given, noop. */
   public static EvaluatorObject evaluator(EvaluatorSpec spec) {
     String millis = spec.options().get("millis");
@@ -96,7 +109,8 @@ public final class ApiViews {
     return new WorkerObject(w.workerId(), w.name(), live ? "live" : "left", w.leftReason(),
         live && !w.suspicion().isEmpty() ? w.suspicion() : null, live && w.acceptingWork(),
         live && w.ejectedUntilMillis() > 0 ? time(w.ejectedUntilMillis()) : null, w.ejectionReason(), w.timesEjected(),
-        live ? w.inFlight() : 0, time(w.reportedAtMillis()));
+        live ? w.inFlight() : 0, time(w.reportedAtMillis()),
+        live && !Double.isNaN(w.suspicionLevel()) ? w.suspicionLevel() : null);
   }
 
   /** Epoch milliseconds as ISO-8601 UTC ({@code 2026-12-01T14:00:00.123Z}). */

@@ -13,6 +13,7 @@ import io.javalin.openapi.OpenApi;
 import io.javalin.openapi.OpenApiContent;
 import io.javalin.openapi.OpenApiResponse;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
@@ -27,8 +28,10 @@ import org.slf4j.LoggerFactory;
  * {@code GET /api/v1/events}: Server-Sent Events for a dashboard. {@code event: run} carries a run object
  * whenever the run's counters or state changed, at most once per period per run (4 a second at the
  * default period); {@code event: worker} carries a worker object whenever what its coordinator reports of
- * it changed (joined, left, suspicion, drain, ejection, jobs in flight). Each {@code data:} is one line of
- * JSON, the same objects as {@code GET /runs/{id}} and {@code GET /workers} answer.
+ * it changed (joined, left, suspicion, drain, ejection, jobs in flight); {@code event: fleet} carries each
+ * change of the fleet as {@link FleetHistory} sees it (joined, left with why, draining, ejected with the
+ * reason). Each {@code data:} is one line of JSON, the same objects as {@code GET /runs/{id}}, {@code GET
+ * /workers} and {@code GET /workers/events} answer.
  *
  * <p><b>How.</b> One publisher thread looks every period at the runs not yet finished (found again in the
  * store every {@value #RESCAN_PERIODS} periods, so a new run is noticed) and, every {@value
@@ -60,6 +63,9 @@ final class EventStream implements AutoCloseable {
   private static final ObjectMapper JSON = new ObjectMapper();
 
   private final Store store;
+  private final FleetHistory fleet;
+  /** The last fleet change sent. */
+  private long fleetSeq;
   private final long periodMillis;
   private final Set<SseClient> clients = ConcurrentHashMap.newKeySet();
   private final ScheduledExecutorService publisher = Executors.newSingleThreadScheduledExecutor(r -> {
@@ -72,8 +78,9 @@ final class EventStream implements AutoCloseable {
   private final Map<String, WorkerObject> sentWorkers = new HashMap<>();
   private long tick;
 
-  EventStream(Store store, long periodMillis) {
+  EventStream(Store store, FleetHistory fleet, long periodMillis) {
     this.store = Objects.requireNonNull(store, "store");
+    this.fleet = Objects.requireNonNull(fleet, "fleet");
     this.periodMillis = periodMillis;
   }
 
@@ -82,7 +89,7 @@ final class EventStream implements AutoCloseable {
   }
 
   @OpenApi(path = PATH, methods = HttpMethod.GET, operationId = "events", tags = "events",
-      summary = "Server-Sent Events: 'run' (a run object, at most 4 a second per run) and 'worker' (a worker object)",
+      summary = "Server-Sent Events: 'run' (a run object, at most 4 a second per run), 'worker' (a worker object) and 'fleet' (a change of the fleet, as GET /workers/events lists them)",
       responses = {
           @OpenApiResponse(status = "200", content = @OpenApiContent(type = "string", mimeType = "text/event-stream")),
           @OpenApiResponse(status = "401", content = @OpenApiContent(from = Problem.class, mimeType = ApiServer.PROBLEM_JSON)),
@@ -128,10 +135,17 @@ final class EventStream implements AutoCloseable {
   private void publish() {
     tick++;
     clients.removeIf(SseClient::terminated);
+    List<FleetHistory.Change> changes = fleet.events(fleetSeq);
+    if (!changes.isEmpty()) {
+      fleetSeq = changes.get(changes.size() - 1).seq();
+    }
     if (clients.isEmpty()) {
       sentRuns.clear(); // a client that connects later starts from what is true then
       sentWorkers.clear();
       return;
+    }
+    for (FleetHistory.Change c : changes) {
+      send("fleet", FleetRoutes.event(c));
     }
     if (tick % KEEP_ALIVE_PERIODS == 0) {
       for (SseClient c : clients) {

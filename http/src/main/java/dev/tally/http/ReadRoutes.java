@@ -1,5 +1,8 @@
 package dev.tally.http;
 
+import java.util.ArrayList;
+import dev.tally.http.dto.ProgressObject;
+import dev.tally.core.store.ProgressBucket;
 import java.util.Locale;
 import dev.tally.core.store.JobState;
 import dev.tally.core.store.RunPage;
@@ -47,7 +50,10 @@ final class ReadRoutes {
   static final String ATTEMPTS = CASES + "/{caseId}/attempts";
   static final String RESULTS = RUN + "/results";
   static final String SUMMARY = RUN + "/summary";
+  static final String PROGRESS = RUN + "/progress";
   static final String WORKERS = ApiServer.BASE + "/workers";
+  /** The most points a progress chart gets: a few hundred is a smooth line at any width a page has. */
+  static final int MAX_PROGRESS_POINTS = 300;
 
   /** The verdicts {@code ?verdict=} takes. */
   static final List<String> VERDICTS = List.of("pass", "fail", "error");
@@ -56,8 +62,11 @@ final class ReadRoutes {
 
   private final Coordinator coordinator;
 
-  ReadRoutes(Coordinator coordinator) {
+  private final java.time.Clock clock;
+
+  ReadRoutes(Coordinator coordinator, java.time.Clock clock) {
     this.coordinator = Objects.requireNonNull(coordinator, "coordinator");
+    this.clock = Objects.requireNonNull(clock, "clock");
   }
 
   private Store store() {
@@ -102,6 +111,8 @@ final class ReadRoutes {
       queryParams = {
           @OpenApiParam(name = "verdict", description = "pass, fail or error"),
           @OpenApiParam(name = "state", description = "pending, leased, done, failed or cancelled"),
+          @OpenApiParam(name = "q", description = "Only cases whose id contains this text (ASCII case ignored)"),
+          @OpenApiParam(name = "minAttempts", type = Integer.class, description = "Only cases tried at least this many times (2: retried)"),
           @OpenApiParam(name = "after", type = Integer.class, description = "Only cases after this position (the next page's cursor)"),
           @OpenApiParam(name = "limit", type = Integer.class, description = "Cases per page, 1 to 1000 (default 100)")},
       responses = {
@@ -115,13 +126,20 @@ final class ReadRoutes {
     String state = Params.oneOf(ctx, "state", STATES);
     long after = Params.optionalLong(ctx, "after", -1, 0);
     int limit = Params.limit(ctx);
+    String q = ctx.queryParam("q");
+    q = q == null || q.isEmpty() ? null : q;
+    if (q != null && q.length() > CaseQuery.MAX_SEARCH_CHARS) {
+      throw ProblemException.parameter(ProblemType.INVALID_REQUEST, "q", "q is at most " + CaseQuery.MAX_SEARCH_CHARS
+          + " characters (a case id's length), got " + q.length());
+    }
+    int minAttempts = (int) Math.min(Params.optionalLong(ctx, "minAttempts", 0, 0), Integer.MAX_VALUE);
     run(runId);
     Verdict v = verdict == null ? null : Verdict.parse(verdict);
     JobState s = state == null ? null : JobState.valueOf(state.toUpperCase(Locale.ROOT));
     // The store filters and pages on its side (an index walk), so a page of a million-case run costs a page.
-    List<CaseView> page = store().cases(runId, new CaseQuery(v, s, (int) Math.min(after, Integer.MAX_VALUE), limit));
+    List<CaseView> page = store().cases(runId, new CaseQuery(v, s, (int) Math.min(after, Integer.MAX_VALUE), limit, q, minAttempts));
     boolean more = page.size() == limit
-        && !store().cases(runId, new CaseQuery(v, s, page.get(limit - 1).job().position(), 1)).isEmpty();
+        && !store().cases(runId, new CaseQuery(v, s, page.get(limit - 1).job().position(), 1, q, minAttempts)).isEmpty();
     List<CaseObject> cases = page.stream().map(ApiViews::caseObject).toList();
     String next = null;
     if (more) {
@@ -133,9 +151,41 @@ final class ReadRoutes {
       if (state != null) {
         url.append("&state=").append(state);
       }
+      if (q != null) {
+        url.append("&q=").append(java.net.URLEncoder.encode(q, java.nio.charset.StandardCharsets.UTF_8));
+      }
+      if (minAttempts > 0) {
+        url.append("&minAttempts=").append(minAttempts);
+      }
       next = url.toString();
     }
     ctx.json(new CaseList(cases, next));
+  }
+
+  @OpenApi(path = PROGRESS, methods = HttpMethod.GET, operationId = "getProgress", tags = "runs",
+      summary = "A run's ended cases over time, cumulative, at most 300 points (for a progress chart, its rate and ETA)",
+      pathParams = @OpenApiParam(name = "id", type = Long.class, required = true),
+      responses = {
+          @OpenApiResponse(status = "200", content = @OpenApiContent(from = ProgressObject.class)),
+          @OpenApiResponse(status = "401", content = @OpenApiContent(from = Problem.class, mimeType = ApiServer.PROBLEM_JSON)),
+          @OpenApiResponse(status = "404", content = @OpenApiContent(from = Problem.class, mimeType = ApiServer.PROBLEM_JSON))})
+  void getProgress(Context ctx) {
+    RunView run = run(Params.runId(ctx));
+    long end = run.ended() ? run.finishedAtMillis() : clock.millis();
+    // Spans of whole seconds, as many as fit in the point budget over the run's life so far.
+    long span = Math.max(1_000, ((Math.max(0, end - run.createdAtMillis()) / MAX_PROGRESS_POINTS) / 1_000 + 1) * 1_000);
+    long passed = 0;
+    long failed = 0;
+    long errored = 0;
+    List<ProgressObject.Point> points = new ArrayList<>();
+    for (ProgressBucket b : store().progress(run.runId(), span)) {
+      passed += b.passed();
+      failed += b.failed();
+      errored += b.errored();
+      points.add(new ProgressObject.Point(ApiViews.time(run.createdAtMillis() + (b.index() + 1) * span),
+          passed + failed + errored, passed, failed, errored));
+    }
+    ctx.json(new ProgressObject(run.runId(), run.counters().total(), span, points));
   }
 
   @OpenApi(path = ATTEMPTS, methods = HttpMethod.GET, operationId = "listAttempts", tags = "runs",

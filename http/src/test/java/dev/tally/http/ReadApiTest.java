@@ -74,6 +74,43 @@ class ReadApiTest {
       assertThat(last.get("next").isNull()).isTrue();
       assertThat(TestApi.json(t.get(ApiServer.BASE + "/runs/1/cases?verdict=fail")).get("cases")).isEmpty();
       assertThat(TestApi.json(t.get(ApiServer.BASE + "/runs/1/cases?state=pending")).get("cases")).isEmpty();
+
+      JsonNode found = TestApi.json(t.get(ApiServer.BASE + "/runs/1/cases?q=C&limit=2"));
+      assertThat(found.get("cases")).extracting(c -> c.get("id").asText()).containsExactly("c0", "c1");
+      assertThat(found.get("next").asText()).isEqualTo(ApiServer.BASE + "/runs/1/cases?after=1&limit=2&q=C");
+      assertThat(TestApi.json(t.get(ApiServer.BASE + "/runs/1/cases?q=6")).get("cases"))
+          .extracting(c -> c.get("id").asText()).containsExactly("c6");
+      assertThat(TestApi.json(t.get(ApiServer.BASE + "/runs/1/cases?minAttempts=2")).get("cases")).as("none retried").isEmpty();
+      assertThat(t.get(ApiServer.BASE + "/runs/1/cases?minAttempts=-1").statusCode()).isEqualTo(400);
+    }
+  }
+
+  @Test
+  void aRunsProgressIsCumulativeOverTimeAndEndsAtItsTotal() throws Exception {
+    try (TestApi t = TestApi.start(dir).withWorker(2)) {
+      t.runToEnd("data.jsonl", 7);
+      JsonNode p = TestApi.json(t.get(ApiServer.BASE + "/runs/1/progress"));
+      assertThat(p.get("total").asLong()).isEqualTo(7);
+      assertThat(p.get("spanMillis").asLong()).isGreaterThanOrEqualTo(1_000);
+      JsonNode points = p.get("points");
+      assertThat(points.size()).isBetween(1, ReadRoutes.MAX_PROGRESS_POINTS);
+      JsonNode end = points.get(points.size() - 1);
+      assertThat(end.get("ended").asLong()).isEqualTo(7);
+      assertThat(end.get("passed").asLong()).isEqualTo(7);
+      assertThat(end.get("at").asText()).endsWith("Z");
+      assertThat(t.get(ApiServer.BASE + "/runs/9/progress").statusCode()).isEqualTo(404);
+    }
+  }
+
+  @Test
+  void theFleetsSuspicionHistoryComesWithItsDetectorsLevels() throws Exception {
+    try (TestApi t = TestApi.start(dir)) {
+      JsonNode s = TestApi.json(t.get(ApiServer.BASE + "/workers/suspicion?minutes=3"));
+      assertThat(s.get("detector").asText()).isEqualTo("phi");
+      assertThat(s.get("convictionLevel").asDouble()).isGreaterThan(s.get("drainLevel").asDouble()).isPositive();
+      assertThat(s.get("workers").isArray()).isTrue();
+      assertThat(t.get(ApiServer.BASE + "/workers/suspicion?minutes=11").statusCode()).isEqualTo(400);
+      assertThat(TestApi.json(t.get(ApiServer.BASE + "/workers/events")).get("events").isArray()).isTrue();
     }
   }
 

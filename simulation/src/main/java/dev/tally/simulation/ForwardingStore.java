@@ -84,6 +84,11 @@ abstract class ForwardingStore implements Store {
   }
 
   @Override
+  public List<dev.tally.core.store.ProgressBucket> progress(long runId, long spanMillis) {
+    return delegate.progress(runId, spanMillis);
+  }
+
+  @Override
   public Optional<List<AttemptView>> attempts(long runId, String caseId) {
     return delegate.attempts(runId, caseId);
   }

@@ -495,7 +495,8 @@ public final class SqliteStore implements Store {
         begin();
         try (PreparedStatement p = writer.prepareStatement(
             "INSERT OR REPLACE INTO workers (worker_id, name, suspicion, accepting_work, ejected_until_millis,"
-                + " ejection_reason, times_ejected, in_flight, reported_at_millis, left_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")) {
+                + " ejection_reason, times_ejected, in_flight, reported_at_millis, left_reason, suspicion_level)"
+                + " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")) {
           for (WorkerStatus w : statuses) {
             p.setString(1, w.workerId());
             p.setString(2, w.name());
@@ -507,6 +508,11 @@ public final class SqliteStore implements Store {
             p.setInt(8, w.inFlight());
             p.setLong(9, w.reportedAtMillis());
             p.setString(10, w.leftReason());
+            if (Double.isNaN(w.suspicionLevel())) {
+              p.setNull(11, java.sql.Types.REAL);
+            } else {
+              p.setDouble(11, w.suspicionLevel());
+            }
             p.addBatch();
           }
           p.executeBatch();
@@ -528,15 +534,21 @@ public final class SqliteStore implements Store {
       List<WorkerStatus> out = new ArrayList<>();
       try (PreparedStatement s = reader.prepareStatement(
           "SELECT worker_id, name, suspicion, accepting_work, ejected_until_millis, ejection_reason, times_ejected,"
-              + " in_flight, reported_at_millis, left_reason FROM workers ORDER BY name, worker_id");
+              + " in_flight, reported_at_millis, left_reason, suspicion_level FROM workers ORDER BY name, worker_id");
           ResultSet rs = s.executeQuery()) {
         while (rs.next()) {
           out.add(new WorkerStatus(rs.getString(1), rs.getString(2), rs.getString(3), rs.getInt(4) != 0, rs.getLong(5),
-              rs.getString(6), rs.getInt(7), rs.getInt(8), rs.getLong(9), rs.getString(10)));
+              rs.getString(6), rs.getInt(7), rs.getInt(8), rs.getLong(9), rs.getString(10), level(rs, 11)));
         }
       }
       return out;
     });
+  }
+
+  /** A nullable REAL column as a double, NaN for NULL. */
+  private static double level(ResultSet rs, int column) throws SQLException {
+    double v = rs.getDouble(column);
+    return rs.wasNull() ? Double.NaN : v;
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -604,6 +616,12 @@ public final class SqliteStore implements Store {
       if (query.verdict() != null) {
         sql.append(" AND j.state = 'done' AND j.verdict = ?");
       }
+      if (query.idContains() != null) {
+        sql.append(" AND instr(lower(j.case_id), ?) > 0"); // a literal search: no LIKE wildcards to escape
+      }
+      if (query.minAttempts() > 1) {
+        sql.append(" AND j.attempts >= ?");
+      }
       sql.append(" ORDER BY j.position LIMIT ?");
       try (PreparedStatement s = reader.prepareStatement(sql.toString())) {
         int i = 1;
@@ -615,6 +633,12 @@ public final class SqliteStore implements Store {
         if (query.verdict() != null) {
           s.setString(i++, query.verdict().wireName());
         }
+        if (query.idContains() != null) {
+          s.setString(i++, CaseQuery.lowerAscii(query.idContains()));
+        }
+        if (query.minAttempts() > 1) {
+          s.setInt(i++, query.minAttempts());
+        }
         s.setInt(i, query.limit());
         try (ResultSet rs = s.executeQuery()) {
           while (rs.next()) {
@@ -622,6 +646,33 @@ public final class SqliteStore implements Store {
             AttemptTiming timing = job.state() == JobState.DONE
                 ? new AttemptTiming(duration(rs, 15), duration(rs, 16), duration(rs, 17)) : AttemptTiming.NONE;
             out.add(new CaseView(job, timing));
+          }
+        }
+      }
+      return out;
+    });
+  }
+
+  /** {@inheritDoc} */
+  @Override
+  public List<dev.tally.core.store.ProgressBucket> progress(long runId, long spanMillis) {
+    if (spanMillis < 1) {
+      throw new IllegalArgumentException("a span is at least 1 ms, got " + spanMillis);
+    }
+    return read("progress", reader -> {
+      List<dev.tally.core.store.ProgressBucket> out = new ArrayList<>();
+      // The attempt whose token is the job's is the one that ended it (recorded, or the last of a failed job).
+      try (PreparedStatement s = reader.prepareStatement(
+          "SELECT MAX(0, a.ended_at_millis - r.created_at_millis) / ? AS span,"
+              + " SUM(j.state = 'done' AND j.verdict = 'pass'), SUM(j.state = 'done' AND j.verdict = 'fail'),"
+              + " SUM(j.state = 'failed' OR (j.state = 'done' AND j.verdict = 'error'))"
+              + " FROM jobs j JOIN runs r ON r.id = j.run_id JOIN attempts a ON a.job_id = j.id AND a.token = j.token"
+              + " WHERE j.run_id = ? AND j.state IN ('done', 'failed') GROUP BY span ORDER BY span")) {
+        s.setLong(1, spanMillis);
+        s.setLong(2, runId);
+        try (ResultSet rs = s.executeQuery()) {
+          while (rs.next()) {
+            out.add(new dev.tally.core.store.ProgressBucket(rs.getLong(1), rs.getLong(2), rs.getLong(3), rs.getLong(4)));
           }
         }
       }

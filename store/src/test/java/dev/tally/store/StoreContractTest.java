@@ -23,6 +23,7 @@ import dev.tally.core.store.KeyClaim;
 import dev.tally.core.store.KeyCompletion;
 import dev.tally.core.store.KeyReservationLostException;
 import dev.tally.core.store.NewRun;
+import dev.tally.core.store.ProgressBucket;
 import dev.tally.core.store.RunPage;
 import dev.tally.core.store.RunState;
 import dev.tally.core.store.StoredResponse;
@@ -381,9 +382,9 @@ public abstract class StoreContractTest {
     try (Store store = newStore(dir)) {
       store.saveWorkerStatuses(List.of(new WorkerStatus("id-2", "w2", "", true, 0, null, 0, 0, T0, null),
           new WorkerStatus("id-1", "w1", "0.10 of 8.00", true, 0, null, 0, 2, T0, null)));
-      store.saveWorkerStatuses(List.of(new WorkerStatus("id-1", "w1", "2.50 of 8.00", false, T0 + 30_000, "5 consecutive infrastructure failures", 1, 1, T0 + 2_000, null)));
-      assertThat(store.workerStatuses()).as("by name").containsExactly(
-          new WorkerStatus("id-1", "w1", "2.50 of 8.00", false, T0 + 30_000, "5 consecutive infrastructure failures", 1, 1, T0 + 2_000, null),
+      store.saveWorkerStatuses(List.of(new WorkerStatus("id-1", "w1", "2.50 of 8.00", false, T0 + 30_000, "5 consecutive infrastructure failures", 1, 1, T0 + 2_000, null, 2.5)));
+      assertThat(store.workerStatuses()).as("by name, the numeric level kept (NaN: unknown)").containsExactly(
+          new WorkerStatus("id-1", "w1", "2.50 of 8.00", false, T0 + 30_000, "5 consecutive infrastructure failures", 1, 1, T0 + 2_000, null, 2.5),
           new WorkerStatus("id-2", "w2", "", true, 0, null, 0, 0, T0, null));
       store.saveWorkerStatuses(List.of(new WorkerStatus("id-2", "w2", "", true, 0, null, 0, 0, T0, null).left(T0 + 5_000, "reaped after 2600ms of silence")));
       assertThat(store.workerStatuses().get(1)).satisfies(w -> {
@@ -1170,6 +1171,37 @@ public abstract class StoreContractTest {
       assertThat(store.attempts(runId, "c3").orElseThrow()).extracting(AttemptView::ending).containsExactly("worker_lost");
       assertThat(store.attempts(runId, "c0").orElseThrow()).extracting(AttemptView::ending).containsExactly("recorded");
       assertThat(store.attempts(runId, "nope")).as("no such case").isEmpty();
+    }
+  }
+
+  @Test
+  void findsCasesByTextInTheirIdAndByAttemptsAndCountsWhenCasesEnded() {
+    try (Store store = newStore(dir)) {
+      long runId = store.createRun(spec(1), List.of(new CaseRecord(0, "math/Algebra-1", "{\"id\":\"math/Algebra-1\"}"),
+          new CaseRecord(1, "math/geometry-2", "{\"id\":\"math/geometry-2\"}"), new CaseRecord(2, "law_100%", "{\"id\":\"law_100%\"}"),
+          new CaseRecord(3, "algebra-3", "{\"id\":\"algebra-3\"}")));
+      assertThat(store.cases(runId, new CaseQuery(null, null, -1, 10, "ALGEBRA", 0))).as("ASCII case ignored")
+          .extracting(c -> c.job().caseId()).containsExactly("math/Algebra-1", "algebra-3");
+      assertThat(store.cases(runId, new CaseQuery(null, null, -1, 10, "_100%", 0))).as("a literal search, no wildcards")
+          .extracting(c -> c.job().caseId()).containsExactly("law_100%");
+      assertThat(store.cases(runId, new CaseQuery(null, null, -1, 10, "0_", 0))).isEmpty();
+
+      List<Assignment> got = store.apply(batch(T0, List.of(runId), List.of(), List.of(),
+          List.of(new LeaseRequest("w1", 4, EXPIRY)))).leases().get(0);
+      store.apply(batch(T0 + 1, List.of(runId), List.of(rec(got.get(0), "w1", Verdict.PASS), rec(got.get(1), "w1", Verdict.FAIL),
+          rec(got.get(2), "w1", Verdict.ERROR)), List.of(), List.of()));
+      store.apply(release(T0 + 2, lost(got.get(3), T0))); // out of its one attempt: failed
+      assertThat(store.cases(runId, new CaseQuery(null, null, -1, 10, null, 1))).hasSize(4);
+      assertThat(store.cases(runId, new CaseQuery(null, null, -1, 10, null, 2))).isEmpty();
+      assertThatThrownBy(() -> new CaseQuery(null, null, -1, 10, "", 0)).isInstanceOf(IllegalArgumentException.class);
+
+      List<ProgressBucket> spans = store.progress(runId, 60_000);
+      assertThat(spans).extracting(ProgressBucket::index).isSorted();
+      assertThat(spans.stream().mapToLong(ProgressBucket::passed).sum()).isEqualTo(1);
+      assertThat(spans.stream().mapToLong(ProgressBucket::failed).sum()).isEqualTo(1);
+      assertThat(spans.stream().mapToLong(ProgressBucket::errored).sum()).as("an error verdict and a failed job").isEqualTo(2);
+      assertThat(store.progress(runId + 1, 1_000)).isEmpty();
+      assertThatThrownBy(() -> store.progress(runId, 0)).isInstanceOf(IllegalArgumentException.class);
     }
   }
 

@@ -72,6 +72,11 @@ public final class RemoteWorker implements WorkerHandle {
     return !suspected && !workerDraining;
   }
 
+  @Override
+  public double suspicionLevel() {
+    return suspicionLevel;
+  }
+
   /**
    * The suspicion in words, e.g. {@code "0.42 of 8.00"}; empty before the first liveness check. Formatted
    * here, when someone reads it (a status report every few seconds), not at every check (ten a second per

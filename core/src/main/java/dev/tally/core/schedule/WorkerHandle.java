@@ -39,6 +39,14 @@ public interface WorkerHandle {
     return "";
   }
 
+  /**
+   * The worker's current suspicion as a number on its detector's scale ({@link
+   * dev.tally.core.detect.FailureDetector#suspicion}), or NaN before the first liveness check.
+   */
+  default double suspicionLevel() {
+    return Double.NaN;
+  }
+
   /** How many cases the worker runs at once; at most {@link #dispatchWindow()}. */
   default int slots() {
     return dispatchWindow();

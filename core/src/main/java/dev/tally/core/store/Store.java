@@ -183,6 +183,18 @@ public interface Store extends AutoCloseable {
   List<CaseView> cases(long runId, CaseQuery query);
 
   /**
+   * Reads when a run's cases ended, counted in spans of {@code spanMillis} from the run's creation: a
+   * recorded case at the end of the attempt that recorded it, a case out of attempts at the end of its
+   * last. For a progress chart, its rate and its ETA.
+   *
+   * @param spanMillis the length of one span, ms, at least 1
+   * @return the spans in which any case ended, in time order (spans with none are left out)
+   * @throws IllegalArgumentException if {@code spanMillis} is below 1
+   * @throws StoreException if the store fails
+   */
+  List<ProgressBucket> progress(long runId, long spanMillis);
+
+  /**
    * Reads the ended attempts of one case of a run, by token.
    *
    * @return the attempts (an empty list for a case not yet attempted), or empty if the run has no such case

@@ -16,6 +16,8 @@ import java.util.Objects;
  * @param reportedAtMillis when this was observed, epoch ms
  * @param leftReason null while the worker is connected; once it has left (closed, reaped, said goodbye,
  *     or its coordinator stopped), why
+ * @param suspicionLevel the same suspicion as a number on its detector's scale (the drain and conviction
+ *     levels are the detector's: {@code FailureDetector}), or NaN when unknown
  */
 public record WorkerStatus(
     String workerId,
@@ -27,11 +29,19 @@ public record WorkerStatus(
     int timesEjected,
     int inFlight,
     long reportedAtMillis,
-    String leftReason) {
+    String leftReason,
+    double suspicionLevel) {
   public WorkerStatus {
     Objects.requireNonNull(workerId, "workerId");
     Objects.requireNonNull(name, "name");
     suspicion = suspicion == null ? "" : suspicion;
+  }
+
+  /** A status without a numeric suspicion level (NaN): for reports from before the level was kept. */
+  public WorkerStatus(String workerId, String name, String suspicion, boolean acceptingWork, long ejectedUntilMillis,
+      String ejectionReason, int timesEjected, int inFlight, long reportedAtMillis, String leftReason) {
+    this(workerId, name, suspicion, acceptingWork, ejectedUntilMillis, ejectionReason, timesEjected, inFlight,
+        reportedAtMillis, leftReason, Double.NaN);
   }
 
   /** Whether the worker was connected when this was observed. */
@@ -42,6 +52,6 @@ public record WorkerStatus(
   /** This status as of the worker leaving at {@code atMillis} for {@code reason}: nothing in flight. */
   public WorkerStatus left(long atMillis, String reason) {
     return new WorkerStatus(workerId, name, suspicion, acceptingWork, ejectedUntilMillis, ejectionReason, timesEjected, 0,
-        atMillis, Objects.requireNonNull(reason, "reason"));
+        atMillis, Objects.requireNonNull(reason, "reason"), suspicionLevel);
   }
 }

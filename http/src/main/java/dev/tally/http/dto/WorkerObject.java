@@ -14,6 +14,7 @@ package dev.tally.http.dto;
  * @param timesEjected how many times it has been ejected
  * @param inFlight how many jobs it holds
  * @param reportedAt when this was observed, ISO-8601 UTC
+ * @param suspicionLevel the same suspicion as a number on its detector's scale; null if unknown or it left
  */
 public record WorkerObject(
     String id,
@@ -26,4 +27,5 @@ public record WorkerObject(
     String ejectionReason,
     int timesEjected,
     int inFlight,
-    String reportedAt) {}
+    String reportedAt,
+    Double suspicionLevel) {}

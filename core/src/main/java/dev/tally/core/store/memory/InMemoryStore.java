@@ -8,6 +8,7 @@ import dev.tally.core.RedeliveryPolicy;
 import dev.tally.core.RedeliveryPolicy.AttemptLimits;
 import dev.tally.core.RedeliveryPolicy.JobHistory;
 import dev.tally.core.Verdict;
+import dev.tally.core.store.ProgressBucket;
 import dev.tally.core.cases.CaseSource;
 import dev.tally.core.cases.CaseSourceException;
 import dev.tally.core.store.AttemptTiming;
@@ -932,6 +933,39 @@ public final class InMemoryStore implements Store {
           out.add(new CaseView(j, recordedTiming(j)));
         }
       }
+      return out;
+    }
+  }
+
+  @Override
+  public List<ProgressBucket> progress(long runId, long spanMillis) {
+    if (spanMillis < 1) {
+      throw new IllegalArgumentException("a span is at least 1 ms, got " + spanMillis);
+    }
+    synchronized (state) {
+      ensureOpen("progress");
+      long[] ids = state.jobsByPosition.get(runId);
+      Optional<RunView> run = run(runId);
+      if (ids == null || run.isEmpty()) {
+        return List.of();
+      }
+      long created = run.get().createdAtMillis();
+      java.util.TreeMap<Long, long[]> spans = new java.util.TreeMap<>();
+      for (long id : ids) {
+        JobView j = state.jobs.get(id).view();
+        if (j.state() != JobState.DONE && j.state() != JobState.FAILED) {
+          continue;
+        }
+        for (AttemptView a : state.attempts.getOrDefault(id, List.of())) {
+          if (a.token() == j.token()) {
+            long[] c = spans.computeIfAbsent(Math.max(0, a.endedAtMillis() - created) / spanMillis, k -> new long[3]);
+            Verdict v = j.state() == JobState.FAILED || j.outcome() == null ? Verdict.ERROR : j.outcome().verdict();
+            c[v == Verdict.PASS ? 0 : v == Verdict.FAIL ? 1 : 2]++;
+          }
+        }
+      }
+      List<ProgressBucket> out = new ArrayList<>(spans.size());
+      spans.forEach((k, c) -> out.add(new ProgressBucket(k, c[0], c[1], c[2])));
       return out;
     }
   }

@@ -1,0 +1,84 @@
+package dev.tally.cli;
+
+import dev.tally.cli.client.ApiClient;
+import dev.tally.http.ApiServer;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.channels.FileChannel;
+import java.nio.file.AtomicMoveNotSupportedException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+/**
+ * {@code tally results RUN --out F --summary S}: a finished run's results ({@code results.jsonl}) and
+ * summary ({@code summary.json}) from a server, byte for byte as the server sends them (which is what
+ * {@code tally run} writes). Each file is written atomically: streamed into a temporary file beside it,
+ * synced, then renamed over it, so a reader never sees half a file and an interrupted download leaves the
+ * old file (if any) as it was.
+ *
+ * <p>Thread-safety: one instance per invocation, on picocli's thread.
+ */
+@Command(
+    name = "results",
+    mixinStandardHelpOptions = true,
+    defaultValueProvider = ProductDefaults.class,
+    description = {
+      "Download a finished run's results and summary from a Tally server, as tally run writes them.",
+      "Exit code: 0 written; 1 no answer from the server or a file could not be written; 2 bad usage, an unknown or"
+          + " unfinished run (tally wait RUN first), or a refused token."
+    })
+public final class ResultsCommand extends ClientCommand {
+  @Parameters(index = "0", paramLabel = "RUN", description = "The run's id.")
+  String run;
+
+  @Option(names = "--out", defaultValue = "results.jsonl", description = "Results file, one line per case in dataset order (default: ${DEFAULT-VALUE}).")
+  Path out;
+
+  @Option(names = "--summary", defaultValue = "summary.json", description = "Summary file (default: ${DEFAULT-VALUE}).")
+  Path summary;
+
+  @Override
+  int run(ApiClient client, PrintWriter stdout, PrintWriter err) throws Exception {
+    long id = runId(run);
+    RunnerCommand.requireDirectoryOf(spec.commandLine(), "--out", out);
+    RunnerCommand.requireDirectoryOf(spec.commandLine(), "--summary", summary);
+    String runPath = ApiServer.BASE + "/runs/" + id;
+    try {
+      download(client, runPath + "/results", "results of run " + id, out);
+      download(client, runPath + "/summary", "summary of run " + id, summary);
+    } catch (IOException e) {
+      err.println("tally: " + e.getMessage());
+      return Main.EXIT_FAILED;
+    }
+    err.printf("tally: run %d: results in %s, summary in %s%n", id, out, summary);
+    return Main.EXIT_PASSED;
+  }
+
+  /** Downloads into a temporary file beside {@code target}, then renames it over {@code target}. */
+  private static void download(ApiClient client, String path, String what, Path target)
+      throws IOException, ApiClient.Refused, ApiClient.Unreachable, InterruptedException {
+    Path absolute = target.toAbsolutePath();
+    Path temp = Files.createTempFile(absolute.getParent(), "." + absolute.getFileName() + ".", ".part");
+    try {
+      ApiClient.Request request = new ApiClient.Request("GET", path, java.util.Map.of(), null, false, temp);
+      ApiClient.requireOk(client.send(request, "downloading the " + what, ""));
+      try (FileChannel ch = FileChannel.open(temp, StandardOpenOption.WRITE)) {
+        ch.force(true);
+      }
+      try {
+        Files.move(temp, absolute, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+      } catch (AtomicMoveNotSupportedException e) {
+        Files.move(temp, absolute, StandardCopyOption.REPLACE_EXISTING);
+      }
+    } catch (IOException e) {
+      throw new IOException("cannot write " + target + ": " + e.getMessage(), e);
+    } finally {
+      Files.deleteIfExists(temp);
+    }
+  }
+}

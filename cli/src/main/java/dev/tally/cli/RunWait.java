@@ -1,0 +1,97 @@
+package dev.tally.cli;
+
+import dev.tally.cli.client.ApiClient;
+import dev.tally.core.store.RunCounters;
+import dev.tally.http.ApiServer;
+import dev.tally.http.ApiViews;
+import dev.tally.http.dto.CountersObject;
+import dev.tally.http.dto.RunObject;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.time.Duration;
+import me.tongfei.progressbar.ConsoleProgressBarConsumer;
+import me.tongfei.progressbar.ProgressBar;
+
+/**
+ * Waits for a run on a server to end, as {@code tally wait} and {@code tally submit --wait} do: asks for
+ * the run ({@code GET /api/v1/runs/ID}) every {@link #POLL_PERIOD}, draws {@code tally run}'s progress line
+ * on a terminal, and ends with the run's counters and {@code tally run}'s exit code ({@link
+ * Main#exitCodeOf}).
+ *
+ * <p>Why polling rather than the event stream: one small read per period costs the server next to nothing
+ * (its reads never wait for the writer), and a poll needs no state to survive a server restart: each one
+ * is a request with the client's retry policy, so a wait outlives a server that is killed and started
+ * again, where an event stream would have to be reconnected and its missed events made up for.
+ *
+ * <p>Thread-safety: one call per thread; stateless otherwise.
+ */
+final class RunWait {
+  /**
+   * How often the run is asked for: twice a second, the event stream's own pace (4 a second per run) halved,
+   * smooth enough for a progress bar.
+   */
+  static final Duration POLL_PERIOD = Duration.ofMillis(500);
+
+  private RunWait() {}
+
+  /**
+   * Waits for run {@code runId} to end.
+   *
+   * @param progress whether to draw the progress line (only on a terminal)
+   * @return the exit code: {@link Main#exitCodeOf} of the ended run
+   * @throws ApiClient.Refused if the server refused (the run does not exist, a wrong token)
+   * @throws ApiClient.Unreachable if the server gave no answer within the retries
+   * @throws IOException if the server's answer is not a run
+   */
+  static int await(ApiClient client, long runId, boolean progress, PrintWriter out, PrintWriter err)
+      throws ApiClient.Refused, ApiClient.Unreachable, IOException, InterruptedException {
+    String path = ApiServer.BASE + "/runs/" + runId;
+    String what = "asking for run " + runId;
+    RunObject run = ApiClient.requireOk(client.send(ApiClient.Request.get(path), what, "")).json(RunObject.class);
+    ProgressLine line = new ProgressLine();
+    ProgressBar bar = progress && !ended(run) && System.console() != null
+        ? RunnerCommand.progressBar(runId, run.total(), line, new ConsoleProgressBarConsumer(System.err)) : null;
+    try {
+      while (!ended(run)) {
+        RunnerCommand.update(bar, line, counters(run));
+        Thread.sleep(POLL_PERIOD.toMillis()); // the pace of polling, not a stand-in for a condition
+        run = ApiClient.requireOk(client.send(ApiClient.Request.get(path), what, "")).json(RunObject.class);
+      }
+      RunnerCommand.update(bar, line, counters(run));
+    } finally {
+      if (bar != null) {
+        bar.close();
+      }
+    }
+    print(run, out);
+    return Main.exitCodeOf(run.counters().passed(), run.total());
+  }
+
+  /** Whether the run has ended: finished or cancelled. */
+  static boolean ended(RunObject run) {
+    return !"running".equals(run.state());
+  }
+
+  /** The run's counters as the progress line takes them. */
+  static RunCounters counters(RunObject run) {
+    return ApiViews.runCounters(run.total(), run.counters());
+  }
+
+  /** One line for people: the run's state and what its cases came to. */
+  static void print(RunObject run, PrintWriter out) {
+    CountersObject c = run.counters();
+    StringBuilder s = new StringBuilder("run ").append(run.id()).append(' ').append(run.state()).append(": ")
+        .append(Words.count(run.total(), "case")).append(", ").append(c.passed()).append(" passed, ").append(c.failed())
+        .append(" failed, ").append(c.errored()).append(" errored");
+    if (c.jobsFailed() > 0) {
+      s.append(" (").append(c.jobsFailed()).append(" out of attempts)");
+    }
+    if (c.cancelled() > 0) {
+      s.append(", ").append(c.cancelled()).append(" cancelled");
+    }
+    s.append("; ").append(c.redeliveries()).append(" redelivered, ").append(c.duplicatesSuppressed())
+        .append(" duplicates suppressed, ").append(c.staleResultsFenced()).append(" stale results fenced");
+    out.println(s);
+    out.flush();
+  }
+}
