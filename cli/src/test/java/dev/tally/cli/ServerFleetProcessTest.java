@@ -62,88 +62,90 @@ class ServerFleetProcessTest {
 
     List<TallyProcess> workers = new ArrayList<>();
     List<List<String>> ids = new ArrayList<>();
-    try (TallyProcess first = TallyProcess.start(dir, "server-1.log", server)) {
-      for (int w = 1; w <= 3; w++) {
-        workers.add(TallyProcess.start(dir, "worker-" + w + ".log", List.of("worker", "--coordinator=127.0.0.1:" + port,
-            "--token-file=" + workerToken, "--slots=2", "--name=w" + w)));
-      }
-      String url = first.serverUrl();
-      for (int r = 1; r <= 2; r++) {
-        ids.add(caseIds("r" + r + "-c", CASES));
-        assertThat(submit(url, "fleet-" + r, exec, ids.get(r - 1))).as("run ids in the order of submission").isEqualTo(r);
-      }
-      await("both runs under way").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100))
-          .until(() -> recorded(url, 1) >= 10 && recorded(url, 2) >= 10);
-
-      // A worker dies with its cases: they go back to the queue.
-      TallyProcess killed = workers.get(0);
-      Signals.send(killed.process.pid(), "KILL");
-      killed.process.waitFor();
-      long afterKill = recorded(url, 1) + recorded(url, 2);
-      await("progress without the killed worker").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100))
-          .until(() -> recorded(url, 1) + recorded(url, 2) >= afterKill + 12);
-
-      // A worker freezes for twice the window: the server gives it up and runs its cases elsewhere; when it
-      // thaws, what it then reports of them must not count twice.
-      TallyProcess frozen = workers.get(1);
-      long stoppedAt = System.nanoTime();
-      Signals.send(frozen.process.pid(), "STOP");
-      try {
-        await("the frozen worker given up, and frozen for twice the window").atMost(Duration.ofSeconds(60))
-            .pollInterval(Duration.ofMillis(100))
-            .until(() -> workerLeft(url, "w2") && System.nanoTime() - stoppedAt >= 2 * WINDOW.toNanos());
-      } finally {
-        Signals.send(frozen.process.pid(), "CONT");
-      }
-      long thawed = recorded(url, 1) + recorded(url, 2);
-      await("progress after the thaw").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100))
-          .until(() -> recorded(url, 1) + recorded(url, 2) >= thawed + 12);
-      assertThat(recorded(url, 1) + recorded(url, 2)).as("the server is killed mid-run").isLessThan(2L * CASES - 20);
-      Signals.send(first.process.pid(), "KILL");
-      first.process.waitFor();
-    }
-
-    // The same server again, on the same store and port: the surviving workers come back to it.
-    try (TallyProcess second = TallyProcess.start(dir, "server-2.log", server)) {
-      String url = second.serverUrl();
-      assertThat(second.output()).contains("resuming run 1").contains("resuming run 2");
-      for (int run = 1; run <= 2; run++) {
-        int r = run;
-        await("run " + run + " finished").atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(200))
-            .until(() -> get(url + "/api/v1/runs/" + r).get("state").asText().equals("finished"));
-        JsonNode counters = get(url + "/api/v1/runs/" + run).get("counters");
-        assertThat(counters.get("recorded").asLong()).as("run %d recorded", run).isEqualTo(CASES);
-        assertThat(counters.get("passed").asLong()).as("run %d passed", run).isEqualTo(CASES);
-        assertThat(resultIds(url, run)).as("run %d's results: each case once", run).hasSize(CASES)
-            .containsExactlyInAnyOrderElementsOf(ids.get(run - 1));
-      }
-      // Each case's attempts, as the API tells them: one recorded attempt per case, and the faulted workers'
-      // attempts ended by their loss.
-      Set<String> endings = new HashSet<>();
-      for (int run = 1; run <= 2; run++) {
-        for (String caseId : ids.get(run - 1)) {
-          JsonNode attempts = get(url + "/api/v1/runs/" + run + "/cases/" + caseId + "/attempts").get("attempts");
-          int recordedAttempts = 0;
-          for (JsonNode a : attempts) {
-            endings.add(a.get("worker").asText() + " " + a.get("ending").asText());
-            recordedAttempts += a.get("ending").asText().equals("recorded") ? 1 : 0;
-          }
-          assertThat(recordedAttempts).as("recorded attempts of %s in run %d: %s", caseId, run, attempts).isEqualTo(1);
+    try {
+      try (TallyProcess first = TallyProcess.start(dir, "server-1.log", server)) {
+        for (int w = 1; w <= 3; w++) {
+          workers.add(TallyProcess.start(dir, "worker-" + w + ".log", List.of("worker", "--coordinator=127.0.0.1:" + port,
+              "--token-file=" + workerToken, "--slots=2", "--name=w" + w)));
         }
+        String url = first.serverUrl();
+        for (int r = 1; r <= 2; r++) {
+          ids.add(caseIds("r" + r + "-c", CASES));
+          assertThat(submit(url, "fleet-" + r, exec, ids.get(r - 1))).as("run ids in the order of submission").isEqualTo(r);
+        }
+        await("both runs under way").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100))
+            .until(() -> recorded(url, 1) >= 10 && recorded(url, 2) >= 10);
+
+        // A worker dies with its cases: they go back to the queue.
+        TallyProcess killed = workers.get(0);
+        Signals.send(killed.process.pid(), "KILL");
+        killed.process.waitFor();
+        long afterKill = recorded(url, 1) + recorded(url, 2);
+        await("progress without the killed worker").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100))
+            .until(() -> recorded(url, 1) + recorded(url, 2) >= afterKill + 12);
+
+        // A worker freezes for twice the window: the server gives it up and runs its cases elsewhere; when it
+        // thaws, what it then reports of them must not count twice.
+        TallyProcess frozen = workers.get(1);
+        long stoppedAt = System.nanoTime();
+        Signals.send(frozen.process.pid(), "STOP");
+        try {
+          await("the frozen worker given up, and frozen for twice the window").atMost(Duration.ofSeconds(60))
+              .pollInterval(Duration.ofMillis(100))
+              .until(() -> workerLeft(url, "w2") && System.nanoTime() - stoppedAt >= 2 * WINDOW.toNanos());
+        } finally {
+          Signals.send(frozen.process.pid(), "CONT");
+        }
+        long thawed = recorded(url, 1) + recorded(url, 2);
+        await("progress after the thaw").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100))
+            .until(() -> recorded(url, 1) + recorded(url, 2) >= thawed + 12);
+        assertThat(recorded(url, 1) + recorded(url, 2)).as("the server is killed mid-run").isLessThan(2L * CASES - 20);
+        Signals.send(first.process.pid(), "KILL");
+        first.process.waitFor();
       }
-      assertThat(endings).as("how attempts ended").contains("w1 worker_lost", "w2 worker_lost");
-      long redeliveries = counter(url, "redeliveries");
-      assertThat(redeliveries).as("the killed and the frozen worker's cases went back to the queue").isPositive();
-      assertThat(counter(url, "staleResultsFenced")).as("what the frozen worker reported after its thaw was fenced").isPositive();
-      // The server's metrics say the same: the store's figures, and what this server recorded itself.
-      Map<String, Double> metrics = metrics(url);
-      assertThat(metrics).containsEntry("tally_cases{verdict=\"pass\"}", 2.0 * CASES)
-          .containsEntry("tally_redeliveries", (double) redeliveries)
-          .containsEntry("tally_runs{state=\"finished\"}", 2.0);
-      assertThat(metrics.get("tally_records_total{status=\"recorded\"}")).as("cases recorded after the restart")
-          .isBetween(1.0, 2.0 * CASES);
-      Signals.send(second.process.pid(), "TERM");
-      assertThat(second.waitFor(60)).as(second.output()).isZero();
+
+      // The same server again, on the same store and port: the surviving workers come back to it.
+      try (TallyProcess second = TallyProcess.start(dir, "server-2.log", server)) {
+        String url = second.serverUrl();
+        assertThat(second.output()).contains("resuming run 1").contains("resuming run 2");
+        for (int run = 1; run <= 2; run++) {
+          int r = run;
+          await("run " + run + " finished").atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(200))
+              .until(() -> get(url + "/api/v1/runs/" + r).get("state").asText().equals("finished"));
+          JsonNode counters = get(url + "/api/v1/runs/" + run).get("counters");
+          assertThat(counters.get("recorded").asLong()).as("run %d recorded", run).isEqualTo(CASES);
+          assertThat(counters.get("passed").asLong()).as("run %d passed", run).isEqualTo(CASES);
+          assertThat(resultIds(url, run)).as("run %d's results: each case once", run).hasSize(CASES)
+              .containsExactlyInAnyOrderElementsOf(ids.get(run - 1));
+        }
+        // Each case's attempts, as the API tells them: one recorded attempt per case, and the faulted workers'
+        // attempts ended by their loss.
+        Set<String> endings = new HashSet<>();
+        for (int run = 1; run <= 2; run++) {
+          for (String caseId : ids.get(run - 1)) {
+            JsonNode attempts = get(url + "/api/v1/runs/" + run + "/cases/" + caseId + "/attempts").get("attempts");
+            int recordedAttempts = 0;
+            for (JsonNode a : attempts) {
+              endings.add(a.get("worker").asText() + " " + a.get("ending").asText());
+              recordedAttempts += a.get("ending").asText().equals("recorded") ? 1 : 0;
+            }
+            assertThat(recordedAttempts).as("recorded attempts of %s in run %d: %s", caseId, run, attempts).isEqualTo(1);
+          }
+        }
+        assertThat(endings).as("how attempts ended").contains("w1 worker_lost", "w2 worker_lost");
+        long redeliveries = counter(url, "redeliveries");
+        assertThat(redeliveries).as("the killed and the frozen worker's cases went back to the queue").isPositive();
+        assertThat(counter(url, "staleResultsFenced")).as("what the frozen worker reported after its thaw was fenced").isPositive();
+        // The server's metrics say the same: the store's figures, and what this server recorded itself.
+        Map<String, Double> metrics = metrics(url);
+        assertThat(metrics).containsEntry("tally_cases{verdict=\"pass\"}", 2.0 * CASES)
+            .containsEntry("tally_redeliveries", (double) redeliveries)
+            .containsEntry("tally_runs{state=\"finished\"}", 2.0);
+        assertThat(metrics.get("tally_records_total{status=\"recorded\"}")).as("cases recorded after the restart")
+            .isBetween(1.0, 2.0 * CASES);
+        Signals.send(second.process.pid(), "TERM");
+        assertThat(second.waitFor(60)).as(second.output()).isZero();
+      }
     } finally {
       workers.forEach(TallyProcess::close);
     }
