@@ -10,6 +10,7 @@ import dev.tally.core.store.RunCounters;
 import dev.tally.core.store.RunView;
 import dev.tally.core.store.StoreException;
 import dev.tally.http.ApiServer;
+import dev.tally.http.SchedulerMetrics;
 import dev.tally.worker.LocalWorker;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -106,6 +107,7 @@ public abstract class RunnerCommand implements Callable<Integer> {
     }
     CoordinatorBuilder builder = coordinatorOptions.applyTo(Coordinator.builder());
     ApiServer.Settings api = apiOptions.given() ? apiOptions.settings(apiOptions.http, builder, coordinatorOptions.environment, dbFile()) : null;
+    SchedulerMetrics live = api == null ? null : SchedulerMetrics.observing(builder);
     workerToken = builder.workerToken().orElse(null);
     requireDirectoryOf("--out", out);
     requireDirectoryOf("--summary", summary);
@@ -128,7 +130,7 @@ public abstract class RunnerCommand implements Callable<Integer> {
     ApiServer served = null;
     if (api != null) {
       try {
-        served = ApiServer.start(api, coordinator);
+        served = ApiServer.start(api, coordinator, live);
       } catch (ApiServer.StartException e) {
         coordinator.close();
         err.println("tally: " + e.getMessage());

@@ -31,7 +31,8 @@ class RunHttpTest {
 
   @Test
   void servesTheRunOverTheApiWhileItRunsWithItsToken() throws Exception {
-    Path dataset = TallyProcess.sleepDataset(dir.resolve("cases.jsonl"), 60, "c", 3);
+    // 200 cases of 20-80 ms on 2 slots: some 5 s, for the API to be read while the run goes on.
+    Path dataset = TallyProcess.sleepDataset(dir.resolve("cases.jsonl"), 200, "c", 3);
     Path token = Files.writeString(dir.resolve("token"), "run-http-token\n");
     StringWriter out = new StringWriter();
     StringWriter err = new StringWriter();
@@ -52,12 +53,25 @@ class RunHttpTest {
     HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create(url[0] + "/api/v1/runs/1"))
         .header("Authorization", "Bearer run-http-token").build(), HttpResponse.BodyHandlers.ofString());
     assertThat(r.statusCode()).isEqualTo(200);
-    assertThat(new ObjectMapper().readTree(r.body()).get("total").asInt()).isEqualTo(60);
+    assertThat(new ObjectMapper().readTree(r.body()).get("total").asInt()).isEqualTo(200);
+    // Its metrics count what its scheduler records as it goes (the observer is wired by tally run too).
+    await("the scheduler's metrics").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100)).until(() -> {
+      String metrics = http.send(HttpRequest.newBuilder(URI.create(url[0] + "/metrics"))
+          .header("Authorization", "Bearer run-http-token").build(), HttpResponse.BodyHandlers.ofString()).body();
+      return sample(metrics, "tally_records_total{status=\"recorded\"}") >= 10
+          && sample(metrics, "tally_dispatch_latency_seconds_count") >= 10;
+    });
 
     assertThat(run.get(120, TimeUnit.SECONDS)).as(err.toString()).isZero();
     assertThat(err.toString()).doesNotContain("run-http-token");
     // The run is over: so is its API.
     assertThatThrownBy(() -> http.send(HttpRequest.newBuilder(URI.create(url[0] + "/api/v1/runs")).build(),
         HttpResponse.BodyHandlers.ofString())).isInstanceOf(ConnectException.class);
+  }
+
+  /** A series' value in a Prometheus text answer, or -1 if it is not there. */
+  private static double sample(String metrics, String series) {
+    return metrics.lines().filter(l -> l.startsWith(series + " ")).mapToDouble(l -> Double.parseDouble(l.substring(series.length() + 1)))
+        .findFirst().orElse(-1);
   }
 }

@@ -21,8 +21,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -33,7 +31,6 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class ServerProcessTest {
   private static final ObjectMapper JSON = new ObjectMapper();
-  private static final Pattern API = Pattern.compile("tally server: API (http://127\\.0\\.0\\.1:\\d+)/api/v1 ");
   private static final String TOKEN = "server-test-token-7f3a";
 
   @TempDir Path dir;
@@ -67,22 +64,6 @@ class ServerProcessTest {
     return args;
   }
 
-  private static String apiUrl(TallyProcess server) {
-    String[] url = new String[1];
-    await("the server's start line").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100)).until(() -> {
-      Matcher m = API.matcher(server.output());
-      if (m.find()) {
-        url[0] = m.group(1);
-        return true;
-      }
-      if (!server.process.isAlive()) {
-        throw new AssertionError("tally server exited early:\n" + server.output());
-      }
-      return false;
-    });
-    return url[0];
-  }
-
   private JsonNode get(String url) throws Exception {
     HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create(url)).header("Authorization", "Bearer " + TOKEN)
         .timeout(Duration.ofSeconds(30)).build(), HttpResponse.BodyHandlers.ofString());
@@ -100,14 +81,14 @@ class ServerProcessTest {
     List<List<String>> ids = seed(db, 2, 150, 40);
     Path token = tokenFile();
     try (TallyProcess first = TallyProcess.start(dir, "server-1.log", serverArgs(db, token))) {
-      String url = apiUrl(first);
+      String url = first.serverUrl();
       await("cases recorded before the kill").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100))
           .until(() -> get(url + "/api/v1/runs/1").get("counters").get("recorded").asLong() >= 30);
       Signals.send(first.process.pid(), "KILL");
       first.process.waitFor();
     }
     try (TallyProcess second = TallyProcess.start(dir, "server-2.log", serverArgs(db, token))) {
-      String url = apiUrl(second);
+      String url = second.serverUrl();
       assertThat(second.output()).contains("resuming run 1").contains("resuming run 2");
       for (int run = 1; run <= 2; run++) {
         String runUrl = url + "/api/v1/runs/" + run;
@@ -136,7 +117,7 @@ class ServerProcessTest {
     Path db = dir.resolve("stop.db");
     seed(db, 1, 40, 1500);
     try (TallyProcess server = TallyProcess.start(dir, "server.log", serverArgs(db, tokenFile(), "--stop-grace=60s"))) {
-      String url = apiUrl(server);
+      String url = server.serverUrl();
       await("cases leased").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100))
           .until(() -> countCases(url, "leased") > 0);
       Signals.send(server.process.pid(), "TERM");

@@ -1,5 +1,7 @@
 package dev.tally.cli;
 
+import static org.awaitility.Awaitility.await;
+
 import dev.tally.core.store.RunCounters;
 import dev.tally.core.store.RunView;
 import dev.tally.core.store.StoreException;
@@ -8,10 +10,13 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * A real {@code tally} process started from the test classpath, for tests that kill and freeze processes.
@@ -64,6 +69,33 @@ public final class TallyProcess implements AutoCloseable {
     } catch (IOException e) {
       return List.of();
     }
+  }
+
+  /** What {@code tally server} prints at start: its API's base URL. */
+  private static final Pattern SERVER_API =
+      Pattern.compile("tally server: API (https?://127\\.0\\.0\\.1:\\d+)/api/v1 ");
+
+  /**
+   * The URL ({@code http://127.0.0.1:PORT}) of a {@code tally server} on loopback, once it has printed its
+   * start line.
+   *
+   * @throws AssertionError if the server exits first, or says nothing within a minute
+   */
+  public String serverUrl() {
+    String[] url = new String[1];
+    await("the server's start line").atMost(Duration.ofSeconds(60))
+        .pollInterval(Duration.ofMillis(100)).until(() -> {
+          Matcher m = SERVER_API.matcher(output());
+          if (m.find()) {
+            url[0] = m.group(1);
+            return true;
+          }
+          if (!process.isAlive()) {
+            throw new AssertionError("tally server exited early:\n" + output());
+          }
+          return false;
+        });
+    return url[0];
   }
 
   public int waitFor(long seconds) throws InterruptedException {

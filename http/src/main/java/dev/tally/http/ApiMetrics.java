@@ -6,46 +6,38 @@ import dev.tally.core.store.RunView;
 import dev.tally.core.store.Store;
 import dev.tally.core.store.WorkerStatus;
 import io.javalin.http.Context;
-import io.micrometer.core.instrument.DistributionSummary;
-import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MultiGauge;
 import io.micrometer.core.instrument.Tags;
-import io.micrometer.core.instrument.Timer;
-import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
-import java.time.Duration;
 import java.util.ArrayList;
 import dev.tally.core.store.RunState;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 import java.util.function.ToDoubleFunction;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * The coordinator's metrics for Prometheus ({@code GET /metrics}, text format), through Micrometer.
+ * The coordinator's metrics for Prometheus ({@code GET /metrics}, text format), through Micrometer: the
+ * store's figures as gauges, beside the scheduler's live meters ({@link SchedulerMetrics}: records by
+ * status, store commits, evals per commit, dispatch latency) in the same registry. Each metric name has one
+ * owner: what the store holds is read here, what this process does is counted there.
  *
- * <p><b>What is measured</b> (names as Prometheus shows them):
+ * <p><b>What is measured here</b> (names as Prometheus shows them):
  *
  * <ul>
  *   <li>{@code tally_runs{state}}: runs in the store by state;
  *   <li>{@code tally_cases{verdict}}: cases of every run that ended pass, fail or error (error counts the
  *       cases out of attempts, as the summary does);
- *   <li>{@code tally_records{status}}: results recorded, suppressed as duplicates, and fenced;
- *   <li>{@code tally_redeliveries}: attempts that put their case back in the queue;
+ *   <li>{@code tally_redeliveries}: attempts of every run that put their case back in the queue;
  *   <li>{@code tally_workers{state}}: workers live and left; {@code tally_worker_suspicion{worker,id}}: each
- *       live worker's failure-detector suspicion; {@code tally_worker_ejections}: outlier ejections so far;
- *   <li>{@code tally_store_commits_total}: write transactions this process committed;
- *   <li>{@code tally_dispatch_latency_seconds}: lease to result of each recorded attempt (histogram) and
- *       {@code tally_evals_per_commit}: recorded results per store commit, both fed by the scheduler's
- *       observer ({@link #recordDispatch}, {@link #recordCommit}).
+ *       live worker's failure-detector suspicion; {@code tally_worker_ejections}: outlier ejections so far.
  * </ul>
  *
- * <p>The store-wide figures are read once per scrape, on the scraping thread, from the store's read side,
- * so a scrape never waits for the scheduler's writer.
+ * <p>These are read once per scrape, on the scraping thread, from the store's read side, so a scrape never
+ * waits for the scheduler's writer; being the store's, they survive a restart of the coordinator.
  *
  * <p>Thread-safety: safe from any thread; scrapes are serialized.
  */
@@ -53,51 +45,30 @@ public final class ApiMetrics {
   /** The leading number of a suspicion in words ("0.12 of 8.00"). */
   private static final Pattern SUSPICION = Pattern.compile("^\\s*([0-9]+(?:\\.[0-9]+)?)");
 
-  private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+  private final PrometheusMeterRegistry registry;
   private final Store store;
-  private final Timer dispatchLatency;
-  private final DistributionSummary evalsPerCommit;
   private final MultiGauge suspicion;
   private volatile Snapshot snapshot = Snapshot.EMPTY;
 
-  ApiMetrics(Coordinator coordinator) {
+  ApiMetrics(Coordinator coordinator, SchedulerMetrics live) {
     this.store = coordinator.store();
+    this.registry = live.registry();
     for (RunState state : RunState.values()) {
       gauge("tally.runs", "Runs in the store by state", Tags.of("state", state.wireName()), s -> s.runs(state));
     }
     gauge("tally.cases", "Cases that ended, by verdict", Tags.of("verdict", "pass"), s -> s.passed);
     gauge("tally.cases", "Cases that ended, by verdict", Tags.of("verdict", "fail"), s -> s.failed);
     gauge("tally.cases", "Cases that ended, by verdict", Tags.of("verdict", "error"), s -> s.errored);
-    gauge("tally.records", "Results by what the store did with them", Tags.of("status", "recorded"), s -> s.recorded);
-    gauge("tally.records", "Results by what the store did with them", Tags.of("status", "duplicate"), s -> s.duplicates);
-    gauge("tally.records", "Results by what the store did with them", Tags.of("status", "fenced"), s -> s.fenced);
     gauge("tally.redeliveries", "Attempts that put their case back in the queue", Tags.empty(), s -> s.redeliveries);
     gauge("tally.workers", "Workers by state", Tags.of("state", "live"), s -> s.live);
     gauge("tally.workers", "Workers by state", Tags.of("state", "left"), s -> s.left);
     gauge("tally.worker.ejections", "Outlier ejections of the workers in the store", Tags.empty(), s -> s.ejections);
     this.suspicion = MultiGauge.builder("tally.worker.suspicion")
         .description("Each live worker's failure-detector suspicion").register(registry);
-    FunctionCounter.builder("tally.store.commits", store, Store::commits)
-        .description("Write transactions this process committed to the store").register(registry);
-    this.dispatchLatency = Timer.builder("tally.dispatch.latency").description("Lease to result of each recorded attempt")
-        .publishPercentileHistogram().minimumExpectedValue(Duration.ofMillis(1)).maximumExpectedValue(Duration.ofHours(1))
-        .register(registry);
-    this.evalsPerCommit = DistributionSummary.builder("tally.evals.per.commit")
-        .description("Recorded results carried by one store commit").register(registry);
   }
 
   private void gauge(String name, String description, Tags tags, ToDoubleFunction<Snapshot> value) {
     Gauge.builder(name, this, m -> value.applyAsDouble(m.snapshot)).description(description).tags(tags).register(registry);
-  }
-
-  /** Records one attempt's dispatch latency: lease to result, in nanoseconds. */
-  public void recordDispatch(long latencyNanos) {
-    dispatchLatency.record(latencyNanos, TimeUnit.NANOSECONDS);
-  }
-
-  /** Records one store commit that carried {@code evals} recorded results. */
-  public void recordCommit(int evals) {
-    evalsPerCommit.record(evals);
   }
 
   /** {@code GET /metrics}: refreshes the store-wide figures and answers Prometheus' text format. */
@@ -121,28 +92,24 @@ public final class ApiMetrics {
   }
 
   /** The store-wide figures of one scrape. */
-  private record Snapshot(Map<RunState, Long> runsByState, long passed, long failed, long errored, long recorded,
-      long duplicates, long fenced, long redeliveries, long live, long left, long ejections, List<WorkerStatus> liveWorkers) {
-    static final Snapshot EMPTY = new Snapshot(Map.of(), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, List.of());
+  private record Snapshot(Map<RunState, Long> runsByState, long passed, long failed, long errored,
+      long redeliveries, long live, long left, long ejections, List<WorkerStatus> liveWorkers) {
+    static final Snapshot EMPTY = new Snapshot(Map.of(), 0, 0, 0, 0, 0, 0, 0, List.of());
 
     static Snapshot of(List<RunView> runs, List<WorkerStatus> workers) {
       Map<RunState, Long> byState = new EnumMap<>(RunState.class);
-      long passed = 0, failed = 0, errored = 0, recorded = 0, duplicates = 0, fenced = 0,
-          redeliveries = 0;
+      long passed = 0, failed = 0, errored = 0, redeliveries = 0;
       for (RunView r : runs) {
         RunCounters c = r.counters();
         byState.merge(r.state(), 1L, Long::sum);
         passed += c.passed();
         failed += c.failed();
         errored += dev.tally.coordinator.report.RunReport.errored(c);
-        recorded += c.recorded();
-        duplicates += c.duplicatesSuppressed();
-        fenced += c.staleResultsFenced();
         redeliveries += c.redeliveries();
       }
       List<WorkerStatus> live = workers.stream().filter(WorkerStatus::connected).toList();
       long ejections = workers.stream().mapToLong(WorkerStatus::timesEjected).sum();
-      return new Snapshot(Map.copyOf(byState), passed, failed, errored, recorded, duplicates, fenced, redeliveries,
+      return new Snapshot(Map.copyOf(byState), passed, failed, errored, redeliveries,
           live.size(), workers.size() - live.size(), ejections, live);
     }
 

@@ -99,12 +99,16 @@ public final class ApiServer implements AutoCloseable {
    *
    * @param settings where and how to serve
    * @param coordinator the running coordinator whose store and scheduler the API adapts
+   * @param live the scheduler's meters, made by {@link SchedulerMetrics#observing} with the coordinator's
+   *     builder before it started; served at {@value #METRICS_PATH} beside the store's figures. One API
+   *     server per instance.
    * @return the running server; close it before the coordinator
    * @throws StartException if the address cannot be bound, or the TLS files cannot be read or used
    */
-  public static ApiServer start(Settings settings, Coordinator coordinator) throws StartException {
+  public static ApiServer start(Settings settings, Coordinator coordinator, SchedulerMetrics live) throws StartException {
     Objects.requireNonNull(settings, "settings");
     Objects.requireNonNull(coordinator, "coordinator");
+    Objects.requireNonNull(live, "live");
     try {
       ListenerSecurity.enforce(ListenerSecurity.Listener.HTTP_API, new InetSocketAddress(settings.host, settings.port),
           settings.token != null, settings.tls != null, settings.insecure);
@@ -116,7 +120,7 @@ public final class ApiServer implements AutoCloseable {
     ReadRoutes reads = new ReadRoutes(coordinator, clock);
     FleetHistory fleet = new FleetHistory(coordinator.store(), clock::millis);
     FleetRoutes fleetRoutes = new FleetRoutes(fleet, coordinator, clock);
-    ApiMetrics metrics = new ApiMetrics(coordinator);
+    ApiMetrics metrics = new ApiMetrics(coordinator, live);
     EventStream events = new EventStream(coordinator.store(), fleet, settings.eventPeriodMillis);
     List<Route> routes = Collections.synchronizedList(new ArrayList<>());
     ObjectMapper json = new ObjectMapper().disable(SerializationFeature.FAIL_ON_EMPTY_BEANS);
@@ -293,7 +297,7 @@ public final class ApiServer implements AutoCloseable {
     return events.clients();
   }
 
-  /** The metrics registry, for binding more meters to it. */
+  /** The metrics served at {@value #METRICS_PATH}. */
   public ApiMetrics metrics() {
     return metrics;
   }

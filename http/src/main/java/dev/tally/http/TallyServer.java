@@ -52,7 +52,8 @@ public final class TallyServer implements AutoCloseable {
   /**
    * Starts the coordinator, resumes every unfinished run in its store, and serves the API.
    *
-   * @param coordinator the coordinator's builder, its store and worker port set
+   * @param coordinator the coordinator's builder, its store and worker port set; the API's {@link
+   *     SchedulerMetrics} are added to its observers
    * @param api where and how to serve the API
    * @return the running server
    * @throws CoordinatorBuilder.StartException if the coordinator cannot start (the store is locked or
@@ -63,9 +64,10 @@ public final class TallyServer implements AutoCloseable {
   public static TallyServer start(CoordinatorBuilder coordinator, ApiServer.Settings api)
       throws CoordinatorBuilder.StartException, ApiServer.StartException {
     Objects.requireNonNull(api, "api");
+    SchedulerMetrics live = SchedulerMetrics.observing(coordinator);
     Coordinator started = coordinator.start();
     try {
-      ApiServer served = ApiServer.start(api, started);
+      ApiServer served = ApiServer.start(api, started, live);
       try {
         List<RunResumption.TakeOver> resumed = started.resumeUnfinishedRuns();
         return new TallyServer(started, served, resumed);

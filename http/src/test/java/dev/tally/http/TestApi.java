@@ -4,6 +4,7 @@ import dev.tally.core.security.Secret;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.tally.coordinator.Coordinator;
+import dev.tally.coordinator.CoordinatorBuilder;
 import dev.tally.core.CaseRecord;
 import dev.tally.core.EvaluatorSpec;
 import dev.tally.core.store.RunCounters;
@@ -43,9 +44,11 @@ final class TestApi implements AutoCloseable {
 
   /** A server on {@code dir}'s store; {@code settings} gets its bind address here. */
   static TestApi start(Path dir, ApiServer.Settings.Builder settings, String token) throws Exception {
-    Coordinator coordinator = Coordinator.builder().storeFile(dir.resolve("tally.db")).start();
+    CoordinatorBuilder builder = Coordinator.builder().storeFile(dir.resolve("tally.db"));
+    SchedulerMetrics live = SchedulerMetrics.observing(builder);
+    Coordinator coordinator = builder.start();
     try {
-      ApiServer api = ApiServer.start(settings.bind("127.0.0.1", 0).spoolDirectory(dir.resolve("uploads")).token(token == null ? null : Secret.of(token, "API token")).build(), coordinator);
+      ApiServer api = ApiServer.start(settings.bind("127.0.0.1", 0).spoolDirectory(dir.resolve("uploads")).token(token == null ? null : Secret.of(token, "API token")).build(), coordinator, live);
       return new TestApi(coordinator, api, HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(10)).build(), token);
     } catch (Exception | Error e) {
       coordinator.close();

@@ -19,8 +19,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -39,7 +37,6 @@ import org.openqa.selenium.support.ui.Select;
  */
 class DashboardBrowserTest {
   private static final ObjectMapper JSON = new ObjectMapper();
-  private static final Pattern START_LINE = Pattern.compile("tally server: API (http://127\\.0\\.0\\.1:(\\d+))/api/v1 .*dashboard (\\S+);");
   private static final String TOKEN = "dashboard-test-token-5c1e";
   /** The first page of cases must be on screen within this long of the navigation (issue 9). */
   private static final long FIRST_PAGE_BUDGET_MILLIS = 1000;
@@ -66,21 +63,9 @@ class DashboardBrowserTest {
     args.addAll(List.of(more));
     TallyProcess process = TallyProcess.start(dir, "server.log", args);
     open.add(process);
-    String[] found = new String[2];
-    await("the server's start line").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100)).until(() -> {
-      Matcher m = START_LINE.matcher(process.output());
-      if (m.find()) {
-        found[0] = m.group(1);
-        found[1] = m.group(2);
-        assertThat(m.group(3)).isEqualTo(m.group(1) + "/");
-        return true;
-      }
-      if (!process.process.isAlive()) {
-        throw new AssertionError("tally server exited early:\n" + process.output());
-      }
-      return false;
-    });
-    return new Server(process, found[0], Integer.parseInt(found[1]));
+    String url = process.serverUrl();
+    assertThat(process.output()).as("the start line names the dashboard").contains("; dashboard " + url + "/;");
+    return new Server(process, url, URI.create(url).getPort());
   }
 
   private Browser browser() {
