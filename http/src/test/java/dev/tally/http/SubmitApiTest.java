@@ -221,6 +221,19 @@ class SubmitApiTest {
   }
 
   @Test
+  void spoolFilesLeftByAServerKilledMidUploadAreDeletedAtTheNextStart() throws Exception {
+    Path spool = Files.createDirectories(dir.resolve("uploads"));
+    Path leftover = Files.writeString(spool.resolve("upload-123.ndjson"), "{\"evaluator\": {\"kind\": \"noop\"}}\n");
+    Path part = Files.writeString(spool.resolve("cases-9.part"), "{\"id\": \"a\"}\n");
+    Path other = Files.writeString(spool.resolve("notes.txt"), "not ours");
+    try (TestApi t = TestApi.start(dir)) {
+      assertThat(leftover).doesNotExist();
+      assertThat(part).doesNotExist();
+      assertThat(other).as("only the spool's own files").exists();
+    }
+  }
+
+  @Test
   void twentyRequestsWithOneKeyReleasedTogetherMakeOneRunAndNo5xx() throws Exception {
     try (TestApi t = TestApi.start(dir)) {
       int n = 20;
