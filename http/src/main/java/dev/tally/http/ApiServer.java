@@ -294,7 +294,7 @@ public final class ApiServer implements AutoCloseable {
       return ProblemException.of(plain, ctx.method() + " is not a method of " + ctx.path());
     }
     if (plain == ProblemType.NOT_FOUND) {
-      return ProblemException.of(plain, "no route " + ctx.method() + " " + ctx.path() + " (the API is under " + BASE + ")");
+      return ProblemException.of(plain, "no route " + ctx.method() + " " + ctx.path() + "; every route is listed in " + OPENAPI_PATH);
     }
     if (plain != null) {
       return ProblemException.of(plain, e.getMessage());

@@ -162,7 +162,7 @@ final class SubmitRoutes implements AutoCloseable {
     try (Upload upload = receive(ctx, ndjson)) {
       CreatedRun created = create(upload, ndjson, scope, key, reservation);
       completed = true;
-      coordinator.submit(created.run().runId());
+      coordinator.submitNew(created.run().runId());
       answer(ctx, created.response(), false);
     } finally {
       renewal.cancel(false);
