@@ -157,6 +157,8 @@ final class Upload implements AutoCloseable {
     Path casesPart = null;
     try (JsonParser p = factory.createParser(in)) {
       p.disable(JsonParser.Feature.AUTO_CLOSE_SOURCE);
+      // As strict as the case grammar (CaseLines): a repeated field is refused, never "the last one wins".
+      p.enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION);
       if (p.nextToken() != JsonToken.START_OBJECT) {
         throw malformed(p, null, "the body must be a JSON object with an evaluator and its cases");
       }
@@ -189,6 +191,12 @@ final class Upload implements AutoCloseable {
             fields.set(name, p.readValueAsTree());
           }
         }
+        if (p.currentToken() != JsonToken.END_OBJECT) {
+          throw malformed(p, null, "the body must be one JSON object");
+        }
+        if (p.nextToken() != null) {
+          throw malformed(p, null, "the body holds something after its JSON object");
+        }
         if (!sawCases) {
           throw ProblemException.field(ProblemType.INVALID_REQUEST, "/cases",
               "/cases: the run has no cases; send them inline (\"cases\": [{\"id\": ...}, ...]) or as " + NDJSON);
@@ -201,6 +209,10 @@ final class Upload implements AutoCloseable {
       }
     } catch (JsonParseException e) {
       throw malformed(null, e, e.getOriginalMessage());
+    } catch (com.fasterxml.jackson.core.exc.StreamConstraintsException e) {
+      // Nesting deeper than 1,000 or a string longer than Jackson's limit: the body's fault, not the server's.
+      throw ProblemException.of(ProblemType.MALFORMED_JSON, "the body exceeds what the server reads of JSON: "
+          + e.getOriginalMessage());
     } finally {
       if (casesPart != null) {
         Files.deleteIfExists(casesPart);
