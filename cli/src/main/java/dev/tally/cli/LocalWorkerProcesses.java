@@ -94,8 +94,8 @@ public final class LocalWorkerProcesses implements AutoCloseable {
    * @param slots slots per worker, at least 1
    * @param logDir where each worker writes {@code worker-N.log}
    * @param workerToken the token the coordinator requires of its workers, or null for none: each worker gets
-   *     it in its environment ({@link Secret#WORKER_TOKEN_VARIABLE}), never on its command line, which every
-   *     user of the machine can read
+   *     it as the first line of its stdin ({@code --token-stdin}), never on its command line, which every user
+   *     of the machine can read, nor in its environment, which every case it runs can read
    * @throws IOException if a process cannot be started (those already started are stopped)
    */
   public static LocalWorkerProcesses start(int count, int slots, HostPort coordinator, Path logDir, Secret workerToken)
@@ -130,15 +130,26 @@ public final class LocalWorkerProcesses implements AutoCloseable {
     command.add("--name=local-" + index);
     command.add("--drain-timeout=0s"); // see the class doc: no graceful drain for local workers
     command.add("--parent-pid=" + ProcessHandle.current().pid());
+    if (workerToken != null) {
+      command.add("--token-stdin");
+    }
     Path logFile = logDir.resolve("worker-" + index + ".log");
     ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(logFile.toFile()));
-    // The coordinator's token, not whatever this process's environment holds (a --worker-token-file wins).
-    if (workerToken != null) {
-      pb.environment().put(Secret.WORKER_TOKEN_VARIABLE, workerToken.reveal());
-    } else {
-      pb.environment().remove(Secret.WORKER_TOKEN_VARIABLE);
-    }
+    // The coordinator's token goes on stdin, never in the environment: /proc/PID/environ of the worker is
+    // readable by every case it runs (same user). Nor whatever this process's environment holds.
+    pb.environment().remove(Secret.WORKER_TOKEN_VARIABLE);
+    pb.environment().remove(Secret.API_TOKEN_VARIABLE);
     Process p = pb.start();
+    if (workerToken != null) {
+      try {
+        OutputStream stdin = p.getOutputStream();
+        stdin.write((workerToken.reveal() + "\n").getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+        stdin.flush(); // kept open: the reason it stops is written on it later
+      } catch (IOException e) {
+        p.destroyForcibly();
+        throw e;
+      }
+    }
     long startedNanos = System.nanoTime();
     synchronized (processes) {
       if (closing) { // a restart that raced with stop(): it would outlive the word it never got

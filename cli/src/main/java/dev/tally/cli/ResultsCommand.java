@@ -63,7 +63,9 @@ public final class ResultsCommand extends ClientCommand {
   private static void download(ApiClient client, String path, String what, Path target)
       throws IOException, ApiClient.Refused, ApiClient.Unreachable, InterruptedException {
     Path absolute = target.toAbsolutePath();
-    Path temp = Files.createTempFile(absolute.getParent(), "." + absolute.getFileName() + ".", ".part");
+    // Not createTempFile, whose file is private (0600): the result gets the umask's permissions, as tally run's does.
+    Path temp = absolute.resolveSibling("." + absolute.getFileName() + "." + ProcessHandle.current().pid() + ".part");
+    Files.deleteIfExists(temp);
     try {
       ApiClient.Request request = new ApiClient.Request("GET", path, java.util.Map.of(), null, false, temp);
       ApiClient.requireOk(client.send(request, "downloading the " + what, ""));

@@ -31,7 +31,7 @@ import sun.misc.Signal;
  * unfinished run in its store (a server killed with {@code kill -9} and started again on the same store
  * finishes them).
  *
- * <p><b>Stopping.</b> The first SIGTERM or SIGINT stops it gracefully: it leases nothing more, waits up to
+ * <p><b>Stopping.</b> The first SIGTERM, SIGINT or SIGHUP stops it gracefully: it leases nothing more, waits up to
  * {@code --stop-grace} for the results of what its workers hold, stops its local workers (telling them
  * why), closes the API's port, says Goodbye to remote workers, and exits 0, saying so on stderr. What was
  * still leased stays leased for the next server on the store, as after a {@code kill -9}. A second signal
@@ -47,8 +47,8 @@ import sun.misc.Signal;
     description = {
       "Run a long-lived coordinator with an HTTP API and a web dashboard: runs are submitted over HTTP, many",
       "at once. Prints one line at start with the API's, the dashboard's and the worker port's addresses.",
-      "Exit code: 0 stopped by SIGTERM or SIGINT; 1 the store failed; 2 bad usage, or the store or a port",
-      "cannot be used."
+      "Exit code: 0 stopped by SIGTERM, SIGINT or SIGHUP; 1 the store failed; 2 bad usage, or the store or a",
+      "port cannot be used."
     })
 public final class ServerCommand implements java.util.concurrent.Callable<Integer> {
   /** What local workers say when the server stops. */
@@ -76,7 +76,7 @@ public final class ServerCommand implements java.util.concurrent.Callable<Intege
   Integer slots;
 
   @Option(names = "--stop-grace", converter = DurationConverter.class,
-      description = "On SIGTERM or SIGINT, how long to wait for the results of cases in flight (default: ${DEFAULT-VALUE}).")
+      description = "On SIGTERM, SIGINT or SIGHUP, how long to wait for the results of cases in flight (default: ${DEFAULT-VALUE}).")
   Duration stopGrace;
 
   @Override
@@ -110,7 +110,9 @@ public final class ServerCommand implements java.util.concurrent.Callable<Intege
     CountDownLatch stop = new CountDownLatch(1);
     AtomicReference<String> stopSignal = new AtomicReference<>();
     AtomicInteger signals = new AtomicInteger();
-    for (String name : List.of("TERM", "INT")) {
+    // HUP too: a server started from a terminal that closes stops as gracefully as on TERM, not by the
+    // JVM's default hangup handling, which skips the grace for the cases in flight.
+    for (String name : List.of("TERM", "INT", "HUP")) {
       Signal.handle(new Signal(name), s -> {
         if (signals.incrementAndGet() > 1) {
           Runtime.getRuntime().halt(128 + s.getNumber()); // a second signal: at once

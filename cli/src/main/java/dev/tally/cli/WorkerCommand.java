@@ -105,6 +105,15 @@ public final class WorkerCommand implements Callable<Integer> {
   /** The environment the token is read from when no file is given (a map in tests). */
   Map<String, String> environment = System.getenv();
 
+  @Option(names = "--token-stdin", hidden = true,
+      description = "Read the worker token from the first line of stdin (used by tally run and tally server for their"
+          + " local workers: an environment variable would sit in /proc/PID/environ, where every case the worker runs"
+          + " could read it).")
+  boolean tokenStdin;
+
+  /** The process's stdin, read by one reader: the token's line first (with --token-stdin), then the parent's word. */
+  private BufferedReader stdin;
+
   @Option(names = "--parent-pid", hidden = true,
       description = "Exit when this process is gone, or when it writes why on stdin (used by tally run for its local workers).")
   Long parentPid;
@@ -131,9 +140,10 @@ public final class WorkerCommand implements Callable<Integer> {
     }
     Secret token;
     try {
-      token = Secrets.workerToken(tokenFile, environment).orElse(null);
+      token = tokenStdin ? tokenFromStdin() : Secrets.workerToken(tokenFile, environment).orElse(null);
     } catch (IllegalArgumentException e) {
-      throw new ParameterException(spec.commandLine(), (tokenFile != null ? "--token-file: " : "") + e.getMessage());
+      throw new ParameterException(spec.commandLine(), (tokenStdin ? "--token-stdin: " : tokenFile != null ? "--token-file: " : "")
+          + e.getMessage());
     }
     TlsTrust trust = null;
     if (tlsCa != null) {
@@ -179,7 +189,7 @@ public final class WorkerCommand implements Callable<Integer> {
     }
     session.start();
     if (parentPid != null) {
-      listenToParent(session, err);
+      listenToParent(session, err, stdin());
     }
     // After start(): a drain needs a started session. A signal before this point ends the JVM the
     // default way, through the shutdown hook.
@@ -213,15 +223,35 @@ public final class WorkerCommand implements Callable<Integer> {
     }
   }
 
+  private BufferedReader stdin() {
+    if (stdin == null) {
+      stdin = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+    }
+    return stdin;
+  }
+
+  /** The first line of stdin as the worker token ({@link Secret#of} judges it). */
+  private Secret tokenFromStdin() {
+    try {
+      String line = stdin().readLine();
+      if (line == null) {
+        throw new IllegalArgumentException("stdin ended before the worker token's line");
+      }
+      return Secret.of(line, "worker token (from stdin)");
+    } catch (IOException e) {
+      throw new IllegalArgumentException("cannot read the worker token from stdin: " + e.getMessage(), e);
+    }
+  }
+
   /**
    * Stops the worker at once when its parent writes a line on stdin, with that line as the reason: the
    * parent ({@code tally run}) knows why its workers stop (its run is over, or it is being stopped), and a
    * signal could not say. The end of stdin says nothing: the parent's pid is watched for its death.
    */
-  private static void listenToParent(WorkerSession session, PrintWriter err) {
+  private static void listenToParent(WorkerSession session, PrintWriter err, BufferedReader stdin) {
     Thread listener = new Thread(() -> {
       try {
-        String why = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8)).readLine();
+        String why = stdin.readLine();
         if (why != null && !why.isBlank()) {
           err.println("tally worker: " + why.strip());
           err.flush();

@@ -82,6 +82,7 @@ class ServerUploadKillProcessTest {
     try (TallyProcess second = TallyProcess.start(dir, "server-2.log", server)) {
       String url = second.serverUrl();
       assertThat(get(url + "/api/v1/runs").get("runs")).as("no run of the interrupted upload").isEmpty();
+      assertThat(spooled(spools)).as("the killed upload's spool is deleted at the next start").isZero();
 
       HttpResponse<String> retried = post(url, body);
       assertThat(retried.statusCode()).as(retried.body()).isEqualTo(201);

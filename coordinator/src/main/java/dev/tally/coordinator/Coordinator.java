@@ -127,14 +127,30 @@ public final class Coordinator implements AutoCloseable {
    *     (with the store's {@link dev.tally.core.store.StoreException}) if the scheduler gives up on the store
    */
   public CompletableFuture<RunCounters> submit(long runId) {
+    return submit(runId, startedNanos);
+  }
+
+  /**
+   * Starts running a run created while this coordinator was already serving others (a server's
+   * submission): as {@link #submit(long)}, but its {@link #wallMillis} counts from now, not from this
+   * coordinator's start (a server's uptime says nothing of one run).
+   *
+   * @return as {@link #submit(long)}
+   */
+  public CompletableFuture<RunCounters> submitNew(long runId) {
+    return submit(runId, System.nanoTime());
+  }
+
+  private CompletableFuture<RunCounters> submit(long runId, long beganNanos) {
     CompletableFuture<RunCounters> done = scheduler.activate(runId);
-    done.thenRun(() -> finishedAfterNanos.putIfAbsent(runId, System.nanoTime() - startedNanos));
+    done.thenRun(() -> finishedAfterNanos.putIfAbsent(runId, System.nanoTime() - beganNanos));
     return done;
   }
 
   /**
    * This coordinator's part of a finished run, as {@code summary.json}'s {@code wallMillis} counts it: from
-   * this coordinator's start to the run's end, in milliseconds.
+   * this coordinator's start (or, for a run given by {@link #submitNew}, from its submission) to the run's
+   * end, in milliseconds.
    *
    * @return the time, or empty if the run did not finish while this coordinator worked on it (it is
    *     running, or an earlier coordinator finished it)
@@ -156,7 +172,7 @@ public final class Coordinator implements AutoCloseable {
   public java.util.List<RunResumption.TakeOver> resumeUnfinishedRuns() {
     java.util.List<RunResumption.TakeOver> taken = resumption.takeOverUnfinished();
     for (RunResumption.TakeOver t : taken) {
-      scheduler.activate(t.run().runId());
+      submit(t.run().runId()); // its part counts from this coordinator's start, as tally resume's does
     }
     return taken;
   }

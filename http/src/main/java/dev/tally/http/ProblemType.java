@@ -18,6 +18,8 @@ public enum ProblemType {
   /** A case that the case grammar refuses (no id, a repeated id, a line too long, ...). */
   INVALID_CASE("invalid-case", "A case of the body is not valid", 400),
   BODY_TOO_LARGE("body-too-large", "The body is too large", 413),
+  /** The body stopped arriving before its end, for longer than the server waits. */
+  BODY_TIMEOUT("body-timeout", "The body stopped arriving", 408),
   UNSUPPORTED_MEDIA_TYPE("unsupported-media-type", "The body's media type is not one this route takes", 415),
   /** {@code Idempotency-Key} absent where it is required. */
   MISSING_IDEMPOTENCY_KEY("missing-idempotency-key", "The Idempotency-Key header is required", 400),
@@ -31,8 +33,8 @@ public enum ProblemType {
   RUN_NOT_FINISHED("run-not-finished", "The run has not finished", 409),
   /** The run has finished, and what was asked for changes only a running run. */
   RUN_FINISHED("run-finished", "The run has already finished", 409),
-  /** The server is stopping and takes no new work. */
-  UNAVAILABLE("unavailable", "The server is stopping", 503),
+  /** The server cannot serve this now (it is stopping, or at a limit of clients); retry later. */
+  UNAVAILABLE("unavailable", "The service is unavailable for now", 503),
   INTERNAL("internal", "Internal error", 500);
 
   private final String name;

@@ -58,8 +58,9 @@ record Submission(String name, EvaluatorSpec evaluator, AttemptLimits limits, Co
         throw f.problem("/name", "name must be a string");
       }
       name = n.asText();
-      if (name.length() > NewRun.MAX_NAME_CHARS) {
-        throw f.problem("/name", "name must be at most " + NewRun.MAX_NAME_CHARS + " characters, got " + name.length());
+      java.util.Optional<String> problem = NewRun.nameProblem(name);
+      if (problem.isPresent()) {
+        throw f.problem("/name", "name: " + problem.get());
       }
     }
     JsonNode settings = body.get("settings");

@@ -137,6 +137,12 @@ final class SubmitRoutes implements AutoCloseable {
   void createRun(Context ctx) throws IOException {
     String key = IdempotencyKeyHeader.parse(headers(ctx, IdempotencyKeyHeader.NAME), true);
     boolean ndjson = Upload.isNdjson(ctx.contentType());
+    String encoding = ctx.header("Content-Encoding");
+    if (encoding != null && !encoding.isBlank() && !encoding.strip().equalsIgnoreCase("identity")) {
+      // RFC 9110 section 8.4: a coding the server does not decode is refused, never read as if it were none.
+      throw ProblemException.header(ProblemType.UNSUPPORTED_MEDIA_TYPE, "Content-Encoding",
+          "the body must be sent without a content coding, got '" + encoding.strip() + "'");
+    }
     String scope = auth.scope();
     long now = clock.millis();
     KeyClaim claim = store().claimKey(scope, key, null, now, now + coordinator.keyHold().toMillis());
@@ -162,7 +168,7 @@ final class SubmitRoutes implements AutoCloseable {
     try (Upload upload = receive(ctx, ndjson)) {
       CreatedRun created = create(upload, ndjson, scope, key, reservation);
       completed = true;
-      coordinator.submit(created.run().runId());
+      coordinator.submitNew(created.run().runId());
       answer(ctx, created.response(), false);
     } finally {
       renewal.cancel(false);
@@ -181,10 +187,10 @@ final class SubmitRoutes implements AutoCloseable {
           "the body is empty: a run is its fields (an evaluator at least) and its cases"));
       JsonNode fields;
       try {
-        fields = json.readTree(header.text());
+        fields = CaseLines.parseStrict(header.text()); // as strict as a case line
       } catch (JsonProcessingException e) {
-        throw ProblemException.line(ProblemType.MALFORMED_JSON, 1, null, BODY + " line 1: the run's fields are not JSON: "
-            + e.getOriginalMessage());
+        throw ProblemException.line(ProblemType.MALFORMED_JSON, 1, null, BODY + " line 1: the run's fields are not one"
+            + " JSON object: " + e.getOriginalMessage());
       }
       Submission submission = Submission.parse(fields, ndjson ? header.number() : 0, CoordinatorBuilder.DEFAULT_CASE_TIMEOUT);
       RunSpec spec = new RunSpec(UPLOAD_DATASET, submission.evaluator(), submission.limits(), "sha256:" + upload.fingerprint());
@@ -192,6 +198,13 @@ final class SubmitRoutes implements AutoCloseable {
           coordinator.idempotencyTtl(), this::render);
       return store().createRun(new NewRun(spec, submission.name()), new CheckedCases(lines, submission, json), completion);
     } catch (CaseSourceException e) {
+      if (e.line() == 0) { // not on one line: the run has no cases
+        throw ndjson ? ProblemException.of(ProblemType.INVALID_REQUEST, e.getMessage())
+            : ProblemException.field(ProblemType.INVALID_REQUEST, "/cases", "/cases: " + e.detail());
+      }
+      if (e.line() == 1 && !ndjson) { // the rewritten body's first line: the run's own fields
+        throw ProblemException.of(ProblemType.INVALID_REQUEST, "the run's fields (all but cases): " + e.detail());
+      }
       if (ndjson) {
         throw upload.placeOfLine(ProblemType.INVALID_CASE, e.line(), e.getMessage());
       }
@@ -276,8 +289,20 @@ final class SubmitRoutes implements AutoCloseable {
   }
 
   private Upload receive(Context ctx, boolean ndjson) throws IOException {
-    return Upload.receive(ctx.req().getInputStream(), ndjson, ctx.method().name(), ctx.path(), settings.spoolDirectory,
-        ndjson ? settings.maxStreamBytes : settings.maxBodyBytes);
+    try {
+      return Upload.receive(ctx.req().getInputStream(), ndjson, ctx.method().name(), ctx.path(), settings.spoolDirectory,
+          ndjson ? settings.maxStreamBytes : settings.maxBodyBytes);
+    } catch (IOException e) {
+      for (Throwable t = e; t != null; t = t.getCause()) {
+        if (t instanceof java.util.concurrent.TimeoutException) {
+          // Jetty's idle timeout: the client sent part of the body and went quiet. Nothing was written.
+          log.info("an upload stopped arriving ({}); its key is released", t.getMessage());
+          throw ProblemException.of(ProblemType.BODY_TIMEOUT, "the body stopped arriving before its end (" + t.getMessage()
+              + "); nothing was created: send it again with the same Idempotency-Key");
+        }
+      }
+      throw e;
+    }
   }
 
   private void renew(String scope, String key, String reservation, AtomicBoolean held) {
@@ -359,7 +384,7 @@ final class SubmitRoutes implements AutoCloseable {
       CaseRecord c = lines.next();
       if (c == null) {
         if (lines.count() == 0) {
-          throw new CaseSourceException(BODY, 1, "the run has no cases: give at least one");
+          throw new CaseSourceException(BODY, 0, "the run has no cases: give at least one");
         }
         return null;
       }

@@ -47,6 +47,48 @@ final class Upload implements AutoCloseable {
 
   private static final ObjectMapper MAPPER = new ObjectMapper();
 
+  /** A spool file's name: {@code upload-RANDOM.ndjson}. */
+  private static final String SPOOL_PREFIX = "upload-";
+  private static final String SPOOL_SUFFIX = ".ndjson";
+  /** A JSON body's cases while its run fields may still come: {@code cases-RANDOM.part}. */
+  private static final String PART_PREFIX = "cases-";
+  private static final String PART_SUFFIX = ".part";
+  private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(Upload.class);
+
+  /**
+   * Deletes the spool files an earlier process left in {@code spoolDir} (it was killed mid-upload): only
+   * files named as this class names them, so a directory shared by mistake loses nothing else. A file
+   * that cannot be deleted is logged and left.
+   *
+   * @return how many were deleted
+   */
+  static int deleteLeftovers(Path spoolDir) {
+    if (!Files.isDirectory(spoolDir)) {
+      return 0;
+    }
+    int deleted = 0;
+    try (java.util.stream.Stream<Path> files = Files.list(spoolDir)) {
+      for (Path f : (Iterable<Path>) files::iterator) {
+        String name = f.getFileName().toString();
+        if ((name.startsWith(SPOOL_PREFIX) && name.endsWith(SPOOL_SUFFIX))
+            || (name.startsWith(PART_PREFIX) && name.endsWith(PART_SUFFIX))) {
+          try {
+            Files.deleteIfExists(f);
+            deleted++;
+          } catch (IOException e) {
+            log.warn("cannot delete the leftover upload {}: {}", f, e.toString());
+          }
+        }
+      }
+    } catch (IOException e) {
+      log.warn("cannot look for leftover uploads in {}: {}", spoolDir, e.toString());
+    }
+    if (deleted > 0) {
+      log.info("deleted {} upload spool files an earlier server left in {} (killed mid-upload)", deleted, spoolDir);
+    }
+    return deleted;
+  }
+
   private final Path spool;
   private final boolean ndjson;
   private final String fingerprint;
@@ -91,7 +133,7 @@ final class Upload implements AutoCloseable {
     Limited limited = new Limited(body, maxBytes);
     InputStream in = new DigestInputStream(limited, digest);
     Files.createDirectories(spoolDir);
-    Path spool = Files.createTempFile(spoolDir, "upload-", ".ndjson");
+    Path spool = Files.createTempFile(spoolDir, SPOOL_PREFIX, SPOOL_SUFFIX);
     try {
       try (OutputStream out = new BufferedOutputStream(Files.newOutputStream(spool), 64 * 1024)) {
         if (ndjson) {
@@ -115,11 +157,13 @@ final class Upload implements AutoCloseable {
     Path casesPart = null;
     try (JsonParser p = factory.createParser(in)) {
       p.disable(JsonParser.Feature.AUTO_CLOSE_SOURCE);
+      // As strict as the case grammar (CaseLines): a repeated field is refused, never "the last one wins".
+      p.enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION);
       if (p.nextToken() != JsonToken.START_OBJECT) {
         throw malformed(p, null, "the body must be a JSON object with an evaluator and its cases");
       }
       // The cases go to a second file as they stream, since the run's fields may come after them.
-      casesPart = Files.createTempFile(spoolDir, "cases-", ".part");
+      casesPart = Files.createTempFile(spoolDir, PART_PREFIX, PART_SUFFIX);
       try (OutputStream cases = new BufferedOutputStream(Files.newOutputStream(casesPart), 64 * 1024);
           JsonGenerator g = factory.createGenerator(cases)) {
         g.disable(JsonGenerator.Feature.AUTO_CLOSE_TARGET);
@@ -147,6 +191,12 @@ final class Upload implements AutoCloseable {
             fields.set(name, p.readValueAsTree());
           }
         }
+        if (p.currentToken() != JsonToken.END_OBJECT) {
+          throw malformed(p, null, "the body must be one JSON object");
+        }
+        if (p.nextToken() != null) {
+          throw malformed(p, null, "the body holds something after its JSON object");
+        }
         if (!sawCases) {
           throw ProblemException.field(ProblemType.INVALID_REQUEST, "/cases",
               "/cases: the run has no cases; send them inline (\"cases\": [{\"id\": ...}, ...]) or as " + NDJSON);
@@ -159,6 +209,10 @@ final class Upload implements AutoCloseable {
       }
     } catch (JsonParseException e) {
       throw malformed(null, e, e.getOriginalMessage());
+    } catch (com.fasterxml.jackson.core.exc.StreamConstraintsException e) {
+      // Nesting deeper than 1,000 or a string longer than Jackson's limit: the body's fault, not the server's.
+      throw ProblemException.of(ProblemType.MALFORMED_JSON, "the body exceeds what the server reads of JSON: "
+          + e.getOriginalMessage());
     } finally {
       if (casesPart != null) {
         Files.deleteIfExists(casesPart);

@@ -221,6 +221,52 @@ class SubmitApiTest {
   }
 
   @Test
+  void aBodyIsReadAsStrictlyAsACaseLineAndItsLimitsAre400NotServerErrors() throws Exception {
+    try (TestApi t = TestApi.start(dir)) {
+      String twoEvaluators = "{\"evaluator\": {\"kind\": \"noop\"}, \"evaluator\": {\"kind\": \"exec\", \"cmd\": \"true\"},"
+          + " \"cases\": [{\"id\": \"a\"}]}";
+      HttpResponse<String> repeated = submit(t, "s1", twoEvaluators);
+      assertThat(repeated.statusCode()).isEqualTo(400);
+      assertThat(TestApi.json(repeated).get("detail").asText()).contains("Duplicate field 'evaluator'");
+      assertThat(submit(t, "s2", BODY + " {\"x\": 1}").statusCode()).as("trailing data").isEqualTo(400);
+      assertThat(submit(t, "s3", BODY.replace("\"cases\": [", "\"cases\": [{\"id\": \"z\"}], \"cases\": [")).statusCode())
+          .as("cases twice").isEqualTo(400);
+      String deep = "[".repeat(5_000) + "]".repeat(5_000);
+      HttpResponse<String> nested = submit(t, "s4", BODY.replace("\"nightly\"", deep));
+      assertThat(nested.statusCode()).as(nested.body()).isEqualTo(400);
+      assertThat(TestApi.json(nested).get("type").asText()).isEqualTo(ProblemType.MALFORMED_JSON.uri());
+      HttpResponse<String> header = t.send(post(t, RUNS, "s5", "application/x-ndjson",
+          "{\"evaluator\": {\"kind\": \"noop\"}} trailing\n{\"id\": \"a\"}\n"));
+      assertThat(header.statusCode()).isEqualTo(400);
+      assertThat(TestApi.json(header).get("line").asInt()).isEqualTo(1);
+      HttpResponse<String> escape = submit(t, "s6", BODY.replace("nightly", "a\\u001b[31m"));
+      assertThat(escape.statusCode()).isEqualTo(400);
+      assertThat(TestApi.json(escape).get("field").asText()).isEqualTo("/name");
+      HttpResponse<String> empty = submit(t, "s7", "{\"evaluator\": {\"kind\": \"noop\"}, \"cases\": []}");
+      assertThat(empty.statusCode()).isEqualTo(400);
+      assertThat(TestApi.json(empty).get("field").asText()).isEqualTo("/cases");
+      HttpResponse<String> gzip = t.send(t.request(RUNS).header("Content-Type", "application/json").header("Idempotency-Key", "s8")
+          .header("Content-Encoding", "gzip").POST(HttpRequest.BodyPublishers.ofString(BODY)).build());
+      assertThat(gzip.statusCode()).isEqualTo(415);
+      assertThat(TestApi.json(gzip).get("header").asText()).isEqualTo("Content-Encoding");
+      assertThat(runs(t)).isEmpty();
+    }
+  }
+
+  @Test
+  void spoolFilesLeftByAServerKilledMidUploadAreDeletedAtTheNextStart() throws Exception {
+    Path spool = Files.createDirectories(dir.resolve("uploads"));
+    Path leftover = Files.writeString(spool.resolve("upload-123.ndjson"), "{\"evaluator\": {\"kind\": \"noop\"}}\n");
+    Path part = Files.writeString(spool.resolve("cases-9.part"), "{\"id\": \"a\"}\n");
+    Path other = Files.writeString(spool.resolve("notes.txt"), "not ours");
+    try (TestApi t = TestApi.start(dir)) {
+      assertThat(leftover).doesNotExist();
+      assertThat(part).doesNotExist();
+      assertThat(other).as("only the spool's own files").exists();
+    }
+  }
+
+  @Test
   void twentyRequestsWithOneKeyReleasedTogetherMakeOneRunAndNo5xx() throws Exception {
     try (TestApi t = TestApi.start(dir)) {
       int n = 20;

@@ -36,7 +36,7 @@ import java.util.Map;
  * {@code history}: {@code token}, {@code worker}, {@code ending}, {@code detail}, {@code millis}.
  *
  * <p><b>Summary</b>: {@code runId}, {@code total}, {@code passed}, {@code failed}, {@code errored}
- * ({@link #errored}), {@code recorded}, {@code jobsFailed}, {@code duplicatesSuppressed}, {@code
+ * ({@link #errored}), {@code recorded}, {@code jobsFailed}, {@code cancelled}, {@code duplicatesSuppressed}, {@code
  * staleResultsFenced}, {@code redeliveries}, {@code wallMillis}, {@code runWallMillis} ({@link Times}),
  * pretty-printed, with a final newline.
  *
@@ -128,14 +128,16 @@ public final class RunReport {
       line.put("durationMillis", outcome.durationMillis());
       line.put("output", outcome.outputTail());
     } else {
-      line.put("verdict", "error");
+      // A cancelled case was not judged: it is neither an error of the case nor counted as one.
+      line.put("verdict", job.state() == JobState.CANCELLED ? "cancelled" : "error");
       line.putNull("score");
       line.put("attempts", job.attempts());
       line.putNull("worker");
       line.putNull("durationMillis");
       line.put("output", "");
-      line.put("failure", job.failureReason() == null
-          ? "job did not finish (state " + job.state().name().toLowerCase(java.util.Locale.ROOT) + ")" : job.failureReason());
+      line.put("failure", job.state() == JobState.CANCELLED ? "the run was cancelled before this case ended"
+          : job.failureReason() == null
+              ? "job did not finish (state " + job.state().name().toLowerCase(java.util.Locale.ROOT) + ")" : job.failureReason());
     }
     if (job.state() != JobState.DONE || attempts.size() > 1) {
       ArrayNode h = line.putArray("history");
@@ -161,6 +163,7 @@ public final class RunReport {
     s.put("errored", errored(c));
     s.put("recorded", c.recorded());
     s.put("jobsFailed", c.jobsFailed());
+    s.put("cancelled", c.cancelled());
     s.put("duplicatesSuppressed", c.duplicatesSuppressed());
     s.put("staleResultsFenced", c.staleResultsFenced());
     s.put("redeliveries", c.redeliveries());

@@ -67,6 +67,17 @@ public final class CaseLines implements CaseSource {
       .enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION);
 
   /**
+   * Reads one line's JSON as strictly as a case line is read: one value, no repeated key, nothing after it
+   * (for a line that is not a case, such as an NDJSON upload's header line).
+   *
+   * @throws com.fasterxml.jackson.core.JsonProcessingException if it is not such JSON (its message says where)
+   */
+  public static com.fasterxml.jackson.databind.JsonNode parseStrict(String text)
+      throws com.fasterxml.jackson.core.JsonProcessingException {
+    return JSON.readTree(text);
+  }
+
+  /**
    * One line as read.
    *
    * @param number its 1-based line number

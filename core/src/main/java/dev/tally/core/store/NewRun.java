@@ -13,14 +13,31 @@ public record NewRun(RunSpec spec, String name) {
   public static final int MAX_NAME_CHARS = 256;
 
   /**
-   * @throws IllegalArgumentException if the name is longer than {@link #MAX_NAME_CHARS}
+   * @throws IllegalArgumentException if the name is not a valid one ({@link #nameProblem})
    */
   public NewRun {
     Objects.requireNonNull(spec, "spec");
     Objects.requireNonNull(name, "name");
+    nameProblem(name).ifPresent(p -> {
+      throw new IllegalArgumentException(p);
+    });
+  }
+
+  /**
+   * What is wrong with {@code name} as a run's name, or empty if nothing: at most {@link #MAX_NAME_CHARS}
+   * characters, and no control characters (a name is printed in terminals and pages, where an escape
+   * sequence in it would act).
+   */
+  public static java.util.Optional<String> nameProblem(String name) {
     if (name.length() > MAX_NAME_CHARS) {
-      throw new IllegalArgumentException("a run name is at most " + MAX_NAME_CHARS + " characters, got " + name.length());
+      return java.util.Optional.of("a run name is at most " + MAX_NAME_CHARS + " characters, got " + name.length());
     }
+    for (int i = 0; i < name.length(); i++) {
+      if (Character.isISOControl(name.charAt(i))) {
+        return java.util.Optional.of("a run name has no control characters; character " + (i + 1) + " is one");
+      }
+    }
+    return java.util.Optional.empty();
   }
 
   /** A run with no name. */
