@@ -100,7 +100,7 @@ public final class ApiViews {
   public static AttemptObject attempt(AttemptView a) {
     AttemptTiming t = a.timing();
     return new AttemptObject(a.worker(), a.token(), time(a.startedAtMillis()), time(a.endedAtMillis()), a.ending(),
-        a.detail(), known(t.runMillis()), known(t.queuedMillis()));
+        a.detail(), known(t.runMillis()), known(t.queuedMillis()), a.duplicateResults(), a.fencedResults());
   }
 
   /** A worker object. */

@@ -238,7 +238,9 @@ export function mount(main, [idText]) {
             <td class="mono">${escapeHtml(a.worker || '')}</td><td class="num">${a.fencingToken}</td>
             <td>${clock(a.startedAt)}</td>
             <td class="num">${duration(a.runMillis != null ? a.runMillis : Date.parse(a.endedAt) - Date.parse(a.startedAt))}</td>
-            <td><span class="badge ${escapeHtml((a.ending || '').replace(/[ _]/g, '-'))}">${escapeHtml((a.ending || '').replace(/_/g, ' '))}</span></td>
+            <td><span class="badge ${escapeHtml((a.ending || '').replace(/[ _]/g, '-'))}">${escapeHtml((a.ending || '').replace(/_/g, ' '))}</span>${
+              a.duplicateResults ? ` <span class="badge duplicate" title="its result arrived again after it was recorded: suppressed">duplicate ×${a.duplicateResults}</span>` : ''}${
+              a.fencedResults ? ` <span class="badge fenced" title="its result arrived after its lease had ended: refused by its fencing token">fenced ×${a.fencedResults}</span>` : ''}</td>
             <td>${escapeHtml(a.detail || '')}</td></tr>`).join('')}
         </tbody></table>
         ${c.failureReason ? `<p class="notice error">${escapeHtml(c.failureReason)}</p>` : ''}

@@ -689,7 +689,7 @@ public final class SqliteStore implements Store {
       // A LEFT JOIN: a case with no attempt yet is one row of nulls, an unknown case no row at all.
       try (PreparedStatement s = reader.prepareStatement(
           "SELECT a.job_id, a.token, a.worker, a.started_at_millis, a.ended_at_millis, a.ending, a.detail,"
-              + " a.elapsed_millis, a.queued_millis, a.run_millis"
+              + " a.elapsed_millis, a.queued_millis, a.run_millis, a.duplicate_results, a.fenced_results"
               + " FROM jobs j LEFT JOIN attempts a ON a.job_id = j.id WHERE j.run_id = ? AND j.case_id = ? ORDER BY a.token")) {
         s.setLong(1, runId);
         s.setString(2, caseId);
@@ -710,7 +710,7 @@ public final class SqliteStore implements Store {
   private static AttemptView attemptView(ResultSet rs) throws SQLException {
     AttemptTiming timing = new AttemptTiming(duration(rs, 8), duration(rs, 9), duration(rs, 10));
     return new AttemptView(rs.getLong(1), rs.getLong(2), rs.getString(3), rs.getLong(4), rs.getLong(5),
-        rs.getString(6), rs.getString(7), timing);
+        rs.getString(6), rs.getString(7), timing, rs.getInt(11), rs.getInt(12));
   }
 
   /** The comma-separated columns, each with {@code prefix}. */
@@ -750,7 +750,7 @@ public final class SqliteStore implements Store {
       List<AttemptView> out = new ArrayList<>();
       try (PreparedStatement s = reader.prepareStatement(
           "SELECT a.job_id, a.token, a.worker, a.started_at_millis, a.ended_at_millis, a.ending, a.detail,"
-              + " a.elapsed_millis, a.queued_millis, a.run_millis"
+              + " a.elapsed_millis, a.queued_millis, a.run_millis, a.duplicate_results, a.fenced_results"
               + " FROM attempts a JOIN jobs j ON j.id = a.job_id WHERE j.run_id = ? ORDER BY a.job_id, a.token")) {
         s.setLong(1, runId);
         try (ResultSet rs = s.executeQuery()) {

@@ -432,6 +432,18 @@ final class SqliteTransaction implements StoreTransaction {
     return UUID.randomUUID().toString();
   }
 
+  @Override
+  public void noteLateResult(long jobId, long token, boolean duplicate) {
+    sql(() -> {
+      s.insertAttempt.executeBatch(); // the attempt may have ended in this very batch
+      PreparedStatement q = duplicate ? s.noteDuplicate : s.noteFenced;
+      q.setLong(1, jobId);
+      q.setLong(2, token);
+      q.executeUpdate();
+      return null;
+    });
+  }
+
   /** Inserts the attempt rows gathered so far; called before the commit. */
   void flush() {
     sql(() -> s.insertAttempt.executeBatch());
@@ -573,6 +585,8 @@ final class SqliteTransaction implements StoreTransaction {
     final PreparedStatement failJob;
     final PreparedStatement requeueJob;
     final PreparedStatement insertAttempt;
+    final PreparedStatement noteDuplicate;
+    final PreparedStatement noteFenced;
     final PreparedStatement leaseJobs;
     final PreparedStatement addCounters;
     final PreparedStatement selectCounters;
@@ -601,7 +615,7 @@ final class SqliteTransaction implements StoreTransaction {
     /** Closes every statement, ignoring failures: they are being replaced. */
     void closeQuietly() {
       for (PreparedStatement p : new PreparedStatement[] {insertRun, insertOption, insertJob, recordOutcome, selectJob,
-          failJob, requeueJob, insertAttempt, leaseJobs, addCounters, selectCounters, pendingSummary, renewLease,
+          failJob, requeueJob, insertAttempt, noteDuplicate, noteFenced, leaseJobs, addCounters, selectCounters, pendingSummary, renewLease,
           selectExpiredLeases, selectLeasesIssuedBefore, begin, commit, rollback, leasedCount, runState, selectLeased,
           cancelLeased, cancelPending, cancelRun, positionOfCase, setRunTotal, selectKey, insertKey, updateKey, deleteKey,
           deleteKeys, deleteHeldKeys}) {
@@ -665,6 +679,9 @@ final class SqliteTransaction implements StoreTransaction {
           // SET expressions see the old row: the last worker is the owner whose lease ends here.
           "UPDATE jobs SET state = 'pending', last_worker = owner, owner = NULL, lease_expiry_millis = NULL,"
               + " not_before_millis = ?, attempts = ?, lost_streak = ?, timeouts = ? WHERE id = ?");
+      noteDuplicate = c.prepareStatement(
+          "UPDATE attempts SET duplicate_results = duplicate_results + 1 WHERE job_id = ? AND token = ?");
+      noteFenced = c.prepareStatement("UPDATE attempts SET fenced_results = fenced_results + 1 WHERE job_id = ? AND token = ?");
       insertAttempt = c.prepareStatement(
           "INSERT INTO attempts (job_id, token, worker, started_at_millis, ended_at_millis, ending, detail,"
               + " elapsed_millis, queued_millis, run_millis) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");

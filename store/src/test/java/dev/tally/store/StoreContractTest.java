@@ -488,8 +488,8 @@ public abstract class StoreContractTest {
       assertThat(j.state()).isEqualTo(JobState.DONE);
       assertThat(j.worker()).isEqualTo("w1");
       assertThat(j.outcome()).isEqualTo(outcome(Verdict.PASS));
-      assertThat(store.attempts(runId)).containsExactly(
-          new AttemptView(a.jobId(), a.token(), "w1", T0, T0 + 5, "recorded", "", AttemptTiming.elapsed(5)));
+      assertThat(store.attempts(runId)).as("the resend noted on the attempt it repeated").containsExactly(
+          new AttemptView(a.jobId(), a.token(), "w1", T0, T0 + 5, "recorded", "", AttemptTiming.elapsed(5), 1, 0));
     }
   }
 
@@ -1171,6 +1171,30 @@ public abstract class StoreContractTest {
       assertThat(store.attempts(runId, "c3").orElseThrow()).extracting(AttemptView::ending).containsExactly("worker_lost");
       assertThat(store.attempts(runId, "c0").orElseThrow()).extracting(AttemptView::ending).containsExactly("recorded");
       assertThat(store.attempts(runId, "nope")).as("no such case").isEmpty();
+    }
+  }
+
+  @Test
+  void aLateResultIsNotedOnTheAttemptItBelongedTo() {
+    try (Store store = newStore(dir)) {
+      long runId = store.createRun(spec(3), cases(2));
+      List<Assignment> got = store.apply(lease(T0, "w1", 2)).leases().get(0);
+      store.apply(batch(T0 + 1, List.of(runId), List.of(rec(got.get(0), "w1", Verdict.PASS)), List.of(), List.of()));
+      store.apply(batch(T0 + 2, List.of(runId), List.of(rec(got.get(0), "w1", Verdict.PASS)), List.of(), List.of()));
+      store.apply(release(T0 + 3, lost(got.get(1), T0)));
+      store.apply(batch(T0 + 4, List.of(runId), List.of(rec(got.get(1), "w1", Verdict.FAIL)), List.of(), List.of()));
+
+      AttemptView recorded = store.attempts(runId, got.get(0).caseId()).orElseThrow().get(0);
+      assertThat(recorded.ending()).isEqualTo("recorded");
+      assertThat(recorded.duplicateResults()).as("its result came twice").isEqualTo(1);
+      assertThat(recorded.fencedResults()).isZero();
+      AttemptView lostOne = store.attempts(runId, got.get(1).caseId()).orElseThrow().get(0);
+      assertThat(lostOne.ending()).isEqualTo("worker_lost");
+      assertThat(lostOne.fencedResults()).as("its result came after the lease ended").isEqualTo(1);
+      assertThat(lostOne.duplicateResults()).isZero();
+      RunCounters c = store.run(runId).orElseThrow().counters();
+      assertThat(c.duplicatesSuppressed()).isEqualTo(1);
+      assertThat(c.staleResultsFenced()).isEqualTo(1);
     }
   }
 

@@ -181,9 +181,11 @@ public final class BatchRules {
       }
       if (j.state() == JobState.DONE && j.token() == r.token()) {
         delta(j.runId()).duplicates++;
+        tx.noteLateResult(r.jobId(), r.token(), true);
         return RecordStatus.DUPLICATE;
       }
       delta(j.runId()).fenced++;
+      tx.noteLateResult(r.jobId(), r.token(), false);
       return RecordStatus.FENCED;
     }
 

@@ -47,6 +47,12 @@ public interface StoreTransaction {
   void addAttempt(AttemptView attempt);
 
   /**
+   * Notes on the ended attempt (job, token) that a result of it arrived late: a duplicate of its recorded
+   * result, or fenced because its lease had ended. Nothing if there is no such attempt row.
+   */
+  void noteLateResult(long jobId, long token, boolean duplicate);
+
+  /**
    * Leases up to {@code maxJobs} pending jobs of {@code runId} whose backoff has passed, in dataset order:
    * each gets the next fencing token (strictly above every token before it), one more attempt, the owner
    * and the expiry.

@@ -12,6 +12,8 @@ package dev.tally.http.dto;
  * @param detail a sentence about the ending (may be empty)
  * @param runMillis how long the case ran on the worker, or null if unknown
  * @param queuedMillis how long it waited on the worker before it started, or null if unknown
+ * @param duplicateResults results of this attempt that arrived again after it was recorded (suppressed)
+ * @param fencedResults results of this attempt that arrived after its lease had ended (refused by fencing)
  */
 public record AttemptObject(
     String worker,
@@ -21,4 +23,6 @@ public record AttemptObject(
     String ending,
     String detail,
     Long runMillis,
-    Long queuedMillis) {}
+    Long queuedMillis,
+    int duplicateResults,
+    int fencedResults) {}

@@ -407,6 +407,20 @@ public final class InMemoryStore implements Store {
     }
 
     @Override
+    public void noteLateResult(long jobId, long token, boolean duplicate) {
+      List<AttemptView> list = state.attempts.get(jobId);
+      if (list == null) {
+        return;
+      }
+      for (int i = 0; i < list.size(); i++) {
+        if (list.get(i).token() == token) {
+          list.set(i, list.get(i).withLateResult(duplicate));
+          return;
+        }
+      }
+    }
+
+    @Override
     public void addAttempt(AttemptView a) {
       List<AttemptView> list = state.attempts.computeIfAbsent(a.jobId(), k -> new ArrayList<>());
       if (bug == null) {
