@@ -110,7 +110,7 @@ public final class ApiViews {
         live && !w.suspicion().isEmpty() ? w.suspicion() : null, live && w.acceptingWork(),
         live && w.ejectedUntilMillis() > 0 ? time(w.ejectedUntilMillis()) : null, w.ejectionReason(), w.timesEjected(),
         live ? w.inFlight() : 0, time(w.reportedAtMillis()),
-        live && !Double.isNaN(w.suspicionLevel()) ? w.suspicionLevel() : null);
+        live && !Double.isNaN(w.suspicionLevel()) ? w.suspicionLevel() : null, w.slots() > 0 ? w.slots() : null);
   }
 
   /** Epoch milliseconds as ISO-8601 UTC ({@code 2026-12-01T14:00:00.123Z}). */

@@ -103,6 +103,20 @@ class ReadApiTest {
   }
 
   @Test
+  void aLiveWorkerShowsItsSlotsAndJobsInFlight() throws Exception {
+    try (TestApi t = TestApi.start(dir).withWorker(3)) {
+      t.runToEnd("data.jsonl", 2);
+      // The coordinator reports its workers every 2 s.
+      org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(20)).until(() ->
+          TestApi.json(t.get(ApiServer.BASE + "/workers")).get("workers").size() == 1);
+      JsonNode w = TestApi.json(t.get(ApiServer.BASE + "/workers")).get("workers").get(0);
+      assertThat(w.get("state").asText()).isEqualTo("live");
+      assertThat(w.get("slots").asInt()).isEqualTo(3);
+      assertThat(w.get("inFlight").asInt()).isZero();
+    }
+  }
+
+  @Test
   void theFleetsSuspicionHistoryComesWithItsDetectorsLevels() throws Exception {
     try (TestApi t = TestApi.start(dir)) {
       JsonNode s = TestApi.json(t.get(ApiServer.BASE + "/workers/suspicion?minutes=3"));

@@ -495,8 +495,8 @@ public final class SqliteStore implements Store {
         begin();
         try (PreparedStatement p = writer.prepareStatement(
             "INSERT OR REPLACE INTO workers (worker_id, name, suspicion, accepting_work, ejected_until_millis,"
-                + " ejection_reason, times_ejected, in_flight, reported_at_millis, left_reason, suspicion_level)"
-                + " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")) {
+                + " ejection_reason, times_ejected, in_flight, reported_at_millis, left_reason, suspicion_level, slots)"
+                + " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")) {
           for (WorkerStatus w : statuses) {
             p.setString(1, w.workerId());
             p.setString(2, w.name());
@@ -513,6 +513,7 @@ public final class SqliteStore implements Store {
             } else {
               p.setDouble(11, w.suspicionLevel());
             }
+            p.setInt(12, w.slots());
             p.addBatch();
           }
           p.executeBatch();
@@ -534,11 +535,11 @@ public final class SqliteStore implements Store {
       List<WorkerStatus> out = new ArrayList<>();
       try (PreparedStatement s = reader.prepareStatement(
           "SELECT worker_id, name, suspicion, accepting_work, ejected_until_millis, ejection_reason, times_ejected,"
-              + " in_flight, reported_at_millis, left_reason, suspicion_level FROM workers ORDER BY name, worker_id");
+              + " in_flight, reported_at_millis, left_reason, suspicion_level, slots FROM workers ORDER BY name, worker_id");
           ResultSet rs = s.executeQuery()) {
         while (rs.next()) {
           out.add(new WorkerStatus(rs.getString(1), rs.getString(2), rs.getString(3), rs.getInt(4) != 0, rs.getLong(5),
-              rs.getString(6), rs.getInt(7), rs.getInt(8), rs.getLong(9), rs.getString(10), level(rs, 11)));
+              rs.getString(6), rs.getInt(7), rs.getInt(8), rs.getLong(9), rs.getString(10), level(rs, 11), rs.getInt(12)));
         }
       }
       return out;

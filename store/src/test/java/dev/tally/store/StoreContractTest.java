@@ -382,9 +382,9 @@ public abstract class StoreContractTest {
     try (Store store = newStore(dir)) {
       store.saveWorkerStatuses(List.of(new WorkerStatus("id-2", "w2", "", true, 0, null, 0, 0, T0, null),
           new WorkerStatus("id-1", "w1", "0.10 of 8.00", true, 0, null, 0, 2, T0, null)));
-      store.saveWorkerStatuses(List.of(new WorkerStatus("id-1", "w1", "2.50 of 8.00", false, T0 + 30_000, "5 consecutive infrastructure failures", 1, 1, T0 + 2_000, null, 2.5)));
+      store.saveWorkerStatuses(List.of(new WorkerStatus("id-1", "w1", "2.50 of 8.00", false, T0 + 30_000, "5 consecutive infrastructure failures", 1, 1, T0 + 2_000, null, 2.5, 4)));
       assertThat(store.workerStatuses()).as("by name, the numeric level kept (NaN: unknown)").containsExactly(
-          new WorkerStatus("id-1", "w1", "2.50 of 8.00", false, T0 + 30_000, "5 consecutive infrastructure failures", 1, 1, T0 + 2_000, null, 2.5),
+          new WorkerStatus("id-1", "w1", "2.50 of 8.00", false, T0 + 30_000, "5 consecutive infrastructure failures", 1, 1, T0 + 2_000, null, 2.5, 4),
           new WorkerStatus("id-2", "w2", "", true, 0, null, 0, 0, T0, null));
       store.saveWorkerStatuses(List.of(new WorkerStatus("id-2", "w2", "", true, 0, null, 0, 0, T0, null).left(T0 + 5_000, "reaped after 2600ms of silence")));
       assertThat(store.workerStatuses().get(1)).satisfies(w -> {

@@ -112,7 +112,7 @@ final class WorkerStatusReports implements Duty {
     long ejectedUntil = h == null ? 0 : h.ejectedUntilMillis().orElse(0);
     return new WorkerStatus(w.workerId(), w.name(), w.suspicion(), w.acceptingWork(), ejectedUntil,
         outliers.lastEjectionReason(w.workerId()), h == null ? 0 : h.timesEjected(), holdings.inFlight.size(), now, null,
-        w.suspicionLevel());
+        w.suspicionLevel(), w.slots());
   }
 
   /**

@@ -18,6 +18,7 @@ import java.util.Objects;
  *     or its coordinator stopped), why
  * @param suspicionLevel the same suspicion as a number on its detector's scale (the drain and conviction
  *     levels are the detector's: {@code FailureDetector}), or NaN when unknown
+ * @param slots how many cases it runs at once, or 0 when unknown
  */
 public record WorkerStatus(
     String workerId,
@@ -30,7 +31,8 @@ public record WorkerStatus(
     int inFlight,
     long reportedAtMillis,
     String leftReason,
-    double suspicionLevel) {
+    double suspicionLevel,
+    int slots) {
   public WorkerStatus {
     Objects.requireNonNull(workerId, "workerId");
     Objects.requireNonNull(name, "name");
@@ -41,7 +43,15 @@ public record WorkerStatus(
   public WorkerStatus(String workerId, String name, String suspicion, boolean acceptingWork, long ejectedUntilMillis,
       String ejectionReason, int timesEjected, int inFlight, long reportedAtMillis, String leftReason) {
     this(workerId, name, suspicion, acceptingWork, ejectedUntilMillis, ejectionReason, timesEjected, inFlight,
-        reportedAtMillis, leftReason, Double.NaN);
+        reportedAtMillis, leftReason, Double.NaN, 0);
+  }
+
+  /** A status without its slots (0: unknown). */
+  public WorkerStatus(String workerId, String name, String suspicion, boolean acceptingWork, long ejectedUntilMillis,
+      String ejectionReason, int timesEjected, int inFlight, long reportedAtMillis, String leftReason,
+      double suspicionLevel) {
+    this(workerId, name, suspicion, acceptingWork, ejectedUntilMillis, ejectionReason, timesEjected, inFlight,
+        reportedAtMillis, leftReason, suspicionLevel, 0);
   }
 
   /** Whether the worker was connected when this was observed. */
@@ -52,6 +62,6 @@ public record WorkerStatus(
   /** This status as of the worker leaving at {@code atMillis} for {@code reason}: nothing in flight. */
   public WorkerStatus left(long atMillis, String reason) {
     return new WorkerStatus(workerId, name, suspicion, acceptingWork, ejectedUntilMillis, ejectionReason, timesEjected, 0,
-        atMillis, Objects.requireNonNull(reason, "reason"), suspicionLevel);
+        atMillis, Objects.requireNonNull(reason, "reason"), suspicionLevel, slots);
   }
 }

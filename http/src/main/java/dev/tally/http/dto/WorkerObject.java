@@ -15,6 +15,7 @@ package dev.tally.http.dto;
  * @param inFlight how many jobs it holds
  * @param reportedAt when this was observed, ISO-8601 UTC
  * @param suspicionLevel the same suspicion as a number on its detector's scale; null if unknown or it left
+ * @param slots how many cases it runs at once; null if unknown
  */
 public record WorkerObject(
     String id,
@@ -28,4 +29,5 @@ public record WorkerObject(
     int timesEjected,
     int inFlight,
     String reportedAt,
-    Double suspicionLevel) {}
+    Double suspicionLevel,
+    Integer slots) {}
