@@ -50,15 +50,7 @@ public final class RunCommand extends RunnerCommand {
   boolean prepare(PrintWriter err) {
     limits = attemptOptions.limits();
     evaluator = evaluatorOptions.toSpec(spec.commandLine());
-    CommandTemplate template = null;
-    String cmd = evaluator.options().get("cmd");
-    if (cmd != null) {
-      try {
-        template = CommandTemplate.parse(cmd); // the worker's own grammar: what it will run is what is checked
-      } catch (IllegalArgumentException e) {
-        throw new ParameterException(spec.commandLine(), "--cmd: " + e.getMessage());
-      }
-    }
+    CommandTemplate template = EvaluatorOptions.template(evaluator, spec.commandLine());
     try {
       cases = Dataset.read(dataset);
       if (template != null) {
@@ -163,6 +155,24 @@ public final class RunCommand extends RunnerCommand {
         throw new ParameterException(cl, "--case-timeout must be positive, got " + DurationConverter.text(caseTimeout));
       }
       return new EvaluatorSpec(evaluator.name(), options, caseTimeout);
+    }
+
+    /**
+     * The exec command's template, parsed by the worker's own grammar (what it will run is what is
+     * checked), or null for an evaluator without one.
+     *
+     * @throws ParameterException naming --cmd if the template is refused
+     */
+    static CommandTemplate template(EvaluatorSpec spec, picocli.CommandLine cl) {
+      String cmd = spec.options().get("cmd");
+      if (cmd == null) {
+        return null;
+      }
+      try {
+        return CommandTemplate.parse(cmd);
+      } catch (IllegalArgumentException e) {
+        throw new ParameterException(cl, "--cmd: " + e.getMessage());
+      }
     }
   }
 }

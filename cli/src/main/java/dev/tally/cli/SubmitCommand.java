@@ -96,15 +96,7 @@ public final class SubmitCommand extends ClientCommand {
   int run(ApiClient client, PrintWriter out, PrintWriter err) throws Exception {
     AttemptLimits limits = attemptOptions.limits();
     EvaluatorSpec evaluator = evaluatorOptions.toSpec(spec.commandLine());
-    CommandTemplate template = null;
-    String cmd = evaluator.options().get("cmd");
-    if (cmd != null) {
-      try {
-        template = CommandTemplate.parse(cmd); // the worker's own grammar: what it will run is what is checked
-      } catch (IllegalArgumentException e) {
-        throw new ParameterException(spec.commandLine(), "--cmd: " + e.getMessage());
-      }
-    }
+    CommandTemplate template = RunCommand.EvaluatorOptions.template(evaluator, spec.commandLine());
     if (idempotencyKey != null) {
       IdempotencyRules.keyProblem(idempotencyKey).ifPresent(problem -> {
         throw new ParameterException(spec.commandLine(), "--idempotency-key: " + problem);
