@@ -70,6 +70,8 @@ final class FleetHistory implements AutoCloseable {
   private final Deque<Change> changes = new ArrayDeque<>();
   private Map<String, WorkerStatus> last = Map.of();
   private long seq;
+  /** When a failed read was last logged; sampler thread only. */
+  private long lastFailureLoggedMillis = Long.MIN_VALUE / 2;
   private boolean sampled;
   private final ScheduledExecutorService sampler = Executors.newSingleThreadScheduledExecutor(r -> {
     Thread t = new Thread(r, "tally-api-fleet-history");
@@ -86,8 +88,13 @@ final class FleetHistory implements AutoCloseable {
     sampler.scheduleWithFixedDelay(() -> {
       try {
         sample(store.workerStatuses(), clockMillis.getAsLong());
-      } catch (RuntimeException e) {
-        log.debug("fleet history: cannot read the worker reports this time: {}", e.toString());
+      } catch (Throwable e) { // whatever it is: an executor's task that throws is never run again
+        long now = clockMillis.getAsLong();
+        if (now - lastFailureLoggedMillis >= 60_000) { // said once a minute, not every second
+          lastFailureLoggedMillis = now;
+          log.warn("fleet history: cannot read the worker reports (the workers page misses changes until it can): {}",
+              e.toString());
+        }
       }
     }, 0, SAMPLE_MILLIS, TimeUnit.MILLISECONDS);
   }
