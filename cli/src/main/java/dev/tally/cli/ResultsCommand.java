@@ -1,15 +1,12 @@
 package dev.tally.cli;
 
+import dev.tally.coordinator.report.AtomicFile;
 import dev.tally.cli.client.ApiClient;
 import dev.tally.http.ApiServer;
 import java.io.IOException;
 import java.io.PrintWriter;
-import java.nio.channels.FileChannel;
-import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -59,28 +56,37 @@ public final class ResultsCommand extends ClientCommand {
     return Main.EXIT_PASSED;
   }
 
-  /** Downloads into a temporary file beside {@code target}, then renames it over {@code target}. */
+  /** Downloads into {@code target} whole or not at all ({@link AtomicFile}). */
   private static void download(ApiClient client, String path, String what, Path target)
       throws IOException, ApiClient.Refused, ApiClient.Unreachable, InterruptedException {
-    Path absolute = target.toAbsolutePath();
-    // Not createTempFile, whose file is private (0600): the result gets the umask's permissions, as tally run's does.
-    Path temp = absolute.resolveSibling("." + absolute.getFileName() + "." + ProcessHandle.current().pid() + ".part");
-    Files.deleteIfExists(temp);
     try {
-      ApiClient.Request request = new ApiClient.Request("GET", path, java.util.Map.of(), null, false, temp);
-      ApiClient.requireOk(client.send(request, "downloading the " + what, ""));
-      try (FileChannel ch = FileChannel.open(temp, StandardOpenOption.WRITE)) {
-        ch.force(true);
+      AtomicFile.write(target, temp -> {
+        ApiClient.Request request = new ApiClient.Request("GET", path, java.util.Map.of(), null, false, temp);
+        try {
+          ApiClient.requireOk(client.send(request, "downloading the " + what, ""));
+        } catch (ApiClient.Refused | ApiClient.Unreachable | InterruptedException e) {
+          throw new Download(e);
+        }
+      });
+    } catch (Download d) {
+      Throwable e = d.getCause();
+      if (e instanceof ApiClient.Refused r) {
+        throw r;
       }
-      try {
-        Files.move(temp, absolute, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-      } catch (AtomicMoveNotSupportedException e) {
-        Files.move(temp, absolute, StandardCopyOption.REPLACE_EXISTING);
+      if (e instanceof ApiClient.Unreachable u) {
+        throw u;
       }
+      throw (InterruptedException) e;
     } catch (IOException e) {
       throw new IOException("cannot write " + target + ": " + e.getMessage(), e);
-    } finally {
-      Files.deleteIfExists(temp);
     }
   }
+
+  /** Carries the client's own failures out of the file writer, which may throw only IOException. */
+  private static final class Download extends IOException {
+    Download(Exception cause) {
+      super(cause);
+    }
+  }
+
 }

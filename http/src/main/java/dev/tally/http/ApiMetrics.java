@@ -16,8 +16,6 @@ import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.ToDoubleFunction;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 /**
  * The coordinator's metrics for Prometheus ({@code GET /metrics}, text format), through Micrometer: the
@@ -42,8 +40,6 @@ import java.util.regex.Pattern;
  * <p>Thread-safety: safe from any thread; scrapes are serialized.
  */
 public final class ApiMetrics {
-  /** The leading number of a suspicion in words ("0.12 of 8.00"). */
-  private static final Pattern SUSPICION = Pattern.compile("^\\s*([0-9]+(?:\\.[0-9]+)?)");
 
   private final PrometheusMeterRegistry registry;
   private final Store store;
@@ -82,9 +78,8 @@ public final class ApiMetrics {
     snapshot = s;
     List<MultiGauge.Row<?>> rows = new ArrayList<>();
     for (WorkerStatus w : s.liveWorkers) {
-      Matcher m = SUSPICION.matcher(w.suspicion());
-      if (m.find()) {
-        rows.add(MultiGauge.Row.of(Tags.of("worker", w.name(), "id", w.workerId()), Double.parseDouble(m.group(1))));
+      if (!Double.isNaN(w.suspicionLevel())) { // the number itself, not parsed back out of its words
+        rows.add(MultiGauge.Row.of(Tags.of("worker", w.name(), "id", w.workerId()), w.suspicionLevel()));
       }
     }
     suspicion.register(rows, true);

@@ -1,5 +1,6 @@
 package dev.tally.cli.client;
 
+import dev.tally.coordinator.report.AtomicFile;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -8,12 +9,10 @@ import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.security.MessageDigest;
@@ -205,7 +204,7 @@ public final class SubmissionState {
       }
       if (state != null && pending.key().equals(state.path("key").asText(null))) {
         Files.deleteIfExists(pending.file());
-        syncDirectory();
+        AtomicFile.forceDirectory(directory);
       }
       return null;
     });
@@ -245,31 +244,9 @@ public final class SubmissionState {
 
   /** Writes a file so that after this returns it is on disk whole, or not there at all. */
   private void writeDurably(Path file, byte[] bytes) throws IOException {
-    Path temp = directory.resolve(file.getFileName() + ".tmp-" + ProcessHandle.current().pid());
-    try (FileChannel ch = FileChannel.open(temp, StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING,
-        StandardOpenOption.WRITE)) {
-      ByteBuffer buf = ByteBuffer.wrap(bytes);
-      while (buf.hasRemaining()) {
-        ch.write(buf);
-      }
-      ch.force(true);
-    }
-    try {
-      Files.move(temp, file, StandardCopyOption.ATOMIC_MOVE);
-    } catch (AtomicMoveNotSupportedException e) {
-      Files.move(temp, file, StandardCopyOption.REPLACE_EXISTING);
-    }
-    syncDirectory();
+    AtomicFile.write(file, bytes);
   }
 
-  /** Makes a rename or delete in the directory durable (its entry is data of the directory). */
-  private void syncDirectory() {
-    try (FileChannel dir = FileChannel.open(directory, StandardOpenOption.READ)) {
-      dir.force(true);
-    } catch (IOException | UnsupportedOperationException e) {
-      // Some platforms cannot open a directory; the rename is then as durable as they make it.
-    }
-  }
 
   private interface Locked<T> {
     T run() throws IOException;

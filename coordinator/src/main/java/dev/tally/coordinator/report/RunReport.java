@@ -17,7 +17,6 @@ import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -105,11 +104,11 @@ public final class RunReport {
    * @throws dev.tally.core.store.StoreException if the store fails
    */
   public static void writeResultsFile(Store store, long runId, Path out) throws IOException {
-    Path tmp = sibling(out);
-    try (OutputStream w = Files.newOutputStream(tmp)) {
-      writeResults(store, runId, w);
-    }
-    Files.move(tmp, out, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+    AtomicFile.write(out, tmp -> {
+      try (OutputStream w = Files.newOutputStream(tmp)) {
+        writeResults(store, runId, w);
+      }
+    });
   }
 
   private static ObjectNode resultLine(JobView job, List<AttemptView> attempts) {
@@ -182,13 +181,6 @@ public final class RunReport {
    * @throws IOException if the file cannot be written
    */
   public static void writeSummaryFile(long runId, RunCounters c, Times times, Path out) throws IOException {
-    Path tmp = sibling(out);
-    Files.write(tmp, summaryBytes(runId, c, times));
-    Files.move(tmp, out, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
-  }
-
-  /** Where {@code out} is written before it is moved into place: its directory, which must exist. */
-  private static Path sibling(Path out) {
-    return out.toAbsolutePath().resolveSibling("." + out.getFileName() + ".tmp");
+    AtomicFile.write(out, summaryBytes(runId, c, times));
   }
 }

@@ -1,0 +1,78 @@
+package dev.tally.coordinator.report;
+
+import java.io.IOException;
+import java.nio.channels.FileChannel;
+import java.nio.file.AtomicMoveNotSupportedException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+
+/**
+ * Writes a file so that a reader sees the old file or the whole new one, never half of one, and that once
+ * {@link #write} returns the new one is on disk: the bytes go to a sibling temporary file (created with the
+ * umask's permissions, not {@code createTempFile}'s private ones), which is forced to disk, renamed over
+ * the target (atomically where the file system can), and the directory entry forced too. The one owner of
+ * this rule for results, summaries, downloads and the client's state files.
+ *
+ * <p>Thread-safety: stateless; two writers of one target in one process must not overlap (the temporary
+ * file is named by process, not by thread).
+ */
+public final class AtomicFile {
+  private AtomicFile() {}
+
+  /** What fills the temporary file, given its path (it does not exist yet). */
+  @FunctionalInterface
+  public interface Filler {
+    void fill(Path temp) throws IOException;
+  }
+
+  /**
+   * Writes {@code target} through {@code filler}.
+   *
+   * @param target the file to replace or create; its directory must exist
+   * @param filler writes the whole content to the path it is given
+   * @throws IOException if the content cannot be written, forced or moved into place (the temporary file
+   *     is deleted and {@code target} is left as it was); or whatever {@code filler} throws
+   */
+  public static void write(Path target, Filler filler) throws IOException {
+    Path absolute = target.toAbsolutePath();
+    Path temp = absolute.resolveSibling("." + absolute.getFileName() + "." + ProcessHandle.current().pid() + ".tmp");
+    try {
+      Files.deleteIfExists(temp);
+      filler.fill(temp);
+      try (FileChannel ch = FileChannel.open(temp, StandardOpenOption.WRITE)) {
+        ch.force(true);
+      }
+      try {
+        Files.move(temp, absolute, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+      } catch (AtomicMoveNotSupportedException e) {
+        Files.move(temp, absolute, StandardCopyOption.REPLACE_EXISTING);
+      }
+      forceDirectory(absolute.getParent());
+    } finally {
+      Files.deleteIfExists(temp);
+    }
+  }
+
+  /**
+   * Writes {@code bytes} to {@code target} as {@link #write(Path, Filler)} does.
+   *
+   * @throws IOException as {@link #write(Path, Filler)}
+   */
+  public static void write(Path target, byte[] bytes) throws IOException {
+    write(target, temp -> Files.write(temp, bytes));
+  }
+
+  /**
+   * Makes a rename or a delete in {@code directory} durable (the entry is data of the directory); where a
+   * directory cannot be opened, as durable as the platform makes it. Never throws.
+   */
+  public static void forceDirectory(Path directory) {
+    try (FileChannel dir = FileChannel.open(directory, StandardOpenOption.READ)) {
+      dir.force(true);
+    } catch (IOException | UnsupportedOperationException e) {
+      // some platforms cannot open a directory for reading
+    }
+  }
+}
