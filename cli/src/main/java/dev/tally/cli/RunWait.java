@@ -91,6 +91,12 @@ final class RunWait {
     }
     s.append("; ").append(c.redeliveries()).append(" redelivered, ").append(c.duplicatesSuppressed())
         .append(" duplicates suppressed, ").append(c.staleResultsFenced()).append(" stale results fenced");
+    if (run.accuracy() != null) {
+      s.append("; accuracy ").append(EstimateText.percent(run.accuracy()));
+    }
+    if (run.meanScore() != null) {
+      s.append("; mean score ").append(EstimateText.mean(run.meanScore()));
+    }
     out.println(s);
     out.flush();
   }

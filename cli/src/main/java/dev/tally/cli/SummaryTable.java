@@ -30,7 +30,13 @@ final class SummaryTable {
     row(out, "redeliveries", c.redeliveries());
     row(out, "duplicates suppressed", c.duplicatesSuppressed());
     row(out, "stale results fenced", c.staleResultsFenced());
+    text(out, "accuracy", EstimateText.percent(c.accuracy().orElse(null)));
+    c.meanScore().ifPresent(m -> text(out, "mean score", EstimateText.mean(m)));
     out.flush();
+  }
+
+  private static void text(PrintWriter out, String name, String value) {
+    out.printf("  %-26s %s%n", name, value);
   }
 
   private static void row(PrintWriter out, String name, long value) {

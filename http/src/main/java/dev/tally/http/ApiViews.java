@@ -39,13 +39,14 @@ public final class ApiViews {
         run.ended() ? time(run.finishedAtMillis()) : null, run.spec().dataset(), evaluator(run.spec().evaluator()),
         new SettingsObject(run.spec().limits().maxAttempts(), run.spec().limits().timeoutRetries(),
             DurationText.text(run.spec().evaluator().caseTimeout())),
-        c.total(), counters(c));
+        c.total(), counters(c), c.accuracy().orElse(null), c.meanScore().orElse(null));
   }
 
   /** A run's counters. */
   public static CountersObject counters(RunCounters c) {
     return new CountersObject(c.passed(), c.failed(), RunReport.errored(c), c.recorded(), c.jobsFailed(), c.cancelled(),
-        c.duplicatesSuppressed(), c.staleResultsFenced(), c.redeliveries());
+        c.duplicatesSuppressed(), c.staleResultsFenced(), c.redeliveries(), c.scored(), c.scoreSum(),
+        c.scoreSumOfSquares());
   }
 
   /**
@@ -58,7 +59,8 @@ public final class ApiViews {
     // The object's errored is the summary's (recorded errors and cases out of attempts); the counters' is the first.
     return RunCounters.builder(total).passed(c.passed()).failed(c.failed()).errored(c.errored() - c.jobsFailed())
         .jobsFailed(c.jobsFailed()).duplicatesSuppressed(c.duplicatesSuppressed()).staleResultsFenced(c.staleResultsFenced())
-        .redeliveries(c.redeliveries()).cancelled(c.cancelled()).build();
+        .redeliveries(c.redeliveries()).cancelled(c.cancelled()).scores(c.scored(), c.scoreSum(), c.scoreSumOfSquares())
+        .build();
   }
 
   /** An evaluator object: exec with its command, sleep with its milliseconds if given, noop. */

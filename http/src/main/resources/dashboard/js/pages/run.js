@@ -3,7 +3,7 @@
 // figures, and results.jsonl.
 import { BASE, getJson, api, download, isMissingRoute } from '../api.js';
 import { events } from '../events.js';
-import { n, escapeHtml, time, clock, duration, ended, rateAndEta, rateText, progressBar, later } from '../format.js';
+import { n, escapeHtml, time, clock, duration, ended, rateAndEta, rateText, progressBar, later, percentText, meanText, estimateTitle, estimateText } from '../format.js';
 import { of as samplesOf } from '../samples.js';
 import { progressChart } from '../charts.js';
 
@@ -69,14 +69,16 @@ export function mount(main, [idText]) {
     $('#run-title').innerHTML = `Run ${run.id}${run.name ? ` · ${escapeHtml(run.name)}` : ''} <span class="badge ${run.state}" id="run-state">${run.state}</span>`;
     $('#progress-bar').innerHTML = progressBar(run);
     const { rate, eta } = rateAndEta(run, samplesOf(run.id));
-    const scored = c.passed + c.failed + c.errored;
     $('#figures').innerHTML = [
       figure('total', n(run.total)),
       figure('ended', n(ended(run))),
       figure('passed', n(c.passed)),
       figure('failed', n(c.failed)),
       figure('errored', n(c.errored)),
-      figure('accuracy', scored ? `${((100 * c.passed) / scored).toFixed(1)}%` : '—', '', 'passed / (passed + failed + errored)'),
+      // Both figures are the API's (one owner of the statistics); the tooltips give their intervals.
+      figure('accuracy', percentText(run.accuracy), '',
+        `passed / (passed + failed + errored)${run.accuracy ? `: ${estimateTitle(run.accuracy, 1, 100)}` : ''}`),
+      figure('mean score', meanText(run.meanScore), '', run.meanScore ? estimateTitle(run.meanScore, 3) : 'no recorded score yet'),
       figure('rate', rateText(rate)),
       figure('ETA', run.state === 'running' ? duration(eta) : '—'),
       figure('redeliveries', n(c.redeliveries), 'guarantee', 'cases leased again after a worker was lost or a lease expired'),
@@ -108,8 +110,9 @@ export function mount(main, [idText]) {
       const rows = [['total', s.total], ['passed', s.passed], ['failed', s.failed], ['errored', s.errored],
         ['  of which out of attempts', s.jobsFailed], ['recorded', s.recorded], ['redeliveries', s.redeliveries],
         ['duplicates suppressed', s.duplicatesSuppressed], ['stale results fenced', s.staleResultsFenced]];
-      if (s.meanScore != null) {
-        rows.push(['mean score', s.meanScore.toFixed(3)]);
+      rows.push(['accuracy', estimateText(s.accuracy, 1, 100, '%')]);
+      if (s.meanScore) {
+        rows.push(['mean score', estimateText(s.meanScore, 3)]);
       }
       rows.push(['run wall time', duration(s.runWallMillis)]);
       $('#summary').innerHTML = rows.map(([k, v]) => `<dt>${escapeHtml(k)}</dt><dd class="mono">${typeof v === 'number' ? n(v) : escapeHtml(v)}</dd>`).join('');

@@ -2,7 +2,7 @@
 // (redeliveries, duplicates suppressed, stale results fenced); live from the event stream.
 import { BASE, getJson, api } from '../api.js';
 import { events } from '../events.js';
-import { n, escapeHtml, time, duration, progressBar, rateAndEta, rateText, later } from '../format.js';
+import { n, escapeHtml, time, duration, progressBar, rateAndEta, rateText, later, percentText, estimateTitle } from '../format.js';
 import { of as samplesOf } from '../samples.js';
 
 /** Runs per page: a screen or two. */
@@ -17,6 +17,7 @@ export function mount(main) {
       <thead><tr>
         <th class="num">Run</th><th>Name</th><th>State</th><th>Progress</th>
         <th class="num">Passed</th><th class="num">Failed</th><th class="num">Errored</th>
+        <th class="num" title="Passed over judged cases, with its 95% interval in the tooltip">Accuracy</th>
         <th class="num">Rate</th><th class="num">ETA</th>
         <th class="num" title="Cases leased again after a worker was lost or a lease expired">Redeliveries</th>
         <th class="num" title="Results of a case already recorded, dropped so nothing is counted twice">Duplicates suppressed</th>
@@ -40,6 +41,7 @@ export function mount(main) {
       <td><span class="badge ${run.state}">${run.state}</span></td>
       <td>${progressBar(run)}</td>
       <td class="num">${n(c.passed)}</td><td class="num">${n(c.failed)}</td><td class="num">${n(c.errored)}</td>
+      <td class="num" title="${escapeHtml(estimateTitle(run.accuracy, 1, 100))}">${percentText(run.accuracy)}</td>
       <td class="num">${rateText(rate)}</td><td class="num">${run.state === 'running' ? duration(eta) : '—'}</td>
       <td class="num">${n(c.redeliveries)}</td><td class="num">${n(c.duplicatesSuppressed)}</td>
       <td class="num">${n(c.staleResultsFenced)}</td>
@@ -50,7 +52,7 @@ export function mount(main) {
   function render() {
     const sorted = [...runs.values()].sort((a, b) => b.id - a.id);
     tbody.innerHTML = sorted.length === 0
-      ? '<tr><td colspan="14" class="muted">No runs yet. <a href="#/new">Start one</a>.</td></tr>'
+      ? '<tr><td colspan="15" class="muted">No runs yet. <a href="#/new">Start one</a>.</td></tr>'
       : sorted.map(r => `<tr data-run="${r.id}">${row(r)}</tr>`).join('');
     older.hidden = !next;
   }

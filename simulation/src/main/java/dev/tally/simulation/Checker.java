@@ -35,7 +35,7 @@ import java.util.TreeSet;
  *       given ended exactly once: its attempts carry the tokens 1..token with no gap and no repeat, and as
  *       many as its attempt count;
  *   <li><b>I2 no double count</b>: the counters equal the jobs table (passed, failed, errored by verdict;
- *       jobs failed; cancelled), recorded equals the number of distinct jobs with a recorded attempt and, with the
+ *       jobs failed; cancelled; the score moments), recorded equals the number of distinct jobs with a recorded attempt and, with the
  *       jobs failed, never exceeds the total, which is the number of cases; redeliveries equal the attempts
  *       that put their job back in the queue (every ended attempt not recorded and not cancelled, except
  *       the last of a failed job);
@@ -137,6 +137,8 @@ public final class Checker {
     long pass = 0;
     long fail = 0;
     long error = 0;
+    long scored = 0;
+    double scoreSum = 0;
     long requeued = 0;
     Set<Long> recordedJobs = new HashSet<>();
     List<String> open = new ArrayList<>();
@@ -158,6 +160,10 @@ public final class Checker {
               case PASS -> pass++;
               case FAIL -> fail++;
               case ERROR -> error++;
+            }
+            if (j.outcome().score() != null) {
+              scored++;
+              scoreSum += j.outcome().score();
             }
           }
           if (j.failureReason() != null) {
@@ -251,6 +257,11 @@ public final class Checker {
     if (c.recorded() != done || c.passed() != pass || c.failed() != fail || c.errored() != error) {
       v.add("I2: " + r + "counters say " + c.recorded() + " recorded (" + c.passed() + " pass, " + c.failed() + " fail, "
           + c.errored() + " error) but " + done + " jobs are done (" + pass + ", " + fail + ", " + error + ")");
+    }
+    // The mean score is read from the counters: their score moments must be the done jobs' scores.
+    if (c.scored() != scored || Math.abs(c.scoreSum() - scoreSum) > 1e-9 * Math.max(1, Math.abs(scoreSum))) {
+      v.add("I2: " + r + "counters say " + c.scored() + " scores summing to " + c.scoreSum() + " but the done jobs have "
+          + scored + " summing to " + scoreSum);
     }
     if (c.jobsFailed() != failedJobs) {
       v.add("I2: " + r + "counters say " + c.jobsFailed() + " jobs failed but " + failedJobs + " jobs are failed");
@@ -385,7 +396,7 @@ public final class Checker {
    */
   private static RunCounters endState(RunCounters c) {
     return new RunCounters(c.total(), c.passed(), c.failed(), c.errored(), c.jobsFailed(), 0, 0, c.redeliveries(),
-        c.cancelled());
+        c.cancelled(), c.scored(), c.scoreSum(), c.scoreSumOfSquares());
   }
 
   /** How a hand-back's attempt ends in the history. */

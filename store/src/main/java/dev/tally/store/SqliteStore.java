@@ -127,11 +127,13 @@ public final class SqliteStore implements Store {
 
   /** A run's counters, in {@link RunCounters}' order. */
   static final String COUNTER_COLUMNS =
-      "total, passed, failed, errored, jobs_failed, duplicates_suppressed, stale_results_fenced, redeliveries, cancelled";
+      "total, passed, failed, errored, jobs_failed, duplicates_suppressed, stale_results_fenced, redeliveries, cancelled,"
+          + " scored, score_sum, score_sum_of_squares";
 
   private static final String RUN_COLUMNS =
       "id, dataset, evaluator_kind, case_timeout_millis, max_attempts, created_at_millis, finished_at_millis,"
-          + " state, " + COUNTER_COLUMNS + ", dataset_digest, timeout_retries, name";
+          // The counters last, so that a counter added later shifts no other column's position.
+          + " state, dataset_digest, timeout_retries, name, " + COUNTER_COLUMNS;
 
   private final Path file;
   private final Clock clock;
@@ -934,17 +936,18 @@ public final class SqliteStore implements Store {
     if (spec == null) {
       spec = new RunSpec(rs.getString(2),
           new EvaluatorSpec(rs.getString(3), options(runId, reader), Duration.ofMillis(rs.getLong(4))),
-          new AttemptLimits(rs.getInt(5), rs.getInt(19)), rs.getString(18));
+          new AttemptLimits(rs.getInt(5), rs.getInt(10)), rs.getString(9));
       specs.putIfAbsent(runId, spec);
     }
-    return new RunView(runId, rs.getString(20), spec, RunState.parse(rs.getString(8)), rs.getLong(6), rs.getLong(7),
-        counters(rs, 9));
+    return new RunView(runId, rs.getString(11), spec, RunState.parse(rs.getString(8)), rs.getLong(6), rs.getLong(7),
+        counters(rs, 12));
   }
 
   /** The counters in {@link #COUNTER_COLUMNS} from column {@code from} on. */
   static RunCounters counters(ResultSet rs, int from) throws SQLException {
     return new RunCounters(rs.getLong(from), rs.getLong(from + 1), rs.getLong(from + 2), rs.getLong(from + 3),
-        rs.getLong(from + 4), rs.getLong(from + 5), rs.getLong(from + 6), rs.getLong(from + 7), rs.getLong(from + 8));
+        rs.getLong(from + 4), rs.getLong(from + 5), rs.getLong(from + 6), rs.getLong(from + 7), rs.getLong(from + 8),
+        rs.getLong(from + 9), rs.getDouble(from + 10), rs.getDouble(from + 11));
   }
 
   /** A nullable duration column: NULL (not measured, or an attempt from before V9) is {@link AttemptTiming#UNKNOWN}. */

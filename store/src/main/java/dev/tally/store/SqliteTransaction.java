@@ -533,10 +533,13 @@ final class SqliteTransaction implements StoreTransaction {
       q.setLong(6, d.staleResultsFenced());
       q.setLong(7, d.redeliveries());
       q.setLong(8, d.cancelled());
-      q.setLong(9, ended);
-      q.setLong(10, ended);
-      q.setLong(11, nowMillis);
-      q.setLong(12, runId);
+      q.setLong(9, d.scored());
+      q.setDouble(10, d.scoreSum());
+      q.setDouble(11, d.scoreSumOfSquares());
+      q.setLong(12, ended);
+      q.setLong(13, ended);
+      q.setLong(14, nowMillis);
+      q.setLong(15, runId);
       return countersOf(q, runId);
     });
   }
@@ -697,7 +700,8 @@ final class SqliteTransaction implements StoreTransaction {
           "UPDATE runs SET passed = passed + ?, failed = failed + ?, errored = errored + ?,"
               + " jobs_failed = jobs_failed + ?, duplicates_suppressed = duplicates_suppressed + ?,"
               + " stale_results_fenced = stale_results_fenced + ?, redeliveries = redeliveries + ?,"
-              + " cancelled = cancelled + ?,"
+              + " cancelled = cancelled + ?, scored = scored + ?, score_sum = score_sum + ?,"
+              + " score_sum_of_squares = score_sum_of_squares + ?,"
               // SET expressions see the old row: old ended + this batch's ended. A cancelled run stays so.
               + " state = CASE WHEN state = 'running' AND passed + failed + errored + jobs_failed + cancelled + ? >= total"
               + "   THEN 'finished' ELSE state END,"

@@ -86,6 +86,31 @@ class SqliteStoreTest extends StoreContractTest {
   }
 
   @Test
+  void aStoreMadeBeforeVersion15GetsEachRunsScoreMomentsFromItsRecordedJobs() throws Exception {
+    String url = "jdbc:sqlite:" + dir.resolve(FILE).toAbsolutePath();
+    org.flywaydb.core.Flyway.configure().dataSource(url, null, null).locations("classpath:db/migration/sqlite")
+        .target("14").load().migrate();
+    try (Connection c = DriverManager.getConnection(url); Statement s = c.createStatement()) {
+      s.execute("INSERT INTO runs (id, dataset, evaluator_kind, case_timeout_millis, max_attempts, created_at_millis,"
+          + " finished_at_millis, state, total, passed, failed) VALUES (1, 'a.jsonl', 'exec', 60000, 3, 5, 9, 'finished', 4, 2, 1)");
+      // Three done jobs, two with a score; a pending job's stale score column (none should exist) is not counted.
+      s.execute("INSERT INTO jobs (id, run_id, position, case_id, case_json, state, token, attempts, verdict, score, worker)"
+          + " VALUES (1, 1, 0, 'a', '{\"id\":\"a\"}', 'done', 1, 1, 'pass', 0.5, 'w1'),"
+          + " (2, 1, 1, 'b', '{\"id\":\"b\"}', 'done', 1, 1, 'pass', 1.0, 'w1'),"
+          + " (3, 1, 2, 'c', '{\"id\":\"c\"}', 'done', 1, 1, 'fail', NULL, 'w1'),"
+          + " (4, 1, 3, 'd', '{\"id\":\"d\"}', 'pending', 0, 0, NULL, 7.0, NULL)");
+    }
+    try (SqliteStore store = SqliteStore.open(dir.resolve(FILE))) {
+      dev.tally.core.store.RunCounters c = store.run(1).orElseThrow().counters();
+      assertThat(c.scored()).isEqualTo(2);
+      assertThat(c.scoreSum()).isEqualTo(1.5);
+      assertThat(c.scoreSumOfSquares()).isEqualTo(1.25);
+      assertThat(c.meanScore().orElseThrow().value()).isEqualTo(0.75);
+      assertThat(c.accuracy().orElseThrow().value()).isEqualTo(2.0 / 3);
+    }
+  }
+
+  @Test
   void aStoreFromANewerTallyIsRefusedByBothWaysOfOpening() throws Exception {
     Path db = dir.resolve("newer.db");
     SqliteStore.open(db).close();

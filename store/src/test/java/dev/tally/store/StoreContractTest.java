@@ -122,6 +122,7 @@ public abstract class StoreContractTest {
     return IntStream.range(0, n).mapToObj(i -> new CaseRecord(i, "c" + i, "{\"id\":\"c" + i + "\"}")).toList();
   }
 
+  /** An outcome; a pass carries score 1.0 (which the run's score moments count), the others none. */
   protected static Outcome outcome(Verdict v) {
     return new Outcome(v, v == Verdict.PASS ? 1.0 : null, "tail of " + v, 12);
   }
@@ -478,11 +479,11 @@ public abstract class StoreContractTest {
 
       StoreBatchResult first = store.apply(record(T0 + 5, rec(a, "w1", Verdict.PASS)));
       assertThat(first.recordStatuses()).containsExactly(RecordStatus.RECORDED);
-      assertThat(first.counters().get(runId)).isEqualTo(RunCounters.builder(2).passed(1).build());
+      assertThat(first.counters().get(runId)).isEqualTo(RunCounters.builder(2).passed(1).scores(1, 1, 1).build());
 
       StoreBatchResult resend = store.apply(record(T0 + 9, rec(a, "w1", Verdict.FAIL)));
       assertThat(resend.recordStatuses()).containsExactly(RecordStatus.DUPLICATE);
-      assertThat(resend.counters().get(runId)).isEqualTo(RunCounters.builder(2).passed(1).duplicatesSuppressed(1).build());
+      assertThat(resend.counters().get(runId)).isEqualTo(RunCounters.builder(2).passed(1).duplicatesSuppressed(1).scores(1, 1, 1).build());
 
       JobView j = job(store, runId, a.jobId());
       assertThat(j.state()).isEqualTo(JobState.DONE);
@@ -490,6 +491,28 @@ public abstract class StoreContractTest {
       assertThat(j.outcome()).isEqualTo(outcome(Verdict.PASS));
       assertThat(store.attempts(runId)).as("the resend noted on the attempt it repeated").containsExactly(
           new AttemptView(a.jobId(), a.token(), "w1", T0, T0 + 5, "recorded", "", AttemptTiming.elapsed(5), 1, 0));
+    }
+  }
+
+  @Test
+  void theScoreMomentsCountEachRecordedScoreOnceAndNothingElse() {
+    try (Store store = newStore(dir)) {
+      long runId = store.createRun(spec(3), cases(4));
+      List<Assignment> got = store.apply(lease(T0, "w1", 4)).leases().get(0);
+      Outcome quarter = new Outcome(Verdict.FAIL, 0.25, "", 1);
+      Outcome three = new Outcome(Verdict.PASS, 3.0, "", 1);
+      Outcome none = new Outcome(Verdict.ERROR, null, "", 1);
+      store.apply(record(T0 + 1, new RecordRequest(got.get(0).jobId(), got.get(0).token(), "w1", quarter),
+          new RecordRequest(got.get(1).jobId(), got.get(1).token(), "w1", three),
+          new RecordRequest(got.get(2).jobId(), got.get(2).token(), "w1", none)));
+      // A resend (duplicate) and a stale token (fenced) carry scores that must not count.
+      store.apply(record(T0 + 2, new RecordRequest(got.get(1).jobId(), got.get(1).token(), "w1", three),
+          new RecordRequest(got.get(3).jobId(), got.get(3).token() + 1, "w9", three)));
+      RunCounters c = counters(store, runId);
+      assertThat(c).isEqualTo(RunCounters.builder(4).passed(1).failed(1).errored(1).duplicatesSuppressed(1)
+          .staleResultsFenced(1).scores(2, 3.25, 9.0625).build());
+      assertThat(c.meanScore().orElseThrow().value()).isEqualTo(1.625);
+      assertThat(c.accuracy().orElseThrow().value()).isEqualTo(1.0 / 3);
     }
   }
 
@@ -526,7 +549,7 @@ public abstract class StoreContractTest {
       // Once the job is done under the new token, the old holder is still fenced, not a duplicate.
       assertThat(store.apply(record(T0 + 5, rec(old, "w1", Verdict.PASS))).recordStatuses())
           .containsExactly(RecordStatus.FENCED);
-      assertThat(counters(store, runId)).isEqualTo(RunCounters.builder(1).passed(1).staleResultsFenced(2).redeliveries(1).build());
+      assertThat(counters(store, runId)).isEqualTo(RunCounters.builder(1).passed(1).staleResultsFenced(2).redeliveries(1).scores(1, 1, 1).build());
     }
   }
 
@@ -676,7 +699,7 @@ public abstract class StoreContractTest {
         pool.shutdownNow();
       }
       RunView run = store.run(runId).orElseThrow();
-      assertThat(run.counters()).isEqualTo(RunCounters.builder(jobs).passed(jobs).duplicatesSuppressed((long) jobs * (threads - 1)).build());
+      assertThat(run.counters()).isEqualTo(RunCounters.builder(jobs).passed(jobs).duplicatesSuppressed((long) jobs * (threads - 1)).scores(jobs, jobs, jobs).build());
       assertThat(run.ended()).isTrue();
       assertThat(store.jobs(runId)).allSatisfy(j -> assertThat(j.state()).isEqualTo(JobState.DONE));
       assertThat(store.attempts(runId)).hasSize(jobs);
@@ -816,7 +839,7 @@ public abstract class StoreContractTest {
       RunView finished = store.run(runId).orElseThrow();
       assertThat(finished.ended()).isTrue();
       assertThat(finished.finishedAtMillis()).isEqualTo(T0 + 2);
-      assertThat(finished.counters()).isEqualTo(RunCounters.builder(3).passed(1).errored(1).jobsFailed(1).build());
+      assertThat(finished.counters()).isEqualTo(RunCounters.builder(3).passed(1).errored(1).jobsFailed(1).scores(1, 1, 1).build());
 
       // Late duplicates move the duplicate counter but neither reopen nor re-finish the run.
       store.apply(record(T0 + 50, rec(got.get(0), "w1", Verdict.PASS)));
@@ -1062,7 +1085,7 @@ public abstract class StoreContractTest {
           .containsExactly(got.get(1).jobId(), got.get(2).jobId());
       assertThat(cancel.leases()).extracting(CancelResult.CancelledLease::worker).containsOnly("w1");
       assertThat(r.leases().get(0)).as("nothing of a cancelled run is leased").isEmpty();
-      assertThat(r.counters().get(runId)).isEqualTo(RunCounters.builder(5).passed(1).cancelled(4).build());
+      assertThat(r.counters().get(runId)).isEqualTo(RunCounters.builder(5).passed(1).cancelled(4).scores(1, 1, 1).build());
 
       RunView run = store.run(runId).orElseThrow();
       assertThat(run.state()).isEqualTo(RunState.CANCELLED);
@@ -1472,14 +1495,14 @@ public abstract class StoreContractTest {
           }
           issued.addAll(got);
         }
-        RunCounters expected = RunCounters.builder(6).passed(passed).failed(failed).errored(errored).jobsFailed(jobsFailed).duplicatesSuppressed(duplicates).staleResultsFenced(fenced).redeliveries(redeliveries).build();
+        RunCounters expected = RunCounters.builder(6).passed(passed).failed(failed).errored(errored).jobsFailed(jobsFailed).duplicatesSuppressed(duplicates).staleResultsFenced(fenced).redeliveries(redeliveries).scores(passed, passed, passed).build();
         if (result.counters().containsKey(runId)) {
           assertThat(result.counters().get(runId)).isEqualTo(expected);
         }
         checkInvariants(store, runId, model, expected);
       }
       checkInvariants(store, runId, model,
-          RunCounters.builder(6).passed(passed).failed(failed).errored(errored).jobsFailed(jobsFailed).duplicatesSuppressed(duplicates).staleResultsFenced(fenced).redeliveries(redeliveries).build());
+          RunCounters.builder(6).passed(passed).failed(failed).errored(errored).jobsFailed(jobsFailed).duplicatesSuppressed(duplicates).staleResultsFenced(fenced).redeliveries(redeliveries).scores(passed, passed, passed).build());
     } finally {
       store.close();
       deleteRecursively(home);

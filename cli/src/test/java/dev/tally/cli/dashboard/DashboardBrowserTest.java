@@ -287,6 +287,38 @@ class DashboardBrowserTest {
   }
 
   @Test
+  void theRunPageShowsAccuracyAndMeanScoreAsTheApiEstimatesThem() throws Exception {
+    Server server = server("--workers=1", "--slots=2");
+    // exec with cat: each case's own JSON line comes back as its verdict line (verdict and score).
+    Path dataset = dir.resolve("scored.jsonl");
+    List<String> lines = new ArrayList<>();
+    for (int i = 1; i <= 10; i++) {
+      lines.add("{\"id\":\"s" + i + "\",\"verdict\":\"" + (i <= 7 ? "pass" : "fail") + "\",\"score\":" + (i / 10.0) + "}");
+    }
+    Files.write(dataset, lines);
+    Browser b = browser();
+    b.signIn(server.url() + "/#/runs", TOKEN);
+    long runId = submit(server.url(), "{\"name\":\"scored\",\"evaluator\":{\"kind\":\"exec\",\"cmd\":\"cat\"}}", dataset)
+        .get("id").asLong();
+    b.driver.get(server.url() + "/#/runs/" + runId);
+    b.waiting().until(d -> "finished".equals(b.text("#run-state")) && !b.all("#summary-section:not([hidden])").isEmpty());
+
+    JsonNode run = get(server.url() + "/api/v1/runs/" + runId);
+    assertThat(run.get("accuracy").get("value").asDouble()).isEqualTo(0.7);
+    assertThat(run.get("accuracy").get("method").asText()).isEqualTo("wilson");
+    assertThat(run.get("meanScore").get("value").asDouble()).isCloseTo(0.55, org.assertj.core.data.Offset.offset(1e-12));
+    assertThat(run.get("meanScore").get("method").asText()).isEqualTo("student-t");
+    // The page shows the API's figures, not its own arithmetic, with the intervals in words.
+    assertThat(b.text("[data-figure='accuracy']")).isEqualTo("70.0%");
+    assertThat(b.text("[data-figure='mean score']")).isEqualTo("0.550");
+    String low = String.format(java.util.Locale.ROOT, "%.1f", 100 * run.get("accuracy").get("low").asDouble());
+    assertThat(b.text("#summary")).contains("accuracy").contains("70.0%").contains("Wilson").contains(low)
+        .contains("mean score").contains("0.550").contains("Student's t").contains("n = 10");
+    b.screenshot("statistics");
+    assertThat(b.scriptErrors()).isEmpty();
+  }
+
+  @Test
   void theCasesTableOfA100kCaseRunOpensItsFirstPageInUnderASecond() throws Exception {
     int listen;
     try (ServerSocket free = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {

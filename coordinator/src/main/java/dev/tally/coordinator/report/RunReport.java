@@ -36,8 +36,10 @@ import java.util.Map;
  *
  * <p><b>Summary</b>: {@code runId}, {@code total}, {@code passed}, {@code failed}, {@code errored}
  * ({@link #errored}), {@code recorded}, {@code jobsFailed}, {@code cancelled}, {@code duplicatesSuppressed}, {@code
- * staleResultsFenced}, {@code redeliveries}, {@code wallMillis}, {@code runWallMillis} ({@link Times}),
- * pretty-printed, with a final newline.
+ * staleResultsFenced}, {@code redeliveries}, {@code accuracy} and {@code meanScore} (each a {@link
+ * dev.tally.core.stats.Estimate}: {@code value}, {@code n}, {@code standardError}, {@code low}, {@code high},
+ * {@code confidence}, {@code method}; null when there is nothing to estimate from), {@code wallMillis},
+ * {@code runWallMillis} ({@link Times}), pretty-printed, with a final newline.
  *
  * <p>Files are written to a temporary sibling and moved into place, so a reader never sees half a file.
  *
@@ -166,6 +168,8 @@ public final class RunReport {
     s.put("duplicatesSuppressed", c.duplicatesSuppressed());
     s.put("staleResultsFenced", c.staleResultsFenced());
     s.put("redeliveries", c.redeliveries());
+    s.set("accuracy", JSON.valueToTree(c.accuracy().orElse(null)));
+    s.set("meanScore", JSON.valueToTree(c.meanScore().orElse(null)));
     s.put("wallMillis", times.wallMillis());
     s.put("runWallMillis", times.runWallMillis());
     try {

@@ -171,7 +171,7 @@ public final class BatchRules {
     RecordStatus record(RecordRequest r) {
       JobRecord leased = tx.recordIfCurrent(r.jobId(), r.token(), r.worker(), r.outcome());
       if (leased != null) {
-        delta(leased.runId()).recorded(r.outcome().verdict());
+        delta(leased.runId()).recorded(r.outcome());
         tx.addAttempt(attempt(leased, r.token(), r.worker(), "recorded", "", r.timing()));
         return RecordStatus.RECORDED;
       }

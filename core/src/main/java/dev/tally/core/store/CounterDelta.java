@@ -1,6 +1,6 @@
 package dev.tally.core.store;
 
-import dev.tally.core.Verdict;
+import dev.tally.core.Outcome;
 
 /**
  * How one transaction moves one run's counters, summed over the transaction so that each touched run is
@@ -18,12 +18,21 @@ public final class CounterDelta {
   long fenced;
   long redeliveries;
   long cancelled;
+  long scored;
+  double scoreSum;
+  double scoreSumOfSquares;
 
-  void recorded(Verdict verdict) {
-    switch (verdict) {
+  void recorded(Outcome outcome) {
+    switch (outcome.verdict()) {
       case PASS -> passed++;
       case FAIL -> failed++;
       case ERROR -> errored++;
+    }
+    Double score = outcome.score();
+    if (score != null) {
+      scored++;
+      scoreSum += score;
+      scoreSumOfSquares += score * score;
     }
   }
 
@@ -59,6 +68,21 @@ public final class CounterDelta {
     return cancelled;
   }
 
+  /** Recorded outcomes with a score. */
+  public long scored() {
+    return scored;
+  }
+
+  /** The sum of their scores. */
+  public double scoreSum() {
+    return scoreSum;
+  }
+
+  /** The sum of their squares. */
+  public double scoreSumOfSquares() {
+    return scoreSumOfSquares;
+  }
+
   /** Jobs this delta ends: recorded, failed or cancelled. */
   public long ended() {
     return passed + failed + errored + jobsFailed + cancelled;
@@ -66,7 +90,7 @@ public final class CounterDelta {
 
   /** Whether it changes nothing. */
   public boolean isZero() {
-    return (passed | failed | errored | jobsFailed | duplicates | fenced | redeliveries | cancelled) == 0;
+    return (passed | failed | errored | jobsFailed | duplicates | fenced | redeliveries | cancelled | scored) == 0;
   }
 
   /**
@@ -84,6 +108,7 @@ public final class CounterDelta {
     }
     return new RunCounters(before.total(), before.passed() + passed, before.failed() + failed,
         before.errored() + errored, before.jobsFailed() + jobsFailed, before.duplicatesSuppressed() + duplicates,
-        before.staleResultsFenced() + fenced, before.redeliveries() + redeliveries, before.cancelled() + cancelled);
+        before.staleResultsFenced() + fenced, before.redeliveries() + redeliveries, before.cancelled() + cancelled,
+        before.scored() + scored, before.scoreSum() + scoreSum, before.scoreSumOfSquares() + scoreSumOfSquares);
   }
 }

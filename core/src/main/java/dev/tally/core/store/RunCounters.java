@@ -1,5 +1,9 @@
 package dev.tally.core.store;
 
+import dev.tally.core.stats.Estimate;
+import dev.tally.core.stats.Estimates;
+import java.util.Optional;
+
 /**
  * A run's counters, as the store keeps them. They advance only inside the transaction that changes a
  * job's state, so they always equal what the jobs table says.
@@ -13,6 +17,10 @@ package dev.tally.core.store;
  * @param staleResultsFenced results that arrived from a holder of a revoked or superseded lease
  * @param redeliveries attempts that ended retryably and put their job back in the queue
  * @param cancelled jobs that ended because their run was cancelled before they did
+ * @param scored recorded jobs whose outcome carries a score
+ * @param scoreSum the sum of those scores
+ * @param scoreSumOfSquares the sum of their squares (with {@code scored} and {@code scoreSum}, what
+ *     {@link Estimates#mean} needs for the mean score and its interval)
  */
 public record RunCounters(
     long total,
@@ -23,7 +31,10 @@ public record RunCounters(
     long duplicatesSuppressed,
     long staleResultsFenced,
     long redeliveries,
-    long cancelled) {
+    long cancelled,
+    long scored,
+    double scoreSum,
+    double scoreSumOfSquares) {
 
   /** Counters of a run of {@code total} jobs of which nothing happened yet; see {@link #builder}. */
   public static RunCounters empty(long total) {
@@ -46,6 +57,9 @@ public record RunCounters(
     private long staleResultsFenced;
     private long redeliveries;
     private long cancelled;
+    private long scored;
+    private double scoreSum;
+    private double scoreSumOfSquares;
 
     private Builder(long total) {
       this.total = total;
@@ -91,9 +105,17 @@ public record RunCounters(
       return this;
     }
 
+    /** The score moments: how many scores, their sum and the sum of their squares. */
+    public Builder scores(long n, double sum, double sumOfSquares) {
+      scored = n;
+      scoreSum = sum;
+      scoreSumOfSquares = sumOfSquares;
+      return this;
+    }
+
     public RunCounters build() {
       return new RunCounters(total, passed, failed, errored, jobsFailed, duplicatesSuppressed, staleResultsFenced,
-          redeliveries, cancelled);
+          redeliveries, cancelled, scored, scoreSum, scoreSumOfSquares);
     }
   }
 
@@ -105,6 +127,33 @@ public record RunCounters(
   /** Jobs that have ended: recorded, failed or cancelled. */
   public long ended() {
     return recorded() + jobsFailed + cancelled;
+  }
+
+  /**
+   * Jobs judged for accuracy: recorded with any verdict, or out of attempts (which every report counts as
+   * errored). Cancelled jobs were never judged and are left out.
+   */
+  public long judged() {
+    return recorded() + jobsFailed;
+  }
+
+  /**
+   * Accuracy so far: passed over {@link #judged} (an errored case counts against it), with its Wilson
+   * interval ({@link Estimates#proportion}).
+   *
+   * @return empty while no job has been judged
+   */
+  public Optional<Estimate> accuracy() {
+    return Estimates.proportion(passed, judged());
+  }
+
+  /**
+   * The mean of the recorded scores so far, with its Student's t interval ({@link Estimates#mean}).
+   *
+   * @return empty while no recorded outcome carries a score
+   */
+  public Optional<Estimate> meanScore() {
+    return Estimates.mean(scored, scoreSum, scoreSumOfSquares);
   }
 
   /** Whether every job has ended: recorded, failed or cancelled. */

@@ -125,7 +125,7 @@ class ManyRunsSchedulerTest {
     assertThat(cancel.join().status()).isEqualTo(CancelResult.Status.CANCELLED);
     assertThat(cancel.join().pendingCancelled()).isEqualTo(6);
     assertThat(w.abandoned).containsExactlyInAnyOrder(held.get(1).jobId(), held.get(2).jobId(), held.get(3).jobId());
-    assertThat(done.join()).isEqualTo(RunCounters.builder(10).passed(1).cancelled(9).build());
+    assertThat(done.join()).isEqualTo(RunCounters.builder(10).passed(1).cancelled(9).scores(1, 1.0, 1.0).build());
     assertThat(w.assigned).as("nothing of a cancelled run is leased").isEmpty();
 
     scheduler.attemptEnded(w, AttemptReport.of(held.get(1).jobId(), held.get(1).token(), pass()));

@@ -12,6 +12,9 @@ package dev.tally.http.dto;
  * @param duplicatesSuppressed results that arrived again for a case already recorded
  * @param staleResultsFenced results from the holder of a revoked or superseded lease, refused
  * @param redeliveries attempts that put their case back in the queue
+ * @param scored recorded cases whose outcome carries a score
+ * @param scoreSum the sum of those scores
+ * @param scoreSumOfSquares the sum of their squares (with the two before: the mean score and its spread)
  */
 public record CountersObject(
     long passed,
@@ -22,4 +25,7 @@ public record CountersObject(
     long cancelled,
     long duplicatesSuppressed,
     long staleResultsFenced,
-    long redeliveries) {}
+    long redeliveries,
+    long scored,
+    double scoreSum,
+    double scoreSumOfSquares) {}

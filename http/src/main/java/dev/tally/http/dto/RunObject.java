@@ -1,5 +1,7 @@
 package dev.tally.http.dto;
 
+import dev.tally.core.stats.Estimate;
+
 /**
  * A run, as {@code GET /api/v1/runs/{id}} and every answer about a run show it.
  *
@@ -13,6 +15,10 @@ package dev.tally.http.dto;
  * @param settings its attempt limits and case timeout
  * @param total how many cases it has
  * @param counters what happened to them so far
+ * @param accuracy passed over judged cases (recorded, or out of attempts) so far, with its 95% Wilson
+ *     interval; null while no case is judged
+ * @param meanScore the mean of the recorded scores so far, with its 95% Student's t interval; null while no
+ *     recorded outcome carries a score
  */
 public record RunObject(
     long id,
@@ -24,4 +30,6 @@ public record RunObject(
     EvaluatorObject evaluator,
     SettingsObject settings,
     long total,
-    CountersObject counters) {}
+    CountersObject counters,
+    Estimate accuracy,
+    Estimate meanScore) {}

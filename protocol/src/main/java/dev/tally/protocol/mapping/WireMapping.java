@@ -167,7 +167,8 @@ public final class WireMapping {
    * An evaluator's outcome; {@code has_score = false} becomes a null score.
    *
    * @throws IllegalArgumentException if the verdict is unset or unknown to this version (an outcome is
-   *     final, so the coordinator refuses to guess one), or the duration is at or above 2^63 ms
+   *     final, so the coordinator refuses to guess one), the score is NaN or infinite, or the duration is at
+   *     or above 2^63 ms
    */
   public static Outcome toCore(dev.tally.protocol.Outcome o) {
     Verdict verdict = switch (o.getVerdict()) {

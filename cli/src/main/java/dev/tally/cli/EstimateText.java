@@ -1,0 +1,57 @@
+package dev.tally.cli;
+
+import dev.tally.core.stats.Estimate;
+import dev.tally.core.stats.Estimates;
+import java.util.Locale;
+
+/**
+ * How the command line writes an {@link Estimate} for people: the value, then its 95% interval, the
+ * interval's method and the number of cases. The figures themselves come from {@link Estimates}, their one
+ * owner.
+ *
+ * <p>Thread-safety: stateless.
+ */
+final class EstimateText {
+  private EstimateText() {}
+
+  /** A proportion as a percentage: {@code 86.0% (95% CI 82.1-89.3%, Wilson, n=300)}; {@code -} for none. */
+  static String percent(Estimate e) {
+    if (e == null) {
+      return "-";
+    }
+    return String.format(Locale.ROOT, "%.1f%% (%s %.1f-%.1f%%, %s, n=%d)", 100 * e.value(), level(e), 100 * e.low(),
+        100 * e.high(), methodName(e), e.n());
+  }
+
+  /** A proportion as a bare percentage, for a table's column: {@code 86.0%}; {@code -} for none. */
+  static String percentOnly(Estimate e) {
+    return e == null ? "-" : String.format(Locale.ROOT, "%.1f%%", 100 * e.value());
+  }
+
+  /**
+   * A mean: {@code 0.860 (SE 0.020, 95% CI 0.821-0.899, Student's t, n=300)}; a mean of one score has no
+   * interval: {@code 0.860 (n=1)}; {@code -} for none.
+   */
+  static String mean(Estimate e) {
+    if (e == null) {
+      return "-";
+    }
+    if (e.standardError() == null) {
+      return String.format(Locale.ROOT, "%.3f (n=%d)", e.value(), e.n());
+    }
+    return String.format(Locale.ROOT, "%.3f (SE %.3f, %s %.3f-%.3f, %s, n=%d)", e.value(), e.standardError(), level(e),
+        e.low(), e.high(), methodName(e), e.n());
+  }
+
+  private static String level(Estimate e) {
+    return String.format(Locale.ROOT, "%.0f%% CI", 100 * e.confidence());
+  }
+
+  private static String methodName(Estimate e) {
+    return switch (e.method()) {
+      case Estimates.WILSON -> "Wilson";
+      case Estimates.STUDENT_T -> "Student's t";
+      default -> e.method();
+    };
+  }
+}
