@@ -51,7 +51,10 @@ class RunCommandTest {
     }
     assertThat(rows).extracting(r -> r.get("id").asText()).containsExactly("ok", "bad", "scored", "has space");
     assertThat(rows).extracting(r -> r.get("verdict").asText()).containsExactly("pass", "fail", "pass", "pass");
-    assertThat(rows.get(1).get("output").asText()).contains("broken");
+    // stderr is kept apart from stdout, with the exit code.
+    assertThat(rows.get(1).get("output").asText()).isEmpty();
+    assertThat(rows.get(1).get("stderr").asText()).isEqualTo("broken\n");
+    assertThat(rows.get(1).get("exitCode").asInt()).isEqualTo(3);
     assertThat(rows.get(2).get("score").asDouble()).isEqualTo(0.75);
     assertThat(rows.get(0).get("score").isNull()).isTrue();
     assertThat(rows.get(3).get("output").asText()).isEqualTo("has space");

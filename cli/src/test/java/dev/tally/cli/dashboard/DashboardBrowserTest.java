@@ -293,7 +293,8 @@ class DashboardBrowserTest {
     Path dataset = dir.resolve("scored.jsonl");
     List<String> lines = new ArrayList<>();
     for (int i = 1; i <= 10; i++) {
-      lines.add("{\"id\":\"s" + i + "\",\"verdict\":\"" + (i <= 7 ? "pass" : "fail") + "\",\"score\":" + (i / 10.0) + "}");
+      lines.add("{\"id\":\"s" + i + "\",\"verdict\":\"" + (i <= 7 ? "pass" : "fail") + "\",\"score\":" + (i / 10.0)
+          + ",\"answer\":\"A" + i + "\",\"why\":\"w" + i + "\"}");
     }
     Files.write(dataset, lines);
     Browser b = browser();
@@ -308,6 +309,16 @@ class DashboardBrowserTest {
     assertThat(run.get("accuracy").get("method").asText()).isEqualTo("wilson");
     assertThat(run.get("meanScore").get("value").asDouble()).isCloseTo(0.55, org.assertj.core.data.Offset.offset(1e-12));
     assertThat(run.get("meanScore").get("method").asText()).isEqualTo("student-t");
+    // The verdict line's answer and other fields are the case's own, beside its stdout; stderr apart.
+    JsonNode first = get(server.url() + "/api/v1/runs/" + runId + "/cases?limit=1").get("cases").get(0);
+    assertThat(first.get("answer").asText()).isEqualTo("A1");
+    assertThat(first.get("fields").get("why").asText()).isEqualTo("w1");
+    assertThat(first.get("exitCode").asInt()).isZero();
+    assertThat(first.get("stderr").asText()).isEmpty();
+    b.find("#cases tbody tr.case-row .case-open").click();
+    b.waiting().until(d -> !b.all("#cases tr.detail pre.answer").isEmpty());
+    assertThat(b.text("#cases tr.detail pre.answer")).isEqualTo("A1");
+    assertThat(b.text("#cases tr.detail pre.fields")).contains("\"why\": \"w1\"");
     // The page shows the API's figures, not its own arithmetic, with the intervals in words.
     assertThat(b.text("[data-figure='accuracy']")).isEqualTo("70.0%");
     assertThat(b.text("[data-figure='mean score']")).isEqualTo("0.550");
