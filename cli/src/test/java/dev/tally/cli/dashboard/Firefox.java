@@ -39,19 +39,17 @@ import org.openqa.selenium.remote.http.HttpClient;
  * matching of replies to commands; this class only names the commands the dashboard tests use.
  *
  * <p>Protocol: W3C WebDriver BiDi (https://w3c.github.io/webdriver-bidi/): a BiDi-only session made with
- * {@code session.new} over {@code ws://127.0.0.1:PORT/session}; one top-level browsing context, at a
- * laptop's viewport ({@value #WIDTH} x {@value #HEIGHT} CSS px); {@code log.entryAdded} collected from the
+ * {@code session.new} over {@code ws://127.0.0.1:PORT/session}; one top-level browsing context, at the
+ * Chromium tests' laptop viewport ({@link Browser#WIDTH} x {@link Browser#HEIGHT}); {@code log.entryAdded} collected from the
  * start, so {@link #consoleErrors} sees every error the page logs or throws. Screenshots go to
- * {@link Browser#SCREENSHOTS} as {@code firefox-NAME.png}.
+ * {@link Browser#SCREENSHOTS} as {@code firefox-NAME.png}. Firefox's own output stays beside its profile
+ * ({@code target/firefox-profiles/ID-firefox.log}) for when it fails to start; the profile is deleted.
  *
  * <p>Thread-safety: one test thread drives it; console entries arrive on the transport's thread and are
  * kept in a concurrent list.
  */
 final class Firefox implements AutoCloseable {
   static final Path FIREFOX = Path.of("/usr/bin/firefox-esr");
-  /** The laptop viewport the Chromium tests use too ({@code --window-size=1440,900}). */
-  static final int WIDTH = 1440;
-  static final int HEIGHT = 900;
   /** Firefox's start (a fresh profile) on a loaded 2-core machine takes seconds; this is the margin. */
   static final Duration START_PATIENCE = Duration.ofSeconds(60);
   /** Longest a single BiDi command may take (a navigation waits for the page's load). */
@@ -101,7 +99,7 @@ final class Firefox implements AutoCloseable {
       bidi.addListener(new Event<Map<String, Object>>("log.entryAdded", params -> params), consoleEntries::add);
       List<?> contexts = (List<?>) send("browsingContext.getTree", Map.of("maxDepth", 0)).get("contexts");
       context = (String) ((Map<?, ?>) contexts.get(0)).get("context");
-      send("browsingContext.setViewport", Map.of("context", context, "viewport", Map.of("width", WIDTH, "height", HEIGHT)));
+      send("browsingContext.setViewport", Map.of("context", context, "viewport", Map.of("width", Browser.WIDTH, "height", Browser.HEIGHT)));
     } catch (RuntimeException | Error e) {
       kill();
       throw e;

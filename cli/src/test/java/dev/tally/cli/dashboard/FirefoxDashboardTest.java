@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.tally.cli.TallyProcess;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -29,24 +28,23 @@ class FirefoxDashboardTest {
   private static Firefox firefox;
 
   @BeforeAll
-  static void startServerAndFirefox() throws Exception {
-    server = DashboardServer.start(dir, "--workers=2", "--slots=2");
+  static void startFirefoxAndServer() throws Exception {
+    // Firefox first: a machine without it fails at once, with what to install.
     firefox = new Firefox();
+    server = DashboardServer.start(dir, "--workers=2", "--slots=2");
     firefox.signIn(server.url + "/#/runs", TOKEN);
+    assertThat(firefox.consoleErrors()).as("console errors in Firefox while signing in").isEmpty();
   }
 
   @AfterAll
   static void stopAll() {
-    List<AutoCloseable> open = new ArrayList<>();
-    open.add(firefox);
-    open.add(server);
-    for (AutoCloseable c : open) {
-      try {
-        if (c != null) {
-          c.close();
-        }
-      } catch (Exception e) {
-        throw new AssertionError("closing " + c, e);
+    try {
+      if (firefox != null) {
+        firefox.close();
+      }
+    } finally {
+      if (server != null) {
+        server.close();
       }
     }
   }
