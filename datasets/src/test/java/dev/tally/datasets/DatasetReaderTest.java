@@ -280,6 +280,15 @@ class DatasetReaderTest {
   }
 
   @Test
+  void aPromptfooJsonTestFileIsDetectedFromItsFirstTest() throws Exception {
+    Path f = file("tests.json", "[{\"vars\": {\"question\": \"2*4\"}, \"assert\": [{\"type\": \"equals\", \"value\": 8}]}]");
+    assertThat(formatOf(f, ReadOptions.DEFAULT)).isEqualTo("promptfoo (json)");
+    JsonNode c = json(read(f).get(0));
+    assertThat(c.get("question").asText()).isEqualTo("2*4");
+    assertThat(c.get("target").asText()).as("a number assertion value is its text").isEqualTo("8");
+  }
+
+  @Test
   void promptfooCellAssertionsReadAsPromptfooWritesThem() {
     assertThat(CaseShapes.assertionOfCell("Paris").toString()).isEqualTo("{\"type\":\"equals\",\"value\":\"Paris\"}");
     assertThat(CaseShapes.assertionOfCell("similar(0.8):hello").toString())
