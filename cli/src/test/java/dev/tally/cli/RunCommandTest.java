@@ -177,15 +177,16 @@ class RunCommandTest {
   }
 
   @Test
-  void aLineThatIsNotAnObjectOrLacksAnIdIsRefusedWithItsLine() throws Exception {
+  void aLineThatIsNotAnObjectOrHasABadIdIsRefusedWithItsLine() throws Exception {
     Path dataset = dir.resolve("bad.jsonl");
     Files.write(dataset, List.of("{\"id\":\"a\"}", "[1,2]"));
     assertThat(tally("run", dataset.toString(), "--evaluator=noop")).isEqualTo(Main.EXIT_USAGE);
     assertThat(err.toString()).contains(dataset + ":2").contains("expected a JSON object");
 
-    Files.write(dataset, List.of("{\"id\":\"a\"}", "{\"name\":\"x\"}"));
+    // a case without an id gets one from its content; an id that is there must be a string
+    Files.write(dataset, List.of("{\"id\":\"a\"}", "{\"id\":7}"));
     assertThat(tally("run", dataset.toString(), "--evaluator=noop")).isEqualTo(Main.EXIT_USAGE);
-    assertThat(err.toString()).contains(dataset + ":2").contains("no \"id\"");
+    assertThat(err.toString()).contains(dataset + ":2").contains("\"id\" must be a non-empty string, got 7");
 
     Files.write(dataset, List.of("{\"id\":\"a\"} trailing"));
     assertThat(tally("run", dataset.toString(), "--evaluator=noop")).isEqualTo(Main.EXIT_USAGE);
