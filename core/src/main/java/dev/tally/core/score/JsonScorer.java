@@ -25,6 +25,9 @@ import java.util.stream.Collectors;
  *       numbers compare by value (1 equals 1.0);
  *   <li>{@code schema-file=PATH}: it is valid against that JSON Schema, read once when the specs are parsed
  *       (through {@link ScorerFiles});
+ *   <li>{@code schema=JSON}: it is valid against this JSON Schema, given in the spec (quoted, since it
+ *       holds commas: {@code json:schema="{\"type\":\"object\"}"}); what {@link
+ *       Scorers#withFilesInlined} makes of a {@code schema-file};
  *   <li>{@code schema-field=FIELD}: it is valid against the schema in the case's field {@code FIELD} (an
  *       object, or JSON text of one);
  *   <li>{@code parses}: it is JSON at all.
@@ -39,6 +42,7 @@ import java.util.stream.Collectors;
  */
 final class JsonScorer implements Scorer {
   static final String KIND = "json";
+  static final String SCHEMA = "schema";
   static final String SCHEMA_FILE = "schema-file";
   static final String SCHEMA_FIELD = "schema-field";
   static final String PARSES = "parses";
@@ -61,24 +65,24 @@ final class JsonScorer implements Scorer {
     return a.equals(b) ? 0 : 1;
   };
 
-  private enum Mode { TARGET, SCHEMA_FILE, SCHEMA_FIELD, PARSES }
+  private enum Mode { TARGET, FIXED_SCHEMA, SCHEMA_FIELD, PARSES }
 
   private final String name;
   private final Mode mode;
-  private final Schema fileSchema;
+  private final Schema fixedSchema;
   private final String schemaField;
 
-  private JsonScorer(String name, Mode mode, Schema fileSchema, String schemaField) {
+  private JsonScorer(String name, Mode mode, Schema fixedSchema, String schemaField) {
     this.name = name;
     this.mode = mode;
-    this.fileSchema = fileSchema;
+    this.fixedSchema = fixedSchema;
     this.schemaField = schemaField;
   }
 
   static Scorer of(Scorers.Context c) {
-    int modes = (c.flag(SCHEMA_FILE) ? 1 : 0) + (c.flag(SCHEMA_FIELD) ? 1 : 0) + (c.flag(PARSES) ? 1 : 0);
+    int modes = (c.flag(SCHEMA) ? 1 : 0) + (c.flag(SCHEMA_FILE) ? 1 : 0) + (c.flag(SCHEMA_FIELD) ? 1 : 0) + (c.flag(PARSES) ? 1 : 0);
     if (modes > 1) {
-      throw c.error("give at most one of " + SCHEMA_FILE + ", " + SCHEMA_FIELD + " and " + PARSES);
+      throw c.error("give at most one of " + SCHEMA + ", " + SCHEMA_FILE + ", " + SCHEMA_FIELD + " and " + PARSES);
     }
     if (c.flag(PARSES)) {
       return new JsonScorer(c.name(), Mode.PARSES, null, null);
@@ -87,26 +91,41 @@ final class JsonScorer implements Scorer {
       return new JsonScorer(c.name(), Mode.SCHEMA_FIELD, null, c.value(SCHEMA_FIELD));
     }
     if (c.flag(SCHEMA_FILE)) {
-      String path = c.value(SCHEMA_FILE);
-      String text;
-      try {
-        text = c.files().read(path);
-      } catch (IOException e) {
-        throw c.error("cannot read " + SCHEMA_FILE + " " + path + ": " + e.getMessage());
-      }
+      return new JsonScorer(c.name(), Mode.FIXED_SCHEMA, checkedSchema(c, readSchemaFile(c, c.value(SCHEMA_FILE)), SCHEMA_FILE + " " + c.value(SCHEMA_FILE)), null);
+    }
+    if (c.flag(SCHEMA)) {
       JsonNode schema;
       try {
-        schema = CaseLines.parseStrict(text);
+        schema = CaseLines.parseStrict(c.value(SCHEMA));
       } catch (JsonProcessingException e) {
-        throw c.error(SCHEMA_FILE + " " + path + " is not JSON: " + e.getOriginalMessage());
+        throw c.error(SCHEMA + " is not JSON: " + e.getOriginalMessage());
       }
-      try {
-        return new JsonScorer(c.name(), Mode.SCHEMA_FILE, schema(schema), null);
-      } catch (SchemaException | IllegalArgumentException e) {
-        throw c.error(SCHEMA_FILE + " " + path + " is not a JSON Schema: " + e.getMessage());
-      }
+      return new JsonScorer(c.name(), Mode.FIXED_SCHEMA, checkedSchema(c, schema, SCHEMA), null);
     }
     return new JsonScorer(c.name(), Mode.TARGET, null, null);
+  }
+
+  /** The JSON of a schema file, read through the context's {@link ScorerFiles}. */
+  static JsonNode readSchemaFile(Scorers.Context c, String path) {
+    String text;
+    try {
+      text = c.files().read(path);
+    } catch (IOException e) {
+      throw c.error("cannot read " + SCHEMA_FILE + " " + path + ": " + e.getMessage());
+    }
+    try {
+      return CaseLines.parseStrict(text);
+    } catch (JsonProcessingException e) {
+      throw c.error(SCHEMA_FILE + " " + path + " is not JSON: " + e.getOriginalMessage());
+    }
+  }
+
+  private static Schema checkedSchema(Scorers.Context c, JsonNode node, String what) {
+    try {
+      return schema(node);
+    } catch (SchemaException | IllegalArgumentException e) {
+      throw c.error(what + " is not a JSON Schema: " + e.getMessage());
+    }
   }
 
   private static Schema schema(JsonNode node) {
@@ -126,7 +145,7 @@ final class JsonScorer implements Scorer {
     // The case's own fields are checked first, so a case that cannot be scored is an error whatever the answer.
     JsonNode target = mode == Mode.TARGET ? target(caseFields) : null;
     Schema schema = switch (mode) {
-      case SCHEMA_FILE -> fileSchema;
+      case FIXED_SCHEMA -> fixedSchema;
       case SCHEMA_FIELD -> caseSchema(caseFields);
       default -> null;
     };

@@ -121,6 +121,51 @@ public record ScorerSpec(String text, String kind, Map<String, String> options) 
     return new ScorerSpec(text, kind, options);
   }
 
+  /**
+   * This spec in the grammar, in one canonical spelling: the kind, then the options in order, a value raw
+   * when it can be read back raw and a JSON string otherwise. {@code parse(spec.canonicalText())} gives an
+   * equal kind and options. For sending a spec where it is parsed again (a worker).
+   */
+  public String canonicalText() {
+    StringBuilder b = new StringBuilder(kind);
+    String separator = ":";
+    for (Map.Entry<String, String> option : options.entrySet()) {
+      b.append(separator).append(option.getKey());
+      separator = ",";
+      String value = option.getValue();
+      if (value != null) {
+        b.append('=');
+        boolean raw = !value.isEmpty() && value.indexOf(',') < 0 && value.charAt(0) != '"';
+        if (raw) {
+          b.append(value);
+        } else {
+          try {
+            b.append(JSON.writeValueAsString(value));
+          } catch (JsonProcessingException e) {
+            throw new IllegalStateException("a string always writes as JSON", e);
+          }
+        }
+      }
+    }
+    return b.toString();
+  }
+
+  /** This spec with {@code key}'s value replaced (or added last). */
+  ScorerSpec with(String key, String value) {
+    Map<String, String> copy = new LinkedHashMap<>(options);
+    copy.put(key, value);
+    ScorerSpec draft = new ScorerSpec(text, kind, copy);
+    return new ScorerSpec(draft.canonicalText(), kind, copy);
+  }
+
+  /** This spec without {@code key}. */
+  ScorerSpec without(String key) {
+    Map<String, String> copy = new LinkedHashMap<>(options);
+    copy.remove(key);
+    ScorerSpec draft = new ScorerSpec(text, kind, copy);
+    return new ScorerSpec(draft.canonicalText(), kind, copy);
+  }
+
   /** The index just past the JSON string that opens at {@code start}, or -1 if it does not close. */
   private static int endOfJsonString(String text, int start) {
     for (int i = start + 1; i < text.length(); i++) {

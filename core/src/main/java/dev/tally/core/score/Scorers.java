@@ -24,7 +24,7 @@ import java.util.regex.Pattern;
  *   <tr><td>{@code regex}</td><td>{@code pattern=P, ignore-case, full}</td><td>{@code target} when no pattern</td></tr>
  *   <tr><td>{@code numeric}</td><td>{@code abs=X, rel=X}</td><td>{@code target}</td></tr>
  *   <tr><td>{@code choice}</td><td>none</td><td>{@code choices}, {@code target}</td></tr>
- *   <tr><td>{@code json}</td><td>{@code schema-file=PATH, schema-field=FIELD, parses}</td><td>{@code target} or the schema</td></tr>
+ *   <tr><td>{@code json}</td><td>{@code schema=JSON, schema-file=PATH, schema-field=FIELD, parses}</td><td>{@code target} or the schema</td></tr>
  * </table>
  *
  * <p>Each kind's class documents its rules. Thread-safety: stateless; thread-safe.
@@ -69,7 +69,7 @@ public final class Scorers {
     k.put(RegexScorer.KIND, new Kind(Set.of(RegexScorer.IGNORE_CASE, RegexScorer.FULL), Set.of(RegexScorer.PATTERN), RegexScorer::of));
     k.put(NumericScorer.KIND, new Kind(Set.of(), Set.of(NumericScorer.ABS, NumericScorer.REL), NumericScorer::of));
     k.put(ChoiceScorer.KIND, new Kind(Set.of(), Set.of(), ChoiceScorer::of));
-    k.put(JsonScorer.KIND, new Kind(Set.of(JsonScorer.PARSES), Set.of(JsonScorer.SCHEMA_FILE, JsonScorer.SCHEMA_FIELD), JsonScorer::of));
+    k.put(JsonScorer.KIND, new Kind(Set.of(JsonScorer.PARSES), Set.of(JsonScorer.SCHEMA, JsonScorer.SCHEMA_FILE, JsonScorer.SCHEMA_FIELD), JsonScorer::of));
     return Map.copyOf(k);
   }
 
@@ -115,6 +115,34 @@ public final class Scorers {
       scorers.add(scorer);
     }
     return List.copyOf(scorers);
+  }
+
+  /**
+   * The same specs with every file they name read now and put inline ({@code json:schema-file=PATH} becomes
+   * {@code json:schema="{...}"}), so that they can be parsed again where the file is not, by {@link
+   * #parse(List)} with no file reader: what a command line sends to workers on other machines. Specs that
+   * name no file are returned as they were written.
+   *
+   * @param specs one spec per scorer
+   * @param files reads the files named
+   * @return the specs, in order, each valid for {@link #parse(List)}
+   * @throws IllegalArgumentException as {@link #parse(List, ScorerFiles)} does
+   */
+  public static List<String> withFilesInlined(List<String> specs, ScorerFiles files) {
+    parse(specs, files);
+    List<String> out = new ArrayList<>();
+    for (String text : specs) {
+      ScorerSpec spec = ScorerSpec.parse(text);
+      String path = spec.options().get(JsonScorer.SCHEMA_FILE);
+      if (spec.kind().equals(JsonScorer.KIND) && path != null) {
+        String schema = JsonScorer.readSchemaFile(new Context(spec, spec.kind(), files), path).toString();
+        out.add(spec.without(JsonScorer.SCHEMA_FILE).with(JsonScorer.SCHEMA, schema).text());
+      } else {
+        out.add(text);
+      }
+    }
+    parse(out);
+    return List.copyOf(out);
   }
 
   private static Scorer parseOne(String text, ScorerFiles files) {

@@ -90,6 +90,27 @@ class JsonScorerTest {
   }
 
   @Test
+  void aSchemaFileIsInlinedForWorkersThatCannotReadIt() {
+    List<String> specs = Scorers.withFilesInlined(
+        List.of("exact:ignore-case", "json:name=shape,schema-file=person.json"), path -> SCHEMA);
+    assertThat(specs.get(0)).isEqualTo("exact:ignore-case");
+    assertThat(specs.get(1)).startsWith("json:name=shape,schema=\"{").doesNotContain("person.json");
+    // Parsed again with no file reader, it judges as the file did.
+    Scorer s = Scorers.parse(specs).get(1);
+    assertThat(s.name()).isEqualTo("shape");
+    assertThat(s.score(json("{\"id\":\"1\"}"), "{\"name\":\"Ada\",\"age\":36}").passed()).isTrue();
+    assertThat(s.score(json("{\"id\":\"1\"}"), "{\"name\":\"Ada\"}").passed()).isFalse();
+  }
+
+  @Test
+  void anInlineSchemaIsCheckedWhenParsed() {
+    assertThat(scorer("json:schema=\"{\\\"type\\\":\\\"string\\\"}\"").score(json("{\"id\":\"1\"}"), "\"x\"").passed()).isTrue();
+    assertThatThrownBy(() -> scorer("json:schema={")).hasMessageContaining("schema is not JSON");
+    assertThatThrownBy(() -> scorer("json:schema=3")).hasMessageContaining("schema is not a JSON Schema");
+    assertThatThrownBy(() -> scorer("json:schema=true,parses")).hasMessageContaining("at most one of schema, schema-file, schema-field and parses");
+  }
+
+  @Test
   void aTargetStringThatIsNotJsonTextIsTheCasesError() {
     assertThatThrownBy(() -> scorer("json").score(target("\"hello\""), "\"hello\""))
         .isInstanceOf(ScoringException.class)

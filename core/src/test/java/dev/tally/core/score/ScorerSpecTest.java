@@ -6,6 +6,11 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import net.jqwik.api.Arbitraries;
+import net.jqwik.api.Arbitrary;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.Provide;
 import org.junit.jupiter.api.Test;
 
 class ScorerSpecTest {
@@ -29,6 +34,30 @@ class ScorerSpecTest {
         .containsEntry("pattern", "^(yes|no),\"x\"")
         .containsKey("ignore-case");
     assertThat(ScorerSpec.parse("regex:pattern=a=b").options()).containsEntry("pattern", "a=b");
+  }
+
+  @Property
+  void theCanonicalTextReadsBackAsTheSameSpec(
+      @ForAll("optionValues") List<String> values, @ForAll boolean flagFirst) {
+    Map<String, String> options = new LinkedHashMap<>();
+    if (flagFirst) {
+      options.put("ignore-case", null);
+    }
+    for (int i = 0; i < values.size(); i++) {
+      options.put("o" + i, values.get(i));
+    }
+    ScorerSpec spec = new ScorerSpec("x", "regex", options);
+    ScorerSpec back = ScorerSpec.parse(spec.canonicalText());
+    assertThat(back.kind()).isEqualTo("regex");
+    assertThat(back.options()).containsExactlyEntriesOf(options);
+  }
+
+  @Provide
+  Arbitrary<List<String>> optionValues() {
+    Arbitrary<String> value = Arbitraries.oneOf(
+        Arbitraries.strings().withChars(",\"\\=: a\u00e9\u4e2d\t").ofMinLength(1).ofMaxLength(12),
+        Arbitraries.strings().all().ofMinLength(1).ofMaxLength(12));
+    return value.list().ofMaxSize(4);
   }
 
   @Test
