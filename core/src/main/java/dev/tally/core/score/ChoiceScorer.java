@@ -19,8 +19,8 @@ import java.util.regex.Pattern;
  *   <li>the whole answer is a letter of a choice, in either case, perhaps in brackets or followed by
  *       {@code .}, {@code )} or {@code :} ({@code "B"}, {@code "(b)"}, {@code "C."});
  *   <li>the whole answer is a choice's text, ignoring case, surrounding white space and a final period;
- *   <li>the last "answer is X" or "answer: X" (any case for "answer"; X a capital letter of a choice, perhaps
- *       in brackets);
+ *   <li>the last "answer is X", "answer: X" or "answer is option X" (any case for the words; X a capital
+ *       letter of a choice, perhaps in brackets);
  *   <li>the answer starts with a capital letter of a choice followed by {@code .} or {@code )} and white
  *       space, or with one in brackets ({@code "B. Paris"}, {@code "(B) Paris"}).
  * </ol>
@@ -34,7 +34,7 @@ final class ChoiceScorer implements Scorer {
   static final int MAX_CHOICES = 26;
 
   private static final Pattern BARE_LETTER = Pattern.compile("[(\\[]?([A-Za-z])[)\\]]?[.:)]?");
-  private static final Pattern ANSWER_IS = Pattern.compile("(?i:answer)\\s*(?:(?i:is)\\s*)?:?\\s*[(\\[]?([A-Z])(?![\\p{L}\\p{N}])");
+  private static final Pattern ANSWER_IS = Pattern.compile("(?i:answer)\\s*(?:(?i:is)\\s*)?:?\\s*(?:(?i:option|choice|letter)\\s*)?[(\\[]?([A-Z])(?![\\p{L}\\p{N}])");
   private static final Pattern LEADING = Pattern.compile("^(?:([A-Z])[.)]|[(\\[]([A-Z])[)\\]])(?:\\s|$)");
   private static final Pattern WHITESPACE = Pattern.compile("(?U)\\s+");
 

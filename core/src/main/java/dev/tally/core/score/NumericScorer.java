@@ -32,7 +32,7 @@ final class NumericScorer implements Scorer {
   static final String REL = "rel";
 
   private static final String NUMBER_TEXT =
-      "(?:(?<![\\p{L}\\p{N}])[-+\u2212])?(?:\\d{1,3}(?:,\\d{3})+|\\d+)?(?:\\.\\d+)?(?:(?<=\\d)[eE][-+]?\\d{1,3})?";
+      "(?:(?<![\\p{L}\\p{N}])[-+\u2212])?(?:\\d{1,3}(?:,\\d{3})+(?!\\d)|\\d+)?(?:\\.\\d+)?(?:(?<=\\d)[eE][-+]?\\d{1,3})?";
   private static final Pattern NUMBER = Pattern.compile(NUMBER_TEXT);
   private static final Pattern WHOLE_NUMBER = Pattern.compile("\\s*(" + NUMBER_TEXT + ")\\s*");
 

@@ -18,7 +18,7 @@ class ChoiceScorerTest {
   @Test
   void readsALetterInTheUsualShapes() {
     for (String a : new String[] {"B", "b", " (B)\n", "B.", "[B]", "B)", "Paris", "paris.", "The answer is B",
-        "answer: (B)", "Answer is A. No wait, the answer is B.", "B. Paris", "(B) Paris"}) {
+        "answer: (B)", "The correct answer is option B", "Answer is A. No wait, the answer is B.", "B. Paris", "(B) Paris"}) {
       ScoreResult r = answer(a);
       assertThat(r.passed()).as(a).isTrue();
       assertThat(r.extracted()).as(a).isEqualTo("B");

@@ -25,6 +25,9 @@ class NumericScorerTest {
     assertThat(scorer("numeric").score(target("0.0015"), "about 1.5e-3").passed()).isTrue();
     assertThat(scorer("numeric").score(target("0.5"), "it is .5").passed()).isTrue();
     assertThat(scorer("numeric").score(target("1.5"), "1.50").explanation()).isEqualTo("equals 1.5");
+    // Thousands commas only in threes: "1,2345" is not 1,234 and a stray 5.
+    assertThat(scorer("numeric").score(target("2345"), "1,2345").extracted()).isEqualTo("2345");
+    assertThat(scorer("numeric").score(target("3"), "1,2,3").passed()).isTrue();
   }
 
   @Test
