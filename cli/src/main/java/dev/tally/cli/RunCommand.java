@@ -1,5 +1,9 @@
 package dev.tally.cli;
 
+import java.nio.file.Files;
+import java.util.List;
+import java.util.ArrayList;
+import dev.tally.core.score.Scorers;
 import dev.tally.coordinator.Coordinator;
 import dev.tally.coordinator.RunResumption;
 import dev.tally.core.EvaluatorSpec;
@@ -129,6 +133,9 @@ public final class RunCommand extends RunnerCommand {
     @Option(names = "--millis", description = "sleep: milliseconds per case when the case has no \"millis\" field (default 0).")
     Long millis;
 
+    @Option(names = "--scorer", paramLabel = "SPEC", description = "A scorer that judges each case's answer against its target; repeat for several (each its own column, scores.NAME; the first decides the verdict and score): exact, includes, regex, numeric, choice, json, with options after a colon, e.g. exact:ignore-case,ignore-punctuation, numeric:rel=0.01, regex:pattern=^A, json:schema-file=s.json.")
+    List<String> scorers = new ArrayList<>();
+
     @Option(names = "--case-timeout", converter = DurationConverter.class, description = "Time budget of one attempt; past it the case is killed, and tried again elsewhere at most --timeout-retries times (default: ${DEFAULT-VALUE}).")
     Duration caseTimeout;
 
@@ -160,6 +167,15 @@ public final class RunCommand extends RunnerCommand {
       }
       if (caseTimeout.isZero() || caseTimeout.isNegative()) {
         throw new ParameterException(cl, "--case-timeout must be positive, got " + DurationConverter.text(caseTimeout));
+      }
+      if (!scorers.isEmpty()) {
+        try {
+          // Files are read here, once: the specs travel whole to workers that may be on other machines.
+          List<String> inlined = Scorers.withFilesInlined(scorers, path -> Files.readString(Path.of(path)));
+          options.put(Scorers.OPTION, Scorers.optionValue(inlined));
+        } catch (IllegalArgumentException e) {
+          throw new ParameterException(cl, "--scorer: " + e.getMessage());
+        }
       }
       return new EvaluatorSpec(evaluator.name(), options, caseTimeout);
     }

@@ -240,6 +240,10 @@ public final class SubmitCommand extends ClientCommand {
     if (evaluator.options().containsKey("millis")) {
       e.put("millis", Long.parseLong(evaluator.options().get("millis")));
     }
+    java.util.List<String> scorers = dev.tally.core.score.Scorers.specsOf(evaluator.options());
+    if (!scorers.isEmpty()) {
+      scorers.forEach(body.putArray("scorers")::add);
+    }
     ObjectNode settings = JSON.createObjectNode();
     if (attemptOptions.maxAttemptsGiven()) {
       settings.put("maxAttempts", limits.maxAttempts());

@@ -33,6 +33,39 @@ class RunCommandTest {
   }
 
   @Test
+  void scorersJudgeEachAnswerEachInItsOwnColumnAndTheFirstDecides() throws Exception {
+    Path dataset = dir.resolve("scored.jsonl");
+    Files.write(dataset, List.of(
+        "{\"id\":\"right\",\"reply\":\"4\",\"target\":\"4\"}",
+        "{\"id\":\"close\",\"reply\":\"4.05\",\"target\":\"4\"}",
+        "{\"id\":\"wrong\",\"reply\":\"five\",\"target\":\"5\"}",
+        "{\"id\":\"untargeted\",\"reply\":\"x\"}"));
+    int exit = tally("run", dataset.toString(), "--workers=1", "--slots=2", "--evaluator=exec", "--cmd=printf %s {reply}",
+        "--scorer=numeric:abs=0.1", "--scorer=exact:name=strict", "--out=" + dir.resolve("r.jsonl"),
+        "--summary=" + dir.resolve("s.json"), "--no-progress");
+
+    assertThat(exit).as("stderr: %s", err).isEqualTo(Main.EXIT_FAILED);
+    List<JsonNode> rows = new ArrayList<>();
+    for (String line : Files.readAllLines(dir.resolve("r.jsonl"))) {
+      rows.add(JSON.readTree(line));
+    }
+    assertThat(rows).extracting(r -> r.get("verdict").asText()).containsExactly("pass", "pass", "fail", "error");
+    assertThat(rows).extracting(r -> r.get("answer").asText()).containsExactly("4", "4.05", "five", "null");
+    JsonNode close = rows.get(1).get("fields").get("scores");
+    assertThat(close.get("numeric").get("passed").asBoolean()).isTrue();
+    assertThat(close.get("strict").get("passed").asBoolean()).as("each scorer its own column").isFalse();
+    assertThat(rows.get(3).get("output").asText()).startsWith("scorer numeric cannot judge this case");
+    JsonNode summary = JSON.readTree(dir.resolve("s.json").toFile());
+    assertThat(summary.get("accuracy").get("value").asDouble()).isEqualTo(0.5);
+    assertThat(summary.get("meanScore").get("n").asLong()).as("the error has no score").isEqualTo(3);
+
+    // A bad spec is refused before anything runs, naming the option and the known scorers.
+    int bad = tally("run", dataset.toString(), "--evaluator=noop", "--scorer=exactly", "--db=" + dir.resolve("other.db"));
+    assertThat(bad).isEqualTo(Main.EXIT_USAGE);
+    assertThat(err.toString()).contains("--scorer").contains("unknown scorer exactly").contains("exact, includes");
+  }
+
+  @Test
   void execRunWritesOneResultPerCaseInOrderAndExitsOneOnAFailure() throws Exception {
     Path dataset = dir.resolve("cases.jsonl");
     Files.write(dataset, List.of(

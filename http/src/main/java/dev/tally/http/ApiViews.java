@@ -37,6 +37,7 @@ public final class ApiViews {
     RunCounters c = run.counters();
     return new RunObject(run.runId(), run.name(), run.state().wireName(), time(run.createdAtMillis()),
         run.ended() ? time(run.finishedAtMillis()) : null, run.spec().dataset(), evaluator(run.spec().evaluator()),
+        dev.tally.core.score.Scorers.specsOf(run.spec().evaluator().options()),
         new SettingsObject(run.spec().limits().maxAttempts(), run.spec().limits().timeoutRetries(),
             DurationText.text(run.spec().evaluator().caseTimeout())),
         c.total(), counters(c), c.accuracy().orElse(null), c.meanScore().orElse(null));

@@ -50,7 +50,8 @@ record Submission(String name, EvaluatorSpec evaluator, AttemptLimits limits, Co
       throw f.problem("", "the run must be a JSON object with an evaluator, e.g. {\"evaluator\": {\"kind\": \"noop\"}}");
     }
     // An NDJSON body's cases are its other lines; only a JSON body has them inline.
-    f.onlyKnown(body, "", line > 0 ? List.of("name", "evaluator", "settings") : List.of("name", "evaluator", "settings", "cases"));
+    f.onlyKnown(body, "", line > 0 ? List.of("name", "evaluator", "scorers", "settings")
+        : List.of("name", "evaluator", "scorers", "settings", "cases"));
     String name = "";
     if (body.has("name") && !body.get("name").isNull()) {
       JsonNode n = body.get("name");
@@ -129,6 +130,26 @@ record Submission(String name, EvaluatorSpec evaluator, AttemptLimits limits, Co
         }
       }
       default -> f.onlyKnown(evaluator, "/evaluator", List.of("kind"));
+    }
+    JsonNode scorers = body.get("scorers");
+    if (scorers != null && !scorers.isNull()) {
+      List<String> specs = new java.util.ArrayList<>();
+      if (!scorers.isArray() || scorers.isEmpty()) {
+        throw f.problem("/scorers", "scorers must be a non-empty array of scorer specs, e.g. [\"exact:ignore-case\"]");
+      }
+      for (int i = 0; i < scorers.size(); i++) {
+        if (!scorers.get(i).isTextual()) {
+          throw f.problem("/scorers/" + i, "a scorer spec is a string, e.g. \"numeric:rel=0.01\"");
+        }
+        specs.add(scorers.get(i).asText());
+      }
+      try {
+        // No file is read on the server: a client inlines a schema file (tally submit does).
+        dev.tally.core.score.Scorers.parse(specs);
+      } catch (IllegalArgumentException e) {
+        throw f.problem("/scorers", e.getMessage());
+      }
+      options.put(dev.tally.core.score.Scorers.OPTION, dev.tally.core.score.Scorers.optionValue(specs));
     }
     try {
       EvaluatorFactory.create(kind, options); // what a worker will do with it, checked now

@@ -89,6 +89,7 @@ export function mount(main, [idText]) {
     const s = run.settings || {};
     $('#settings').innerHTML = `
       <dt>evaluator</dt><dd>${escapeHtml(e.kind)}${e.cmd ? ` <span class="mono">${escapeHtml(e.cmd)}</span>` : ''}${e.millis != null ? ` ${n(e.millis)} ms` : ''}</dd>
+      <dt>scorers</dt><dd class="mono">${run.scorers && run.scorers.length ? run.scorers.map(escapeHtml).join('<br>') : '—'}</dd>
       <dt>dataset</dt><dd>${escapeHtml(run.dataset || '—')}</dd>
       <dt>max attempts</dt><dd>${n(s.maxAttempts)}</dd>
       <dt>timeout retries</dt><dd>${n(s.timeoutRetries)}</dd>

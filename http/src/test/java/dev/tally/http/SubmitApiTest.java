@@ -71,6 +71,7 @@ class SubmitApiTest {
       assertThat(run.get("total").asLong()).isEqualTo(3);
       assertThat(run.get("settings").get("maxAttempts").asInt()).isEqualTo(2);
       assertThat(run.get("settings").get("caseTimeout").asText()).isEqualTo("30s");
+      assertThat(run.get("scorers")).as("no scorers: the evaluator's verdict stands").isEmpty();
       // It runs: the server submitted it to its scheduler.
       await().atMost(Duration.ofSeconds(30)).until(() -> TestApi.json(t.get(RUNS + "/1")).get("state").asText().equals("finished"));
       assertThat(TestApi.json(t.get(RUNS + "/1")).get("counters").get("passed").asLong()).isEqualTo(3);
@@ -161,6 +162,16 @@ class SubmitApiTest {
       HttpResponse<String> duplicate = submit(t, "k", BODY.replace("{\"id\": \"c\"}", "{\"id\": \"a\"}"));
       assertThat(duplicate.statusCode()).isEqualTo(400);
       assertThat(TestApi.json(duplicate).get("detail").asText()).isEqualTo("/cases/2: duplicate id \"a\" (first on /cases/0)");
+
+      // Scorers are checked by the worker's own parser before anything is written.
+      HttpResponse<String> badScorer = t.send(post(t, RUNS, "k", "application/x-ndjson",
+          "{\"evaluator\": {\"kind\": \"noop\"}, \"scorers\": [\"exact\", \"numeric:tolerance=1\"]}\n{\"id\": \"a\"}\n"));
+      assertThat(badScorer.statusCode()).isEqualTo(400);
+      assertThat(TestApi.json(badScorer).get("field").asText()).isEqualTo("/scorers");
+      assertThat(TestApi.json(badScorer).get("detail").asText()).contains("numeric has no option tolerance");
+      HttpResponse<String> notAString = t.send(post(t, RUNS, "k", "application/x-ndjson",
+          "{\"evaluator\": {\"kind\": \"noop\"}, \"scorers\": [7]}\n{\"id\": \"a\"}\n"));
+      assertThat(TestApi.json(notAString).get("field").asText()).isEqualTo("/scorers/0");
 
       HttpResponse<String> unknownField = submit(t, "k", BODY.replace("\"name\"", "\"nmae\""));
       assertThat(unknownField.statusCode()).isEqualTo(400);

@@ -59,6 +59,15 @@ public final class Scorers {
 
   private static final Map<String, Kind> KINDS = kinds();
 
+  /**
+   * The evaluator option that carries a run's scorer specs, in order, to its workers and into the store: a
+   * JSON array of spec texts ({@link #optionValue}, {@link #specsOf}). Specs travel with their files already
+   * inlined ({@link #withFilesInlined}), since a worker may be on another machine.
+   */
+  public static final String OPTION = "scorers";
+
+  private static final com.fasterxml.jackson.databind.ObjectMapper JSON = new com.fasterxml.jackson.databind.ObjectMapper();
+
   private Scorers() {}
 
   private static Map<String, Kind> kinds() {
@@ -143,6 +152,55 @@ public final class Scorers {
     }
     parse(out);
     return List.copyOf(out);
+  }
+
+  /**
+   * The value of {@link #OPTION} for these specs.
+   *
+   * @param specs one spec per scorer, in order; not empty
+   * @throws IllegalArgumentException if {@code specs} is empty (a run without scorers has no such option)
+   */
+  public static String optionValue(List<String> specs) {
+    if (specs.isEmpty()) {
+      throw new IllegalArgumentException("a run without scorers has no " + OPTION + " option");
+    }
+    try {
+      return JSON.writeValueAsString(specs);
+    } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+      throw new IllegalStateException("a list of strings cannot fail to serialize", e);
+    }
+  }
+
+  /**
+   * The scorer specs an evaluator's options carry ({@link #OPTION}), in order; empty when it has none.
+   *
+   * @throws IllegalArgumentException if the option is there but is not a JSON array of strings
+   */
+  public static List<String> specsOf(Map<String, String> evaluatorOptions) {
+    String value = evaluatorOptions.get(OPTION);
+    if (value == null) {
+      return List.of();
+    }
+    try {
+      com.fasterxml.jackson.databind.JsonNode array = JSON.readTree(value);
+      List<String> specs = new ArrayList<>();
+      if (array != null && array.isArray()) {
+        for (com.fasterxml.jackson.databind.JsonNode spec : array) {
+          if (!spec.isTextual()) {
+            specs = null;
+            break;
+          }
+          specs.add(spec.textValue());
+        }
+        if (specs != null && !specs.isEmpty()) {
+          return List.copyOf(specs);
+        }
+      }
+    } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+      // refused below, with the value
+    }
+    String shown = value.length() <= 100 ? value : value.substring(0, 100) + "...";
+    throw new IllegalArgumentException("evaluator option " + OPTION + " must be a non-empty JSON array of scorer specs, got " + shown);
   }
 
   private static Scorer parseOne(String text, ScorerFiles files) {

@@ -12,6 +12,8 @@ import dev.tally.core.stats.Estimate;
  * @param finishedAt when its last case ended, ISO-8601 UTC; null while running
  * @param dataset where its cases came from (a path for {@code tally run}; the submission for the API)
  * @param evaluator how its cases are evaluated
+ * @param scorers its scorer specs, in order (the first decides the verdict); empty when the evaluator's
+ *     verdict stands
  * @param settings its attempt limits and case timeout
  * @param total how many cases it has
  * @param counters what happened to them so far
@@ -28,6 +30,7 @@ public record RunObject(
     String finishedAt,
     String dataset,
     EvaluatorObject evaluator,
+    java.util.List<String> scorers,
     SettingsObject settings,
     long total,
     CountersObject counters,

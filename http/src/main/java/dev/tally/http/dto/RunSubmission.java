@@ -11,7 +11,12 @@ import java.util.List;
  *
  * @param name a name for people, at most 256 characters; may be absent
  * @param evaluator how the cases are evaluated
+ * @param scorers scorer specs that judge each case's answer against its target, in order (the first decides
+ *     the verdict and score; each result is {@code fields.scores.NAME}), e.g. {@code ["exact:ignore-case",
+ *     "numeric:rel=0.01"]}; absent for none. A schema is given inline ({@code json:schema=...}): the server
+ *     reads no file
  * @param settings attempts, timeout retries and the case timeout; each absent one takes {@code tally run}'s default
  * @param cases the cases: JSON objects, each with a unique string {@code id} and any other fields
  */
-public record RunSubmission(String name, EvaluatorObject evaluator, SettingsObject settings, List<JsonNode> cases) {}
+public record RunSubmission(
+    String name, EvaluatorObject evaluator, List<String> scorers, SettingsObject settings, List<JsonNode> cases) {}

@@ -1,5 +1,7 @@
 package dev.tally.worker.eval;
 
+import dev.tally.core.score.Scorers;
+
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -14,6 +16,9 @@ import java.util.Objects;
  *       then passes.
  *   <li>{@code exec}: runs option {@code cmd} per case, see {@link ExecEvaluator}.
  * </ul>
+ *
+ * <p>Any kind with option {@link Scorers#OPTION} (the run's {@code --scorer} specs) has its outcomes judged
+ * by those scorers ({@link ScoringEvaluator}).
  */
 public final class EvaluatorFactory {
   /** The kinds {@link #create} knows, in the order error messages list them. */
@@ -29,11 +34,18 @@ public final class EvaluatorFactory {
    * @return a thread-safe evaluator, to be shared by every slot running the run's cases
    * @throws IllegalArgumentException if {@code kind} is none of {@link #KINDS} (the message names it and
    *     the known ones), if {@code exec} has no {@code cmd} or an unusable one, or if {@code sleep}'s
-   *     {@code millis} is not a non-negative integer
+   *     {@code millis} is not a non-negative integer, or if the scorers option is malformed or a spec in it
+   *     is refused by {@link Scorers#parse(List)}
    */
   public static Evaluator create(String kind, Map<String, String> options) {
     Objects.requireNonNull(kind, "kind");
     Objects.requireNonNull(options, "options");
+    Evaluator evaluator = evaluator(kind, options);
+    List<String> specs = Scorers.specsOf(options);
+    return specs.isEmpty() ? evaluator : new ScoringEvaluator(evaluator, Scorers.parse(specs));
+  }
+
+  private static Evaluator evaluator(String kind, Map<String, String> options) {
     switch (kind) {
       case "noop":
         return new NoopEvaluator();
