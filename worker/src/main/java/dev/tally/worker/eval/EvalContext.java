@@ -26,6 +26,7 @@ public final class EvalContext {
   private final CountDownLatch cancelled = new CountDownLatch(1);
   private final List<Runnable> cancelCallbacks = new ArrayList<>();
   private String cancelReason;
+  private volatile ResponseJournal journal = ResponseJournal.NONE;
 
   /**
    * Starts the clock of an attempt outside any run (tools and tests): run, job and token 0, attempt 1, and
@@ -84,6 +85,21 @@ public final class EvalContext {
   /** Milliseconds since this context was created (when the slot started the case). */
   public long elapsedMillis() {
     return TimeUnit.NANOSECONDS.toMillis(ticker.nanos() - startNanos);
+  }
+
+  /** The journal of this case's paid responses ({@link ResponseJournal#NONE} outside a run that keeps one). */
+  public ResponseJournal journal() {
+    return journal;
+  }
+
+  /**
+   * Gives the attempt the journal its worker keeps for it; called by the worker before the evaluator starts.
+   *
+   * @return this context
+   */
+  public EvalContext withJournal(ResponseJournal journal) {
+    this.journal = Objects.requireNonNull(journal, "journal");
+    return this;
   }
 
   /** The ticker this context measures with, for evaluators that keep their own deadlines. */
