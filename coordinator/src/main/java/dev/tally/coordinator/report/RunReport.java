@@ -86,17 +86,30 @@ public final class RunReport {
    * @throws dev.tally.core.store.StoreException if the store fails
    */
   public static void writeResults(Store store, long runId, OutputStream out) throws IOException {
+    OutputStream buffered = new BufferedOutputStream(out, 64 * 1024);
+    forEachResult(store, runId, line -> {
+      JSON.writeValue(buffered, line);
+      buffered.write('\n');
+    });
+    buffered.flush();
+  }
+
+  /**
+   * Gives the run's results lines (as {@link #writeResults} writes them) to {@code each}, one job at a
+   * time in dataset order: what the other reports ({@link ResultLines#of(Store, long)}) are made from.
+   *
+   * @throws IOException if {@code each} throws it
+   * @throws dev.tally.core.store.StoreException if the store fails
+   */
+  public static void forEachResult(Store store, long runId, ResultLines.Each each) throws IOException {
     List<JobView> jobs = store.jobs(runId);
     Map<Long, List<AttemptView>> history = new HashMap<>();
     for (AttemptView a : store.attempts(runId)) {
       history.computeIfAbsent(a.jobId(), id -> new ArrayList<>()).add(a);
     }
-    OutputStream buffered = new BufferedOutputStream(out, 64 * 1024);
     for (JobView job : jobs) {
-      JSON.writeValue(buffered, resultLine(job, history.getOrDefault(job.jobId(), List.of())));
-      buffered.write('\n');
+      each.accept(resultLine(job, history.getOrDefault(job.jobId(), List.of())));
     }
-    buffered.flush();
   }
 
   /**
