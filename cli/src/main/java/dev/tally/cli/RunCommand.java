@@ -100,6 +100,19 @@ public final class RunCommand extends RunnerCommand {
     return choice.runId();
   }
 
+  /** The HTML report's inputs, from the dataset this command read (the run's cases, matched by id). */
+  @Override
+  dev.tally.coordinator.report.HtmlReport.Inputs inputs() {
+    Map<String, String> byId = new java.util.HashMap<>();
+    for (dev.tally.core.CaseRecord c : cases.cases()) {
+      byId.put(c.caseId(), c.caseJson());
+    }
+    return id -> {
+      String json = byId.get(id);
+      return json == null ? null : dev.tally.coordinator.report.HtmlReport.inputText(json);
+    };
+  }
+
   @Override
   String resumeCommand(long runId, Path dbFile) {
     return runId < 0 ? "the same tally run command" : "the same tally run command (or tally resume " + runId + " --db " + dbFile + ")";

@@ -65,6 +65,8 @@ public abstract class RunnerCommand implements Callable<Integer> {
 
   @Mixin ApiOptions apiOptions;
 
+  @Mixin ReportOptions reports;
+
   @Option(names = "--workers", defaultValue = "2", description = "Local worker processes to start (default: ${DEFAULT-VALUE}); 0 waits for remote workers on --listen.")
   int workers;
 
@@ -111,6 +113,7 @@ public abstract class RunnerCommand implements Callable<Integer> {
     workerToken = builder.workerToken().orElse(null);
     requireDirectoryOf("--out", out);
     requireDirectoryOf("--summary", summary);
+    reports.requireDirectories(spec.commandLine());
     requireDirectoryOf("--db", dbFile());
     if (!prepare(err)) {
       return Main.EXIT_USAGE;
@@ -257,8 +260,15 @@ public abstract class RunnerCommand implements Callable<Integer> {
         dev.tally.coordinator.report.RunReport.runWallMillis(finished));
     dev.tally.coordinator.report.RunReport.writeResultsFile(coordinator.store(), runId, out);
     dev.tally.coordinator.report.RunReport.writeSummaryFile(runId, counters, times, summary);
+    List<Path> written = List.of();
+    if (reports.any()) {
+      com.fasterxml.jackson.databind.JsonNode summaryJson = new com.fasterxml.jackson.databind.ObjectMapper()
+          .readTree(dev.tally.coordinator.report.RunReport.summaryBytes(runId, counters, times));
+      written = reports.write(summaryJson, dev.tally.coordinator.report.ResultLines.of(coordinator.store(), runId), inputs());
+    }
     SummaryTable.print(spec.commandLine().getOut(), runId, counters, times);
-    err.printf("tally: results in %s, summary in %s%n", out, summary);
+    err.printf("tally: results in %s, summary in %s%s%n", out, summary, written.isEmpty() ? "" : "; reports " + written.stream()
+        .map(Path::toString).collect(java.util.stream.Collectors.joining(", ")));
     return Main.exitCodeOf(counters.passed(), counters.total());
   }
 
@@ -289,6 +299,14 @@ public abstract class RunnerCommand implements Callable<Integer> {
 
   /** The store file. */
   abstract Path dbFile();
+
+  /**
+   * Each case's input for the HTML report, where this command has the cases (tally run reads the
+   * dataset); none by default.
+   */
+  dev.tally.coordinator.report.HtmlReport.Inputs inputs() {
+    return dev.tally.coordinator.report.HtmlReport.Inputs.NONE;
+  }
 
   /**
    * The run to execute, after the store is open and the worker port bound; if it has finished already,
