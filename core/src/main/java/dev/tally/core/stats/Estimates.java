@@ -1,7 +1,6 @@
 package dev.tally.core.stats;
 
 import java.util.Optional;
-import org.apache.commons.math3.distribution.BinomialDistribution;
 import org.apache.commons.math3.distribution.NormalDistribution;
 import org.apache.commons.math3.distribution.TDistribution;
 
@@ -18,8 +17,6 @@ import org.apache.commons.math3.distribution.TDistribution;
  *   <li>{@link #mean}: the sample mean from the count, sum and sum of squares; standard error {@code s /
  *       sqrt(n)} with {@code s} the sample standard deviation (n - 1 in the denominator); the 95% interval
  *       is {@code mean ± t(0.975, n-1) · SE}, which for small n is wider than the normal one, as it must be.
- *   <li>{@link #pairedDifference}: the difference of two accuracies over the same cases (run B's minus run
- *       A's), with the Agresti-Min interval and McNemar's exact test (see there).
  * </ul>
  *
  * <p>Pure functions of their arguments: no clock, no randomness, no I/O. Thread-safe.
@@ -30,9 +27,6 @@ public final class Estimates {
 
   /** {@link Estimate#method} of a mean's interval. */
   public static final String STUDENT_T = "student-t";
-
-  /** {@link PairedDifference#method} of a paired difference's interval. */
-  public static final String AGRESTI_MIN = "agresti-min";
 
   /** The confidence level of every interval this class makes. */
   public static final double CONFIDENCE = 0.95;
@@ -97,51 +91,5 @@ public final class Estimates {
     double se = Math.sqrt(variance / n);
     double t = new TDistribution(null, n - 1).inverseCumulativeProbability((1 + CONFIDENCE) / 2);
     return Optional.of(new Estimate(mean, n, se, mean - t * se, mean + t * se, CONFIDENCE, STUDENT_T));
-  }
-
-  /**
-   * The difference of two accuracies measured on the same cases (run A and run B), from the 2x2 table of
-   * their verdicts per case: {@code (onlyB - onlyA) / n}, B's accuracy minus A's.
-   *
-   * <ul>
-   *   <li>The 95% interval is Agresti and Min's (A. Agresti, Y. Min, "Simple improved confidence intervals
-   *       for comparing matched proportions", Statistics in Medicine 24(5), 2005): the Wald interval of the
-   *       table with 1/2 added to each cell, so {@code n + 2} pairs, centred on {@code (onlyB - onlyA) / (n +
-   *       2)} with variance {@code (p12 + p21 - (p21 - p12)^2) / (n + 2)}; clamped to [-1, 1]. Unlike the
-   *       plain Wald interval it does not collapse to a point when no case changed.
-   *   <li>The p-value is McNemar's exact test (Q. McNemar, Psychometrika 12(2), 1947, in its exact binomial
-   *       form): under "no difference" each of the {@code onlyA + onlyB} discordant cases is equally likely
-   *       either way, so {@code p = min(1, 2 · P(X <= min(onlyA, onlyB)))} with {@code X ~ Binomial(onlyA +
-   *       onlyB, 1/2)}; 1 when no case is discordant.
-   * </ul>
-   *
-   * @param bothPass cases both runs passed
-   * @param onlyA cases A passed and B did not
-   * @param onlyB cases B passed and A did not
-   * @param neither cases neither passed
-   * @return empty when there is no case (all four 0)
-   * @throws IllegalArgumentException if a count is negative
-   */
-  public static Optional<PairedDifference> pairedDifference(long bothPass, long onlyA, long onlyB, long neither) {
-    if (bothPass < 0 || onlyA < 0 || onlyB < 0 || neither < 0) {
-      throw new IllegalArgumentException("counts must be >= 0: " + bothPass + ", " + onlyA + ", " + onlyB + ", " + neither);
-    }
-    long n = bothPass + onlyA + onlyB + neither;
-    if (n == 0) {
-      return Optional.empty();
-    }
-    double difference = (double) (onlyB - onlyA) / n;
-    double adjustedN = n + 2.0;
-    double p12 = (onlyA + 0.5) / adjustedN;
-    double p21 = (onlyB + 0.5) / adjustedN;
-    double centre = p21 - p12;
-    double se = Math.sqrt(Math.max(0, p12 + p21 - centre * centre) / adjustedN);
-    double low = Math.max(-1, centre - Z * se);
-    double high = Math.min(1, centre + Z * se);
-    long discordant = onlyA + onlyB;
-    double p = discordant == 0 ? 1
-        : Math.min(1, 2 * new BinomialDistribution(null, (int) Math.min(discordant, Integer.MAX_VALUE), 0.5)
-            .cumulativeProbability((int) Math.min(onlyA, onlyB)));
-    return Optional.of(new PairedDifference(difference, n, onlyA, onlyB, se, low, high, CONFIDENCE, AGRESTI_MIN, p));
   }
 }
