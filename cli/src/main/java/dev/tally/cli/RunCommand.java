@@ -42,12 +42,19 @@ public final class RunCommand extends RunnerCommand {
 
   @Mixin AttemptOptions attemptOptions;
 
+  @Option(names = "--group-by", paramLabel = "FIELD", description = "Also state accuracy and mean score per value of this field of the cases"
+      + " (metadata.FIELD, else FIELD), in the summary (groups) and the HTML report.")
+  String groupBy;
+
   private AttemptLimits limits;
   private EvaluatorSpec evaluator;
   private Dataset cases;
 
   @Override
   boolean prepare(PrintWriter err) {
+    if (groupBy != null && groupBy.isBlank()) {
+      throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--group-by needs a field name, got '" + groupBy + "'");
+    }
     limits = attemptOptions.limits();
     evaluator = evaluatorOptions.toSpec(spec.commandLine());
     CommandTemplate template = EvaluatorOptions.template(evaluator, spec.commandLine());
@@ -100,17 +107,18 @@ public final class RunCommand extends RunnerCommand {
     return choice.runId();
   }
 
-  /** The HTML report's inputs, from the dataset this command read (the run's cases, matched by id). */
   @Override
-  dev.tally.coordinator.report.HtmlReport.Inputs inputs() {
+  Map<String, String> casesById() {
     Map<String, String> byId = new java.util.HashMap<>();
     for (dev.tally.core.CaseRecord c : cases.cases()) {
       byId.put(c.caseId(), c.caseJson());
     }
-    return id -> {
-      String json = byId.get(id);
-      return json == null ? null : dev.tally.coordinator.report.HtmlReport.inputText(json);
-    };
+    return byId;
+  }
+
+  @Override
+  String groupBy() {
+    return groupBy;
   }
 
   @Override

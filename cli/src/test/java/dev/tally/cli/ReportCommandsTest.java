@@ -55,7 +55,10 @@ class ReportCommandsTest {
         case "fail" -> "echo wrong; exit 3";
         default -> "echo '{\\\"verdict\\\": \\\"error\\\"}'";
       };
-      lines.add("{\"id\":\"" + idAndVerdict[i] + "\",\"input\":\"question " + idAndVerdict[i] + "\",\"script\":\"" + script + "\"}");
+      // a, b, c are about algebra, d and e about geometry (in metadata, where --group-by looks first)
+      String subject = idAndVerdict[i].compareTo("c") <= 0 ? "algebra" : "geometry";
+      lines.add("{\"id\":\"" + idAndVerdict[i] + "\",\"input\":\"question " + idAndVerdict[i] + "\",\"metadata\":{\"subject\":\""
+          + subject + "\"},\"script\":\"" + script + "\"}");
     }
     return Files.write(dir.resolve(name), lines);
   }
@@ -69,7 +72,7 @@ class ReportCommandsTest {
     Invocation first = tally("run", dataset("first.jsonl", FIRST).toString(), "--db=" + db, "--workers=0", "--in-process=2",
         "--evaluator=exec", "--cmd=sh -c {script}", "--no-progress", "--out=" + dir.resolve("r1.jsonl"),
         "--summary=" + dir.resolve("s1.json"), "--csv=" + dir.resolve("r1.csv"), "--junit=" + dir.resolve("junit.xml"),
-        "--html=" + dir.resolve("report.html"));
+        "--html=" + dir.resolve("report.html"), "--group-by=subject");
     assertThat(first.exit()).as(first.err()).isEqualTo(Main.EXIT_FAILED);
     assertThat(first.err()).contains("reports " + dir.resolve("r1.csv") + ", " + dir.resolve("junit.xml") + ", " + dir.resolve("report.html"));
 
@@ -87,7 +90,14 @@ class ReportCommandsTest {
     assertThat(suite.getElementsByTagName("error").getLength()).isEqualTo(1);
 
     String html = Files.readString(dir.resolve("report.html"));
-    assertThat(html).contains("40.0% (95% CI").contains("\"input\":\"question a\"");
+    assertThat(html).contains("40.0% (95% CI").contains("\"input\":\"question a\"")
+        .contains("<h2>By subject</h2>").contains("<td>algebra</td><td class=\"num\">3</td><td>66.7% (95% CI");
+
+    JsonNode groups = JSON.readTree(dir.resolve("s1.json").toFile()).get("groups");
+    assertThat(groups.get("by").asText()).isEqualTo("subject");
+    assertThat(groups.get("values")).extracting(g -> g.get("value").asText() + " " + g.get("n").asLong() + " "
+        + g.get("accuracy").get("value").asDouble()).containsExactly("algebra 3 " + 2.0 / 3, "geometry 2 0.0");
+    assertThat(first.out()).contains("by subject").containsPattern("algebra\\s+3  accuracy 66.7% \\(95% CI");
 
     Invocation second = tally("run", dataset("second.jsonl", SECOND).toString(), "--db=" + db, "--workers=0", "--in-process=2",
         "--evaluator=exec", "--cmd=sh -c {script}", "--no-progress", "--out=" + dir.resolve("r2.jsonl"), "--summary=" + dir.resolve("s2.json"));

@@ -185,6 +185,10 @@ public final class HtmlReport {
     w.write("<section id=\"groups\"><h2>By " + escape(groups.path("by").asText("group")) + "</h2>\n<table>"
         + "<thead><tr><th>" + escape(groups.path("by").asText("group")) + "</th><th class=\"num\">n</th>"
         + "<th>accuracy</th><th>mean score</th></tr></thead><tbody>");
+    if (groups.path("truncated").asBoolean()) {
+      w.write("<tr><td colspan=\"4\">More groups than " + dev.tally.core.stats.GroupedEstimates.MAX_GROUPS
+          + ": the rest are counted as " + escape(dev.tally.core.stats.GroupedEstimates.OTHER) + ".</td></tr>");
+    }
     for (JsonNode g : groups.get("values")) {
       w.write("<tr><td>" + escape(g.path("value").asText()) + "</td><td class=\"num\">" + g.path("n").asLong() + "</td><td>"
           + escape(EstimateText.percent(estimate(g.get("accuracy")))) + "</td><td>"

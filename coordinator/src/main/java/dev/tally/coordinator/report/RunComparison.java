@@ -3,7 +3,6 @@ package dev.tally.coordinator.report;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.tally.core.stats.Estimate;
 import dev.tally.core.stats.Estimates;
-import dev.tally.core.stats.PairedDifference;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -33,7 +32,7 @@ import java.util.Optional;
  * @param onlyInB cases only run B has
  */
 public record RunComparison(
-    Estimate accuracyA, Estimate accuracyB, PairedDifference paired, List<Change> changes, long common, long onlyInA, long onlyInB) {
+    Estimate accuracyA, Estimate accuracyB, Estimates.PairedDifference paired, List<Change> changes, long common, long onlyInA, long onlyInB) {
 
   /** Which way a case's verdict moved from A to B. */
   public enum Direction {
@@ -140,7 +139,7 @@ public record RunComparison(
   }
 
   /** {@link #paired} as an Optional. */
-  public Optional<PairedDifference> difference() {
+  public Optional<Estimates.PairedDifference> difference() {
     return Optional.ofNullable(paired);
   }
 }

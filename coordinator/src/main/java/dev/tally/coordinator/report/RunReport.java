@@ -39,7 +39,8 @@ import java.util.Map;
  * staleResultsFenced}, {@code redeliveries}, {@code accuracy} and {@code meanScore} (each a {@link
  * dev.tally.core.stats.Estimate}: {@code value}, {@code n}, {@code standardError}, {@code low}, {@code high},
  * {@code confidence}, {@code method}; null when there is nothing to estimate from), {@code wallMillis},
- * {@code runWallMillis} ({@link Times}), pretty-printed, with a final newline.
+ * {@code runWallMillis} ({@link Times}), and with {@code --group-by} the figures by group ({@code groups},
+ * {@link ReportGroups}), pretty-printed, with a final newline.
  *
  * <p>Files are written to a temporary sibling and moved into place, so a reader never sees half a file.
  *
@@ -169,6 +170,15 @@ public final class RunReport {
 
   /** The summary's bytes: pretty-printed JSON and a final newline, in UTF-8. */
   public static byte[] summaryBytes(long runId, RunCounters c, Times times) {
+    return summaryBytes(runId, c, times, null);
+  }
+
+  /**
+   * The summary's bytes with the run's figures by group ({@link ReportGroups}) as {@code groups}, last.
+   *
+   * @param groups the {@code groups} object, or null for none
+   */
+  public static byte[] summaryBytes(long runId, RunCounters c, Times times, ObjectNode groups) {
     ObjectNode s = JSON.createObjectNode();
     s.put("runId", runId);
     s.put("total", c.total());
@@ -185,6 +195,9 @@ public final class RunReport {
     s.set("meanScore", JSON.valueToTree(c.meanScore().orElse(null)));
     s.put("wallMillis", times.wallMillis());
     s.put("runWallMillis", times.runWallMillis());
+    if (groups != null) {
+      s.set("groups", groups);
+    }
     try {
       return (JSON.writerWithDefaultPrettyPrinter().writeValueAsString(s) + "\n").getBytes(StandardCharsets.UTF_8);
     } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
@@ -198,6 +211,16 @@ public final class RunReport {
    * @throws IOException if the file cannot be written
    */
   public static void writeSummaryFile(long runId, RunCounters c, Times times, Path out) throws IOException {
-    AtomicFile.write(out, summaryBytes(runId, c, times));
+    writeSummaryFile(runId, c, times, null, out);
+  }
+
+  /**
+   * Writes the summary file {@code out} with its {@code groups} ({@link #summaryBytes(long, RunCounters,
+   * Times, ObjectNode)}), atomically.
+   *
+   * @throws IOException if the file cannot be written
+   */
+  public static void writeSummaryFile(long runId, RunCounters c, Times times, ObjectNode groups, Path out) throws IOException {
+    AtomicFile.write(out, summaryBytes(runId, c, times, groups));
   }
 }

@@ -46,28 +46,25 @@ public final class EstimateText {
   }
 
   private static String methodName(Estimate e) {
-    return methodName(e.method());
-  }
-
-  private static String methodName(String method) {
-    return switch (method) {
+    return switch (e.method()) {
       case Estimates.WILSON -> "Wilson";
       case Estimates.STUDENT_T -> "Student's t";
-      case Estimates.AGRESTI_MIN -> "Agresti-Min";
-      default -> method;
+      case Estimates.NEWCOMBE_PAIRED -> "Newcombe paired";
+      default -> e.method();
     };
   }
 
   /**
-   * A paired difference in percentage points: {@code +4.0 points (95% CI -1.2 to +9.1, Agresti-Min, n=300;
-   * McNemar p=0.1200: within the noise)}; {@code -} for none.
+   * A paired difference in percentage points: {@code +4.0 points (95% CI -1.2 to +9.1, Newcombe paired,
+   * n=300; McNemar p=0.1200: within the noise)}; {@code -} for none.
    */
-  public static String difference(PairedDifference d) {
+  public static String difference(Estimates.PairedDifference d) {
     if (d == null) {
       return "-";
     }
-    return String.format(Locale.ROOT, "%+.1f points (%.0f%% CI %+.1f to %+.1f, %s, n=%d; McNemar p=%.4f: %s)",
-        100 * d.difference(), 100 * d.confidence(), 100 * d.low(), 100 * d.high(), methodName(d.method()), d.n(),
-        d.pValue(), d.beyondNoise() ? "beyond the noise" : "within the noise");
+    Estimate e = d.difference();
+    return String.format(Locale.ROOT, "%+.1f points (%s %+.1f to %+.1f, %s, n=%d; McNemar p=%.4f: %s)",
+        100 * e.value(), level(e), 100 * e.low(), 100 * e.high(), methodName(e), e.n(),
+        d.mcnemarP(), d.beyondNoise() ? "beyond the noise" : "within the noise");
   }
 }
