@@ -3,7 +3,7 @@
 // by text in the id, input or output. Every text goes in through textContent, never as markup.
 (function () {
   'use strict';
-  const PAGE = 100;
+  const PAGE = Number(document.getElementById('case-table').dataset.pageSize);
   const cases = JSON.parse(document.getElementById('case-data').textContent);
   const body = document.querySelector('#case-table tbody');
   const verdict = document.getElementById('verdict-filter');

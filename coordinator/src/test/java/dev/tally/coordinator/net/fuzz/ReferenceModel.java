@@ -175,8 +175,9 @@ final class ReferenceModel {
           case 3 -> Verdict.ERROR;
           default -> null;
         };
-        if (v == null || o.getDurationMillis() < 0 || r.getQueuedMillis() < 0) {
-          yield null;
+        if (v == null || o.getDurationMillis() < 0 || r.getQueuedMillis() < 0
+            || (o.getHasScore() && !Double.isFinite(o.getScore()))) {
+          yield null; // a NaN or infinite score is refused as malformed, as WireMapping.toCore does
         }
         yield AttemptReport.of(r.getJobId(), r.getToken(),
             new Outcome(v, o.getHasScore() ? o.getScore() : null, o.getOutputTail(), o.getDurationMillis()))
