@@ -31,7 +31,7 @@ import picocli.CommandLine.Parameters;
     mixinStandardHelpOptions = true,
     defaultValueProvider = ProductDefaults.class,
     description = {
-      "Compare two finished runs case by case: their accuracies, the difference with its 95% interval and whether it is"
+      "Compare two finished runs case by case: their accuracies, the difference with its 95%% interval and whether it is"
           + " beyond the noise (McNemar's exact test over the cases both judged), and the cases whose verdict changed.",
       "Reads a store (--db) or a Tally server (--server).",
       "Exit code: 0 compared; 1 no answer from the server or a store that cannot be read; 2 bad usage, an unknown or"

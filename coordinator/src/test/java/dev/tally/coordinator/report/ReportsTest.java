@@ -184,6 +184,28 @@ class ReportsTest {
   }
 
   @Test
+  void groupsCountCancelledCasesButDoNotJudgeThemAndNameCasesWithoutTheField() throws Exception {
+    Path results = dir.resolve("g.jsonl");
+    Files.write(results, List.of("{\"id\":\"a\",\"verdict\":\"pass\",\"score\":0.5}", "{\"id\":\"b\",\"verdict\":\"cancelled\",\"score\":null}",
+        "{\"id\":\"c\",\"verdict\":\"fail\",\"score\":null}", "{\"id\":\"d\",\"verdict\":\"error\",\"score\":null}"));
+    Map<String, JsonNode> cases = Map.of("a", JSON.readTree("{\"id\":\"a\",\"metadata\":{\"subject\":\"x\"}}"),
+        "b", JSON.readTree("{\"id\":\"b\",\"subject\":\"x\"}"), "c", JSON.readTree("{\"id\":\"c\"}"));
+
+    JsonNode groups = ReportGroups.of(ResultLines.of(results), cases::get, "subject");
+    assertThat(groups.get("by").asText()).isEqualTo("subject");
+    assertThat(groups.get("truncated").asBoolean()).isFalse();
+    JsonNode missing = groups.get("values").get(0);
+    assertThat(missing.get("value").asText()).isEqualTo(dev.tally.core.stats.GroupedEstimates.MISSING);
+    assertThat(missing.get("n").asLong()).as("c has no subject, d is not a known case").isEqualTo(2);
+    assertThat(missing.get("accuracy").get("value").asDouble()).isZero();
+    JsonNode x = groups.get("values").get(1);
+    assertThat(x.get("value").asText()).isEqualTo("x");
+    assertThat(x.get("n").asLong()).isEqualTo(2);
+    assertThat(x.get("accuracy").get("n").asLong()).as("the cancelled case is not judged").isEqualTo(1);
+    assertThat(x.get("meanScore").get("value").asDouble()).isEqualTo(0.5);
+  }
+
+  @Test
   void aRunWithACaseTwiceIsRefused() throws Exception {
     Path a = dir.resolve("a.jsonl");
     Files.write(a, List.of(line("1", "pass"), line("1", "fail")));
