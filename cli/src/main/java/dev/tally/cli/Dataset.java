@@ -6,20 +6,23 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.tally.core.CaseRecord;
 import dev.tally.core.cases.CaseLines;
 import dev.tally.core.cases.CaseSourceException;
+import dev.tally.datasets.DatasetReader;
+import dev.tally.datasets.ReadOptions;
 import java.io.IOException;
-import java.io.InputStream;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.function.Function;
 
 /**
- * A dataset file in JSON Lines, read whole for {@code tally run} (which needs its digest and its ids before
- * it picks the run). What a case line is, and what is refused, is {@link CaseLines}' grammar; this class
- * adds only what a dataset file must also be: readable, with at least one case, and (since its cases are
- * all in memory anyway) free of repeated ids before anything is opened.
+ * A dataset file, read whole for {@code tally run} (which needs its digest and its ids before it picks the
+ * run). How a file of each format becomes cases, and what is refused, is the {@code datasets} module's
+ * ({@link DatasetReader}, which keeps {@link CaseLines}' grammar); this class adds only what a dataset file
+ * must also be: readable, with at least one case, and (since its cases are all in memory anyway) free of
+ * repeated ids before anything is opened.
  *
  * <p>Reading is all or nothing: the first bad line stops it with a {@link DatasetException} naming the
  * file and line, before anything is submitted.
@@ -41,19 +44,33 @@ public final class Dataset {
   }
 
   /**
-   * Reads and checks a dataset.
+   * Reads and checks a dataset in a format detected from it, every case once.
    *
-   * @param file a JSON Lines file, UTF-8
-   * @return the cases in file order
-   * @throws DatasetException if the file cannot be read or has no case, if a line breaks {@link CaseLines}'
-   *     grammar, or if an id repeats an earlier one
+   * @see #read(Path, ReadOptions)
    */
   public static Dataset read(Path file) throws DatasetException {
+    return read(file, ReadOptions.DEFAULT);
+  }
+
+  /**
+   * Reads and checks a dataset.
+   *
+   * @param file a dataset file in any format {@link DatasetReader} reads
+   * @param options its format (or detection), CSV types and the cases to take
+   * @return the cases in dataset order
+   * @throws DatasetException if the file cannot be read or has no case, if a record is refused by its
+   *     format's reader, or if an id repeats an earlier one
+   */
+  public static Dataset read(Path file, ReadOptions options) throws DatasetException {
     List<CaseRecord> cases = new ArrayList<>();
     List<Integer> lines = new ArrayList<>();
-    try (InputStream in = Files.newInputStream(file)) {
-      CaseLines reader = CaseLines.of(in, file.toString()).rejectingDuplicateIds();
+    Map<String, Integer> seen = new HashMap<>();
+    try (DatasetReader reader = DatasetReader.open(file, options)) {
       for (CaseRecord c; (c = reader.next()) != null; ) {
+        Integer first = seen.putIfAbsent(c.caseId(), c.position());
+        if (first != null) {
+          throw CaseSourceException.duplicateId(reader, c.position(), first, c.caseId());
+        }
         cases.add(c);
         lines.add(reader.lineOf(c.position()));
       }

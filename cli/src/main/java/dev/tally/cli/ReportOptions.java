@@ -20,7 +20,7 @@ import picocli.CommandLine.Option;
  * <p>Thread-safety: filled by picocli, then used by the command's thread.
  */
 public final class ReportOptions {
-  @Option(names = "--csv", paramLabel = "FILE", description = "Also write the results as CSV: one row per case (id, verdict, score, attempts, worker, durationMillis, output, failure).")
+  @Option(names = "--csv", paramLabel = "FILE", description = "Also write the results as CSV: one row per case (id, verdict, score, attempts, worker, durationMillis, answer, exitCode, output, stderr, fields, failure).")
   Path csv;
 
   @Option(names = "--junit", paramLabel = "FILE", description = "Also write JUnit XML for CI systems: a testcase per case, failures and errors as such, cancelled cases skipped.")

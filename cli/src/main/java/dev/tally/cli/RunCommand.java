@@ -6,6 +6,7 @@ import dev.tally.core.EvaluatorSpec;
 import dev.tally.core.RedeliveryPolicy.AttemptLimits;
 import dev.tally.core.store.RunSpec;
 import dev.tally.core.store.RunView;
+import dev.tally.datasets.ReadOptions;
 import dev.tally.worker.eval.CommandTemplate;
 import java.io.PrintWriter;
 import java.nio.file.Path;
@@ -28,7 +29,8 @@ import picocli.CommandLine.ParameterException;
     mixinStandardHelpOptions = true,
     defaultValueProvider = ProductDefaults.class,
     description = {
-      "Run every case of a JSON Lines dataset on local (and remote) workers.",
+      "Run every case of a dataset (JSON Lines, JSON, CSV, YAML; openai/evals, Inspect and promptfoo samples as they are)"
+          + " on local (and remote) workers.",
       "Exit code: 0 every case passed; 1 a case failed or errored; 2 bad usage or bad input."
     })
 public final class RunCommand extends RunnerCommand {
@@ -37,7 +39,9 @@ public final class RunCommand extends RunnerCommand {
   @Option(names = "--db", description = "SQLite store file (default: tally.db beside the dataset).")
   Path db;
 
-  @Parameters(index = "0", paramLabel = "DATASET", description = "JSON Lines file: one case per line, each an object with a unique string \"id\".")
+  @Parameters(index = "0", paramLabel = "DATASET", description = "Dataset file: JSON Lines (one case per line, each an object"
+      + " with a unique string \"id\"; a case without one gets an id from its content), a JSON array, CSV with a header row,"
+      + " YAML, or openai/evals, Inspect or promptfoo samples (see --format).")
   Path dataset;
 
   @Mixin AttemptOptions attemptOptions;
@@ -45,6 +49,8 @@ public final class RunCommand extends RunnerCommand {
   @Option(names = "--group-by", paramLabel = "FIELD", description = "Also state accuracy and mean score per value of this field of the cases"
       + " (metadata.FIELD, else FIELD), in the summary (groups) and the HTML report.")
   String groupBy;
+
+  @Mixin DatasetOptions datasetOptions;
 
   private AttemptLimits limits;
   private EvaluatorSpec evaluator;
@@ -58,8 +64,9 @@ public final class RunCommand extends RunnerCommand {
     limits = attemptOptions.limits();
     evaluator = evaluatorOptions.toSpec(spec.commandLine());
     CommandTemplate template = EvaluatorOptions.template(evaluator, spec.commandLine());
+    ReadOptions reading = datasetOptions.readOptions();
     try {
-      cases = Dataset.read(dataset);
+      cases = Dataset.read(dataset, reading);
       if (template != null) {
         cases.requireFields(template::missingField, "--cmd");
       }

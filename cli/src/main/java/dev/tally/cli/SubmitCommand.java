@@ -3,6 +3,7 @@ package dev.tally.cli;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.tally.cli.client.ApiClient;
+import dev.tally.cli.client.ConvertedDataset;
 import dev.tally.cli.client.DatasetUpload;
 import dev.tally.cli.client.SubmissionState;
 import dev.tally.coordinator.CoordinatorBuilder;
@@ -10,6 +11,7 @@ import dev.tally.core.DurationText;
 import dev.tally.core.EvaluatorSpec;
 import dev.tally.core.RedeliveryPolicy.AttemptLimits;
 import dev.tally.core.store.IdempotencyRules;
+import dev.tally.datasets.ReadOptions;
 import dev.tally.http.ApiServer;
 import dev.tally.http.dto.RunObject;
 import dev.tally.worker.eval.CommandTemplate;
@@ -38,9 +40,10 @@ import picocli.CommandLine.Parameters;
  * answered finally. {@code --idempotency-key K} uses the caller's own key (a CI build id) instead, and no
  * state file: the caller keeps it.
  *
- * <p><b>The dataset</b> is checked by the case grammar before anything is sent ({@link DatasetUpload}: a bad
- * line stops the submission naming the file and line, exit 2, nothing sent), then streamed from disk as
- * {@code application/x-ndjson}, never whole in memory.
+ * <p><b>The dataset</b>, in any format {@code tally run} reads, is read and written as JSON Lines to a
+ * temporary file ({@link ConvertedDataset}: a bad record stops the submission naming the file and line, exit
+ * 2, nothing sent), then checked by the case grammar and streamed from disk as {@code application/x-ndjson}
+ * ({@link DatasetUpload}), never whole in memory.
  *
  * <p>Exit codes: 0 the run was created (or, with {@code --wait}, as {@code tally wait}: 0 every case
  * passed, 1 any did not); 1 the server could not be reached or gave no final answer within the retries
@@ -54,7 +57,7 @@ import picocli.CommandLine.Parameters;
     mixinStandardHelpOptions = true,
     defaultValueProvider = ProductDefaults.class,
     description = {
-      "Submit a JSON Lines dataset to a Tally server as one run; print the run's id and URL.",
+      "Submit a dataset (any format tally run reads) to a Tally server as one run; print the run's id and URL.",
       "A submission keeps one idempotency key across its retries and across a second invocation with the same arguments,"
           + " so it makes exactly one run.",
       "Exit code: 0 submitted (with --wait: every case passed); 1 no answer from the server (run the same command again),"
@@ -63,12 +66,15 @@ import picocli.CommandLine.Parameters;
 public final class SubmitCommand extends ClientCommand {
   private static final ObjectMapper JSON = new ObjectMapper();
 
-  @Parameters(index = "0", paramLabel = "DATASET", description = "JSON Lines file: one case per line, each an object with a unique string \"id\".")
+  @Parameters(index = "0", paramLabel = "DATASET", description = "Dataset file, in any format tally run reads (see --format);"
+      + " sent as JSON Lines.")
   Path dataset;
 
   @Mixin RunCommand.EvaluatorOptions evaluatorOptions;
 
   @Mixin AttemptOptions attemptOptions;
+
+  @Mixin DatasetOptions datasetOptions;
 
   @Option(names = "--name", description = "The run's name, shown in tally runs (default: the dataset's file name).")
   String name;
@@ -102,15 +108,33 @@ public final class SubmitCommand extends ClientCommand {
         throw new ParameterException(spec.commandLine(), "--idempotency-key: " + problem);
       });
     }
+    ReadOptions reading = datasetOptions.readOptions();
     Path real = realPath(dataset);
     String fields = fields(real, evaluator, limits);
-    DatasetUpload upload;
+    ConvertedDataset converted;
     try {
       CommandTemplate t = template;
-      upload = DatasetUpload.check(dataset, fields, node -> t == null ? Optional.empty() : t.missingField(node), "--cmd");
+      converted = ConvertedDataset.of(dataset, reading, node -> t == null ? Optional.empty() : t.missingField(node), "--cmd");
     } catch (DatasetException e) {
       err.println("tally: " + e.getMessage());
       return Main.EXIT_USAGE;
+    } catch (IOException e) {
+      err.println("tally: cannot write " + dataset + " as JSON Lines for the upload: " + e.getMessage());
+      return Main.EXIT_USAGE;
+    }
+    try (converted) {
+      return submit(client, converted, real, fields, out, err);
+    }
+  }
+
+  /** Submits the converted dataset (see the class doc). */
+  private int submit(ApiClient client, ConvertedDataset converted, Path real, String fields, PrintWriter out, PrintWriter err)
+      throws Exception {
+    DatasetUpload upload;
+    try {
+      upload = DatasetUpload.check(converted.jsonLines(), fields, node -> Optional.empty(), "--cmd");
+    } catch (DatasetException e) {
+      throw new IllegalStateException("the converted dataset breaks the case grammar: " + e.getMessage(), e);
     }
 
     SubmissionState state = null;
@@ -164,9 +188,9 @@ public final class SubmitCommand extends ClientCommand {
       forget(state, pending, err);
       ApiClient.Refused refused = ApiClient.Refused.of(response.status(), response.body());
       err.println("tally: the server refused the submission: " + refused.getMessage());
-      if (refused.problem() != null && refused.problem().line() != null && DatasetUpload.datasetLine(refused.problem().line()) > 0) {
+      if (refused.problem() != null && refused.problem().line() != null && converted.datasetLine(refused.problem().line()) > 0) {
         err.printf("tally: request body line %d is %s line %d%n", refused.problem().line(), dataset,
-            DatasetUpload.datasetLine(refused.problem().line()));
+            converted.datasetLine(refused.problem().line()));
       }
       if (response.status() == 401) {
         err.println("tally: give the server's API token with --token-file FILE or $TALLY_API_TOKEN");

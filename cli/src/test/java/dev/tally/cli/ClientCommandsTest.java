@@ -173,6 +173,23 @@ class ClientCommandsTest {
   }
 
   @Test
+  void aDatasetInAnotherFormatIsSentAsJsonLinesWithItsSelectionAndTheServersRefusalNamesItsOwnLine() throws Exception {
+    Path tests = Files.writeString(dir.resolve("tests.yaml"), "- vars: {q: one}\n  assert: [{type: equals, value: '1'}]\n"
+        + "- vars: {q: two}\n- vars: {q: three}\n");
+    Invocation submitted = tally(submit(tests, url(), "--epochs", "2", "--limit", "2"));
+    assertThat(submitted.exit()).as(submitted.err()).isZero();
+    assertThat(submitted.err()).contains("(4 cases)");
+    long runId = server.coordinator().store().runs().get(0).runId();
+    assertThat(server.coordinator().store().run(runId).orElseThrow().counters().total()).isEqualTo(4);
+
+    Path csv = Files.writeString(dir.resolve("cases.csv"), "id,q\na,1\nb,2\na,3\n");
+    Invocation refused = tally(submit(csv, url()));
+    assertThat(refused.exit()).as(refused.err()).isEqualTo(Main.EXIT_USAGE);
+    assertThat(refused.err()).contains("duplicate id").contains("request body line 4 is " + csv + " line 4");
+    assertThat(runsOnServer()).isEqualTo(1);
+  }
+
+  @Test
   void submitWaitThenResultsGiveTheServersFilesAndTallyRunsExitCode() throws Exception {
     startWorker();
     Path cases = dataset(20);

@@ -51,7 +51,10 @@ class RunCommandTest {
     }
     assertThat(rows).extracting(r -> r.get("id").asText()).containsExactly("ok", "bad", "scored", "has space");
     assertThat(rows).extracting(r -> r.get("verdict").asText()).containsExactly("pass", "fail", "pass", "pass");
-    assertThat(rows.get(1).get("output").asText()).contains("broken");
+    // stderr is kept apart from stdout, with the exit code.
+    assertThat(rows.get(1).get("output").asText()).isEmpty();
+    assertThat(rows.get(1).get("stderr").asText()).isEqualTo("broken\n");
+    assertThat(rows.get(1).get("exitCode").asInt()).isEqualTo(3);
     assertThat(rows.get(2).get("score").asDouble()).isEqualTo(0.75);
     assertThat(rows.get(0).get("score").isNull()).isTrue();
     assertThat(rows.get(3).get("output").asText()).isEqualTo("has space");
@@ -174,15 +177,16 @@ class RunCommandTest {
   }
 
   @Test
-  void aLineThatIsNotAnObjectOrLacksAnIdIsRefusedWithItsLine() throws Exception {
+  void aLineThatIsNotAnObjectOrHasABadIdIsRefusedWithItsLine() throws Exception {
     Path dataset = dir.resolve("bad.jsonl");
     Files.write(dataset, List.of("{\"id\":\"a\"}", "[1,2]"));
     assertThat(tally("run", dataset.toString(), "--evaluator=noop")).isEqualTo(Main.EXIT_USAGE);
     assertThat(err.toString()).contains(dataset + ":2").contains("expected a JSON object");
 
-    Files.write(dataset, List.of("{\"id\":\"a\"}", "{\"name\":\"x\"}"));
+    // a case without an id gets one from its content; an id that is there must be a string
+    Files.write(dataset, List.of("{\"id\":\"a\"}", "{\"id\":7}"));
     assertThat(tally("run", dataset.toString(), "--evaluator=noop")).isEqualTo(Main.EXIT_USAGE);
-    assertThat(err.toString()).contains(dataset + ":2").contains("no \"id\"");
+    assertThat(err.toString()).contains(dataset + ":2").contains("\"id\" must be a non-empty string, got 7");
 
     Files.write(dataset, List.of("{\"id\":\"a\"} trailing"));
     assertThat(tally("run", dataset.toString(), "--evaluator=noop")).isEqualTo(Main.EXIT_USAGE);

@@ -79,7 +79,8 @@ public final class ApiViews {
     Long queued = known(view.timing().queuedMillis());
     return new CaseObject(job.caseId(), job.position(), state(job.state()), verdict(job), done ? o.score() : null,
         job.attempts(), job.worker(), done ? o.durationMillis() : null, queued, done ? o.outputTail() : null,
-        job.failureReason());
+        job.failureReason(), done ? o.answer() : null, done ? RunReport.fields(o) : null, done ? o.exitCode() : null,
+        done ? o.stderrTail() : null);
   }
 
   /** A job's state in lower case: {@code pending}, {@code leased}, {@code done}, {@code failed}. */

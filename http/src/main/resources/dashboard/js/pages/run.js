@@ -247,7 +247,11 @@ export function mount(main, [idText]) {
             <td>${escapeHtml(a.detail || '')}</td></tr>`).join('')}
         </tbody></table>
         ${c.failureReason ? `<p class="notice error">${escapeHtml(c.failureReason)}</p>` : ''}
-        <strong>Output (tail)</strong><pre class="output mono">${escapeHtml(c.output || '(none)')}</pre>
+        ${c.answer != null ? `<strong>Answer</strong><pre class="output mono answer">${escapeHtml(c.answer)}</pre>` : ''}
+        ${c.fields ? `<strong>Fields</strong><pre class="output mono fields">${escapeHtml(JSON.stringify(c.fields, null, 2))}</pre>` : ''}
+        <strong>Output (stdout tail)</strong>${c.exitCode != null ? ` <span class="muted exit-code">exit code ${c.exitCode}</span>` : ''}
+        <pre class="output mono stdout">${escapeHtml(c.output || '(none)')}</pre>
+        ${c.stderr ? `<strong>Stderr (tail)</strong><pre class="output mono stderr">${escapeHtml(c.stderr)}</pre>` : ''}
       </td>`;
     } catch (e) {
       detail.innerHTML = `<td colspan="9"><p class="notice error">Cannot read the attempts: ${escapeHtml(e.message)}</p></td>`;

@@ -123,7 +123,10 @@ public final class SqliteStore implements Store {
 
   private static final String JOB_COLUMNS =
       "id, run_id, position, case_id, state, token, attempts, owner, worker, verdict, score, output_tail,"
-          + " duration_millis, failure_reason";
+          + " duration_millis, failure_reason, answer, fields_json, exit_code, stderr_tail";
+
+  /** How many columns {@link #JOB_COLUMNS} has: a query's own columns after them start at this plus one. */
+  private static final int JOB_COLUMN_COUNT = JOB_COLUMNS.split(",").length;
 
   /** A run's counters, in {@link RunCounters}' order. */
   static final String COUNTER_COLUMNS =
@@ -647,7 +650,8 @@ public final class SqliteStore implements Store {
           while (rs.next()) {
             JobView job = jobView(rs);
             AttemptTiming timing = job.state() == JobState.DONE
-                ? new AttemptTiming(duration(rs, 15), duration(rs, 16), duration(rs, 17)) : AttemptTiming.NONE;
+                ? new AttemptTiming(duration(rs, JOB_COLUMN_COUNT + 1), duration(rs, JOB_COLUMN_COUNT + 2),
+                    duration(rs, JOB_COLUMN_COUNT + 3)) : AttemptTiming.NONE;
             out.add(new CaseView(job, timing));
           }
         }
@@ -962,7 +966,10 @@ public final class SqliteStore implements Store {
     if (state == JobState.DONE) {
       double score = rs.getDouble(11);
       Double boxed = rs.wasNull() ? null : score;
-      outcome = new Outcome(Verdict.parse(rs.getString(10)), boxed, rs.getString(12), rs.getLong(13));
+      int exit = rs.getInt(17);
+      Integer exitCode = rs.wasNull() ? null : exit;
+      outcome = new Outcome(Verdict.parse(rs.getString(10)), boxed, rs.getString(12), rs.getLong(13),
+          rs.getString(15), rs.getString(16), exitCode, rs.getString(18));
     }
     String worker = switch (state) {
       case LEASED -> rs.getString(8);

@@ -125,9 +125,17 @@ final class SqliteTransaction implements StoreTransaction {
       }
       q.setString(3, o.outputTail());
       q.setLong(4, o.durationMillis());
-      q.setString(5, worker);
-      q.setLong(6, jobId);
-      q.setLong(7, token);
+      q.setString(5, o.answer());
+      q.setString(6, o.fieldsJson());
+      if (o.exitCode() == null) {
+        q.setNull(7, Types.INTEGER);
+      } else {
+        q.setInt(7, o.exitCode());
+      }
+      q.setString(8, o.stderrTail());
+      q.setString(9, worker);
+      q.setLong(10, jobId);
+      q.setLong(11, token);
       try (ResultSet rs = q.executeQuery()) {
         if (!rs.next()) {
           return null;
@@ -671,7 +679,7 @@ final class SqliteTransaction implements StoreTransaction {
       // The fencing check and the write are one statement: accepted only under the current lease.
       recordOutcome = c.prepareStatement(
           "UPDATE jobs SET state = 'done', verdict = ?, score = ?, output_tail = ?, duration_millis = ?,"
-              + " worker = ?, owner = NULL, lease_expiry_millis = NULL"
+              + " answer = ?, fields_json = ?, exit_code = ?, stderr_tail = ?, worker = ?, owner = NULL, lease_expiry_millis = NULL"
               + " WHERE id = ? AND state = 'leased' AND token = ?"
               + " RETURNING run_id, leased_at_millis, attempts, lost_streak, timeouts");
       selectJob = c.prepareStatement("SELECT " + JOB_RECORD_COLUMNS + " FROM jobs WHERE id = ?");

@@ -501,7 +501,7 @@ public abstract class StoreContractTest {
       List<Assignment> got = store.apply(lease(T0, "w1", 4)).leases().get(0);
       Outcome quarter = new Outcome(Verdict.FAIL, 0.25, "", 1);
       Outcome three = new Outcome(Verdict.PASS, 3.0, "", 1);
-      Outcome none = new Outcome(Verdict.ERROR, null, "", 1);
+      Outcome none = new Outcome(Verdict.ERROR, null, "out", 1, "B", "{\"metrics\":{\"f1\":0.5}}", 2, "err");
       store.apply(record(T0 + 1, new RecordRequest(got.get(0).jobId(), got.get(0).token(), "w1", quarter),
           new RecordRequest(got.get(1).jobId(), got.get(1).token(), "w1", three),
           new RecordRequest(got.get(2).jobId(), got.get(2).token(), "w1", none)));
@@ -513,6 +513,9 @@ public abstract class StoreContractTest {
           .staleResultsFenced(1).scores(2, 3.25, 9.0625).build());
       assertThat(c.meanScore().orElseThrow().value()).isEqualTo(1.625);
       assertThat(c.accuracy().orElseThrow().value()).isEqualTo(1.0 / 3);
+      // Everything the evaluator gave reads back as it was recorded: answer, fields, exit code, stderr apart.
+      assertThat(job(store, runId, got.get(2).jobId()).outcome()).isEqualTo(none);
+      assertThat(store.cases(runId, CaseQuery.first(10)).get(2).job().outcome()).isEqualTo(none);
     }
   }
 

@@ -4,21 +4,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.tally.cli.Signals;
 import dev.tally.cli.TallyProcess;
 import java.net.InetAddress;
 import java.net.ServerSocket;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.UUID;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -36,14 +30,12 @@ import org.openqa.selenium.support.ui.Select;
  * asking). Each test saves screenshots under {@code target/dashboard-screenshots/}.
  */
 class DashboardBrowserTest {
-  private static final ObjectMapper JSON = new ObjectMapper();
-  private static final String TOKEN = "dashboard-test-token-5c1e";
+  private static final String TOKEN = DashboardServer.TOKEN;
   /** The first page of cases must be on screen within this long of the navigation (issue 9). */
   private static final long FIRST_PAGE_BUDGET_MILLIS = 1000;
 
   @TempDir Path dir;
 
-  private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(10)).build();
   private final List<AutoCloseable> open = new ArrayList<>();
 
   @AfterEach
@@ -53,51 +45,16 @@ class DashboardBrowserTest {
     }
   }
 
-  /** A started server: its process and its base URL. */
-  private record Server(TallyProcess process, String url, int port) {}
-
-  private Server server(String... more) throws Exception {
-    Path token = Files.writeString(dir.resolve("api-token"), TOKEN + "\n");
-    List<String> args = new ArrayList<>(List.of("server", "--db=" + dir.resolve("tally.db"), "--http=127.0.0.1:0",
-        "--api-token-file=" + token, "--heartbeat-interval=200ms", "--detection-window=1s"));
-    args.addAll(List.of(more));
-    TallyProcess process = TallyProcess.start(dir, "server.log", args);
-    open.add(process);
-    String url = process.serverUrl();
-    assertThat(process.output()).as("the start line names the dashboard").contains("; dashboard " + url + "/;");
-    return new Server(process, url, URI.create(url).getPort());
+  private DashboardServer server(String... more) throws Exception {
+    DashboardServer server = DashboardServer.start(dir, more);
+    open.add(server);
+    return server;
   }
 
   private Browser browser() {
     Browser b = new Browser(dir.resolve("chromium-profile"));
     open.add(b);
     return b;
-  }
-
-  private JsonNode get(String url) throws Exception {
-    HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create(url)).header("Authorization", "Bearer " + TOKEN)
-        .timeout(Duration.ofSeconds(30)).build(), HttpResponse.BodyHandlers.ofString());
-    assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
-    return JSON.readTree(r.body());
-  }
-
-  /** Submits a run over the API (not the page): its fields as NDJSON's first line, then the dataset. */
-  private JsonNode submit(String url, String header, Path dataset) throws Exception {
-    Path body = dir.resolve("body-" + UUID.randomUUID() + ".ndjson");
-    Files.writeString(body, header + "\n");
-    try (var out = Files.newOutputStream(body, java.nio.file.StandardOpenOption.APPEND)) {
-      Files.copy(dataset, out);
-    }
-    HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create(url + "/api/v1/runs"))
-        .header("Authorization", "Bearer " + TOKEN).header("Idempotency-Key", UUID.randomUUID().toString())
-        .header("Content-Type", "application/x-ndjson").timeout(Duration.ofSeconds(120))
-        .POST(HttpRequest.BodyPublishers.ofFile(body)).build(), HttpResponse.BodyHandlers.ofString());
-    assertThat(r.statusCode()).as(r.body()).isEqualTo(201);
-    return JSON.readTree(r.body());
-  }
-
-  private int runCount(String url) throws Exception {
-    return get(url + "/api/v1/runs").get("runs").size();
   }
 
   /** Fills the New-run form: the dataset file and the sleep evaluator. */
@@ -117,10 +74,10 @@ class DashboardBrowserTest {
 
   @Test
   void doubleClickingSubmitMakesExactlyOneRun() throws Exception {
-    Server server = server("--workers=1", "--slots=2");
+    DashboardServer server = server("--workers=1", "--slots=2");
     Path dataset = TallyProcess.sleepDataset(dir.resolve("cases.jsonl"), 30, "c", 1);
     Browser b = browser();
-    b.signIn(server.url() + "/#/new", TOKEN);
+    b.signIn(server.url + "/#/new", TOKEN);
     fillNewRun(b, dataset);
     String key = b.find("#key").getText();
     new Actions(b.driver).doubleClick(b.find("#submit")).perform();
@@ -129,12 +86,14 @@ class DashboardBrowserTest {
     b.waiting().until(d -> "finished".equals(b.text("#run-state")));
     b.screenshot("double-click-submit");
     // Both clicks were sent (the server answered the second with the first's run), and made one run.
-    assertThat(submissionsSent(b)).as("submissions the page sent").isGreaterThanOrEqualTo(2);
-    assertThat(runCount(server.url())).as("runs after a double click").isEqualTo(1);
-    assertThat(get(server.url() + "/api/v1/runs/" + runId).get("counters").get("passed").asLong()).isEqualTo(30);
+    // The second may still be on its way (a 409 while the first held the key, then its retry): wait for it.
+    b.waiting().withMessage(() -> "the page sent " + submissionsSent(b) + " submissions, not 2")
+        .until(d -> submissionsSent(b) >= 2);
+    assertThat(server.runCount()).as("runs after a double click").isEqualTo(1);
+    assertThat(server.get("/api/v1/runs/" + runId).get("counters").get("passed").asLong()).isEqualTo(30);
     // Confirmed: the key is forgotten, and a new form gets a new one.
     assertThat(b.script("return sessionStorage.getItem('tally.submission')")).isNull();
-    b.driver.get(server.url() + "/#/new");
+    b.driver.get(server.url + "/#/new");
     b.waiting().until(d -> !b.all("#key").isEmpty());
     assertThat(b.find("#key").getText()).isNotEqualTo(key);
     assertThat(b.scriptErrors()).isEmpty();
@@ -142,8 +101,8 @@ class DashboardBrowserTest {
 
   @Test
   void aSubmissionWhoseAnswerIsHeldBackThenReloadedAndSubmittedAgainMakesOneRunAndShowsIt() throws Exception {
-    Server server = server("--workers=1", "--slots=2");
-    HoldingProxy proxy = new HoldingProxy(server.port());
+    DashboardServer server = server("--workers=1", "--slots=2");
+    HoldingProxy proxy = new HoldingProxy(server.port);
     open.add(proxy);
     String viaProxy = "http://127.0.0.1:" + proxy.port();
     Path dataset = TallyProcess.sleepDataset(dir.resolve("cases.jsonl"), 20, "h", 2);
@@ -155,7 +114,7 @@ class DashboardBrowserTest {
 
     // The server made the run; the browser never heard so.
     await("the run made while its answer is held back").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100))
-        .until(() -> proxy.held() && runCount(server.url()) == 1);
+        .until(() -> proxy.held() && server.runCount() == 1);
     assertThat(b.driver.getCurrentUrl()).endsWith("#/new");
     b.driver.navigate().refresh();
     b.waiting().until(d -> !b.all("#pending-notice").isEmpty());
@@ -168,7 +127,7 @@ class DashboardBrowserTest {
     long runId = runOnPage(b);
     b.waiting().until(d -> String.valueOf(b.text("#run-title")).startsWith("Run " + runId));
     b.screenshot("reload-then-submit-again");
-    JsonNode runs = get(server.url() + "/api/v1/runs").get("runs");
+    JsonNode runs = server.get("/api/v1/runs").get("runs");
     assertThat(runs).hasSize(1);
     assertThat(runs.get(0).get("id").asLong()).isEqualTo(runId);
     assertThat(b.script("return sessionStorage.getItem('tally.submission')")).isNull();
@@ -177,8 +136,8 @@ class DashboardBrowserTest {
 
   @Test
   void aSubmissionThatMeetsANetworkErrorIsRetriedWithTheSameKeyAndMakesOneRun() throws Exception {
-    Server server = server("--workers=1", "--slots=2");
-    HoldingProxy proxy = new HoldingProxy(server.port(), HoldingProxy.Fault.BREAK_REQUEST);
+    DashboardServer server = server("--workers=1", "--slots=2");
+    HoldingProxy proxy = new HoldingProxy(server.port, HoldingProxy.Fault.BREAK_REQUEST);
     open.add(proxy);
     Path dataset = TallyProcess.sleepDataset(dir.resolve("cases.jsonl"), 15, "n", 5);
     Browser b = browser();
@@ -190,7 +149,7 @@ class DashboardBrowserTest {
     assertThat(proxy.held()).as("the first submission met a network error").isTrue();
     assertThat(proxy.submissions()).as("submissions through the proxy: the broken one, then the page's retry")
         .isGreaterThanOrEqualTo(2);
-    JsonNode runs = get(server.url() + "/api/v1/runs").get("runs");
+    JsonNode runs = server.get("/api/v1/runs").get("runs");
     assertThat(runs).hasSize(1);
     assertThat(runs.get(0).get("id").asLong()).isEqualTo(runId);
     b.screenshot("network-error-then-retried");
@@ -199,8 +158,8 @@ class DashboardBrowserTest {
 
   @Test
   void anotherFileUnderAReloadedSubmissionsKeyIsExplainedAndANewSubmissionMakesANewRun() throws Exception {
-    Server server = server("--workers=1", "--slots=2");
-    HoldingProxy proxy = new HoldingProxy(server.port());
+    DashboardServer server = server("--workers=1", "--slots=2");
+    HoldingProxy proxy = new HoldingProxy(server.port);
     open.add(proxy);
     String viaProxy = "http://127.0.0.1:" + proxy.port();
     Path first = TallyProcess.sleepDataset(dir.resolve("first.jsonl"), 10, "f", 3);
@@ -211,7 +170,7 @@ class DashboardBrowserTest {
     String key = b.find("#key").getText();
     b.find("#submit").click();
     await("the first run made while its answer is held back").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100))
-        .until(() -> proxy.held() && runCount(server.url()) == 1);
+        .until(() -> proxy.held() && server.runCount() == 1);
     b.driver.navigate().refresh();
     b.waiting().until(d -> !b.all("#pending-notice").isEmpty());
     b.find("#dataset").sendKeys(other.toAbsolutePath().toString());
@@ -221,21 +180,21 @@ class DashboardBrowserTest {
     b.waiting().until(d -> !b.all("#new-key").isEmpty());
     assertThat(b.text("#submit-status")).contains("refused this key for a different request");
     b.screenshot("key-reused-explained");
-    assertThat(runCount(server.url())).isEqualTo(1);
+    assertThat(server.runCount()).isEqualTo(1);
     b.find("#new-key").click();
     assertThat(b.find("#key").getText()).as("a new submission's key").isNotEqualTo(key);
     b.find("#submit").click();
 
     long runId = runOnPage(b);
     assertThat(runId).isEqualTo(2);
-    assertThat(get(server.url() + "/api/v1/runs/2").get("total").asLong()).isEqualTo(12);
-    assertThat(runCount(server.url())).isEqualTo(2);
+    assertThat(server.get("/api/v1/runs/2").get("total").asLong()).isEqualTo(12);
+    assertThat(server.runCount()).isEqualTo(2);
     assertThat(b.scriptErrors()).isEmpty();
   }
 
   @Test
   void aWorkerKilledWithKill9ShowsAsLeftItsCasesAreRedeliveredAndTheRunFinishesWithEveryCase() throws Exception {
-    Server server = server("--workers=3", "--slots=2");
+    DashboardServer server = server("--workers=3", "--slots=2");
     int total = 240;
     Path dataset = dir.resolve("slow.jsonl");
     List<String> lines = new ArrayList<>();
@@ -244,26 +203,26 @@ class DashboardBrowserTest {
     }
     Files.write(dataset, lines);
     Browser b = browser();
-    b.signIn(server.url() + "/#/runs", TOKEN);
-    long runId = submit(server.url(), "{\"name\":\"kill -9\",\"evaluator\":{\"kind\":\"sleep\"}}", dataset).get("id").asLong();
-    b.driver.get(server.url() + "/#/runs/" + runId);
+    b.signIn(server.url + "/#/runs", TOKEN);
+    long runId = server.submit("{\"name\":\"kill -9\",\"evaluator\":{\"kind\":\"sleep\"}}", dataset).get("id").asLong();
+    b.driver.get(server.url + "/#/runs/" + runId);
     b.waiting().until(d -> figure(b, "passed") >= 12);
 
-    ProcessHandle victim = server.process().worker("local-1").orElseThrow(() -> new AssertionError("no worker local-1"));
-    String victimId = liveWorkerId(server.url(), "local-1");
+    ProcessHandle victim = server.process.worker("local-1").orElseThrow(() -> new AssertionError("no worker local-1"));
+    String victimId = server.liveWorkerId("local-1");
     Signals.send(victim.pid(), "KILL");
     b.waiting().until(d -> figure(b, "redeliveries") > 0);
 
-    b.driver.get(server.url() + "/#/workers");
+    b.driver.get(server.url + "/#/workers");
     b.waiting().until(d -> "left".equals(b.text("tr[data-worker='" + victimId + "'] [data-state]")));
     // The fleet's changes list it too, with why it left.
     b.waiting().withMessage(() -> "the fleet's changes show local-1 left; the page lists: " + b.text("#changes")
-            + "; the API lists: " + fleetEvents(server.url()))
+            + "; the API lists: " + fleetEvents(server))
         .until(d -> (Boolean) b.script("return [...document.querySelectorAll('#changes li')].some(li => "
             + "li.textContent.includes('local-1') && li.querySelector('.badge.left'));"));
     b.screenshot("workers");
 
-    b.driver.get(server.url() + "/#/runs/" + runId);
+    b.driver.get(server.url + "/#/runs/" + runId);
     b.waiting().until(d -> "finished".equals(b.text("#run-state")));
     b.waiting().until(d -> figure(b, "passed") == total && !b.all("#summary-section:not([hidden])").isEmpty());
     // The cases tried more than once, and one's attempts: the one the dead worker held, then the one recorded.
@@ -276,10 +235,10 @@ class DashboardBrowserTest {
     b.waiting().until(d -> b.all("#cases tr.detail table.attempts tbody tr").size() >= 2);
     assertThat(b.text("#cases tr.detail table.attempts")).contains("recorded").contains("local-1");
     b.screenshot("run");
-    b.driver.get(server.url() + "/#/runs");
+    b.driver.get(server.url + "/#/runs");
     b.waiting().until(d -> "finished".equals(b.text("tr[data-run='" + runId + "'] .badge")));
     b.screenshot("runs");
-    JsonNode counters = get(server.url() + "/api/v1/runs/" + runId).get("counters");
+    JsonNode counters = server.get("/api/v1/runs/" + runId).get("counters");
     assertThat(counters.get("passed").asLong()).isEqualTo(total);
     assertThat(counters.get("recorded").asLong()).isEqualTo(total);
     assertThat(counters.get("redeliveries").asLong()).isPositive();
@@ -288,26 +247,30 @@ class DashboardBrowserTest {
 
   @Test
   void theRunPageShowsAccuracyAndMeanScoreAsTheApiEstimatesThem() throws Exception {
-    Server server = server("--workers=1", "--slots=2");
-    // exec with cat: each case's own JSON line comes back as its verdict line (verdict and score).
-    Path dataset = dir.resolve("scored.jsonl");
-    List<String> lines = new ArrayList<>();
-    for (int i = 1; i <= 10; i++) {
-      lines.add("{\"id\":\"s" + i + "\",\"verdict\":\"" + (i <= 7 ? "pass" : "fail") + "\",\"score\":" + (i / 10.0) + "}");
-    }
-    Files.write(dataset, lines);
+    DashboardServer server = server("--workers=1", "--slots=2");
+    Path dataset = DashboardServer.scoredDataset(dir.resolve("scored.jsonl"));
     Browser b = browser();
-    b.signIn(server.url() + "/#/runs", TOKEN);
-    long runId = submit(server.url(), "{\"name\":\"scored\",\"evaluator\":{\"kind\":\"exec\",\"cmd\":\"cat\"}}", dataset)
+    b.signIn(server.url + "/#/runs", TOKEN);
+    long runId = server.submit(DashboardServer.scoredRunHeader("scored"), dataset)
         .get("id").asLong();
-    b.driver.get(server.url() + "/#/runs/" + runId);
+    b.driver.get(server.url + "/#/runs/" + runId);
     b.waiting().until(d -> "finished".equals(b.text("#run-state")) && !b.all("#summary-section:not([hidden])").isEmpty());
 
-    JsonNode run = get(server.url() + "/api/v1/runs/" + runId);
+    JsonNode run = server.get("/api/v1/runs/" + runId);
     assertThat(run.get("accuracy").get("value").asDouble()).isEqualTo(0.7);
     assertThat(run.get("accuracy").get("method").asText()).isEqualTo("wilson");
     assertThat(run.get("meanScore").get("value").asDouble()).isCloseTo(0.55, org.assertj.core.data.Offset.offset(1e-12));
     assertThat(run.get("meanScore").get("method").asText()).isEqualTo("student-t");
+    // The verdict line's answer and other fields are the case's own, beside its stdout; stderr apart.
+    JsonNode first = server.get("/api/v1/runs/" + runId + "/cases?limit=1").get("cases").get(0);
+    assertThat(first.get("answer").asText()).isEqualTo("A1");
+    assertThat(first.get("fields").get("why").asText()).isEqualTo("w1");
+    assertThat(first.get("exitCode").asInt()).isZero();
+    assertThat(first.get("stderr").asText()).isEmpty();
+    b.find("#cases tbody tr.case-row .case-open").click();
+    b.waiting().until(d -> !b.all("#cases tr.detail pre.answer").isEmpty());
+    assertThat(b.text("#cases tr.detail pre.answer")).isEqualTo("A1");
+    assertThat(b.text("#cases tr.detail pre.fields")).contains("\"why\": \"w1\"");
     // The page shows the API's figures, not its own arithmetic, with the intervals in words.
     assertThat(b.text("[data-figure='accuracy']")).isEqualTo("70.0%");
     assertThat(b.text("[data-figure='mean score']")).isEqualTo("0.550");
@@ -325,7 +288,7 @@ class DashboardBrowserTest {
       listen = free.getLocalPort();
     }
     // No workers: the cases stay pending, so the machine does nothing else while the page is timed.
-    Server server = server("--workers=0", "--listen=127.0.0.1:" + listen);
+    DashboardServer server = server("--workers=0", "--listen=127.0.0.1:" + listen);
     int total = 100_000;
     Path dataset = dir.resolve("big.jsonl");
     try (var out = Files.newBufferedWriter(dataset)) {
@@ -333,16 +296,16 @@ class DashboardBrowserTest {
         out.write("{\"id\":\"case-" + i + "\",\"prompt\":\"what is " + i + " + 1?\"}\n");
       }
     }
-    long runId = submit(server.url(), "{\"name\":\"100k\",\"evaluator\":{\"kind\":\"noop\"}}", dataset).get("id").asLong();
-    assertThat(get(server.url() + "/api/v1/runs/" + runId).get("total").asLong()).isEqualTo(total);
+    long runId = server.submit("{\"name\":\"100k\",\"evaluator\":{\"kind\":\"noop\"}}", dataset).get("id").asLong();
+    assertThat(server.get("/api/v1/runs/" + runId).get("total").asLong()).isEqualTo(total);
 
     Browser b = browser();
-    b.signIn(server.url() + "/#/runs", TOKEN);
+    b.signIn(server.url + "/#/runs", TOKEN);
     long best = Long.MAX_VALUE;
     // Twice: the first visit also fills the browser's cache of the page's modules, as any first visit does.
     for (int visit = 0; visit < 2; visit++) {
       b.driver.get("about:blank");
-      b.driver.get(server.url() + "/#/runs/" + runId);
+      b.driver.get(server.url + "/#/runs/" + runId);
       b.waiting().until(d -> b.all("#cases tbody tr.case-row").size() == 50);
       Number rendered = (Number) b.script(
           "const e = performance.getEntriesByName('tally:cases-rendered'); return e.length ? e[0].startTime : null;");
@@ -363,14 +326,14 @@ class DashboardBrowserTest {
     assertThat(b.texts("#cases tbody tr.case-row td:nth-child(2)")).allSatisfy(id -> assertThat(id).contains("case-9999"));
 
     // Cancel from the Runs page: it asks first.
-    b.driver.get(server.url() + "/#/runs");
+    b.driver.get(server.url + "/#/runs");
     b.waiting().until(d -> !b.all("[data-cancel='" + runId + "']").isEmpty());
     b.find("[data-cancel='" + runId + "']").click();
     Alert ask = b.waiting().until(ExpectedConditions.alertIsPresent());
     assertThat(ask.getText()).contains("Cancel run " + runId);
     ask.accept();
     b.waiting().until(d -> "cancelled".equals(b.text("tr[data-run='" + runId + "'] .badge")));
-    assertThat(get(server.url() + "/api/v1/runs/" + runId).get("state").asText()).isEqualTo("cancelled");
+    assertThat(server.get("/api/v1/runs/" + runId).get("state").asText()).isEqualTo("cancelled");
     assertThat(b.scriptErrors()).isEmpty();
   }
 
@@ -382,25 +345,14 @@ class DashboardBrowserTest {
 
   /** How many times this page sent POST /api/v1/runs (the only fetch of that path without a query). */
   private static int submissionsSent(Browser b) {
-    return ((Number) b.script("return performance.getEntriesByType('resource')"
-        + ".filter(e => e.initiatorType === 'fetch' && new URL(e.name).pathname === '/api/v1/runs' && new URL(e.name).search === '').length;"))
-        .intValue();
+    return ((Number) b.script("return " + DashboardServer.SUBMISSIONS_SENT + ";")).intValue();
   }
 
-  private String fleetEvents(String url) {
+  private static String fleetEvents(DashboardServer server) {
     try {
-      return get(url + "/api/v1/workers/events").toString();
+      return server.get("/api/v1/workers/events").toString();
     } catch (Exception e) {
       return "(unreadable: " + e + ")";
     }
-  }
-
-  private String liveWorkerId(String url, String name) throws Exception {
-    for (JsonNode w : get(url + "/api/v1/workers").get("workers")) {
-      if (w.get("name").asText().equals(name) && w.get("state").asText().equals("live")) {
-        return w.get("id").asText();
-      }
-    }
-    throw new AssertionError("no live worker " + name + " in " + get(url + "/api/v1/workers"));
   }
 }

@@ -25,7 +25,8 @@ public final class CsvReport {
    * The columns, in order: each a field of the results line ({@link RunReport}). A field the results line
    * gains shows in the CSV by adding its name here.
    */
-  public static final List<String> COLUMNS = List.of("id", "verdict", "score", "attempts", "worker", "durationMillis", "output", "failure");
+  public static final List<String> COLUMNS = List.of("id", "verdict", "score", "attempts", "worker", "durationMillis", "answer",
+      "exitCode", "output", "stderr", "fields", "failure");
 
   // One flush at the end, not one per row: a 100k-case file is written in buffered blocks.
   private static final CsvMapper CSV = (CsvMapper) new CsvMapper().disable(com.fasterxml.jackson.databind.SerializationFeature.FLUSH_AFTER_WRITE_VALUE);

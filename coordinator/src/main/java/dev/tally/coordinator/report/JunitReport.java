@@ -16,7 +16,7 @@ import javax.xml.stream.XMLStreamWriter;
  * and one {@code <testcase>} per case in dataset order, named by the case's id, with class name {@code
  * tally.run.N} and its time in seconds. A case that failed has a {@code <failure>}, one that ended {@code
  * error} (an error verdict, or out of attempts) an {@code <error>} carrying its failure reason, a cancelled
- * one {@code <skipped>}; every case's output tail is its {@code <system-out>}. The suite's counts ({@code
+ * one {@code <skipped>}; every case's output tail is its {@code <system-out>} and its stderr tail (when the results line has one) its {@code <system-err>}. The suite's counts ({@code
  * tests}, {@code failures}, {@code errors}, {@code skipped}) come from the summary, their one owner.
  *
  * <p>Characters XML 1.0 cannot carry (control characters other than tab, line feed and carriage return,
@@ -106,6 +106,12 @@ public final class JunitReport {
       if (!output.isEmpty()) {
         xml.writeStartElement("system-out");
         xml.writeCharacters(output);
+        xml.writeEndElement();
+      }
+      String stderr = clean(line.path("stderr").asText(""));
+      if (!stderr.isEmpty()) {
+        xml.writeStartElement("system-err");
+        xml.writeCharacters(stderr);
         xml.writeEndElement();
       }
       xml.writeEndElement();

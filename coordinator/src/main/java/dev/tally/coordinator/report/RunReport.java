@@ -30,7 +30,8 @@ import java.util.Map;
  * the file {@code tally run} would have written.
  *
  * <p><b>Results line</b>: {@code id}, {@code verdict}, {@code score}, {@code attempts}, {@code worker},
- * {@code durationMillis}, {@code output}; a job that ended failed (out of attempts, or never recorded) has
+ * {@code durationMillis}, {@code output} (stdout's tail), {@code stderr} (stderr's tail), {@code exitCode},
+ * {@code answer} and {@code fields} (what the evaluator gave beside its verdict; null when nothing); a job that ended failed (out of attempts, or never recorded) has
  * verdict {@code error}, its {@code failure} reason, and (as has any job tried more than once) its attempt
  * {@code history}: {@code token}, {@code worker}, {@code ending}, {@code detail}, {@code millis}.
  *
@@ -142,6 +143,14 @@ public final class RunReport {
       line.put("worker", job.worker());
       line.put("durationMillis", outcome.durationMillis());
       line.put("output", outcome.outputTail());
+      line.put("stderr", outcome.stderrTail());
+      if (outcome.exitCode() == null) {
+        line.putNull("exitCode");
+      } else {
+        line.put("exitCode", outcome.exitCode());
+      }
+      line.put("answer", outcome.answer());
+      line.set("fields", fields(outcome));
     } else {
       // A cancelled case was not judged: it is neither an error of the case nor counted as one.
       line.put("verdict", job.state() == JobState.CANCELLED ? "cancelled" : "error");
@@ -150,6 +159,10 @@ public final class RunReport {
       line.putNull("worker");
       line.putNull("durationMillis");
       line.put("output", "");
+      line.put("stderr", "");
+      line.putNull("exitCode");
+      line.putNull("answer");
+      line.putNull("fields");
       line.put("failure", job.state() == JobState.CANCELLED ? "the run was cancelled before this case ended"
           : job.failureReason() == null
               ? "job did not finish (state " + job.state().name().toLowerCase(java.util.Locale.ROOT) + ")" : job.failureReason());
@@ -166,6 +179,22 @@ public final class RunReport {
       }
     }
     return line;
+  }
+
+  /**
+   * An outcome's structured fields as JSON: the object its evaluator gave, or, if its text is not JSON
+   * after all (a store edited by hand), that text as a string, so a report never fails on one case;
+   * {@code null} when it has none.
+   */
+  public static com.fasterxml.jackson.databind.JsonNode fields(Outcome outcome) {
+    if (outcome.fieldsJson() == null) {
+      return null;
+    }
+    try {
+      return JSON.readTree(outcome.fieldsJson());
+    } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+      return JSON.getNodeFactory().textNode(outcome.fieldsJson());
+    }
   }
 
   /** The summary's bytes: pretty-printed JSON and a final newline, in UTF-8. */

@@ -32,14 +32,15 @@
     tr.className = 'detail';
     const td = document.createElement('td');
     td.colSpan = 8;
-    const parts = [['input', c.input], ['output', c.output], ['failure', c.failure]];
+    const named = ['input', 'answer', 'output', 'stderr', 'failure'];
+    const parts = named.map(key => [key, c[key]]);
     for (const key of Object.keys(c)) {
-      if (!['id', 'verdict', 'score', 'attempts', 'worker', 'durationMillis', 'input', 'output', 'failure'].includes(key)) {
+      if (!['id', 'verdict', 'score', 'attempts', 'worker', 'durationMillis', ...named].includes(key)) {
         parts.push([key, JSON.stringify(c[key], null, 2)]);
       }
     }
     for (const [name, value] of parts) {
-      if (value === null || value === undefined || value === '') continue;
+      if (value === null || value === undefined || value === '' || value === 'null') continue;
       const h = document.createElement('h3');
       h.textContent = name;
       const pre = document.createElement('pre');

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.tally.core.CaseRecord;
 import java.io.IOException;
 import java.io.InputStream;
@@ -187,6 +188,36 @@ public final class CaseLines implements CaseSource {
     return null;
   }
 
+  /**
+   * One JSON object of a line, for readers of formats whose records have no {@code id} yet (they make one,
+   * then check it with {@link #idProblem}).
+   *
+   * @param line its 1-based line number
+   * @param object the line's object
+   * @param text the line's text as written, without the line end and surrounding white space
+   */
+  public record ObjectLine(int line, ObjectNode object, String text) {}
+
+  /**
+   * The next line's JSON object, checked by every rule of a case line except the one on {@code id}; or empty
+   * at the end of the stream. For readers that map another format's records onto cases (an openai/evals
+   * sample has no id). Do not mix with {@link #next()} on one reader: this one keeps no positions.
+   *
+   * @throws CaseSourceException naming this source and the line, if a line is longer than {@link
+   *     #MAX_LINE_BYTES}, not UTF-8, not one JSON object, or holds an unpaired surrogate escape; or if the
+   *     stream cannot be read
+   */
+  public Optional<ObjectLine> nextObject() throws CaseSourceException {
+    started = true;
+    String text;
+    while ((text = nextLine()) != null) {
+      if (!text.isBlank()) {
+        return Optional.of(new ObjectLine(lineNumber, parseObject(text), text.strip()));
+      }
+    }
+    return Optional.empty();
+  }
+
   @Override
   public String name() {
     return name;
@@ -295,6 +326,16 @@ public final class CaseLines implements CaseSource {
 
   /** Checks one case line and returns its id. */
   private String parseId(String text) throws CaseSourceException {
+    JsonNode node = parseObject(text);
+    Optional<String> problem = idProblem(node.get("id"));
+    if (problem.isPresent()) {
+      throw refuseLine(problem.get());
+    }
+    return node.get("id").textValue();
+  }
+
+  /** Checks that one line is a JSON object (strict, no unpaired surrogate) and returns it. */
+  private ObjectNode parseObject(String text) throws CaseSourceException {
     JsonNode node;
     try {
       node = JSON.readTree(text);
@@ -305,27 +346,41 @@ public final class CaseLines implements CaseSource {
       throw refuseLine("expected a JSON object, got "
           + (node == null ? "nothing" : node.getNodeType().name().toLowerCase(Locale.ROOT)));
     }
-    JsonNode id = node.get("id");
-    if (id == null) {
-      throw refuseLine("case has no \"id\" field");
-    }
-    if (!id.isTextual() || id.asText().isEmpty()) {
-      throw refuseLine("\"id\" must be a non-empty string, got " + id);
-    }
-    String caseId = id.asText();
-    if (caseId.length() > MAX_ID_CHARS) {
-      throw refuseLine("\"id\" is " + caseId.length() + " characters long; the limit is " + MAX_ID_CHARS);
-    }
-    if (caseId.chars().anyMatch(c -> c < 0x20 || c == 0x7F)) {
-      throw refuseLine("\"id\" " + id + " contains a control character");
-    }
     String broken = loneSurrogate(node);
     if (broken != null) {
       // A surrogate escape with no partner (half of a pair): no UTF-8 can hold it, so it would be stored
       // changed, and two such ids could become one.
       throw refuseLine(broken + " holds an unpaired surrogate escape (half of a \\u pair), which is no character");
     }
-    return caseId;
+    return (ObjectNode) node;
+  }
+
+  /**
+   * What is wrong with a case's {@code id} value, by the grammar's rule (a non-empty string of at most {@link
+   * #MAX_ID_CHARS} characters, no control character), or empty if it is a valid id. The one statement of
+   * the id rule: readers of other formats, which may make ids, ask it too.
+   *
+   * @param id the value of the case's {@code id} field, or null if it has none
+   * @return the problem as a sentence without the place ({@code "case has no \"id\" field"}), or empty
+   */
+  public static Optional<String> idProblem(JsonNode id) {
+    if (id == null) {
+      return Optional.of("case has no \"id\" field");
+    }
+    if (!id.isTextual() || id.asText().isEmpty()) {
+      return Optional.of("\"id\" must be a non-empty string, got " + id);
+    }
+    String caseId = id.asText();
+    if (caseId.length() > MAX_ID_CHARS) {
+      return Optional.of("\"id\" is " + caseId.length() + " characters long; the limit is " + MAX_ID_CHARS);
+    }
+    if (caseId.chars().anyMatch(c -> c < 0x20 || c == 0x7F)) {
+      return Optional.of("\"id\" " + id + " contains a control character");
+    }
+    if (hasLoneSurrogate(caseId)) {
+      return Optional.of("\"id\" holds an unpaired surrogate (half of a \\u pair), which is no character");
+    }
+    return Optional.empty();
   }
 
   private CaseSourceException refuseLine(String detail) {

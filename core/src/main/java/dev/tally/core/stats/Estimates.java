@@ -155,7 +155,9 @@ public final class Estimates {
 
   /**
    * pass@k over cases: the mean of each case's {@link #passAtK(int, int, int)}, with that mean's standard
-   * error and Student's t interval ({@link #mean}), so a run of few cases shows how little it knows.
+   * error and Student's t interval ({@link #mean}), so a run of few cases shows how little it knows. Like
+   * any t interval it is not clipped: with few cases near 0 or 1 an end may pass [0, 1], which says the
+   * sample is too small to bound it there.
    * Cases may have different numbers of attempts, each at least {@code k}.
    *
    * @param cases each case's attempts and passes

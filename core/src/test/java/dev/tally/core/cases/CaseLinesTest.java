@@ -125,4 +125,26 @@ class CaseLinesTest {
     assertThat(CaseSourceException.duplicateId(list, 1, 0, "a"))
         .hasMessage("the cases: case 2: duplicate id \"a\" (first at case 1)");
   }
+
+  @Test
+  void nextObjectReadsLinesByEveryRuleButTheIdOne() throws Exception {
+    CaseLines lines = reader("{\"q\": 1}\n\n{\"id\": 7}\n[1]\n");
+    CaseLines.ObjectLine first = lines.nextObject().orElseThrow();
+    assertThat(first.line()).isEqualTo(1);
+    assertThat(first.text()).isEqualTo("{\"q\": 1}");
+    assertThat(lines.nextObject().orElseThrow().line()).isEqualTo(3);
+    assertThatThrownBy(lines::nextObject).hasMessage("request body line 4: expected a JSON object, got array");
+  }
+
+  @Test
+  void idProblemIsTheIdRuleThatNextApplies() throws Exception {
+    var nodes = com.fasterxml.jackson.databind.node.JsonNodeFactory.instance;
+    assertThat(CaseLines.idProblem(nodes.textNode("a"))).isEmpty();
+    assertThat(CaseLines.idProblem(null)).contains("case has no \"id\" field");
+    assertThat(CaseLines.idProblem(nodes.textNode(""))).contains("\"id\" must be a non-empty string, got \"\"");
+    assertThat(CaseLines.idProblem(nodes.textNode("x".repeat(CaseLines.MAX_ID_CHARS + 1)))).get().asString()
+        .contains("the limit is " + CaseLines.MAX_ID_CHARS);
+    assertThat(CaseLines.idProblem(nodes.textNode("a\tb"))).get().asString().contains("control character");
+    assertThat(CaseLines.idProblem(nodes.textNode("\ud800"))).get().asString().contains("unpaired surrogate");
+  }
 }

@@ -14,8 +14,14 @@ package dev.tally.http.dto;
  * @param worker the worker that holds it or whose outcome was recorded; null if none
  * @param durationMillis how long the recorded evaluation ran, or null
  * @param queuedMillis how long its last attempt waited on its worker before it started, or null if unknown
- * @param output the last 4,096 characters of its output (stdout then stderr), or null before it is recorded
+ * @param output the last 4,096 characters of its stdout (or its evaluator's message for an error it made),
+ *     or null before it is recorded
  * @param failureReason why it ended failed, or null
+ * @param answer what its scorers judge, when its evaluator named it (an exec verdict line's {@code answer}),
+ *     or null
+ * @param fields its evaluator's other structured fields (an exec verdict line's), as a JSON object, or null
+ * @param exitCode the exit code of its process (exec), or null
+ * @param stderr the last 4,096 characters of its stderr, or null before it is recorded
  */
 public record CaseObject(
     String id,
@@ -28,4 +34,8 @@ public record CaseObject(
     Long durationMillis,
     Long queuedMillis,
     String output,
-    String failureReason) {}
+    String failureReason,
+    String answer,
+    com.fasterxml.jackson.databind.JsonNode fields,
+    Integer exitCode,
+    String stderr) {}

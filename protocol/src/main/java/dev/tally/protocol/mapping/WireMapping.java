@@ -77,7 +77,7 @@ public final class WireMapping {
     };
   }
 
-  /** The wire form of an evaluator's outcome; a null score becomes {@code has_score = false}. */
+  /** The wire form of an evaluator's outcome; a null score becomes {@code has_score = false}, other nulls unset fields. */
   public static dev.tally.protocol.Outcome toWire(Outcome o) {
     dev.tally.protocol.Outcome.Builder b = dev.tally.protocol.Outcome.newBuilder()
         .setVerdict(toWire(o.verdict()))
@@ -86,7 +86,16 @@ public final class WireMapping {
     if (o.score() != null) {
       b.setHasScore(true).setScore(o.score());
     }
-    return b.build();
+    if (o.answer() != null) {
+      b.setAnswer(o.answer());
+    }
+    if (o.fieldsJson() != null) {
+      b.setFieldsJson(o.fieldsJson());
+    }
+    if (o.exitCode() != null) {
+      b.setExitCode(o.exitCode());
+    }
+    return b.setStderrTail(o.stderrTail()).build();
   }
 
   static dev.tally.protocol.Verdict toWire(Verdict v) {
@@ -167,8 +176,8 @@ public final class WireMapping {
    * An evaluator's outcome; {@code has_score = false} becomes a null score.
    *
    * @throws IllegalArgumentException if the verdict is unset or unknown to this version (an outcome is
-   *     final, so the coordinator refuses to guess one), the score is NaN or infinite, or the duration is at
-   *     or above 2^63 ms
+   *     final, so the coordinator refuses to guess one), the score is NaN or infinite, the fields are not
+   *     the text of a JSON object, or the duration is at or above 2^63 ms
    */
   public static Outcome toCore(dev.tally.protocol.Outcome o) {
     Verdict verdict = switch (o.getVerdict()) {
@@ -179,7 +188,8 @@ public final class WireMapping {
           "outcome verdict must be PASS, FAIL or ERROR, got " + o.getVerdictValue());
     };
     return new Outcome(verdict, o.getHasScore() ? o.getScore() : null, o.getOutputTail(),
-        duration(o.getDurationMillis()));
+        duration(o.getDurationMillis()), o.hasAnswer() ? o.getAnswer() : null,
+        o.hasFieldsJson() ? o.getFieldsJson() : null, o.hasExitCode() ? o.getExitCode() : null, o.getStderrTail());
   }
 
   /**

@@ -16,7 +16,9 @@ class WireMappingTest {
   void outcomesRoundTripWithAndWithoutScore() {
     for (Outcome o : new Outcome[] {
         new Outcome(Verdict.PASS, 1.5, "tail", 10), new Outcome(Verdict.ERROR, null, "", 0),
-        new Outcome(Verdict.FAIL, 0.0, "x", Long.MAX_VALUE)}) {
+        new Outcome(Verdict.FAIL, 0.0, "x", Long.MAX_VALUE),
+        new Outcome(Verdict.PASS, 1.0, "out", 3, "B", "{\"metrics\":{\"f1\":0.5}}", 0, "err"),
+        new Outcome(Verdict.FAIL, null, "", 3, "", null, -1, "")}) {
       assertThat(WireMapping.toCore(WireMapping.toWire(o))).isEqualTo(o);
     }
     assertThat(WireMapping.toWire(new Outcome(Verdict.PASS, 0.0, "", 1)).getHasScore()).isTrue();
@@ -69,6 +71,18 @@ class WireMappingTest {
     Result r = Result.newBuilder().setJobId(1).setOutcome(dev.tally.protocol.Outcome.newBuilder()).build();
     assertThatThrownBy(() -> WireMapping.toReport(r))
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("verdict must be PASS, FAIL or ERROR, got 0");
+  }
+
+  @Test
+  void aNonFiniteScoreOrFieldsThatAreNotAnObjectAreRefused() {
+    Result nan = Result.newBuilder().setJobId(1).setOutcome(dev.tally.protocol.Outcome.newBuilder()
+        .setVerdict(dev.tally.protocol.Verdict.PASS).setHasScore(true).setScore(Double.NaN)).build();
+    assertThatThrownBy(() -> WireMapping.toReport(nan))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("score must be a finite number, got NaN");
+    Result array = Result.newBuilder().setJobId(1).setOutcome(dev.tally.protocol.Outcome.newBuilder()
+        .setVerdict(dev.tally.protocol.Verdict.PASS).setFieldsJson("[1]")).build();
+    assertThatThrownBy(() -> WireMapping.toReport(array))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("fieldsJson must be the text of a JSON object");
   }
 
   @Test

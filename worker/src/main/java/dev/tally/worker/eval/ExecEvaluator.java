@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.json.JsonReadFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectReader;
 import dev.tally.core.InfraFailure;
+import dev.tally.core.Outcome;
 import dev.tally.core.Verdict;
 import dev.tally.core.security.Secret;
 import java.io.File;
@@ -41,8 +42,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  * non-empty line of stdout is a JSON object with {@code "verdict"} ({@code pass}, {@code fail},
  * {@code error}) and/or {@code "score"} (a finite number): what it gives wins, and a bad value there (a
  * {@code "verdict": "maybe"}, a {@code "score": "NaN"}) makes the outcome {@code error}, quoting it
- * ({@link #parseVerdictLine}). The outcome's output tail is the
- * last characters of stdout then stderr, at most {@link #OUTPUT_TAIL_LIMIT} in all.
+ * ({@link #parseVerdictLine}); the line's {@code "answer"} becomes the outcome's answer (what scorers judge)
+ * and its other fields the outcome's fields. The outcome keeps the last characters of stdout and of stderr
+ * apart (at most {@link #OUTPUT_TAIL_LIMIT} of each) and the exit code.
  *
  * <p>Endings that are not the case's own are retryable {@link InfraFailure}s: past the case timeout the
  * process tree is killed ({@code TIMEOUT}); a process killed by SIGKILL that the worker did not send
@@ -94,7 +96,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 public final class ExecEvaluator implements Evaluator {
   /**
-   * Characters of output kept per case (stdout then stderr). The tail rides in every Result frame, waits
+   * Characters of output kept per case, of stdout and of stderr each. The tails ride in every Result frame, wait
    * in the worker's outbox until acked and is stored with every job; 4 KiB holds the end of a typical
    * traceback or test report while keeping a full outbox and a million-job run's store small.
    */
@@ -293,7 +295,10 @@ public final class ExecEvaluator implements Evaluator {
     awaitPump(outPump);
     awaitPump(errPump);
     int exit = process.exitValue();
-    String tail = OutputCapture.joinTails(out.tail(), err.tail(), OUTPUT_TAIL_LIMIT);
+    String stdout = out.tail();
+    String stderr = err.tail();
+    // Only a failure's detail mixes the two (it has one text); an outcome keeps them apart.
+    String tail = OutputCapture.joinTails(stdout, stderr, OUTPUT_TAIL_LIMIT);
     if (exit == KILLED_BY_SIGKILL) {
       return Evaluation.failed(
           InfraFailure.Kind.SIGNALED,
@@ -302,31 +307,45 @@ public final class ExecEvaluator implements Evaluator {
           durationMillis);
     }
     Verdict verdict = exit == 0 ? Verdict.PASS : Verdict.FAIL;
-    Double score = null;
     if (out.lastLineIsAnOverlongObject()) {
       // Reading it as "no verdict line" could turn a fail into a pass: say so instead.
       String message = "the last line of stdout starts like a verdict object but is longer than the "
-          + VERDICT_LINE_LIMIT / 1024 + " KiB verdict line limit, so it was not read; output tail:\n";
-      return Evaluation.error(message + lastChars(tail, Math.max(0, OUTPUT_TAIL_LIMIT - message.length() - 3)), durationMillis);
+          + VERDICT_LINE_LIMIT / 1024 + " KiB verdict line limit, so it was not read; stdout tail:\n";
+      return error(message, stdout, exit, stderr, durationMillis);
     }
     VerdictLine line = parseVerdictLine(out.lastNonEmptyLine());
-    if (line != null) {
-      if (line.problem() != null) {
-        String message = "malformed verdict line (the last line of stdout): " + line.problem() + "; output tail:\n";
-        return Evaluation.error(
-            message + lastChars(tail, Math.max(0, OUTPUT_TAIL_LIMIT - message.length() - 3)), durationMillis);
-      }
-      verdict = line.verdict() != null ? line.verdict() : verdict;
-      score = line.score();
+    if (line == null) {
+      return new Evaluation.Finished(new Outcome(verdict, null, stdout, durationMillis, null, null, exit, stderr));
     }
-    return Evaluation.finished(verdict, score, tail, durationMillis);
+    if (line.problem() != null) {
+      String message = "malformed verdict line (the last line of stdout): " + line.problem() + "; stdout tail:\n";
+      return error(message, stdout, exit, stderr, durationMillis);
+    }
+    return new Evaluation.Finished(new Outcome(line.verdict() != null ? line.verdict() : verdict, line.score(), stdout,
+        durationMillis, line.answer(), line.fieldsJson(), exit, stderr));
+  }
+
+  /** An {@code error} outcome the evaluator made: its message, then as much of stdout's tail as fits. */
+  private static Evaluation error(String message, String stdout, int exit, String stderr, long durationMillis) {
+    String output = message + lastChars(stdout, Math.max(0, OUTPUT_TAIL_LIMIT - message.length() - 3));
+    return new Evaluation.Finished(new Outcome(Verdict.ERROR, null, output, durationMillis, null, null, exit, stderr));
   }
 
   /**
    * A last stdout line that is a JSON object with {@code verdict} and/or {@code score}: what it gives
    * (null where it gives nothing), or, if a value is unusable, why ({@code problem} non-null).
+   *
+   * @param answer its {@code "answer"}: a string as it is, any other JSON value as its JSON text; null if absent
+   * @param fieldsJson its other fields (besides verdict, score and answer) as one JSON object's text; null if none
    */
-  record VerdictLine(Verdict verdict, Double score, String problem) {}
+  record VerdictLine(Verdict verdict, Double score, String answer, String fieldsJson, String problem) {
+    VerdictLine(Verdict verdict, Double score, String problem) {
+      this(verdict, score, null, null, problem);
+    }
+  }
+
+  /** The fields of a verdict line that are not kept among its other fields. */
+  private static final java.util.Set<String> VERDICT_LINE_OWN_FIELDS = java.util.Set.of("verdict", "score", "answer");
 
   /**
    * The verdict line's parser: also reads {@code NaN} and {@code Infinity}, to reject them by name, and
@@ -379,9 +398,14 @@ public final class ExecEvaluator implements Evaluator {
         problems.add("\"score\": " + quote(s) + " is not a finite number");
       }
     }
-    return problems.isEmpty()
-        ? new VerdictLine(verdict, score, null)
-        : new VerdictLine(null, null, String.join("; ", problems));
+    if (!problems.isEmpty()) {
+      return new VerdictLine(null, null, String.join("; ", problems));
+    }
+    JsonNode a = node.get("answer");
+    String answer = a == null || a.isNull() ? null : a.isTextual() ? a.textValue() : a.toString();
+    com.fasterxml.jackson.databind.node.ObjectNode rest = ((com.fasterxml.jackson.databind.node.ObjectNode) node).deepCopy();
+    rest.remove(VERDICT_LINE_OWN_FIELDS);
+    return new VerdictLine(verdict, score, answer, rest.isEmpty() ? null : rest.toString(), null);
   }
 
   /** A JSON value as written (at most 100 characters), for a message. */

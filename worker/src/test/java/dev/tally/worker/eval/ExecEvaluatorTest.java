@@ -211,7 +211,34 @@ class ExecEvaluatorTest {
         outcome(run("sh -c 'yes o | head -c 1000000; yes e | head -c 1000000 >&2; echo end >&2'", "{}"));
     assertThat(o.verdict()).isEqualTo(Verdict.PASS);
     assertThat(o.outputTail()).hasSizeLessThanOrEqualTo(ExecEvaluator.OUTPUT_TAIL_LIMIT);
-    assertThat(o.outputTail()).startsWith("o").contains("e\ne\n").endsWith("end\n");
+    assertThat(o.outputTail()).startsWith("o").endsWith("o\n").doesNotContain("e");
+    assertThat(o.stderrTail()).as("stderr is kept apart, bounded alike").hasSizeLessThanOrEqualTo(ExecEvaluator.OUTPUT_TAIL_LIMIT)
+        .startsWith("e").contains("e\ne\n").endsWith("end\n");
+  }
+
+  @Test
+  void aVerdictLinesAnswerAndOtherFieldsAreKeptWithTheExitCodeAndStderrApart() {
+    // The case's JSON comes in on stdin: cat makes it the verdict line.
+    Outcome o = outcome(run("sh -c 'echo thinking; echo warn >&2; cat; exit 4'",
+        "{\"verdict\": \"fail\", \"score\": 0.25, \"answer\": \"B\", \"metrics\": {\"f1\": 0.5}}"));
+    assertThat(o.verdict()).isEqualTo(Verdict.FAIL);
+    assertThat(o.score()).isEqualTo(0.25);
+    assertThat(o.answer()).isEqualTo("B");
+    assertThat(o.fieldsJson()).isEqualTo("{\"metrics\":{\"f1\":0.5}}");
+    assertThat(o.exitCode()).isEqualTo(4);
+    assertThat(o.stderrTail()).isEqualTo("warn\n");
+    assertThat(o.outputTail()).startsWith("thinking\n").doesNotContain("warn");
+
+    // An answer that is not a string is kept as its JSON text; a line with nothing else has no fields.
+    Outcome n = outcome(run("cat", "{\"score\": 1, \"answer\": 42}"));
+    assertThat(n.answer()).isEqualTo("42");
+    assertThat(n.fieldsJson()).isNull();
+    assertThat(n.exitCode()).isZero();
+    // No verdict line: no answer, no fields, the exit code still kept.
+    Outcome plain = outcome(run("sh -c 'echo hello; exit 1'", "{}"));
+    assertThat(plain.answer()).isNull();
+    assertThat(plain.fieldsJson()).isNull();
+    assertThat(plain.exitCode()).isEqualTo(1);
   }
 
   @Test
@@ -276,7 +303,9 @@ class ExecEvaluatorTest {
     String json = "{\"id\": \"q1\", \"big\": \"" + "x".repeat(200_000) + "\"}";
     Outcome echoed = outcome(run("sh -c 'wc -c; echo err >&2; exit 3'", json));
     assertThat(echoed.verdict()).isEqualTo(Verdict.FAIL);
-    assertThat(echoed.outputTail()).isEqualTo((json.length() + 1) + "\nerr\n");
+    assertThat(echoed.outputTail()).isEqualTo((json.length() + 1) + "\n");
+    assertThat(echoed.stderrTail()).isEqualTo("err\n");
+    assertThat(echoed.exitCode()).isEqualTo(3);
     assertThat(outcome(run("sh -c 'exit 0'", "{}")).verdict()).isEqualTo(Verdict.PASS);
     assertThat(outcome(run("sh -c 'exit 200'", "{}")).verdict()).isEqualTo(Verdict.FAIL);
     assertThat(outcome(run("sh -c 'kill -TERM $$'", "{}")).verdict()).as("killed by SIGTERM: exit 143")

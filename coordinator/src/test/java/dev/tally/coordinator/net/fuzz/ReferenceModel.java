@@ -175,12 +175,18 @@ final class ReferenceModel {
           case 3 -> Verdict.ERROR;
           default -> null;
         };
+        // Malformed, as the protocol says: no verdict, a duration beyond 2^63-1 ms, a score that is not a
+        // finite number, fields that are not a JSON object's text.
+        boolean badFields = o.hasFieldsJson()
+            && !(o.getFieldsJson().strip().startsWith("{") && o.getFieldsJson().strip().endsWith("}"));
         if (v == null || o.getDurationMillis() < 0 || r.getQueuedMillis() < 0
-            || (o.getHasScore() && !Double.isFinite(o.getScore()))) {
-          yield null; // a NaN or infinite score is refused as malformed, as WireMapping.toCore does
+            || (o.getHasScore() && !Double.isFinite(o.getScore())) || badFields) {
+          yield null;
         }
         yield AttemptReport.of(r.getJobId(), r.getToken(),
-            new Outcome(v, o.getHasScore() ? o.getScore() : null, o.getOutputTail(), o.getDurationMillis()))
+            new Outcome(v, o.getHasScore() ? o.getScore() : null, o.getOutputTail(), o.getDurationMillis(),
+                o.hasAnswer() ? o.getAnswer() : null, o.hasFieldsJson() ? o.getFieldsJson() : null,
+                o.hasExitCode() ? o.getExitCode() : null, o.getStderrTail()))
             .withTiming(r.getQueuedMillis(), o.getDurationMillis());
       }
       case FAILURE -> {

@@ -1,0 +1,119 @@
+package dev.tally.core.score;
+
+import static dev.tally.core.score.ScorerTesting.json;
+import static dev.tally.core.score.ScorerTesting.scorer;
+import static dev.tally.core.score.ScorerTesting.target;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.io.IOException;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class JsonScorerTest {
+  private static final String SCHEMA =
+      "{\"type\":\"object\",\"required\":[\"name\",\"age\"],\"properties\":{\"name\":{\"type\":\"string\"},\"age\":{\"type\":\"integer\",\"minimum\":0}}}";
+
+  private static Scorer withFiles(String spec, Map<String, String> files) {
+    return Scorers.parse(List.of(spec), path -> {
+      String text = files.get(path);
+      if (text == null) {
+        throw new IOException("no such file");
+      }
+      return text;
+    }).get(0);
+  }
+
+  @Test
+  void equalsTheTargetAsJsonWhateverTheKeyOrderAndNumberForm() {
+    assertThat(scorer("json").score(target("{\"a\":1,\"b\":[true,null]}"), "{\"b\": [true, null], \"a\": 1.0}").passed()).isTrue();
+    assertThat(scorer("json").score(target("\"{\\\"a\\\": 1}\""), " {\"a\":1}\n").passed()).isTrue();
+    ScoreResult r = scorer("json").score(target("{\"a\":1}"), "{\"a\":2}");
+    assertThat(r.passed()).isFalse();
+    assertThat(r.extracted()).isEqualTo("{\"a\":2}");
+    assertThat(r.explanation()).isEqualTo("differs from the target \"{\"a\":1}\"");
+  }
+
+  @Test
+  void aMarkdownFenceAroundTheAnswerIsIgnored() {
+    assertThat(scorer("json").score(target("[1,2]"), "```json\n[1, 2]\n```").passed()).isTrue();
+  }
+
+  @Test
+  void anAnswerThatIsNotJsonFails() {
+    ScoreResult r = scorer("json:parses").score(json("{\"id\":\"1\"}"), "{\"a\":1,}");
+    assertThat(r.passed()).isFalse();
+    assertThat(r.explanation()).startsWith("not JSON: ");
+    assertThat(scorer("json:parses").score(json("{\"id\":\"1\"}"), "").explanation()).isEqualTo("not JSON: the answer is empty");
+    assertThat(scorer("json:parses").score(json("{\"id\":\"1\"}"), "{\"a\":1,\"a\":2}").passed()).isFalse();
+    assertThat(scorer("json:parses").score(json("{\"id\":\"1\"}"), "[\"ü\"]").passed()).isTrue();
+  }
+
+  @Test
+  void aSchemaFromAFileIsReadOnceAndValidatesEachAnswer() {
+    Scorer s = withFiles("json:schema-file=person.json", Map.of("person.json", SCHEMA));
+    assertThat(s.score(json("{\"id\":\"1\"}"), "{\"name\":\"Ada\",\"age\":36}").passed()).isTrue();
+    ScoreResult r = s.score(json("{\"id\":\"1\"}"), "{\"name\":\"Ada\",\"age\":-1}");
+    assertThat(r.passed()).isFalse();
+    assertThat(r.explanation()).startsWith("1 schema error: ").contains("age");
+    assertThat(s.score(json("{\"id\":\"1\"}"), "{}").explanation()).startsWith("2 schema errors: ");
+  }
+
+  @Test
+  void aSchemaFromACaseFieldIsThatCasesSchema() {
+    String c = "{\"id\":\"1\",\"shape\":" + SCHEMA + "}";
+    assertThat(ScorerTesting.score("json:schema-field=shape", c, "{\"name\":\"Ada\",\"age\":1}").passed()).isTrue();
+    assertThat(ScorerTesting.score("json:schema-field=shape", c, "{\"name\":3,\"age\":1}").passed()).isFalse();
+    assertThatThrownBy(() -> ScorerTesting.score("json:schema-field=shape", "{\"id\":\"1\"}", "{}"))
+        .isInstanceOf(ScoringException.class).hasMessage("json: the case has no \"shape\" field");
+    assertThatThrownBy(() -> ScorerTesting.score("json:schema-field=shape", "{\"id\":\"1\",\"shape\":[1]}", "{}"))
+        .hasMessageContaining("is not a JSON Schema");
+  }
+
+  @Test
+  void aSchemaNamingAnOlderDraftIsReadOffline() {
+    String draft7 = "{\"$schema\":\"http://json-schema.org/draft-07/schema#\",\"type\":\"array\",\"items\":{\"type\":\"number\"}}";
+    Scorer s = withFiles("json:schema-file=nums.json", Map.of("nums.json", draft7));
+    assertThat(s.score(json("{\"id\":\"1\"}"), "[1, 2.5]").passed()).isTrue();
+    assertThat(s.score(json("{\"id\":\"1\"}"), "[1, \"2\"]").passed()).isFalse();
+  }
+
+  @Test
+  void badSchemaFilesAreRefusedWhenParsed() {
+    assertThatThrownBy(() -> withFiles("json:schema-file=a.json", Map.of()))
+        .hasMessage("scorer \"json:schema-file=a.json\": cannot read schema-file a.json: no such file");
+    assertThatThrownBy(() -> withFiles("json:schema-file=a.json", Map.of("a.json", "{")))
+        .hasMessageContaining("schema-file a.json is not JSON");
+    assertThatThrownBy(() -> withFiles("json:schema-file=a.json", Map.of("a.json", "[]")))
+        .hasMessageContaining("schema-file a.json is not a JSON Schema");
+  }
+
+  @Test
+  void aSchemaFileIsInlinedForWorkersThatCannotReadIt() {
+    List<String> specs = Scorers.withFilesInlined(
+        List.of("exact:ignore-case", "json:name=shape,schema-file=person.json"), path -> SCHEMA);
+    assertThat(specs.get(0)).isEqualTo("exact:ignore-case");
+    assertThat(specs.get(1)).startsWith("json:name=shape,schema=\"{").doesNotContain("person.json");
+    // Parsed again with no file reader, it judges as the file did.
+    Scorer s = Scorers.parse(specs).get(1);
+    assertThat(s.name()).isEqualTo("shape");
+    assertThat(s.score(json("{\"id\":\"1\"}"), "{\"name\":\"Ada\",\"age\":36}").passed()).isTrue();
+    assertThat(s.score(json("{\"id\":\"1\"}"), "{\"name\":\"Ada\"}").passed()).isFalse();
+  }
+
+  @Test
+  void anInlineSchemaIsCheckedWhenParsed() {
+    assertThat(scorer("json:schema=\"{\\\"type\\\":\\\"string\\\"}\"").score(json("{\"id\":\"1\"}"), "\"x\"").passed()).isTrue();
+    assertThatThrownBy(() -> scorer("json:schema={")).hasMessageContaining("schema is not JSON");
+    assertThatThrownBy(() -> scorer("json:schema=3")).hasMessageContaining("schema is not a JSON Schema");
+    assertThatThrownBy(() -> scorer("json:schema=true,parses")).hasMessageContaining("at most one of schema, schema-file, schema-field and parses");
+  }
+
+  @Test
+  void aTargetStringThatIsNotJsonTextIsTheCasesError() {
+    assertThatThrownBy(() -> scorer("json").score(target("\"hello\""), "\"hello\""))
+        .isInstanceOf(ScoringException.class)
+        .hasMessageContaining("case field \"target\" is a string but not JSON text");
+  }
+}
