@@ -1,20 +1,28 @@
 package dev.tally.cli;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.tally.coordinator.report.AtomicFile;
+import dev.tally.coordinator.report.HtmlReport;
+import dev.tally.coordinator.report.ResultLines;
 import dev.tally.cli.client.ApiClient;
 import dev.tally.http.ApiServer;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
+import java.util.stream.Collectors;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
 /**
  * {@code tally results RUN --out F --summary S}: a finished run's results ({@code results.jsonl}) and
  * summary ({@code summary.json}) from a server, byte for byte as the server sends them (which is what
- * {@code tally run} writes). Each file is written atomically: streamed into a temporary file beside it,
+ * {@code tally run} writes), and the reports asked for ({@code --csv}, {@code --junit}, {@code --html}),
+ * made from those two files (the HTML report has no inputs: the API does not serve them). Each file is written atomically: streamed into a temporary file beside it,
  * synced, then renamed over it, so a reader never sees half a file and an interrupted download leaves the
  * old file (if any) as it was.
  *
@@ -39,25 +47,35 @@ public final class ResultsCommand extends ClientCommand {
   @Option(names = "--summary", defaultValue = "summary.json", description = "Summary file (default: ${DEFAULT-VALUE}).")
   Path summary;
 
+  @Mixin ReportOptions reports;
+
   @Override
   int run(ApiClient client, PrintWriter stdout, PrintWriter err) throws Exception {
     long id = runId(run);
     RunnerCommand.requireDirectoryOf(spec.commandLine(), "--out", out);
     RunnerCommand.requireDirectoryOf(spec.commandLine(), "--summary", summary);
+    reports.requireDirectories(spec.commandLine());
     String runPath = ApiServer.BASE + "/runs/" + id;
+    List<Path> written = List.of();
     try {
       download(client, runPath + "/results", "results of run " + id, out);
       download(client, runPath + "/summary", "summary of run " + id, summary);
+      if (reports.any()) {
+        // Made from the files just downloaded: the server's own bytes, so the reports say what tally run's would.
+        JsonNode summaryJson = new ObjectMapper().readTree(summary.toFile());
+        written = reports.write(summaryJson, ResultLines.of(out), HtmlReport.Inputs.NONE);
+      }
     } catch (IOException e) {
       err.println("tally: " + e.getMessage());
       return Main.EXIT_FAILED;
     }
-    err.printf("tally: run %d: results in %s, summary in %s%n", id, out, summary);
+    err.printf("tally: run %d: results in %s, summary in %s%s%n", id, out, summary,
+        written.isEmpty() ? "" : "; reports " + written.stream().map(Path::toString).collect(Collectors.joining(", ")));
     return Main.EXIT_PASSED;
   }
 
   /** Downloads into {@code target} whole or not at all ({@link AtomicFile}). */
-  private static void download(ApiClient client, String path, String what, Path target)
+  static void download(ApiClient client, String path, String what, Path target)
       throws IOException, ApiClient.Refused, ApiClient.Unreachable, InterruptedException {
     try {
       AtomicFile.write(target, temp -> {

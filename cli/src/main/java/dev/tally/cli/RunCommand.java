@@ -50,6 +50,10 @@ public final class RunCommand extends RunnerCommand {
 
   @Mixin AttemptOptions attemptOptions;
 
+  @Option(names = "--group-by", paramLabel = "FIELD", description = "Also state accuracy and mean score per value of this field of the cases"
+      + " (metadata.FIELD, else FIELD), in the summary (groups) and the HTML report.")
+  String groupBy;
+
   @Mixin DatasetOptions datasetOptions;
 
   private AttemptLimits limits;
@@ -58,6 +62,9 @@ public final class RunCommand extends RunnerCommand {
 
   @Override
   boolean prepare(PrintWriter err) {
+    if (groupBy != null && groupBy.isBlank()) {
+      throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--group-by needs a field name, got '" + groupBy + "'");
+    }
     limits = attemptOptions.limits();
     evaluator = evaluatorOptions.toSpec(spec.commandLine());
     CommandTemplate template = EvaluatorOptions.template(evaluator, spec.commandLine());
@@ -109,6 +116,20 @@ public final class RunCommand extends RunnerCommand {
     }
     choice.resumed().ifPresent(t -> reportTakeOver(t, err));
     return choice.runId();
+  }
+
+  @Override
+  Map<String, String> casesById() {
+    Map<String, String> byId = new java.util.HashMap<>();
+    for (dev.tally.core.CaseRecord c : cases.cases()) {
+      byId.put(c.caseId(), c.caseJson());
+    }
+    return byId;
+  }
+
+  @Override
+  String groupBy() {
+    return groupBy;
   }
 
   @Override

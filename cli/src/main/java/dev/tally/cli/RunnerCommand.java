@@ -1,9 +1,16 @@
 package dev.tally.cli;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.tally.coordinator.Coordinator;
 import dev.tally.coordinator.CoordinatorBuilder;
 import dev.tally.coordinator.CoordinatorLock;
 import dev.tally.coordinator.RunResumption;
+import dev.tally.coordinator.report.HtmlReport;
+import dev.tally.coordinator.report.ReportGroups;
+import dev.tally.coordinator.report.ResultLines;
+import dev.tally.coordinator.report.RunReport;
 import dev.tally.coordinator.net.WorkerServer;
 import dev.tally.core.security.Secret;
 import dev.tally.core.store.RunCounters;
@@ -20,6 +27,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -64,6 +72,8 @@ public abstract class RunnerCommand implements Callable<Integer> {
   @Mixin CoordinatorOptions coordinatorOptions;
 
   @Mixin ApiOptions apiOptions;
+
+  @Mixin ReportOptions reports;
 
   @Option(names = "--workers", defaultValue = "2", description = "Local worker processes to start (default: ${DEFAULT-VALUE}); 0 waits for remote workers on --listen.")
   int workers;
@@ -111,6 +121,7 @@ public abstract class RunnerCommand implements Callable<Integer> {
     workerToken = builder.workerToken().orElse(null);
     requireDirectoryOf("--out", out);
     requireDirectoryOf("--summary", summary);
+    reports.requireDirectories(spec.commandLine());
     requireDirectoryOf("--db", dbFile());
     if (!prepare(err)) {
       return Main.EXIT_USAGE;
@@ -253,12 +264,26 @@ public abstract class RunnerCommand implements Callable<Integer> {
   private int report(Coordinator coordinator, long runId, RunCounters counters, long started, PrintWriter err) throws IOException {
     long wallMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
     RunView finished = coordinator.store().run(runId).orElseThrow();
-    var times = new dev.tally.coordinator.report.RunReport.Times(wallMillis,
-        dev.tally.coordinator.report.RunReport.runWallMillis(finished));
-    dev.tally.coordinator.report.RunReport.writeResultsFile(coordinator.store(), runId, out);
-    dev.tally.coordinator.report.RunReport.writeSummaryFile(runId, counters, times, summary);
+    var times = new RunReport.Times(wallMillis, RunReport.runWallMillis(finished));
+    RunReport.writeResultsFile(coordinator.store(), runId, out);
+    ResultLines lines = ResultLines.of(coordinator.store(), runId);
+    Map<String, String> cases = groupBy() != null || reports.any() ? casesById() : Map.of();
+    ObjectNode groups = groupBy() == null ? null : ReportGroups.of(lines, id -> caseJson(cases.get(id)), groupBy());
+    RunReport.writeSummaryFile(runId, counters, times, groups, summary);
+    List<Path> written = List.of();
+    if (reports.any()) {
+      JsonNode summaryJson = new ObjectMapper().readTree(RunReport.summaryBytes(runId, counters, times, groups));
+      written = reports.write(summaryJson, lines, id -> {
+        String json = cases.get(id);
+        return json == null ? null : HtmlReport.inputText(json);
+      });
+    }
     SummaryTable.print(spec.commandLine().getOut(), runId, counters, times);
-    err.printf("tally: results in %s, summary in %s%n", out, summary);
+    if (groups != null) {
+      SummaryTable.printGroups(spec.commandLine().getOut(), groups);
+    }
+    err.printf("tally: results in %s, summary in %s%s%n", out, summary, written.isEmpty() ? "" : "; reports " + written.stream()
+        .map(Path::toString).collect(java.util.stream.Collectors.joining(", ")));
     return Main.exitCodeOf(counters.passed(), counters.total());
   }
 
@@ -289,6 +314,29 @@ public abstract class RunnerCommand implements Callable<Integer> {
 
   /** The store file. */
   abstract Path dbFile();
+
+  /**
+   * Each case's JSON by id, where this command has the cases (tally run reads the dataset), for the HTML
+   * report's inputs and {@code --group-by}; empty by default.
+   */
+  Map<String, String> casesById() {
+    return Map.of();
+  }
+
+  /** The field of {@code --group-by}, or null (tally run has the option; it needs the dataset's cases). */
+  String groupBy() {
+    return null;
+  }
+
+  private static JsonNode caseJson(String json) {
+    try {
+      return json == null ? null : CASE_JSON.readTree(json);
+    } catch (java.io.IOException e) {
+      throw new IllegalStateException("a case read from the dataset is JSON", e);
+    }
+  }
+
+  private static final ObjectMapper CASE_JSON = new ObjectMapper();
 
   /**
    * The run to execute, after the store is open and the worker port bound; if it has finished already,

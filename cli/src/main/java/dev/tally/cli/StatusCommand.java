@@ -1,5 +1,6 @@
 package dev.tally.cli;
 
+import dev.tally.core.stats.EstimateText;
 import dev.tally.coordinator.report.RunReport;
 import dev.tally.core.store.RunCounters;
 import dev.tally.core.store.RunView;

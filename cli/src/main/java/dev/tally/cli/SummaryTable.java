@@ -1,5 +1,6 @@
 package dev.tally.cli;
 
+import dev.tally.core.stats.EstimateText;
 import dev.tally.core.store.RunCounters;
 import dev.tally.coordinator.report.RunReport;
 import java.io.PrintWriter;
@@ -34,6 +35,35 @@ final class SummaryTable {
     c.meanScore().ifPresent(m -> text(out, "mean score", EstimateText.mean(m)));
     out.flush();
   }
+
+  /**
+   * Prints the figures by group ({@link dev.tally.coordinator.report.ReportGroups}'s {@code groups} object):
+   * one line per group with its cases, accuracy and mean score.
+   */
+  static void printGroups(PrintWriter out, com.fasterxml.jackson.databind.JsonNode groups) {
+    out.printf("%nby %s%s%n", groups.path("by").asText(), groups.path("truncated").asBoolean()
+        ? " (more groups than " + dev.tally.core.stats.GroupedEstimates.MAX_GROUPS + ": the rest counted as "
+            + dev.tally.core.stats.GroupedEstimates.OTHER + ")" : "");
+    for (com.fasterxml.jackson.databind.JsonNode g : groups.path("values")) {
+      out.printf("  %-26s %6d  accuracy %s%s%n", g.path("value").asText(), g.path("n").asLong(),
+          EstimateText.percent(estimate(g.get("accuracy"))),
+          g.path("meanScore").isObject() ? ", mean score " + EstimateText.mean(estimate(g.get("meanScore"))) : "");
+    }
+    out.flush();
+  }
+
+  private static dev.tally.core.stats.Estimate estimate(com.fasterxml.jackson.databind.JsonNode node) {
+    if (node == null || node.isNull()) {
+      return null;
+    }
+    try {
+      return GROUP_JSON.treeToValue(node, dev.tally.core.stats.Estimate.class);
+    } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+      throw new IllegalStateException("an estimate this process wrote reads back", e);
+    }
+  }
+
+  private static final com.fasterxml.jackson.databind.ObjectMapper GROUP_JSON = new com.fasterxml.jackson.databind.ObjectMapper();
 
   private static void text(PrintWriter out, String name, String value) {
     out.printf("  %-26s %s%n", name, value);

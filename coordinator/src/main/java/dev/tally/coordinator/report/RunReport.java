@@ -40,7 +40,8 @@ import java.util.Map;
  * staleResultsFenced}, {@code redeliveries}, {@code accuracy} and {@code meanScore} (each a {@link
  * dev.tally.core.stats.Estimate}: {@code value}, {@code n}, {@code standardError}, {@code low}, {@code high},
  * {@code confidence}, {@code method}; null when there is nothing to estimate from), {@code wallMillis},
- * {@code runWallMillis} ({@link Times}), pretty-printed, with a final newline.
+ * {@code runWallMillis} ({@link Times}), and with {@code --group-by} the figures by group ({@code groups},
+ * {@link ReportGroups}), pretty-printed, with a final newline.
  *
  * <p>Files are written to a temporary sibling and moved into place, so a reader never sees half a file.
  *
@@ -87,17 +88,30 @@ public final class RunReport {
    * @throws dev.tally.core.store.StoreException if the store fails
    */
   public static void writeResults(Store store, long runId, OutputStream out) throws IOException {
+    OutputStream buffered = new BufferedOutputStream(out, 64 * 1024);
+    forEachResult(store, runId, line -> {
+      JSON.writeValue(buffered, line);
+      buffered.write('\n');
+    });
+    buffered.flush();
+  }
+
+  /**
+   * Gives the run's results lines (as {@link #writeResults} writes them) to {@code each}, one job at a
+   * time in dataset order: what the other reports ({@link ResultLines#of(Store, long)}) are made from.
+   *
+   * @throws IOException if {@code each} throws it
+   * @throws dev.tally.core.store.StoreException if the store fails
+   */
+  public static void forEachResult(Store store, long runId, ResultLines.Each each) throws IOException {
     List<JobView> jobs = store.jobs(runId);
     Map<Long, List<AttemptView>> history = new HashMap<>();
     for (AttemptView a : store.attempts(runId)) {
       history.computeIfAbsent(a.jobId(), id -> new ArrayList<>()).add(a);
     }
-    OutputStream buffered = new BufferedOutputStream(out, 64 * 1024);
     for (JobView job : jobs) {
-      JSON.writeValue(buffered, resultLine(job, history.getOrDefault(job.jobId(), List.of())));
-      buffered.write('\n');
+      each.accept(resultLine(job, history.getOrDefault(job.jobId(), List.of())));
     }
-    buffered.flush();
   }
 
   /**
@@ -185,6 +199,15 @@ public final class RunReport {
 
   /** The summary's bytes: pretty-printed JSON and a final newline, in UTF-8. */
   public static byte[] summaryBytes(long runId, RunCounters c, Times times) {
+    return summaryBytes(runId, c, times, null);
+  }
+
+  /**
+   * The summary's bytes with the run's figures by group ({@link ReportGroups}) as {@code groups}, last.
+   *
+   * @param groups the {@code groups} object, or null for none
+   */
+  public static byte[] summaryBytes(long runId, RunCounters c, Times times, ObjectNode groups) {
     ObjectNode s = JSON.createObjectNode();
     s.put("runId", runId);
     s.put("total", c.total());
@@ -201,6 +224,9 @@ public final class RunReport {
     s.set("meanScore", JSON.valueToTree(c.meanScore().orElse(null)));
     s.put("wallMillis", times.wallMillis());
     s.put("runWallMillis", times.runWallMillis());
+    if (groups != null) {
+      s.set("groups", groups);
+    }
     try {
       return (JSON.writerWithDefaultPrettyPrinter().writeValueAsString(s) + "\n").getBytes(StandardCharsets.UTF_8);
     } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
@@ -214,6 +240,16 @@ public final class RunReport {
    * @throws IOException if the file cannot be written
    */
   public static void writeSummaryFile(long runId, RunCounters c, Times times, Path out) throws IOException {
-    AtomicFile.write(out, summaryBytes(runId, c, times));
+    writeSummaryFile(runId, c, times, null, out);
+  }
+
+  /**
+   * Writes the summary file {@code out} with its {@code groups} ({@link #summaryBytes(long, RunCounters,
+   * Times, ObjectNode)}), atomically.
+   *
+   * @throws IOException if the file cannot be written
+   */
+  public static void writeSummaryFile(long runId, RunCounters c, Times times, ObjectNode groups, Path out) throws IOException {
+    AtomicFile.write(out, summaryBytes(runId, c, times, groups));
   }
 }

@@ -1,21 +1,19 @@
-package dev.tally.cli;
+package dev.tally.core.stats;
 
-import dev.tally.core.stats.Estimate;
-import dev.tally.core.stats.Estimates;
 import java.util.Locale;
 
 /**
- * How the command line writes an {@link Estimate} for people: the value, then its 95% interval, the
+ * How Tally writes an {@link Estimate} for people (the command line, the HTML report, {@code tally compare}): the value, then its 95% interval, the
  * interval's method and the number of cases. The figures themselves come from {@link Estimates}, their one
  * owner.
  *
  * <p>Thread-safety: stateless.
  */
-final class EstimateText {
+public final class EstimateText {
   private EstimateText() {}
 
   /** A proportion as a percentage: {@code 86.0% (95% CI 82.1-89.3%, Wilson, n=300)}; {@code -} for none. */
-  static String percent(Estimate e) {
+  public static String percent(Estimate e) {
     if (e == null) {
       return "-";
     }
@@ -24,7 +22,7 @@ final class EstimateText {
   }
 
   /** A proportion as a bare percentage, for a table's column: {@code 86.0%}; {@code -} for none. */
-  static String percentOnly(Estimate e) {
+  public static String percentOnly(Estimate e) {
     return e == null ? "-" : String.format(Locale.ROOT, "%.1f%%", 100 * e.value());
   }
 
@@ -32,7 +30,7 @@ final class EstimateText {
    * A mean: {@code 0.860 (SE 0.020, 95% CI 0.821-0.899, Student's t, n=300)}; a mean of one score has no
    * interval: {@code 0.860 (n=1)}; {@code -} for none.
    */
-  static String mean(Estimate e) {
+  public static String mean(Estimate e) {
     if (e == null) {
       return "-";
     }
@@ -51,7 +49,22 @@ final class EstimateText {
     return switch (e.method()) {
       case Estimates.WILSON -> "Wilson";
       case Estimates.STUDENT_T -> "Student's t";
+      case Estimates.NEWCOMBE_PAIRED -> "Newcombe paired";
       default -> e.method();
     };
+  }
+
+  /**
+   * A paired difference in percentage points: {@code +4.0 points (95% CI -1.2 to +9.1, Newcombe paired,
+   * n=300; McNemar p=0.1200: within the noise)}; {@code -} for none.
+   */
+  public static String difference(Estimates.PairedDifference d) {
+    if (d == null) {
+      return "-";
+    }
+    Estimate e = d.difference();
+    return String.format(Locale.ROOT, "%+.1f points (%s %+.1f to %+.1f, %s, n=%d; McNemar p=%.4f: %s)",
+        100 * e.value(), level(e), 100 * e.low(), 100 * e.high(), methodName(e), e.n(),
+        d.mcnemarP(), d.beyondNoise() ? "beyond the noise" : "within the noise");
   }
 }

@@ -1,0 +1,19 @@
+package dev.tally.core.stats;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import org.junit.jupiter.api.Test;
+
+class EstimateTextTest {
+
+  @Test
+  void aPairedDifferenceIsStatedInPointsWithItsIntervalMethodAndTest() {
+    // 10 cases all from fail to pass: +100 points, McNemar p = 2 / 2^10.
+    String text = EstimateText.difference(Estimates.pairedDifference(0, 0, 10, 0).orElseThrow());
+    assertThat(text).startsWith("+100.0 points (95% CI +").contains(", Newcombe paired, n=10; McNemar p=0.0020: beyond the noise)");
+
+    String none = EstimateText.difference(Estimates.pairedDifference(5, 1, 1, 3).orElseThrow());
+    assertThat(none).startsWith("+0.0 points (95% CI -").endsWith("McNemar p=1.0000: within the noise)");
+    assertThat(EstimateText.difference(null)).isEqualTo("-");
+  }
+}
