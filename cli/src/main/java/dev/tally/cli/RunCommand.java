@@ -128,6 +128,12 @@ public final class RunCommand extends RunnerCommand {
   }
 
   @Override
+  boolean epochs() {
+    Integer epochs = datasetOptions.readOptions().epochs();
+    return epochs != null && epochs > 1;
+  }
+
+  @Override
   String groupBy() {
     return groupBy;
   }

@@ -9,6 +9,7 @@ import dev.tally.coordinator.CoordinatorLock;
 import dev.tally.coordinator.RunResumption;
 import dev.tally.coordinator.report.HtmlReport;
 import dev.tally.coordinator.report.ReportGroups;
+import dev.tally.coordinator.report.ReportPassAtK;
 import dev.tally.coordinator.report.ResultLines;
 import dev.tally.coordinator.report.RunReport;
 import dev.tally.coordinator.net.WorkerServer;
@@ -267,18 +268,29 @@ public abstract class RunnerCommand implements Callable<Integer> {
     var times = new RunReport.Times(wallMillis, RunReport.runWallMillis(finished));
     RunReport.writeResultsFile(coordinator.store(), runId, out);
     ResultLines lines = ResultLines.of(coordinator.store(), runId);
-    Map<String, String> cases = groupBy() != null || reports.any() ? casesById() : Map.of();
+    Map<String, String> cases = groupBy() != null || reports.any() || epochs() ? casesById() : Map.of();
+    // Figures from the cases' own fields, which only tally run has at hand (it read the dataset).
+    ObjectNode caseFigures = new ObjectMapper().createObjectNode();
+    if (epochs()) {
+      ReportPassAtK.of(lines, id -> caseJson(cases.get(id))).ifPresent(p -> caseFigures.set("passAtK", p));
+    }
     ObjectNode groups = groupBy() == null ? null : ReportGroups.of(lines, id -> caseJson(cases.get(id)), groupBy());
-    RunReport.writeSummaryFile(runId, counters, times, groups, summary);
+    if (groups != null) {
+      caseFigures.set("groups", groups);
+    }
+    RunReport.writeSummaryFile(runId, counters, times, caseFigures, summary);
     List<Path> written = List.of();
     if (reports.any()) {
-      JsonNode summaryJson = new ObjectMapper().readTree(RunReport.summaryBytes(runId, counters, times, groups));
+      JsonNode summaryJson = new ObjectMapper().readTree(RunReport.summaryBytes(runId, counters, times, caseFigures));
       written = reports.write(summaryJson, lines, id -> {
         String json = cases.get(id);
         return json == null ? null : HtmlReport.inputText(json);
       });
     }
     SummaryTable.print(spec.commandLine().getOut(), runId, counters, times);
+    if (caseFigures.has("passAtK")) {
+      SummaryTable.printPassAtK(spec.commandLine().getOut(), caseFigures.get("passAtK"));
+    }
     if (groups != null) {
       SummaryTable.printGroups(spec.commandLine().getOut(), groups);
     }
@@ -321,6 +333,11 @@ public abstract class RunnerCommand implements Callable<Integer> {
    */
   Map<String, String> casesById() {
     return Map.of();
+  }
+
+  /** Whether the run's cases are epochs ({@code --epochs}): tally run says so; it read the dataset. */
+  boolean epochs() {
+    return false;
   }
 
   /** The field of {@code --group-by}, or null (tally run has the option; it needs the dataset's cases). */

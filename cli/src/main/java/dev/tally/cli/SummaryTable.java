@@ -52,6 +52,19 @@ final class SummaryTable {
     out.flush();
   }
 
+  /**
+   * Prints pass@k ({@link dev.tally.coordinator.report.ReportPassAtK}'s {@code passAtK} object): one line per
+   * k with its estimate and the samples it is over.
+   */
+  static void printPassAtK(PrintWriter out, com.fasterxml.jackson.databind.JsonNode passAtK) {
+    out.printf("%npass@k over %d samples of up to %d epochs (Chen et al. 2021, unbiased)%n",
+        passAtK.path("samples").asLong(), passAtK.path("epochs").asLong());
+    for (com.fasterxml.jackson.databind.JsonNode v : passAtK.path("values")) {
+      out.printf("  %-26s %s%n", "pass@" + v.path("k").asInt(), EstimateText.mean(estimate(v.get("estimate"))));
+    }
+    out.flush();
+  }
+
   private static dev.tally.core.stats.Estimate estimate(com.fasterxml.jackson.databind.JsonNode node) {
     if (node == null || node.isNull()) {
       return null;

@@ -66,6 +66,29 @@ class RunCommandTest {
   }
 
   @Test
+  void epochsGivePassAtKInTheSummaryByTheUnbiasedEstimator() throws Exception {
+    Path dataset = dir.resolve("epochs.jsonl");
+    Files.write(dataset, List.of("{\"id\":\"a\",\"always\":\"\"}", "{\"id\":\"b\",\"always\":\"\"}",
+        "{\"id\":\"c\",\"always\":\"yes\"}"));
+    // a and b fail their first epoch and pass the others; c passes every epoch.
+    int exit = tally("run", dataset.toString(), "--epochs=3", "--workers=1", "--slots=2", "--evaluator=exec",
+        "--cmd=sh -c 'test \"$1\" != 1 || test -n \"$2\"' sh {epoch} {always}", "--out=" + dir.resolve("r.jsonl"),
+        "--summary=" + dir.resolve("s.json"), "--no-progress");
+    assertThat(exit).as("stderr: %s", err).isEqualTo(Main.EXIT_FAILED);
+    JsonNode passAtK = JSON.readTree(dir.resolve("s.json").toFile()).get("passAtK");
+    assertThat(passAtK.get("epochs").asInt()).isEqualTo(3);
+    assertThat(passAtK.get("samples").asInt()).isEqualTo(3);
+    // By hand: a and b have n=3, c=2; c has n=3, c=3. pass@1 = mean(2/3, 2/3, 1) = 7/9; pass@3 = 1 for all.
+    JsonNode one = passAtK.get("values").get(0);
+    assertThat(one.get("k").asInt()).isEqualTo(1);
+    assertThat(one.get("estimate").get("value").asDouble()).isCloseTo(7.0 / 9, org.assertj.core.data.Offset.offset(1e-12));
+    JsonNode three = passAtK.get("values").get(1);
+    assertThat(three.get("k").asInt()).isEqualTo(3);
+    assertThat(three.get("estimate").get("value").asDouble()).isEqualTo(1.0);
+    assertThat(out.toString()).contains("pass@k over 3 samples of up to 3 epochs").contains("pass@1").contains("0.778");
+  }
+
+  @Test
   void execRunWritesOneResultPerCaseInOrderAndExitsOneOnAFailure() throws Exception {
     Path dataset = dir.resolve("cases.jsonl");
     Files.write(dataset, List.of(

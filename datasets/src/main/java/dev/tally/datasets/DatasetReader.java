@@ -1,5 +1,7 @@
 package dev.tally.datasets;
 
+import dev.tally.core.cases.Epochs;
+
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
@@ -174,7 +176,7 @@ public final class DatasetReader implements CaseSource, Closeable {
       }
       taken++;
       if (options.epochs() != null) {
-        for (String field : new String[] {"epoch", "sampleId"}) {
+        for (String field : new String[] {Epochs.EPOCH_FIELD, Epochs.SAMPLE_ID_FIELD}) {
           if (c.object.has(field)) {
             throw pass.refuse(c.record, new RecordProblem(field, "the case already has it, and --epochs sets it"
                 + " (epoch: the 1-based epoch; sampleId: the case's id)"));
@@ -243,9 +245,9 @@ public final class DatasetReader implements CaseSource, Closeable {
 
       String epochJson(int k) {
         ObjectNode copy = object.deepCopy();
-        copy.put("id", id + "#" + k);
-        copy.put("epoch", k);
-        copy.put("sampleId", id);
+        copy.put("id", Epochs.caseId(id, k));
+        copy.put(Epochs.EPOCH_FIELD, k);
+        copy.put(Epochs.SAMPLE_ID_FIELD, id);
         return write(copy);
       }
     }

@@ -40,7 +40,8 @@ import java.util.Map;
  * staleResultsFenced}, {@code redeliveries}, {@code accuracy} and {@code meanScore} (each a {@link
  * dev.tally.core.stats.Estimate}: {@code value}, {@code n}, {@code standardError}, {@code low}, {@code high},
  * {@code confidence}, {@code method}; null when there is nothing to estimate from), {@code wallMillis},
- * {@code runWallMillis} ({@link Times}), and with {@code --group-by} the figures by group ({@code groups},
+ * {@code runWallMillis} ({@link Times}), with {@code --epochs} pass@k ({@code passAtK}, {@link ReportPassAtK}),
+ * and with {@code --group-by} the figures by group ({@code groups},
  * {@link ReportGroups}), pretty-printed, with a final newline.
  *
  * <p>Files are written to a temporary sibling and moved into place, so a reader never sees half a file.
@@ -203,11 +204,12 @@ public final class RunReport {
   }
 
   /**
-   * The summary's bytes with the run's figures by group ({@link ReportGroups}) as {@code groups}, last.
+   * The summary's bytes with the figures computed from the run's cases appended last: each field of {@code
+   * caseFigures}, such as {@code groups} ({@link ReportGroups}) and {@code passAtK} ({@link ReportPassAtK}).
    *
-   * @param groups the {@code groups} object, or null for none
+   * @param caseFigures an object of such fields, or null for none
    */
-  public static byte[] summaryBytes(long runId, RunCounters c, Times times, ObjectNode groups) {
+  public static byte[] summaryBytes(long runId, RunCounters c, Times times, ObjectNode caseFigures) {
     ObjectNode s = JSON.createObjectNode();
     s.put("runId", runId);
     s.put("total", c.total());
@@ -224,8 +226,8 @@ public final class RunReport {
     s.set("meanScore", JSON.valueToTree(c.meanScore().orElse(null)));
     s.put("wallMillis", times.wallMillis());
     s.put("runWallMillis", times.runWallMillis());
-    if (groups != null) {
-      s.set("groups", groups);
+    if (caseFigures != null) {
+      s.setAll(caseFigures);
     }
     try {
       return (JSON.writerWithDefaultPrettyPrinter().writeValueAsString(s) + "\n").getBytes(StandardCharsets.UTF_8);
@@ -244,12 +246,13 @@ public final class RunReport {
   }
 
   /**
-   * Writes the summary file {@code out} with its {@code groups} ({@link #summaryBytes(long, RunCounters,
-   * Times, ObjectNode)}), atomically.
+   * Writes the summary file {@code out} with the figures computed from the cases ({@link #summaryBytes(long,
+   * RunCounters, Times, ObjectNode)}), atomically.
    *
    * @throws IOException if the file cannot be written
    */
-  public static void writeSummaryFile(long runId, RunCounters c, Times times, ObjectNode groups, Path out) throws IOException {
-    AtomicFile.write(out, summaryBytes(runId, c, times, groups));
+  public static void writeSummaryFile(long runId, RunCounters c, Times times, ObjectNode caseFigures, Path out)
+      throws IOException {
+    AtomicFile.write(out, summaryBytes(runId, c, times, caseFigures));
   }
 }
