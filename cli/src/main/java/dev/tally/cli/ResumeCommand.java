@@ -23,7 +23,7 @@ import picocli.CommandLine.Parameters;
       "Running the same 'tally run' command again does the same for its dataset.",
       "Exit code: 0 every case passed; 1 a case failed or errored; 2 bad usage or bad input."
     })
-public final class ResumeCommand extends RunnerCommand {
+public class ResumeCommand extends RunnerCommand {
   @Parameters(index = "0", paramLabel = "RUN", description = "The run's id (see tally status).")
   long runId;
 

@@ -89,6 +89,39 @@ class RunCommandTest {
   }
 
   @Test
+  void retryErrorsRunsOnlyTheErroredCasesAgainAndCountsEachOnce() throws Exception {
+    Path dataset = dir.resolve("flaky.jsonl");
+    Files.write(dataset, List.of("{\"id\":\"a\",\"ok\":\"1\"}", "{\"id\":\"b\",\"ok\":\"0\"}",
+        "{\"id\":\"c\",\"ok\":\"1\"}"));
+    Path flag = dir.resolve("fixed");
+    Path runs = dir.resolve("runs.log"); // one line per execution: which cases ran
+    String cmd = "--cmd=sh -c 'echo \"$1\" >> \"$3\"; if [ \"$2\" = 1 ] || [ -e \"$4\" ]; then echo fine; "
+        + "else echo \"{\\\"verdict\\\": \\\"error\\\"}\"; fi' sh {id} {ok} " + runs + " " + flag;
+    Path db = dir.resolve("flaky.db");
+    int first = tally("run", dataset.toString(), "--workers=1", "--evaluator=exec", cmd, "--db=" + db,
+        "--out=" + dir.resolve("r.jsonl"), "--summary=" + dir.resolve("s.json"), "--no-progress");
+    assertThat(first).as("stderr: %s", err).isEqualTo(Main.EXIT_FAILED);
+    assertThat(JSON.readTree(dir.resolve("s.json").toFile()).get("errored").asLong()).isEqualTo(1);
+
+    Files.createFile(flag); // what made b error is fixed
+    int retried = tally("retry-errors", "1", "--db=" + db, "--workers=1", "--out=" + dir.resolve("r.jsonl"),
+        "--summary=" + dir.resolve("s.json"), "--no-progress");
+    assertThat(retried).as("stderr: %s", err).isEqualTo(Main.EXIT_PASSED);
+    assertThat(err.toString()).contains("run 1: running 1 case again (1 errored, 0 out of attempts)");
+    JsonNode summary = JSON.readTree(dir.resolve("s.json").toFile());
+    assertThat(summary.get("passed").asLong()).isEqualTo(3);
+    assertThat(summary.get("errored").asLong()).isZero();
+    assertThat(summary.get("recorded").asLong()).as("each case counted once").isEqualTo(3);
+    assertThat(Files.readAllLines(runs)).as("only the errored case ran again").containsExactlyInAnyOrder("a", "b", "c", "b");
+
+    assertThat(tally("retry-errors", "1", "--db=" + db, "--workers=1", "--out=" + dir.resolve("r.jsonl"),
+        "--summary=" + dir.resolve("s.json"), "--no-progress")).isEqualTo(Main.EXIT_PASSED);
+    assertThat(err.toString()).contains("run 1 has no errored case");
+    assertThat(tally("retry-errors", "7", "--db=" + db)).isEqualTo(Main.EXIT_USAGE);
+    assertThat(err.toString()).contains("there is no run 7");
+  }
+
+  @Test
   void execRunWritesOneResultPerCaseInOrderAndExitsOneOnAFailure() throws Exception {
     Path dataset = dir.resolve("cases.jsonl");
     Files.write(dataset, List.of(

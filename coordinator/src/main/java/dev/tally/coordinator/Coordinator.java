@@ -141,6 +141,22 @@ public final class Coordinator implements AutoCloseable {
     return submit(runId, System.nanoTime());
   }
 
+  /**
+   * Runs an ended run's errored cases again ({@link dev.tally.core.store.Store#retryErrors}) and, if any
+   * were put back in the queue, serves the run again: what a server does for {@code POST
+   * /api/v1/runs/{id}/retry-errors}.
+   *
+   * @return what the store did
+   * @throws dev.tally.core.store.StoreException if the store fails; nothing is changed
+   */
+  public dev.tally.core.store.RetryResult retryErrors(long runId) {
+    dev.tally.core.store.RetryResult r = store.retryErrors(runId, System.currentTimeMillis());
+    if (r.status() == dev.tally.core.store.RetryResult.Status.RETRIED) {
+      submitNew(runId);
+    }
+    return r;
+  }
+
   private CompletableFuture<RunCounters> submit(long runId, long beganNanos) {
     CompletableFuture<RunCounters> done = scheduler.activate(runId);
     done.thenRun(() -> finishedAfterNanos.putIfAbsent(runId, System.nanoTime() - beganNanos));

@@ -214,6 +214,7 @@ public final class ApiServer implements AutoCloseable {
     SubmitRoutes writes = new SubmitRoutes(coordinator, auth, settings, json, reads, clock);
     app.post(ReadRoutes.RUNS, writes::createRun);
     app.post(SubmitRoutes.CANCEL, writes::cancelRun);
+    app.post(SubmitRoutes.RETRY_ERRORS, writes::retryErrors);
     app.get(ReadRoutes.RUNS, reads::listRuns);
     app.get(ReadRoutes.RUN, reads::getRun);
     app.get(ReadRoutes.CASES, reads::listCases);

@@ -47,7 +47,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The API's writes: creating a run, idempotent by key, and cancelling one.
+ * The API's writes: creating a run, idempotent by key, cancelling one, and retrying a finished one's errors.
  *
  * <p><b>Creating a run</b> follows draft-ietf-httpapi-idempotency-key-header-07. The request's key is
  * claimed in the store before its body is read ({@link Store#claimKey}), so a second request with the key
@@ -71,6 +71,7 @@ final class SubmitRoutes implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(SubmitRoutes.class);
 
   static final String CANCEL = ReadRoutes.RUN + "/cancel";
+  static final String RETRY_ERRORS = ReadRoutes.RUN + "/retry-errors";
   /** The header a replayed response carries (the draft's section 2.6 example, as Stripe and others send it). */
   static final String REPLAYED = "Idempotent-Replayed";
   /** What a run made over the API is called where a dataset file's path would be. */
@@ -284,6 +285,37 @@ final class SubmitRoutes implements AutoCloseable {
     } finally {
       if (reservation != null) {
         release(scope, key, reservation);
+      }
+    }
+  }
+
+  @OpenApi(path = RETRY_ERRORS, methods = HttpMethod.POST, operationId = "retryErrors", tags = "runs",
+      summary = "Run a finished run's errored cases again (verdict error, or out of attempts) as new attempts of the same run",
+      description = "Every other case keeps its outcome; each retried case is counted once, when its new outcome is"
+          + " recorded. A run without errored cases is answered as it is. Asked again while the retry runs: 409.",
+      pathParams = @OpenApiParam(name = "id", type = Long.class, required = true),
+      responses = {
+          @OpenApiResponse(status = "200", content = @OpenApiContent(from = dev.tally.http.dto.RunObject.class)),
+          @OpenApiResponse(status = "401", content = @OpenApiContent(from = dev.tally.http.dto.Problem.class, mimeType = ApiServer.PROBLEM_JSON)),
+          @OpenApiResponse(status = "404", content = @OpenApiContent(from = dev.tally.http.dto.Problem.class, mimeType = ApiServer.PROBLEM_JSON)),
+          @OpenApiResponse(status = "409", description = "the run has not finished, or was cancelled",
+              content = @OpenApiContent(from = dev.tally.http.dto.Problem.class, mimeType = ApiServer.PROBLEM_JSON))})
+  void retryErrors(Context ctx) {
+    long runId = Params.runId(ctx);
+    reads.run(runId);
+    dev.tally.core.store.RetryResult r = coordinator.retryErrors(runId);
+    switch (r.status()) {
+      case UNKNOWN_RUN -> throw ProblemException.parameter(ProblemType.NOT_FOUND, "id", "there is no run " + runId);
+      case NOT_ENDED -> throw ProblemException.of(ProblemType.RUN_NOT_FINISHED,
+          "run " + runId + " has not finished: its own attempts still retry its cases");
+      case CANCELLED -> throw ProblemException.of(ProblemType.RUN_FINISHED,
+          "run " + runId + " was cancelled: its errors are not retried");
+      default -> {
+        if (r.status() == dev.tally.core.store.RetryResult.Status.RETRIED) {
+          log.info("run {}: retrying {} errored and {} out-of-attempts cases over the API", runId, r.recordedErrors(),
+              r.outOfAttempts());
+        }
+        ctx.json(ApiViews.run(reads.run(runId)));
       }
     }
   }

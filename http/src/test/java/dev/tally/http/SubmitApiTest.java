@@ -341,6 +341,35 @@ class SubmitApiTest {
   }
 
   @Test
+  void retryingErrorsRunsTheErroredCasesAgainAndCountsEachOnce() throws Exception {
+    java.nio.file.Path flag = dir.resolve("fixed");
+    try (TestApi t = TestApi.start(dir).withWorker(2)) {
+      // Before the flag exists cat echoes each case, whose verdict line says what it is; after, all pass.
+      String ndjson = "{\"evaluator\": {\"kind\": \"exec\", \"cmd\": \"sh -c 'if [ -e \\\"$1\\\" ]; then echo fine;"
+          + " else cat; fi' sh " + flag + "\"}}\n"
+          + "{\"id\": \"a\", \"verdict\": \"pass\"}\n{\"id\": \"b\", \"verdict\": \"error\"}\n{\"id\": \"c\", \"verdict\": \"pass\"}\n";
+      assertThat(t.send(post(t, RUNS, "retry", "application/x-ndjson", ndjson)).statusCode()).isEqualTo(201);
+      await().atMost(Duration.ofSeconds(30)).until(() -> TestApi.json(t.get(RUNS + "/1")).get("state").asText().equals("finished"));
+      assertThat(TestApi.json(t.get(RUNS + "/1")).get("counters").get("errored").asLong()).isEqualTo(1);
+
+      java.nio.file.Files.createFile(flag);
+      HttpResponse<String> retried = t.send(post(t, RUNS + "/1/retry-errors", null, "application/json", ""));
+      assertThat(retried.statusCode()).as(retried.body()).isEqualTo(200);
+      assertThat(TestApi.json(retried).get("state").asText()).isEqualTo("running");
+      await().atMost(Duration.ofSeconds(30)).until(() -> TestApi.json(t.get(RUNS + "/1")).get("state").asText().equals("finished"));
+      JsonNode counters = TestApi.json(t.get(RUNS + "/1")).get("counters");
+      assertThat(counters.get("passed").asLong()).isEqualTo(3);
+      assertThat(counters.get("errored").asLong()).isZero();
+      assertThat(counters.get("recorded").asLong()).as("each case counted once").isEqualTo(3);
+
+      HttpResponse<String> nothing = t.send(post(t, RUNS + "/1/retry-errors", null, "application/json", ""));
+      assertThat(nothing.statusCode()).as("nothing left to retry: the run as it is").isEqualTo(200);
+      assertThat(TestApi.json(nothing).get("state").asText()).isEqualTo("finished");
+      assertThat(t.send(post(t, RUNS + "/9/retry-errors", null, "application/json", "")).statusCode()).isEqualTo(404);
+    }
+  }
+
+  @Test
   void aBodyOfAnotherMediaTypeIs415AndAnOversizedOneIs413() throws Exception {
     try (TestApi t = TestApi.start(dir, ApiServer.Settings.builder().maxBodyBytes(100), null)) {
       HttpResponse<String> text = t.send(post(t, RUNS, "m", "text/plain", BODY));

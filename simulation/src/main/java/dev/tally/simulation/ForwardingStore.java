@@ -49,6 +49,11 @@ abstract class ForwardingStore implements Store {
   }
 
   @Override
+  public dev.tally.core.store.RetryResult retryErrors(long runId, long nowMillis) {
+    return delegate.retryErrors(runId, nowMillis);
+  }
+
+  @Override
   public KeyClaim claimKey(String scope, String key, String fingerprint, long nowMillis, long holdUntilMillis) {
     return delegate.claimKey(scope, key, fingerprint, nowMillis, holdUntilMillis);
   }

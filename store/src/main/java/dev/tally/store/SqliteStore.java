@@ -400,6 +400,13 @@ public final class SqliteStore implements Store {
         tx -> BatchRules.cancelRun(runId, nowMillis, tx), true);
   }
 
+  /** {@inheritDoc} */
+  @Override
+  public dev.tally.core.store.RetryResult retryErrors(long runId, long nowMillis) {
+    return write("retryErrors: retrying run " + runId + "'s errors in " + file + " failed; nothing changed",
+        tx -> BatchRules.retryErrors(runId, nowMillis, tx), true);
+  }
+
   // ---------------------------------------------------------------------------------------------
   // idempotency keys
 

@@ -11,6 +11,7 @@ import dev.tally.core.store.CounterDelta;
 import dev.tally.core.store.JobRecord;
 import dev.tally.core.store.JobState;
 import dev.tally.core.store.RunCounters;
+import dev.tally.core.store.RequeuedErrors;
 import dev.tally.core.store.IdempotencyKey;
 import dev.tally.core.store.NewRun;
 import dev.tally.core.store.RunSpec;
@@ -252,6 +253,33 @@ final class SqliteTransaction implements StoreTransaction {
       s.cancelRun.setLong(1, nowMillis);
       s.cancelRun.setLong(2, runId);
       return s.cancelRun.executeUpdate();
+    });
+  }
+
+  @Override
+  public RequeuedErrors requeueErrors(long runId) {
+    return sql(() -> {
+      RequeuedErrors counted;
+      s.countErrors.setLong(1, runId);
+      try (ResultSet rs = s.countErrors.executeQuery()) {
+        rs.next();
+        counted = new RequeuedErrors(rs.getLong(1), rs.getLong(2), rs.getLong(3), rs.getDouble(4), rs.getDouble(5));
+      }
+      s.requeueErrors.setLong(1, runId);
+      int changed = s.requeueErrors.executeUpdate();
+      if (changed != counted.recordedErrors() + counted.outOfAttempts()) {
+        throw new SQLException("run " + runId + ": counted " + (counted.recordedErrors() + counted.outOfAttempts())
+            + " errored jobs but put " + changed + " back in the queue");
+      }
+      return counted;
+    });
+  }
+
+  @Override
+  public void reopenRunRow(long runId) {
+    sql(() -> {
+      s.reopenRun.setLong(1, runId);
+      return s.reopenRun.executeUpdate();
     });
   }
 
@@ -614,6 +642,9 @@ final class SqliteTransaction implements StoreTransaction {
     final PreparedStatement cancelLeased;
     final PreparedStatement cancelPending;
     final PreparedStatement cancelRun;
+    final PreparedStatement countErrors;
+    final PreparedStatement requeueErrors;
+    final PreparedStatement reopenRun;
     final PreparedStatement positionOfCase;
     final PreparedStatement setRunTotal;
     final PreparedStatement selectKey;
@@ -628,6 +659,7 @@ final class SqliteTransaction implements StoreTransaction {
       for (PreparedStatement p : new PreparedStatement[] {insertRun, insertOption, insertJob, recordOutcome, selectJob,
           failJob, requeueJob, insertAttempt, noteDuplicate, noteFenced, leaseJobs, addCounters, selectCounters, pendingSummary, renewLease,
           selectExpiredLeases, selectLeasesIssuedBefore, begin, commit, rollback, leasedCount, runState, selectLeased,
+          countErrors, requeueErrors, reopenRun,
           cancelLeased, cancelPending, cancelRun, positionOfCase, setRunTotal, selectKey, insertKey, updateKey, deleteKey,
           deleteKeys, deleteHeldKeys}) {
         try {
@@ -660,6 +692,14 @@ final class SqliteTransaction implements StoreTransaction {
           "UPDATE jobs SET state = 'cancelled', owner = NULL, lease_expiry_millis = NULL WHERE id = ?");
       cancelPending = c.prepareStatement("UPDATE jobs SET state = 'cancelled' WHERE run_id = ? AND state = 'pending'");
       cancelRun = c.prepareStatement("UPDATE runs SET state = 'cancelled', finished_at_millis = ? WHERE id = ?");
+      String errored = "run_id = ? AND ((state = 'done' AND verdict = 'error') OR state = 'failed')";
+      countErrors = c.prepareStatement("SELECT COUNT(*) FILTER (WHERE state = 'done'), COUNT(*) FILTER (WHERE state = 'failed'),"
+          + " COUNT(score) FILTER (WHERE state = 'done'), COALESCE(SUM(score) FILTER (WHERE state = 'done'), 0),"
+          + " COALESCE(SUM(score * score) FILTER (WHERE state = 'done'), 0) FROM jobs WHERE " + errored);
+      // The outcome's columns stay until a new outcome is recorded over them; the token keeps growing.
+      requeueErrors = c.prepareStatement("UPDATE jobs SET state = 'pending', owner = NULL, lease_expiry_millis = NULL,"
+          + " not_before_millis = 0, failure_reason = NULL, attempts = 0, lost_streak = 0, timeouts = 0 WHERE " + errored);
+      reopenRun = c.prepareStatement("UPDATE runs SET state = 'running', finished_at_millis = 0 WHERE id = ?");
       String keyColumns = "completed, reservation_token, hold_until_millis, fingerprint, run_id, response_status,"
           + " response_content_type, response_headers, response_body, created_at_millis, expires_at_millis";
       selectKey = c.prepareStatement("SELECT " + keyColumns + " FROM idempotency_keys WHERE scope = ? AND key = ?");

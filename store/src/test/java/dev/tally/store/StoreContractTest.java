@@ -34,6 +34,7 @@ import dev.tally.core.store.AttemptView;
 import dev.tally.core.store.JobState;
 import dev.tally.core.store.JobView;
 import dev.tally.core.store.RunCounters;
+import dev.tally.core.store.RetryResult;
 import dev.tally.core.store.RunSpec;
 import dev.tally.core.store.RunView;
 import dev.tally.core.store.Store;
@@ -516,6 +517,52 @@ public abstract class StoreContractTest {
       // Everything the evaluator gave reads back as it was recorded: answer, fields, exit code, stderr apart.
       assertThat(job(store, runId, got.get(2).jobId()).outcome()).isEqualTo(none);
       assertThat(store.cases(runId, CaseQuery.first(10)).get(2).job().outcome()).isEqualTo(none);
+    }
+  }
+
+  @Test
+  void retryingErrorsRunsOnlyTheErroredCasesAgainAndCountsEachOnce() {
+    try (Store store = newStore(dir)) {
+      long runId = store.createRun(spec(1), cases(4));
+      List<Assignment> got = store.apply(lease(T0, "w1", 4)).leases().get(0);
+      Outcome errorScored = new Outcome(Verdict.ERROR, 0.5, "boom", 1);
+      store.apply(record(T0 + 1, rec(got.get(0), "w1", Verdict.PASS), rec(got.get(1), "w1", Verdict.FAIL),
+          new RecordRequest(got.get(2).jobId(), got.get(2).token(), "w1", errorScored)));
+      store.apply(release(T0 + 2, lost(got.get(3), T0))); // its only attempt: out of attempts
+      assertThat(store.run(runId).orElseThrow().state()).isEqualTo(RunState.FINISHED);
+      assertThat(counters(store, runId)).isEqualTo(RunCounters.builder(4).passed(1).failed(1).errored(1).jobsFailed(1)
+          .scores(2, 1.5, 1.25).build());
+
+      RetryResult r = store.retryErrors(runId, T0 + 3);
+      assertThat(r).isEqualTo(new RetryResult(RetryResult.Status.RETRIED, 1, 1));
+      RunView reopened = store.run(runId).orElseThrow();
+      assertThat(reopened.state()).isEqualTo(RunState.RUNNING);
+      assertThat(reopened.finishedAtMillis()).isZero();
+      // The errors' counts and the error's score are given back; pass and fail stand.
+      assertThat(reopened.counters()).isEqualTo(RunCounters.builder(4).passed(1).failed(1).scores(1, 1, 1).build());
+      assertThat(job(store, runId, got.get(2).jobId()).state()).isEqualTo(JobState.PENDING);
+      assertThat(job(store, runId, got.get(3).jobId()).failureReason()).isNull();
+
+      // Fresh attempts, and tokens that keep growing: a late result of the earlier attempt is fenced.
+      List<Assignment> again = store.apply(lease(T0 + 4, "w2", 4)).leases().get(0);
+      assertThat(again).extracting(Assignment::jobId).containsExactly(got.get(2).jobId(), got.get(3).jobId());
+      assertThat(again).extracting(Assignment::attempt).containsExactly(1, 1);
+      assertThat(again.get(0).token()).isGreaterThan(got.get(2).token());
+      assertThat(store.apply(record(T0 + 5, rec(got.get(2), "w1", Verdict.PASS))).recordStatuses())
+          .containsExactly(RecordStatus.FENCED);
+      store.apply(record(T0 + 6, rec(again.get(0), "w2", Verdict.PASS), rec(again.get(1), "w2", Verdict.FAIL)));
+      RunView finished = store.run(runId).orElseThrow();
+      assertThat(finished.state()).isEqualTo(RunState.FINISHED);
+      assertThat(finished.counters()).isEqualTo(RunCounters.builder(4).passed(2).failed(2).staleResultsFenced(1)
+          .scores(2, 2, 2).build());
+      assertThat(job(store, runId, got.get(2).jobId()).outcome()).isEqualTo(outcome(Verdict.PASS));
+
+      assertThat(store.retryErrors(runId, T0 + 7).status()).isEqualTo(RetryResult.Status.NOTHING_TO_RETRY);
+      assertThat(store.retryErrors(99, T0 + 7).status()).isEqualTo(RetryResult.Status.UNKNOWN_RUN);
+      long running = store.createRun(spec(1), cases(1));
+      assertThat(store.retryErrors(running, T0 + 7).status()).isEqualTo(RetryResult.Status.NOT_ENDED);
+      store.cancelRun(running, T0 + 8);
+      assertThat(store.retryErrors(running, T0 + 9).status()).isEqualTo(RetryResult.Status.CANCELLED);
     }
   }
 

@@ -33,16 +33,25 @@ final class Runs {
 
   /**
    * Starts leasing from a run, unless it has already ended (finished or cancelled): then its future
-   * completes at once with the counters it ended with.
+   * completes at once with the counters it ended with. A run the scheduler saw end that has been reopened
+   * since ({@link dev.tally.core.store.Store#retryErrors}) is read again and leased from.
    */
   void activate(long runId) {
     RunView run = view(runId);
     RunCounters last = latest.get(runId);
     if (run.ended() || (last != null && last.finished())) {
-      completion(runId).complete(last != null ? last : run.counters());
-    } else {
-      active.add(runId);
+      // A run that ended may have been reopened since (tally retry-errors put its errors back in the queue,
+      // BatchRules.retryErrors): the store says. Rare (an activation), so read it again.
+      RunView now = store.run(runId).orElse(run);
+      if (now.ended()) {
+        completion(runId).complete(last != null ? last : now.counters());
+        return;
+      }
+      specs.put(runId, now);
+      completions.computeIfPresent(runId, (id, f) -> f.isDone() ? null : f); // the next end completes a new one
+      publish(Map.of(runId, now.counters()));
     }
+    active.add(runId);
   }
 
   /** The active runs, in activation order. */

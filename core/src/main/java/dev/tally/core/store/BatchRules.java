@@ -135,6 +135,43 @@ public final class BatchRules {
   }
 
   /**
+   * Runs an ended run's errored cases again, inside the caller's open transaction ({@code tally
+   * retry-errors}): a finished run's jobs that ended {@code error} (recorded with that verdict, or out of
+   * attempts) go back to the queue with fresh attempts ({@link StoreTransaction#requeueErrors}), the run's
+   * counters give back what those jobs counted (their errors, their scores), and the run is running again.
+   * When a new outcome is recorded it is counted as any outcome is, so each case is counted once; a late
+   * result of an earlier attempt is fenced by its older token. A running run (its own attempts still
+   * retry), a cancelled one and one without errors are left as they are.
+   *
+   * @return what was put back, or why nothing was
+   */
+  public static RetryResult retryErrors(long runId, long nowMillis, StoreTransaction tx) {
+    RunState state = tx.runState(runId);
+    if (state == null) {
+      return new RetryResult(RetryResult.Status.UNKNOWN_RUN, 0, 0);
+    }
+    if (state == RunState.RUNNING) {
+      return new RetryResult(RetryResult.Status.NOT_ENDED, 0, 0);
+    }
+    if (state == RunState.CANCELLED) {
+      return new RetryResult(RetryResult.Status.CANCELLED, 0, 0);
+    }
+    RequeuedErrors r = tx.requeueErrors(runId);
+    if (r.recordedErrors() + r.outOfAttempts() == 0) {
+      return new RetryResult(RetryResult.Status.NOTHING_TO_RETRY, 0, 0);
+    }
+    tx.reopenRunRow(runId);
+    CounterDelta d = new CounterDelta();
+    d.errored = -r.recordedErrors();
+    d.jobsFailed = -r.outOfAttempts();
+    d.scored = -r.scored();
+    d.scoreSum = -r.scoreSum();
+    d.scoreSumOfSquares = -r.scoreSumOfSquares();
+    tx.addCounters(runId, d, nowMillis);
+    return new RetryResult(RetryResult.Status.RETRIED, r.recordedErrors(), r.outOfAttempts());
+  }
+
+  /**
    * Ends every lease of one run as {@code COORDINATOR_RESTARTED}, through the release path, inside the
    * caller's open transaction: for a coordinator that knows no holder of them can come back.
    *

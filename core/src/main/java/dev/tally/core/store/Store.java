@@ -82,6 +82,15 @@ public interface Store extends AutoCloseable {
    */
   CancelResult cancelRun(long runId, long nowMillis);
 
+  /**
+   * Runs an ended run's errored cases again ({@link BatchRules#retryErrors}), in one transaction: for a run
+   * no scheduler serves (it has ended); the caller then activates the run.
+   *
+   * @return what was put back in the queue, or why nothing was
+   * @throws StoreException if the store fails; nothing is changed
+   */
+  RetryResult retryErrors(long runId, long nowMillis);
+
   // ---- idempotency keys ---------------------------------------------------------------------------
 
   /**

@@ -134,6 +134,18 @@ public interface StoreTransaction {
   /** Sets the run's state, and its end time to {@code nowMillis} (the run is cancelled). */
   void cancelRunRow(long runId, long nowMillis);
 
+  /**
+   * Puts back in the queue every job of the run that ended in error: done with verdict {@code error}, or
+   * failed (out of attempts, poison). Each becomes pending with fresh attempts (its attempt count, loss and
+   * timeout streaks and backoff cleared) and keeps its fencing token, so every new lease's token is still
+   * greater than any before; a done job keeps its earlier outcome's columns until a new outcome is
+   * recorded over them. Counters are not touched: the caller gives back what the result says.
+   */
+  RequeuedErrors requeueErrors(long runId);
+
+  /** Marks an ended run running again (its finish time cleared), for {@link BatchRules#retryErrors}. */
+  void reopenRunRow(long runId);
+
   // ---- run creation -------------------------------------------------------------------------------
 
   /**

@@ -28,6 +28,8 @@ import dev.tally.core.store.RunCreation;
 import dev.tally.core.store.RunPage;
 import dev.tally.core.store.RunState;
 import dev.tally.core.store.CounterDelta;
+import dev.tally.core.store.RetryResult;
+import dev.tally.core.store.RequeuedErrors;
 import dev.tally.core.store.JobRecord;
 import dev.tally.core.store.JobState;
 import dev.tally.core.store.JobView;
@@ -629,6 +631,48 @@ public final class InMemoryStore implements Store {
       r.finishedAt = nowMillis;
     }
 
+    @Override
+    public RequeuedErrors requeueErrors(long runId) {
+      long errors = 0;
+      long failed = 0;
+      long scored = 0;
+      double sum = 0;
+      double squares = 0;
+      long[] ids = state.jobsByPosition.get(runId);
+      for (long id : ids == null ? new long[0] : ids) {
+        JobRow j = state.jobs.get(id);
+        boolean error = j.state == JobState.DONE && j.outcome != null && j.outcome.verdict() == dev.tally.core.Verdict.ERROR;
+        if (!error && j.state != JobState.FAILED) {
+          continue;
+        }
+        JobRow w = write(id);
+        if (error) {
+          errors++;
+          if (w.outcome.score() != null) {
+            scored++;
+            sum += w.outcome.score();
+            squares += w.outcome.score() * w.outcome.score();
+          }
+        } else {
+          failed++;
+        }
+        state.changeState(w, JobState.PENDING);
+        w.owner = null;
+        w.leaseExpiry = 0;
+        w.notBefore = 0;
+        w.failureReason = null;
+        w.history = new JobHistory(0, 0, 0);
+      }
+      return new RequeuedErrors(errors, failed, scored, sum, squares);
+    }
+
+    @Override
+    public void reopenRunRow(long runId) {
+      RunRow r = writeRun(runId);
+      r.state = RunState.RUNNING;
+      r.finishedAt = 0;
+    }
+
     // ---- run creation ----
 
     @Override
@@ -785,6 +829,13 @@ public final class InMemoryStore implements Store {
   public CancelResult cancelRun(long runId, long nowMillis) {
     return write("cancelRun: cancelling run " + runId + " failed; nothing changed",
         tx -> BatchRules.cancelRun(runId, nowMillis, tx), true);
+  }
+
+  /** {@inheritDoc} */
+  @Override
+  public RetryResult retryErrors(long runId, long nowMillis) {
+    return write("retryErrors: retrying run " + runId + "'s errors failed; nothing changed",
+        tx -> BatchRules.retryErrors(runId, nowMillis, tx), true);
   }
 
   /** {@inheritDoc} */
