@@ -42,8 +42,17 @@ public final class TallyProcess implements AutoCloseable {
    */
   static TallyProcess start(Path dir, String logName, List<String> args, java.util.Map<String, String> environment)
       throws IOException {
+    return startMain(Main.class, dir, logName, args, environment);
+  }
+
+  /**
+   * Starts {@code mainClass ARGS} from the test classpath in {@code dir}: a test's own process (a worker
+   * with a test evaluator, say) beside real {@code tally} ones.
+   */
+  static TallyProcess startMain(Class<?> mainClass, Path dir, String logName, List<String> args,
+      java.util.Map<String, String> environment) throws IOException {
     String java = Paths.get(System.getProperty("java.home"), "bin", "java").toString();
-    List<String> command = new ArrayList<>(List.of(java, "-Xmx512m", "-XX:+UseSerialGC", "-cp", System.getProperty("java.class.path"), Main.class.getName()));
+    List<String> command = new ArrayList<>(List.of(java, "-Xmx512m", "-XX:+UseSerialGC", "-cp", System.getProperty("java.class.path"), mainClass.getName()));
     command.addAll(args);
     Path log = dir.resolve(logName);
     ProcessBuilder builder = new ProcessBuilder(command).directory(dir.toFile()).redirectErrorStream(true).redirectOutput(log.toFile());

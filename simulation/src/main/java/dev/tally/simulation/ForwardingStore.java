@@ -99,6 +99,11 @@ abstract class ForwardingStore implements Store {
   }
 
   @Override
+  public java.util.Map<String, String> journalledResponses(long runId, String caseId) {
+    return delegate.journalledResponses(runId, caseId);
+  }
+
+  @Override
   public int releaseLeases(long runId, long nowMillis, dev.tally.core.RedeliveryPolicy redelivery) {
     return delegate.releaseLeases(runId, nowMillis, redelivery);
   }

@@ -43,13 +43,14 @@ final class ReapDroppingStore extends ForwardingStore {
       }
     }
     StoreBatchResult inner = delegate.apply(new StoreBatch(batch.nowMillis(), batch.runIds(), batch.redelivery(),
-        batch.records(), kept, batch.leases(), batch.renewals(), null, false, batch.cancels()));
+        batch.records(), kept, batch.leases(), batch.renewals(), null, false, batch.cancels(), batch.journal()));
     List<ReleaseStatus> statuses = new ArrayList<>(dropped.length);
     int next = 0;
     for (boolean d : dropped) {
       statuses.add(d ? ReleaseStatus.RELEASED : inner.releaseStatuses().get(next++));
     }
     return new StoreBatchResult(inner.recordStatuses(), statuses, inner.leases(), inner.counters(),
-        inner.nextNotBeforeMillis(), inner.pendingLeft(), inner.renewals(), inner.expired(), inner.cancels());
+        inner.nextNotBeforeMillis(), inner.pendingLeft(), inner.renewals(), inner.expired(), inner.cancels(),
+        inner.journalStatuses());
   }
 }

@@ -696,6 +696,42 @@ public final class SqliteStore implements Store {
 
   /** {@inheritDoc} */
   @Override
+  public java.util.Map<String, String> journalledResponses(long runId, String caseId) {
+    return read("journalledResponses", reader -> {
+      try (PreparedStatement s = reader.prepareStatement(
+          "SELECT request_digest, response FROM responses WHERE run_id = ? AND case_id = ? ORDER BY rowid")) {
+        return responses(s, runId, caseId, Integer.MAX_VALUE);
+      }
+    });
+  }
+
+  /**
+   * The journalled responses a prepared {@code SELECT request_digest, response ... WHERE run_id = ? AND
+   * case_id = ?} finds, in its order, up to {@code maxBytes} of digests and responses (UTF-8): the first that
+   * would pass it ends the list.
+   */
+  static java.util.Map<String, String> responses(PreparedStatement select, long runId, String caseId, int maxBytes)
+      throws SQLException {
+    select.setLong(1, runId);
+    select.setString(2, caseId);
+    java.util.Map<String, String> out = new java.util.LinkedHashMap<>();
+    long bytes = 0;
+    try (ResultSet rs = select.executeQuery()) {
+      while (rs.next()) {
+        String digest = rs.getString(1);
+        String response = rs.getString(2);
+        bytes += digest.length() + dev.tally.core.JournalEntry.utf8Length(response);
+        if (bytes > maxBytes) {
+          break;
+        }
+        out.put(digest, response);
+      }
+    }
+    return out.isEmpty() ? java.util.Map.of() : out;
+  }
+
+  /** {@inheritDoc} */
+  @Override
   public Optional<List<AttemptView>> attempts(long runId, String caseId) {
     return read("attempts", reader -> {
       List<AttemptView> out = new ArrayList<>();

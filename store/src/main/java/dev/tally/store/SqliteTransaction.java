@@ -337,6 +337,22 @@ final class SqliteTransaction implements StoreTransaction {
   }
 
   @Override
+  public boolean insertResponse(long jobId, String requestDigest, String response, long nowMillis) {
+    return sql(() -> {
+      s.insertResponse.setString(1, requestDigest);
+      s.insertResponse.setString(2, response);
+      s.insertResponse.setLong(3, nowMillis);
+      s.insertResponse.setLong(4, jobId);
+      return s.insertResponse.executeUpdate() == 1;
+    });
+  }
+
+  @Override
+  public java.util.Map<String, String> responses(long runId, String caseId, int maxBytes) {
+    return sql(() -> SqliteStore.responses(s.selectResponses, runId, caseId, maxBytes));
+  }
+
+  @Override
   public int positionOfCase(long runId, String caseId) {
     return sql(() -> {
       s.positionOfCase.setLong(1, runId);
@@ -653,6 +669,8 @@ final class SqliteTransaction implements StoreTransaction {
     final PreparedStatement deleteKey;
     final PreparedStatement deleteKeys;
     final PreparedStatement deleteHeldKeys;
+    final PreparedStatement insertResponse;
+    final PreparedStatement selectResponses;
 
     /** Closes every statement, ignoring failures: they are being replaced. */
     void closeQuietly() {
@@ -661,7 +679,7 @@ final class SqliteTransaction implements StoreTransaction {
           selectExpiredLeases, selectLeasesIssuedBefore, begin, commit, rollback, leasedCount, runState, selectLeased,
           countErrors, requeueErrors, reopenRun,
           cancelLeased, cancelPending, cancelRun, positionOfCase, setRunTotal, selectKey, insertKey, updateKey, deleteKey,
-          deleteKeys, deleteHeldKeys}) {
+          deleteKeys, deleteHeldKeys, insertResponse, selectResponses}) {
         try {
           p.close();
         } catch (SQLException ignored) {
@@ -713,6 +731,12 @@ final class SqliteTransaction implements StoreTransaction {
       deleteKeys = c.prepareStatement("DELETE FROM idempotency_keys WHERE (completed = 1 AND expires_at_millis <= ?)"
           + " OR (completed = 0 AND hold_until_millis < ?)");
       deleteHeldKeys = c.prepareStatement("DELETE FROM idempotency_keys WHERE completed = 0");
+      // The key is the job's run and case; OR IGNORE keeps the first response of a key (the primary key).
+      insertResponse = c.prepareStatement(
+          "INSERT OR IGNORE INTO responses (run_id, case_id, request_digest, response, recorded_at_millis)"
+              + " SELECT run_id, case_id, ?, ?, ? FROM jobs WHERE id = ?");
+      selectResponses = c.prepareStatement(
+          "SELECT request_digest, response FROM responses WHERE run_id = ? AND case_id = ? ORDER BY rowid");
       insertOption = c.prepareStatement("INSERT INTO run_options (run_id, key, value) VALUES (?, ?, ?)");
       insertJob = c.prepareStatement(
           "INSERT INTO jobs (run_id, position, case_id, case_json) VALUES (?, ?, ?, ?)");

@@ -86,6 +86,27 @@ class SqliteStoreTest extends StoreContractTest {
   }
 
   @Test
+  void aStoreMadeBeforeVersion17GainsAnEmptyResponseJournalAndItsLeasedJobsCanJournal() throws Exception {
+    String url = "jdbc:sqlite:" + dir.resolve(FILE).toAbsolutePath();
+    org.flywaydb.core.Flyway.configure().dataSource(url, null, null).locations("classpath:db/migration/sqlite")
+        .target("16").load().migrate();
+    try (Connection c = DriverManager.getConnection(url); Statement s = c.createStatement()) {
+      s.execute("INSERT INTO runs (id, dataset, evaluator_kind, case_timeout_millis, max_attempts, created_at_millis,"
+          + " state, total) VALUES (1, 'a.jsonl', 'exec', 60000, 3, 5, 'running', 1)");
+      s.execute("INSERT INTO jobs (id, run_id, position, case_id, case_json, state, token, attempts)"
+          + " VALUES (1, 1, 0, 'a', '{\"id\":\"a\"}', 'pending', 0, 0)");
+    }
+    try (SqliteStore store = SqliteStore.open(dir.resolve(FILE))) {
+      assertThat(store.journalledResponses(1, "a")).isEmpty();
+      dev.tally.core.Assignment a = store.apply(lease(T0, "w1", 1)).leases().get(0).get(0);
+      assertThat(a.journal()).isEmpty();
+      assertThat(store.apply(journal(T0 + 1, entry(a, "ab", "{}"))).journalStatuses())
+          .containsExactly(dev.tally.core.JournalEntry.Status.STORED);
+      assertThat(store.journalledResponses(1, "a")).containsEntry("ab", "{}");
+    }
+  }
+
+  @Test
   void aStoreMadeBeforeVersion15GetsEachRunsScoreMomentsFromItsRecordedJobs() throws Exception {
     String url = "jdbc:sqlite:" + dir.resolve(FILE).toAbsolutePath();
     org.flywaydb.core.Flyway.configure().dataSource(url, null, null).locations("classpath:db/migration/sqlite")

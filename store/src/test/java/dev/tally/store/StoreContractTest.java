@@ -178,6 +178,124 @@ public abstract class StoreContractTest {
   }
 
   // ------------------------------------------------------------------------------------------------
+  // the response journal
+
+  private static final String DIGEST_A = "a".repeat(64);
+  private static final String DIGEST_B = "0123456789abcdef".repeat(4);
+
+  protected static StoreBatch journal(long now, dev.tally.core.JournalEntry... entries) {
+    return new StoreBatch(now, TEST_RUNS, POLICY, List.of(), List.of(), List.of(), List.of(), null, false, List.of(),
+        List.of(entries));
+  }
+
+  protected static dev.tally.core.JournalEntry entry(Assignment a, String digest, String response) {
+    return new dev.tally.core.JournalEntry(a.jobId(), a.token(), digest, response);
+  }
+
+  @Test
+  void aJournalledResponseReadsBackForItsCaseAndDigestAndSurvivesAReopen() {
+    long runId;
+    try (Store store = newStore(dir)) {
+      runId = store.createRun(spec(3), cases(2));
+      List<Assignment> got = store.apply(lease(T0, "w1", 2)).leases().get(0);
+      StoreBatchResult r = store.apply(journal(T0 + 1, entry(got.get(0), DIGEST_A, "{\"text\":\"4\"}"),
+          entry(got.get(0), DIGEST_B, "second call: é ✓")));
+      assertThat(r.journalStatuses()).containsExactly(dev.tally.core.JournalEntry.Status.STORED,
+          dev.tally.core.JournalEntry.Status.STORED);
+      assertThat(store.journalledResponses(runId, "c0")).containsExactly(
+          Map.entry(DIGEST_A, "{\"text\":\"4\"}"), Map.entry(DIGEST_B, "second call: é ✓"));
+      assertThat(store.journalledResponses(runId, "c1")).as("another case").isEmpty();
+      assertThat(store.journalledResponses(runId + 1, "c0")).as("another run").isEmpty();
+    }
+    try (Store store = newStore(dir)) {
+      assertThat(store.journalledResponses(runId, "c0")).containsOnlyKeys(DIGEST_A, DIGEST_B);
+    }
+  }
+
+  @Test
+  void aSecondResponseForTheSameRequestIsANoOpAndTheFirstStays() {
+    try (Store store = newStore(dir)) {
+      long runId = store.createRun(spec(3), cases(1));
+      Assignment first = store.apply(lease(T0, "w1", 1)).leases().get(0).get(0);
+      assertThat(store.apply(journal(T0 + 1, entry(first, DIGEST_A, "first"))).journalStatuses())
+          .containsExactly(dev.tally.core.JournalEntry.Status.STORED);
+      // The same attempt again (a re-send after a reconnect), then the next attempt after the first was lost.
+      assertThat(store.apply(journal(T0 + 2, entry(first, DIGEST_A, "again"))).journalStatuses())
+          .containsExactly(dev.tally.core.JournalEntry.Status.ALREADY_STORED);
+      store.apply(release(T0 + 3, lost(first, T0 + 3)));
+      Assignment second = store.apply(lease(T0 + 4, "w2", 1)).leases().get(0).get(0);
+      assertThat(store.apply(journal(T0 + 5, entry(second, DIGEST_A, "paid twice"))).journalStatuses())
+          .containsExactly(dev.tally.core.JournalEntry.Status.ALREADY_STORED);
+      assertThat(store.journalledResponses(runId, "c0")).containsExactly(Map.entry(DIGEST_A, "first"));
+      assertThat(store.run(runId).orElseThrow().counters().ended()).as("journalling ends nothing").isZero();
+    }
+  }
+
+  @Test
+  void aStaleTokensEntryIsRefusedAndNothingIsStored() {
+    try (Store store = newStore(dir)) {
+      long runId = store.createRun(spec(3), cases(2));
+      List<Assignment> got = store.apply(lease(T0, "w1", 2)).leases().get(0);
+      Assignment a = got.get(0);
+      store.apply(release(T0 + 1, lost(a, T0 + 1)));
+      Assignment b = got.get(1);
+      store.apply(record(T0 + 2, rec(b, "w1", Verdict.PASS)));
+      StoreBatchResult r = store.apply(journal(T0 + 3,
+          entry(a, DIGEST_A, "from the released lease"),
+          entry(b, DIGEST_A, "after the job was done"),
+          new dev.tally.core.JournalEntry(a.jobId(), a.token() + 5, DIGEST_B, "a token never issued"),
+          new dev.tally.core.JournalEntry(9_999, 1, DIGEST_A, "no such job")));
+      assertThat(r.journalStatuses()).containsOnly(dev.tally.core.JournalEntry.Status.FENCED).hasSize(4);
+      assertThat(store.journalledResponses(runId, "c0")).isEmpty();
+      assertThat(store.journalledResponses(runId, "c1")).isEmpty();
+    }
+  }
+
+  @Test
+  void everyLaterLeaseOfTheCaseCarriesItsJournalWithinTheAssignmentsBound() {
+    try (Store store = newStore(dir)) {
+      long runId = store.createRun(spec(5), cases(2));
+      List<Assignment> got = store.apply(lease(T0, "w1", 2)).leases().get(0);
+      assertThat(got).allSatisfy(a -> assertThat(a.journal()).isEmpty());
+      Assignment a = got.get(0);
+      String big = "x".repeat(dev.tally.core.JournalEntry.MAX_RESPONSE_BYTES - 64);
+      String[] digests = {DIGEST_A, DIGEST_B, "c".repeat(64)};
+      store.apply(journal(T0 + 1, entry(a, digests[0], big), entry(a, digests[1], big), entry(a, digests[2], "small")));
+      store.apply(release(T0 + 2, lost(a, T0 + 2)));
+      Assignment again = store.apply(lease(T0 + 3, "w2", 1)).leases().get(0).get(0);
+      assertThat(again.caseId()).isEqualTo("c0");
+      // Two full-size responses fill the Assign's budget: the third is left out (its call is paid again).
+      assertThat(again.journal()).containsOnlyKeys(digests[0], digests[1]);
+      assertThat(again.journal().get(digests[0])).isEqualTo(big);
+      assertThat(store.journalledResponses(runId, "c0")).containsOnlyKeys(digests);
+    }
+    // After a restart too: the journal is in the store, not in a coordinator's memory.
+    try (Store store = newStore(dir)) {
+      store.apply(new StoreBatch(T0 + 100_000, TEST_RUNS, POLICY, List.of(), List.of(), List.of(), List.of(), null,
+          true)); // sweeps c1's expired lease
+      Assignment c0 = store.apply(lease(T0 + 100_001, "w3", 2)).leases().get(0).stream()
+          .filter(x -> x.caseId().equals("c0")).findFirst().orElseThrow();
+      assertThat(c0.journal()).containsKey(DIGEST_A);
+    }
+  }
+
+  @Test
+  void aBatchThatFailsStoresNoneOfItsJournalEntries() throws Exception {
+    long runId;
+    Assignment a;
+    try (Store store = newStore(dir)) {
+      runId = store.createRun(spec(3), cases(2));
+      a = store.apply(lease(T0, "w1", 1)).leases().get(0).get(0);
+    }
+    try (AutoCloseable fault = failLeasesIn(dir); Store store = newStore(dir)) {
+      assertThatThrownBy(() -> store.apply(new StoreBatch(T0 + 1, TEST_RUNS, POLICY, List.of(), List.of(),
+          List.of(new LeaseRequest("w2", 1, T0 + 60_000)), List.of(), null, false, List.of(),
+          List.of(entry(a, DIGEST_A, "lost with its batch"))))).isInstanceOf(RuntimeException.class);
+      assertThat(store.journalledResponses(runId, "c0")).isEmpty();
+    }
+  }
+
+  // ------------------------------------------------------------------------------------------------
   // runs and leases
 
   @Test

@@ -18,8 +18,11 @@ import java.util.Objects;
  * @param setup the run's evaluator and case timeout; always {@linkplain RunSetup#usable() usable}
  * @param assignedNanos the worker's monotonic clock when the Assign arrived, for the Result's
  *     {@code queued_millis} (time spent waiting for a slot)
+ * @param journalled the responses earlier attempts of the case journalled, by request digest (the Assign's
+ *     {@code journal}); usually empty
  */
-public record AssignedJob(JobKey key, CaseAttempt attempt, String caseJson, RunSetup setup, long assignedNanos) {
+public record AssignedJob(JobKey key, CaseAttempt attempt, String caseJson, RunSetup setup, long assignedNanos,
+    java.util.Map<String, String> journalled) {
   /**
    * @throws NullPointerException if an object component is null
    * @throws IllegalArgumentException if the setup is not usable (such an Assign is refused, never run)
@@ -29,9 +32,15 @@ public record AssignedJob(JobKey key, CaseAttempt attempt, String caseJson, RunS
     Objects.requireNonNull(attempt, "attempt");
     Objects.requireNonNull(caseJson, "caseJson");
     Objects.requireNonNull(setup, "setup");
+    journalled = java.util.Map.copyOf(journalled);
     if (!setup.usable()) {
       throw new IllegalArgumentException("run " + attempt.runId() + " cannot be evaluated here: " + setup.problem());
     }
+  }
+
+  /** A job of a case with nothing journalled. */
+  public AssignedJob(JobKey key, CaseAttempt attempt, String caseJson, RunSetup setup, long assignedNanos) {
+    this(key, attempt, caseJson, setup, assignedNanos, java.util.Map.of());
   }
 
   /** The case's run. */

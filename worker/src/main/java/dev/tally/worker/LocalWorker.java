@@ -3,9 +3,11 @@ package dev.tally.worker;
 import dev.tally.core.Assignment;
 import dev.tally.core.EvaluatorSpec;
 import dev.tally.core.InfraFailure;
+import dev.tally.core.JournalEntry;
 import dev.tally.core.Ticker;
 import dev.tally.core.schedule.Ack;
 import dev.tally.core.schedule.AttemptReport;
+import dev.tally.core.schedule.JournalAck;
 import dev.tally.core.schedule.WorkerEvents;
 import dev.tally.core.schedule.WorkerHandle;
 import dev.tally.worker.eval.CaseAttempt;
@@ -16,6 +18,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BiFunction;
@@ -47,6 +50,8 @@ public final class LocalWorker implements WorkerHandle {
   private final Map<Long, RunSetup> runs = new ConcurrentHashMap<>();
   private final Slots slots;
   private final AtomicBoolean closed = new AtomicBoolean();
+  /** The slots waiting for the scheduler's answer to a journal entry. */
+  private final Map<JournalWait, CompletableFuture<JournalEntry.Status>> journalWaits = new ConcurrentHashMap<>();
 
   private LocalWorker(String name, int slotCount, int prefetch, WorkerEvents events, String storeId,
       BiFunction<String, Map<String, String>, Evaluator> evaluatorFactory, Ticker ticker) {
@@ -60,7 +65,7 @@ public final class LocalWorker implements WorkerHandle {
     // The queue holds at most the dispatch window (the scheduler sends no more). Reports go to the
     // scheduler in memory and cannot pile up, so no outbox room bounds them.
     this.slots = new Slots(slotCount, dispatchWindow, "tally-local-" + name + "-slot-", Slots.Room.UNBOUNDED, ticker,
-        this::caseEnded);
+        this::caseEnded, this::journal);
   }
 
   /**
@@ -132,7 +137,7 @@ public final class LocalWorker implements WorkerHandle {
         continue;
       }
       CaseAttempt attempt = CaseAttempt.of(storeId, a.runId(), a.jobId(), a.caseId(), a.attempt(), a.token());
-      AssignedJob job = new AssignedJob(key, attempt, a.caseJson(), setup, ticker.nanos());
+      AssignedJob job = new AssignedJob(key, attempt, a.caseJson(), setup, ticker.nanos(), a.journal());
       if (!slots.start(job)) {
         report(key, Evaluation.failed(InfraFailure.Kind.EVALUATOR_CRASHED, "local worker queue full: more than the dispatch window was assigned", 0));
       }
@@ -163,6 +168,32 @@ public final class LocalWorker implements WorkerHandle {
     events.attemptEnded(this, report);
   }
 
+  /** On a slot thread: a case journals a response; the scheduler answers through {@link #acknowledgeJournal}. */
+  private void journal(JournalEntry entry, CompletableFuture<JournalEntry.Status> answer) {
+    if (closed.get()) {
+      answer.completeExceptionally(new IllegalStateException("the local worker is closing"));
+      return;
+    }
+    JournalWait wait = new JournalWait(entry.jobId(), entry.token(), entry.requestDigest());
+    journalWaits.put(wait, answer);
+    answer.whenComplete((status, error) -> journalWaits.remove(wait, answer));
+    events.responseJournalled(this, entry);
+  }
+
+  @Override
+  public void acknowledgeJournal(List<JournalAck> acks) {
+    for (JournalAck ack : acks) {
+      CompletableFuture<JournalEntry.Status> answer =
+          journalWaits.remove(new JournalWait(ack.jobId(), ack.token(), ack.requestDigest()));
+      if (answer != null) {
+        answer.complete(ack.status());
+      }
+    }
+  }
+
+  /** Which entry an answer is for. */
+  private record JournalWait(long jobId, long token, String requestDigest) {}
+
   @Override
   public void acknowledge(List<Ack> acks) {
     // Nothing to clear: reports were handed over in memory (see the class comment).
@@ -180,6 +211,7 @@ public final class LocalWorker implements WorkerHandle {
       return;
     }
     slots.shutdown(CLOSE_TIMEOUT_MILLIS, "local worker closing: " + reason);
+    journalWaits.values().forEach(a -> a.completeExceptionally(new IllegalStateException("the local worker closed")));
     events.workerLost(this, reason);
   }
 }

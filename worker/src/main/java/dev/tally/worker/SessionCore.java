@@ -11,6 +11,7 @@ import dev.tally.protocol.Drain;
 import dev.tally.protocol.Envelope;
 import dev.tally.protocol.Goodbye;
 import dev.tally.protocol.HeldJob;
+import dev.tally.protocol.JournalAck;
 import dev.tally.protocol.Heartbeat;
 import dev.tally.protocol.Hello;
 import dev.tally.protocol.Result;
@@ -18,6 +19,7 @@ import dev.tally.protocol.ResultAck;
 import dev.tally.protocol.RunConfig;
 import dev.tally.protocol.Welcome;
 import dev.tally.protocol.mapping.WireMapping;
+import dev.tally.core.JournalEntry;
 import dev.tally.worker.eval.CaseAttempt;
 import dev.tally.worker.eval.Evaluation;
 import dev.tally.worker.eval.Evaluator;
@@ -30,6 +32,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -65,6 +68,9 @@ import org.slf4j.LoggerFactory;
  *       retryable {@code EVALUATOR_CRASHED}), or it would hold more than {@code slots +
  *       maxQueuedAssignments} attempts (more than any dispatch window: a coordinator bug, which closes the
  *       connection).
+ *   <li>A case's paid response ({@link #journal}) becomes a {@code JournalEntry}, sent at once when
+ *       welcomed and again after every Welcome until its {@code JournalAck} comes; the case's slot waits
+ *       for that answer. An Assign's {@code journal} (what earlier attempts journalled) goes to the case.
  *   <li>A case's end becomes a Result (with {@code queued_millis}, the time between its Assign and its
  *       start) in the {@link Outbox}, sent at once when welcomed; a <b>ResultAck</b> of any status drops
  *       it from the outbox.
@@ -158,6 +164,11 @@ public final class SessionCore {
   private final String coordinator;
 
   private State state = State.DISCONNECTED;
+  /**
+   * Journal entries sent (or to send, once welcomed) and not yet answered, in the order made: at most one
+   * per running case, whose slot waits for the answer. Re-sent after every Welcome, like the outbox.
+   */
+  private final Map<JournalWait, PendingJournal> journal = new LinkedHashMap<>();
   private boolean started;
   /** Whether any Welcome came since the start: the first one is the worker joining, the rest rejoining. */
   private boolean everWelcomed;
@@ -423,7 +434,7 @@ public final class SessionCore {
         log.info("coordinator said goodbye: {}", goodbye.getReason());
       }
       case BODY_NOT_SET -> protocolViolation("an Envelope with no body");
-      case HELLO, RESULT -> log.warn("ignoring a {} from the coordinator (a worker's message)", env.getBodyCase());
+      case HELLO, RESULT, JOURNAL_ENTRY -> log.warn("ignoring a {} from the coordinator (a worker's message)", env.getBodyCase());
       default -> {
         if (state != State.WELCOMED) {
           protocolViolation("a " + env.getBodyCase() + " before the Welcome");
@@ -433,6 +444,7 @@ public final class SessionCore {
           case RUN_CONFIG -> onRunConfig(env.getRunConfig());
           case ASSIGN -> onAssign(env.getAssign(), nowNanos);
           case RESULT_ACK -> onResultAck(env.getResultAck(), nowNanos);
+          case JOURNAL_ACK -> onJournalAck(env.getJournalAck());
           case ABANDON -> onAbandon(env.getAbandon(), nowNanos);
           case HEARTBEAT -> { } // the coordinator's proof of life; its arrival was the point
           case DRAIN -> {
@@ -490,6 +502,9 @@ public final class SessionCore {
     if (draining) {
       send(drainFrame()); // first, so that the coordinator assigns nothing more before the results
     }
+    for (PendingJournal j : journal.values()) {
+      send(j.frame()); // before the results: a case's response is journalled before it is reported
+    }
     for (Result r : resend) {
       send(Envelope.newBuilder().setResult(r).build());
     }
@@ -528,6 +543,7 @@ public final class SessionCore {
    */
   private void dropJobsOfAnotherStore(String welcomingStore) {
     int results = outbox.dropAll();
+    dropJournal(null, "the coordinator now serves another store");
     int jobs = 0;
     for (JobKey key : List.copyOf(held.keySet())) {
       runner.cancel(key, "the coordinator now serves another store");
@@ -587,7 +603,8 @@ public final class SessionCore {
     int limit = settings.slots() + settings.maxQueuedAssignments();
     // The store id is the Welcome's: the one the case's job and token belong to, which the key must name.
     CaseAttempt attempt = CaseAttempt.of(storeId, a.getRunId(), a.getJobId(), a.getCaseId(), a.getAttempt(), a.getToken());
-    AssignedJob job = new AssignedJob(key, attempt, a.getCaseJson().toStringUtf8(), setup, nowNanos);
+    AssignedJob job = new AssignedJob(key, attempt, a.getCaseJson().toStringUtf8(), setup, nowNanos,
+        WireMapping.journal(a));
     if (held.size() >= limit || !runner.start(job)) {
       protocolViolation("Assign for job " + a.getJobId() + " overflows the " + limit
           + " attempts a worker holds (its slots and queue; more than any dispatch window)");
@@ -617,6 +634,60 @@ public final class SessionCore {
     }
   }
 
+  // ---------------------------------------------------------------- the response journal
+
+  /** Which entry an answer is for: the attempt and the request digest. */
+  private record JournalWait(JobKey key, String requestDigest) {}
+
+  /** An entry's frame and the slot waiting for its answer. */
+  private record PendingJournal(Envelope frame, CompletableFuture<JournalEntry.Status> answer) {}
+
+  /**
+   * A case journals a paid response ({@link dev.tally.worker.eval.ResponseJournal#record}): the entry goes
+   * to the coordinator now if welcomed, else with the next Welcome (and again after every reconnect until
+   * it is answered); {@code answer} completes with the coordinator's {@link JournalAck}, or exceptionally
+   * (an {@link IllegalStateException} saying why) if the attempt is no longer held here or the session
+   * ends first. Completed on this thread: whoever waits must not run work in its completion stages.
+   */
+  public void journal(JournalEntry entry, CompletableFuture<JournalEntry.Status> answer, long nowNanos) {
+    JobKey key = new JobKey(entry.jobId(), entry.token());
+    if (state == State.ENDED || !held.containsKey(key)) {
+      answer.completeExceptionally(new IllegalStateException("the attempt " + key + " is no longer held by this worker"));
+      return;
+    }
+    Envelope frame = Envelope.newBuilder().setJournalEntry(WireMapping.toWire(entry)).build();
+    PendingJournal previous = journal.put(new JournalWait(key, entry.requestDigest()), new PendingJournal(frame, answer));
+    if (previous != null) {
+      previous.answer().completeExceptionally(new IllegalStateException("journalled again by the same attempt"));
+    }
+    if (state == State.WELCOMED) {
+      send(frame);
+      flush();
+    }
+  }
+
+  private void onJournalAck(JournalAck ack) {
+    JournalWait wait = new JournalWait(new JobKey(ack.getJobId(), ack.getToken()), ack.getRequestDigest());
+    PendingJournal pending = journal.remove(wait);
+    if (pending == null) {
+      log.debug("JournalAck for {} ({}), which is not waited for here; ignored", wait.key(), wait.requestDigest());
+      return;
+    }
+    pending.answer().complete(WireMapping.toCore(ack.getStatus()));
+  }
+
+  /** Fails the entries of one attempt that are still waiting (it was stopped), or of all when {@code key} is null. */
+  private void dropJournal(JobKey key, String why) {
+    var it = journal.entrySet().iterator();
+    while (it.hasNext()) {
+      var e = it.next();
+      if (key == null || e.getKey().key().equals(key)) {
+        it.remove();
+        e.getValue().answer().completeExceptionally(new IllegalStateException(why));
+      }
+    }
+  }
+
   private void onResultAck(ResultAck ack, long nowNanos) {
     for (AckEntry e : ack.getEntriesList()) {
       JobKey key = new JobKey(e.getJobId(), e.getToken());
@@ -632,6 +703,7 @@ public final class SessionCore {
   private void onAbandon(Abandon a, long nowNanos) {
     JobKey key = new JobKey(a.getJobId(), a.getToken());
     if (held.remove(key) != null) {
+      dropJournal(key, "abandoned by the coordinator: " + a.getReason());
       runner.cancel(key, "abandoned by the coordinator: " + a.getReason());
       log.info("abandoned {}: {}", key, a.getReason());
       checkDrainDone();
@@ -650,6 +722,7 @@ public final class SessionCore {
    */
   public void caseEnded(CaseEnd end, long nowNanos) {
     AssignedJob job = state == State.ENDED ? null : held.remove(end.key());
+    dropJournal(end.key(), "the case ended"); // nothing is left waiting once its slot went on
     if (job == null) {
       outbox.returnRoom();
       return;
@@ -851,6 +924,7 @@ public final class SessionCore {
 
   private void end(Termination.Kind kind, String detail) {
     state = State.ENDED;
+    dropJournal(null, "the worker's session ended: " + detail);
     welcomed = false;
     port.ended(new Termination(kind, detail));
   }

@@ -110,6 +110,7 @@ final class Slots implements CaseRunner {
   private final Room room;
   private final Ticker ticker;
   private final Consumer<CaseEnd> onEnd;
+  private final AttemptJournal.Sink journal;
   private volatile boolean stopping;
 
   /**
@@ -119,8 +120,11 @@ final class Slots implements CaseRunner {
    * @param room reserved before each case starts
    * @param ticker the clock of {@link CaseEnd#startedNanos()} and of each case's elapsed time
    * @param onEnd receives each case that ran to an evaluation, on its slot thread; must not block
+   * @param journal where each case's journal entries go (its context's {@link AttemptJournal})
    */
-  Slots(int slots, int queueLimit, String threadNamePrefix, Room room, Ticker ticker, Consumer<CaseEnd> onEnd) {
+  Slots(int slots, int queueLimit, String threadNamePrefix, Room room, Ticker ticker, Consumer<CaseEnd> onEnd,
+      AttemptJournal.Sink journal) {
+    this.journal = java.util.Objects.requireNonNull(journal, "journal");
     this.queue = new ArrayBlockingQueue<>(queueLimit);
     this.room = room;
     this.ticker = ticker;
@@ -210,6 +214,7 @@ final class Slots implements CaseRunner {
     AssignedJob job = task.job;
     long startedNanos = ticker.nanos();
     EvalContext ctx = new EvalContext(job.attempt(), job.caseJson(), job.setup().caseTimeout(), ticker);
+    ctx.withJournal(new AttemptJournal(job, ctx, journal));
     task.context = ctx;
     if (!task.state.compareAndSet(State.QUEUED, State.RUNNING)) {
       tasks.remove(job.key(), task); // cancelled or withdrawn while queued

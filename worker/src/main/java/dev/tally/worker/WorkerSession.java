@@ -108,7 +108,8 @@ public final class WorkerSession implements AutoCloseable {
     this.outbox = new Outbox();
     // The core admits at most slots + maxQueuedAssignments attempts, so this queue never refuses one.
     this.slots = new Slots(settings.slots(), settings.slots() + settings.maxQueuedAssignments(), "tally-slot-",
-        Slots.Room.of(outbox), settings.ticker(), this::onCaseEnd);
+        Slots.Room.of(outbox), settings.ticker(), this::onCaseEnd,
+        this::onJournal);
     Reconnector reconnector = new Reconnector(settings.host() + ":" + settings.port(),
         new Backoff(settings.initialBackoff(), settings.maxBackoff(), new SplittableRandom()), settings.giveUpAfter());
     this.core = new SessionCore(settings, new NettyPort(), slots, outbox, reconnector);
@@ -280,6 +281,22 @@ public final class WorkerSession implements AutoCloseable {
     tickTask = null;
     core.tick(now());
     afterEvents();
+  }
+
+  /**
+   * Called on a slot thread: a case journals a response; the core sends it and completes the answer. If the
+   * event loop is gone the session has ended, and the answer says so.
+   */
+  private void onJournal(dev.tally.core.JournalEntry entry,
+      CompletableFuture<dev.tally.core.JournalEntry.Status> answer) {
+    try {
+      loop.execute(() -> {
+        core.journal(entry, answer, now());
+        afterEvents();
+      });
+    } catch (RejectedExecutionException e) {
+      answer.completeExceptionally(new IllegalStateException("the worker's session has ended"));
+    }
   }
 
   /** Called on a slot thread: one drain task (one flush) serves every case that ended by then. */

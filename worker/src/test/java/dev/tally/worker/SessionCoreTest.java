@@ -196,6 +196,63 @@ class SessionCoreTest {
         .containsExactly("2/20", "1/10");
   }
 
+  private static Envelope journalAck(long jobId, long token, String digest, dev.tally.protocol.JournalAck.Status status) {
+    return Envelope.newBuilder().setJournalAck(dev.tally.protocol.JournalAck.newBuilder().setJobId(jobId)
+        .setToken(token).setRequestDigest(digest).setStatus(status)).build();
+  }
+
+  @Test
+  void anAssignsJournalReachesItsCaseAndAJournalEntryIsSentAgainAfterAReconnectUntilItIsAnswered() throws Exception {
+    welcomedAt(0);
+    core.frameReceived(Envelope.newBuilder().setAssign(assign(1, 10).getAssign().toBuilder()
+        .addJournal(dev.tally.protocol.JournalledResponse.newBuilder().setRequestDigest("aa").setResponse("earlier"))).build(), 0);
+    assertThat(runner.queued.peek().journalled()).containsExactly(java.util.Map.entry("aa", "earlier"));
+    runner.startQueued();
+
+    var answer = new java.util.concurrent.CompletableFuture<dev.tally.core.JournalEntry.Status>();
+    core.journal(new dev.tally.core.JournalEntry(1, 10, "bb", "paid"), answer, MS);
+    assertThat(port.takeSent()).extracting(e -> e.getJournalEntry().getRequestDigest() + "=" + e.getJournalEntry().getResponse())
+        .containsExactly("bb=paid");
+
+    // The connection drops before the answer: the entry goes out again with the next Welcome, before any result.
+    core.disconnected("connection reset", 2 * MS);
+    core.connected(3 * MS);
+    core.frameReceived(welcome(500, "store"), 3 * MS);
+    core.flush();
+    assertThat(port.takeSent()).filteredOn(Envelope::hasJournalEntry).hasSize(1);
+    assertThat(answer).isNotDone();
+
+    core.frameReceived(journalAck(1, 10, "bb", dev.tally.protocol.JournalAck.Status.STORED), 4 * MS);
+    assertThat(answer).isCompletedWithValue(dev.tally.core.JournalEntry.Status.STORED);
+    core.disconnected("connection reset", 5 * MS);
+    core.connected(6 * MS);
+    core.frameReceived(welcome(500, "store"), 6 * MS);
+    core.flush();
+    assertThat(port.takeSent()).as("an answered entry is not sent again").noneMatch(Envelope::hasJournalEntry);
+  }
+
+  @Test
+  void aJournalEntryIsRefusedForAnAttemptNotHeldAndFailsWhenItsAttemptIsAbandonedOrFenced() {
+    welcomedAt(0);
+    var notHeld = new java.util.concurrent.CompletableFuture<dev.tally.core.JournalEntry.Status>();
+    core.journal(new dev.tally.core.JournalEntry(9, 9, "aa", "x"), notHeld, 0);
+    assertThat(notHeld).isCompletedExceptionally();
+    assertThat(port.takeSent()).isEmpty();
+
+    core.frameReceived(assign(1, 10), 0);
+    core.frameReceived(assign(2, 20), 0);
+    var fenced = new java.util.concurrent.CompletableFuture<dev.tally.core.JournalEntry.Status>();
+    core.journal(new dev.tally.core.JournalEntry(1, 10, "aa", "x"), fenced, 0);
+    core.frameReceived(journalAck(1, 10, "aa", dev.tally.protocol.JournalAck.Status.FENCED), 0);
+    assertThat(fenced).isCompletedWithValue(dev.tally.core.JournalEntry.Status.FENCED);
+
+    var abandoned = new java.util.concurrent.CompletableFuture<dev.tally.core.JournalEntry.Status>();
+    core.journal(new dev.tally.core.JournalEntry(2, 20, "aa", "x"), abandoned, 0);
+    core.frameReceived(Envelope.newBuilder().setAbandon(dev.tally.protocol.Abandon.newBuilder().setJobId(2).setToken(20)
+        .setReason("lease expired")).build(), 0);
+    assertThat(abandoned).isCompletedExceptionally();
+  }
+
   @Test
   void anAssignRunsOnTheRunnerAndItsResultSaysHowLongItWaitedForASlot() {
     welcomedAt(0);

@@ -57,7 +57,8 @@ import org.slf4j.LoggerFactory;
  *       goes by the same name, that is logged and said in the Welcome's notices, and the session joins all
  *       the same: names are for people, ids for the protocol.
  *   <li>{@code Result} frames become {@link WorkerEvents#attemptEnded} (one that does not map to a report
- *       is a malformed frame); {@code Heartbeat}s only prove liveness; a {@code Drain} means the worker is
+ *       is a malformed frame); {@code JournalEntry} frames become {@link WorkerEvents#responseJournalled}
+ *       (one over the journal's limits is a malformed frame); {@code Heartbeat}s only prove liveness; a {@code Drain} means the worker is
  *       shutting down gracefully: its handle takes no new work for the rest of the session; a
  *       {@code Goodbye} ends the session. Anything else from a worker is refused.
  *   <li>Liveness: every frame's arrival feeds the {@link FailureDetector}; a check every
@@ -483,6 +484,17 @@ public final class ConnectionCore {
     }
   }
 
+  /** Writes the frames and flushes once, if the session is open; else drops them. */
+  void sendAll(List<Envelope> frames, long nowNanos) {
+    if (!open()) {
+      log.debug("dropped {} frames for {}: session closed", frames.size(), workerId);
+      return;
+    }
+    frames.forEach(port::write);
+    port.flush();
+    lastWriteNanos = nowNanos;
+  }
+
   // ---- what others may read ----
 
   /** Where the session is in its life. */
@@ -520,6 +532,7 @@ public final class ConnectionCore {
     switch (body) {
       case HEARTBEAT -> { } // its arrival was the point
       case RESULT -> onResult(envelope);
+      case JOURNAL_ENTRY -> onJournalEntry(envelope);
       case DRAIN -> onWorkerDrain(envelope.getDrain());
       case GOODBYE -> {
         String reason = "worker said goodbye: " + clip(envelope.getGoodbye().getReason());
@@ -678,6 +691,17 @@ public final class ConnectionCore {
       return;
     }
     events.attemptEnded(handle, report);
+  }
+
+  private void onJournalEntry(Envelope envelope) {
+    dev.tally.core.JournalEntry entry;
+    try {
+      entry = WireMapping.toCore(envelope.getJournalEntry());
+    } catch (IllegalArgumentException e) {
+      refuse("malformed frame: " + e.getMessage());
+      return;
+    }
+    events.responseJournalled(handle, entry);
   }
 
   private void onWorkerDrain(Drain drain) {

@@ -185,6 +185,19 @@ public final class RemoteWorker implements WorkerHandle {
     owner.execute(() -> core.send(frame, ticker.nanos()));
   }
 
+  /** Sends one JournalAck frame per entry, flushed once. */
+  @Override
+  public void acknowledgeJournal(List<dev.tally.core.schedule.JournalAck> acks) {
+    if (acks.isEmpty()) {
+      return;
+    }
+    List<Envelope> frames = new ArrayList<>(acks.size());
+    for (dev.tally.core.schedule.JournalAck ack : acks) {
+      frames.add(Envelope.newBuilder().setJournalAck(WireMapping.toWire(ack)).build());
+    }
+    owner.execute(() -> core.sendAll(frames, ticker.nanos()));
+  }
+
   @Override
   public void abandon(long jobId, long token, String reason) {
     Envelope frame = Envelope.newBuilder()

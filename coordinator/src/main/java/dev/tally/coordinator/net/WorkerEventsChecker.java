@@ -108,6 +108,20 @@ public final class WorkerEventsChecker implements WorkerEvents {
   }
 
   @Override
+  public void responseJournalled(WorkerHandle worker, dev.tally.core.JournalEntry entry) {
+    synchronized (this) {
+      long n = ++eventCount;
+      SessionState state = sessions.get(worker);
+      if (state == null) {
+        violation("event " + n + ": responseJournalled before workerJoined for " + worker + " (job " + entry.jobId() + ")");
+      } else if (state == SessionState.LOST) {
+        violation("event " + n + ": responseJournalled after workerLost for " + worker + " (job " + entry.jobId() + ")");
+      }
+    }
+    delegate.responseJournalled(worker, entry);
+  }
+
+  @Override
   public void workerLost(WorkerHandle worker, String reason) {
     synchronized (this) {
       long n = ++eventCount;

@@ -431,6 +431,23 @@ class ConnectionCoreTest {
     }
 
     @Test
+    void aJournalEntryReachesTheSchedulerAndOneOverTheJournalsLimitIsAMalformedFrame() {
+      FakeConnection c = world.joined("w", 1);
+      c.receive(Envelope.newBuilder().setJournalEntry(dev.tally.protocol.JournalEntry.newBuilder().setJobId(3)
+          .setToken(7).setRequestDigest("ab12").setResponse("{}")).build());
+      assertThat(world.recorded.journalled).containsExactly(new dev.tally.core.JournalEntry(3, 7, "ab12", "{}"));
+      assertThat(c.closed).isFalse();
+
+      c.receive(Envelope.newBuilder().setJournalEntry(dev.tally.protocol.JournalEntry.newBuilder().setJobId(3)
+          .setToken(7).setRequestDigest("cd34")
+          .setResponse("x".repeat(dev.tally.core.JournalEntry.MAX_RESPONSE_BYTES + 1))).build());
+      c.end();
+      assertThat(world.recorded.journalled).hasSize(1);
+      assertThat(world.recorded.lost(c.handle())).singleElement().extracting(Event::reason).asString()
+          .startsWith("malformed frame: journal entry for job 3: response is 1048577 bytes, above the journal's limit");
+    }
+
+    @Test
     void aResultWithNeitherOutcomeNorFailureIsAMalformedFrame() {
       FakeConnection c = world.joined("w", 1);
       c.receive(Envelope.newBuilder().setResult(Result.newBuilder().setJobId(9).setToken(1)).build());

@@ -25,6 +25,14 @@ final class RecordingEvents implements WorkerEvents {
     events.add(new Event(Kind.ENDED, worker, report, null, System.nanoTime()));
   }
 
+  /** The journal entries reported, in order. */
+  final List<dev.tally.core.JournalEntry> journalled = new CopyOnWriteArrayList<>();
+
+  @Override
+  public void responseJournalled(WorkerHandle worker, dev.tally.core.JournalEntry entry) {
+    journalled.add(entry);
+  }
+
   @Override
   public void workerLost(WorkerHandle worker, String reason) {
     events.add(new Event(Kind.LOST, worker, null, reason, System.nanoTime()));

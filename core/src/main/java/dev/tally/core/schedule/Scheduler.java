@@ -42,7 +42,7 @@ import org.slf4j.LoggerFactory;
  * <p><b>Duties</b>, each a class of its own, in the order they plan and settle:
  * {@link RestartGrace} (leases an earlier coordinator left), {@link ExpiredLeaseSweep}, {@link
  * OverdueAttempts}, {@link Successions} (a reconnecting worker's jobs kept for its new session), {@link
- * Reports} (records and releases, acked after the commit), {@link LeaseOffers},
+ * Journals} (paid responses journalled, acked after the commit), {@link Reports} (records and releases, acked after the commit), {@link LeaseOffers},
  * {@link LeaseRenewals} (and reconnecting workers' claims), {@link OutlierWatch} and {@link
  * WorkerStatusReports}.
  *
@@ -77,6 +77,7 @@ public final class Scheduler implements WorkerEvents {
   private final Fleet fleet = new Fleet();
   private final Runs runs;
   private final Reports reports = new Reports();
+  private final Journals journals = new Journals();
   private final LeaseOffers offers;
   private final LeaseRenewals renewals;
   private final RestartGrace grace;
@@ -117,7 +118,7 @@ public final class Scheduler implements WorkerEvents {
     this.statuses = new WorkerStatusReports(store, fleet, outliers, grace, settings.leaseDuration(), observer);
     // Plan order matters where one duty reads another's decision: the sweep decides whether this step
     // sweeps, overdue attempts run with it and add releases that the reports duty then puts in the batch.
-    this.duties = List.of(grace, sweep, overdue, successions, reports, cancels, offers, renewals, outliers, statuses,
+    this.duties = List.of(grace, sweep, overdue, successions, journals, reports, cancels, offers, renewals, outliers, statuses,
         new KeyPurge(store));
   }
 
@@ -197,6 +198,11 @@ public final class Scheduler implements WorkerEvents {
   @Override
   public void workerLost(WorkerHandle worker, String reason) {
     enqueue(new SchedulerEvent.Lost(worker, reason));
+  }
+
+  @Override
+  public void responseJournalled(WorkerHandle worker, dev.tally.core.JournalEntry entry) {
+    enqueue(new SchedulerEvent.Journalled(worker, entry));
   }
 
   /**
@@ -363,6 +369,11 @@ public final class Scheduler implements WorkerEvents {
         reports.release(new ReleaseRequest(report.jobId(), report.token(), report.failure(),
             notBefore(f, report.failure().kind()), CaseState.UNKNOWN, timing), worker);
       }
+    }
+
+    @Override
+    public void journalled(WorkerHandle worker, dev.tally.core.JournalEntry entry) {
+      journals.journal(entry, worker);
     }
 
     @Override

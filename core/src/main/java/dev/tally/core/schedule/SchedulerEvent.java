@@ -19,6 +19,8 @@ sealed interface SchedulerEvent {
 
     void lost(WorkerHandle worker, String reason);
 
+    void journalled(WorkerHandle worker, dev.tally.core.JournalEntry entry);
+
     void activated(long runId);
 
     void cancel(long runId, java.util.concurrent.CompletableFuture<dev.tally.core.store.CancelResult> done);
@@ -46,6 +48,19 @@ sealed interface SchedulerEvent {
     @Override
     public void deliverTo(Handler handler) {
       handler.ended(worker, report);
+    }
+  }
+
+  /** A worker journalled a paid response. */
+  record Journalled(WorkerHandle worker, dev.tally.core.JournalEntry entry) implements SchedulerEvent {
+    public Journalled {
+      Objects.requireNonNull(worker, "worker");
+      Objects.requireNonNull(entry, "entry");
+    }
+
+    @Override
+    public void deliverTo(Handler handler) {
+      handler.journalled(worker, entry);
     }
   }
 

@@ -39,6 +39,9 @@ final class Step {
    */
   record PendingRecord(RecordRequest request, WorkerHandle sender, long latencyNanos) {}
 
+  /** A journal entry and the session that sent it. */
+  record PendingJournal(dev.tally.core.JournalEntry entry, WorkerHandle sender) {}
+
   /** A release and the session to tell, or null when nobody is to be told (the session is gone). */
   record PendingRelease(ReleaseRequest request, WorkerHandle sender) {}
 
@@ -53,6 +56,7 @@ final class Step {
 
   private final List<PendingRecord> records = new ArrayList<>();
   private final List<PendingRelease> releases = new ArrayList<>();
+  private final List<PendingJournal> journal = new ArrayList<>();
   private final List<WorkerHandle> leaseHolders = new ArrayList<>();
   private final List<LeaseRequest> leases = new ArrayList<>();
   private final List<RenewRequest> renewals = new ArrayList<>();
@@ -75,6 +79,10 @@ final class Step {
 
   void release(PendingRelease r) {
     releases.add(r);
+  }
+
+  void journal(PendingJournal j) {
+    journal.add(j);
   }
 
   void lease(WorkerHandle holder, LeaseRequest request) {
@@ -134,6 +142,7 @@ final class Step {
       b.sweepExpiredLeases();
     }
     cancels.forEach(b::cancel);
+    journal.forEach(j -> b.journal(j.entry()));
     return b.build();
   }
 
@@ -155,6 +164,17 @@ final class Step {
         acks.computeIfAbsent(r.sender(), w -> new ArrayList<>())
             .add(new Ack(r.request().jobId(), r.request().token(), status));
       }
+    }
+    return acks;
+  }
+
+  /** The acks of this step's journal entries, per session to tell (in the order they came). */
+  Map<WorkerHandle, List<JournalAck>> journalAcks(StoreBatchResult result) {
+    Map<WorkerHandle, List<JournalAck>> acks = new LinkedHashMap<>();
+    for (int i = 0; i < journal.size(); i++) {
+      PendingJournal j = journal.get(i);
+      acks.computeIfAbsent(j.sender(), w -> new ArrayList<>()).add(new JournalAck(j.entry().jobId(),
+          j.entry().token(), j.entry().requestDigest(), result.journalStatuses().get(i)));
     }
     return acks;
   }

@@ -20,4 +20,15 @@ public interface WorkerEvents {
    * scheduler made through it and has no report for fails retryably.
    */
   void workerLost(WorkerHandle worker, String reason);
+
+  /**
+   * A worker journalled a paid response under one of its leases; the scheduler stores it in its next commit
+   * and answers with {@link WorkerHandle#acknowledgeJournal}. A sink that keeps no journal (a test's, a
+   * checker with nowhere to pass it) refuses it at once as {@link dev.tally.core.JournalEntry.Status#FENCED},
+   * so that the attempt never waits for an answer that cannot come.
+   */
+  default void responseJournalled(WorkerHandle worker, dev.tally.core.JournalEntry entry) {
+    worker.acknowledgeJournal(java.util.List.of(new JournalAck(entry.jobId(), entry.token(), entry.requestDigest(),
+        dev.tally.core.JournalEntry.Status.FENCED)));
+  }
 }

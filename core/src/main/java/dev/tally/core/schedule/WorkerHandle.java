@@ -85,6 +85,12 @@ public interface WorkerHandle {
   /** Tells the worker what became of its reports; it drops them from its outbox. */
   void acknowledge(List<Ack> acks);
 
+  /**
+   * Tells the worker what became of the responses it journalled; each waiting attempt goes on (or, refused,
+   * stops). A handle whose worker journals nothing ignores it.
+   */
+  default void acknowledgeJournal(List<JournalAck> acks) {}
+
   /** Tells the worker to stop a job whose lease it no longer holds. */
   void abandon(long jobId, long token, String reason);
 

@@ -2,6 +2,7 @@ package dev.tally.core.store;
 
 import dev.tally.core.Assignment;
 import dev.tally.core.InfraFailure;
+import dev.tally.core.JournalEntry;
 import dev.tally.core.RecordStatus;
 import dev.tally.core.RedeliveryPolicy;
 import dev.tally.core.RedeliveryPolicy.AttemptLimits;
@@ -30,7 +31,7 @@ import java.util.Map;
  * <h2>Rules</h2>
  *
  * <ul>
- *   <li><b>Order.</b> Records, then releases, then cancels, then leases, then renewals, then orphaned
+ *   <li><b>Order.</b> Journal entries, then records, then releases, then cancels, then leases, then renewals, then orphaned
  *       leases, then the sweep of expired leases; then each touched run's counters are written once. Two
  *       requests for one job behave as if applied one after the other.
  *   <li><b>Fencing (I3) and idempotent recording (I2).</b> An outcome is {@link RecordStatus#RECORDED}
@@ -38,6 +39,14 @@ import java.util.Map;
  *       {@link RecordStatus#DUPLICATE} if the job is done under that token (the accepted holder's resend);
  *       anything else, including a job that does not exist, is {@link RecordStatus#FENCED}. Only RECORDED
  *       advances a run's ended count.
+ *   <li><b>The response journal.</b> A journal entry is kept only if its job is leased under the very
+ *       token reported ({@link JournalEntry.Status#STORED}), else it is {@link JournalEntry.Status#FENCED}
+ *       and nothing is kept: a stale holder's response is refused like its result. A second response for
+ *       the same run, case and request digest changes nothing ({@link JournalEntry.Status#ALREADY_STORED}):
+ *       the first stays. Journal entries come first in the batch, so that a worker's entry and the result
+ *       it sends after it are judged in that order. Every lease carries its case's journalled responses
+ *       (up to {@link JournalEntry#MAX_ASSIGNMENT_JOURNAL_BYTES}), so every later attempt of the case, on
+ *       any worker and after any restart, finds them without asking.
  *   <li><b>Releases</b> apply only while the job is leased under their token (else STALE, nothing
  *       changes); whether the job goes back to the queue or ends failed is the batch's {@link
  *       RedeliveryPolicy}'s judgement with the job's stored history.
@@ -84,6 +93,10 @@ public final class BatchRules {
   public static StoreBatchResult apply(StoreBatch batch, StoreTransaction tx) {
     Applier a = new Applier(batch.nowMillis(), batch.redelivery(), tx);
 
+    List<JournalEntry.Status> journalStatuses = new ArrayList<>(batch.journal().size());
+    for (JournalEntry e : batch.journal()) {
+      journalStatuses.add(a.journal(e));
+    }
     List<RecordStatus> recordStatuses = new ArrayList<>(batch.records().size());
     for (RecordRequest r : batch.records()) {
       recordStatuses.add(a.record(r));
@@ -118,7 +131,7 @@ public final class BatchRules {
       pendingLeft |= p.leasableNow();
     }
     return new StoreBatchResult(recordStatuses, releaseStatuses, leases, counters, nextNotBefore, pendingLeft,
-        renewals, ended, cancels);
+        renewals, ended, cancels, journalStatuses);
   }
 
   /**
@@ -203,6 +216,25 @@ public final class BatchRules {
 
     CounterDelta delta(long runId) {
       return touched.computeIfAbsent(runId, k -> new CounterDelta());
+    }
+
+    JournalEntry.Status journal(JournalEntry e) {
+      JobRecord j = tx.job(e.jobId());
+      if (j == null || j.state() != JobState.LEASED || j.token() != e.token()) {
+        return JournalEntry.Status.FENCED;
+      }
+      return tx.insertResponse(e.jobId(), e.requestDigest(), e.response(), now)
+          ? JournalEntry.Status.STORED : JournalEntry.Status.ALREADY_STORED;
+    }
+
+    /** Each assignment with its case's journalled responses. */
+    List<Assignment> withJournals(List<Assignment> leased) {
+      List<Assignment> out = new ArrayList<>(leased.size());
+      for (Assignment a : leased) {
+        Map<String, String> journal = tx.responses(a.runId(), a.caseId(), JournalEntry.MAX_ASSIGNMENT_JOURNAL_BYTES);
+        out.add(journal.isEmpty() ? a : a.withJournal(journal));
+      }
+      return out;
     }
 
     RecordStatus record(RecordRequest r) {
@@ -303,7 +335,8 @@ public final class BatchRules {
     List<Assignment> lease(LeaseRequest l, int maxJobs, List<Long> runIds, boolean avoidOwnRetries) {
       if (runIds.size() == 1) {
         long runId = runIds.get(0);
-        List<Assignment> got = tx.lease(runId, l.worker(), maxJobs, now, l.leaseExpiryMillis(), avoidOwnRetries);
+        List<Assignment> got = withJournals(
+            tx.lease(runId, l.worker(), maxJobs, now, l.leaseExpiryMillis(), avoidOwnRetries));
         if (!got.isEmpty()) {
           delta(runId);
           leasedCounts.computeIfPresent(runId, (r, n) -> n + got.size());
@@ -324,7 +357,8 @@ public final class BatchRules {
             continue;
           }
           long runId = candidates.get(i);
-          List<Assignment> got = tx.lease(runId, l.worker(), share, now, l.leaseExpiryMillis(), avoidOwnRetries);
+          List<Assignment> got = withJournals(
+              tx.lease(runId, l.worker(), share, now, l.leaseExpiryMillis(), avoidOwnRetries));
           if (!got.isEmpty()) {
             delta(runId);
             leasedCounts.put(runId, leasedCount(runId) + got.size());

@@ -212,6 +212,15 @@ public interface Store extends AutoCloseable {
   Optional<List<AttemptView>> attempts(long runId, String caseId);
 
   /**
+   * Reads the responses journalled for one case of a run ({@link dev.tally.core.JournalEntry}), by request
+   * digest, in the order they were journalled.
+   *
+   * @return the responses; empty for a case with none, or no such case
+   * @throws StoreException if the store fails
+   */
+  java.util.Map<String, String> journalledResponses(long runId, String caseId);
+
+  /**
    * Reads the jobs of a run in dataset order.
    *
    * @return the jobs; empty if the run does not exist

@@ -1,6 +1,7 @@
 package dev.tally.core.store;
 
 import dev.tally.core.InfraFailure;
+import dev.tally.core.JournalEntry;
 import dev.tally.core.Outcome;
 import dev.tally.core.RedeliveryPolicy;
 import dev.tally.core.RedeliveryPolicy.CaseState;
@@ -11,7 +12,7 @@ import java.util.Set;
 
 /**
  * Everything one scheduler step asks of the store, applied in one transaction by {@link Store#apply}
- * (the order and the rules are {@link BatchRules}'s): first the records, then the releases, then the
+ * (the order and the rules are {@link BatchRules}'s): first the journal entries, then the records, then the releases, then the
  * cancels, then the leases (so a job released in this batch may be leased again in it, to another worker,
  * once its backoff allows, and no job of a run cancelled in it is), then the renewals, then the release of
  * orphaned leases and the sweep of expired ones.
@@ -32,6 +33,7 @@ import java.util.Set;
  * @param sweepExpiredLeases whether to end, after everything else, every lease of the batch's runs whose
  *     expiry has passed ({@link InfraFailure.Kind#LEASE_EXPIRED})
  * @param cancels runs to cancel ({@link BatchRules#cancelRun}), in order; any run of the store
+ * @param journal paid responses to journal, each under its attempt's lease (fenced like a record)
  */
 public record StoreBatch(
     long nowMillis,
@@ -43,8 +45,10 @@ public record StoreBatch(
     List<RenewRequest> renewals,
     OrphanRelease orphans,
     boolean sweepExpiredLeases,
-    List<Long> cancels) {
+    List<Long> cancels,
+    List<JournalEntry> journal) {
   public StoreBatch {
+    journal = List.copyOf(journal);
     cancels = List.copyOf(cancels);
     runIds = List.copyOf(runIds);
     Objects.requireNonNull(redelivery, "redelivery");
@@ -54,7 +58,15 @@ public record StoreBatch(
     renewals = List.copyOf(renewals);
   }
 
-  /** A batch that cancels no run. */
+  /** A batch that journals nothing. */
+  public StoreBatch(long nowMillis, List<Long> runIds, RedeliveryPolicy redelivery, List<RecordRequest> records,
+      List<ReleaseRequest> releases, List<LeaseRequest> leases, List<RenewRequest> renewals, OrphanRelease orphans,
+      boolean sweepExpiredLeases, List<Long> cancels) {
+    this(nowMillis, runIds, redelivery, records, releases, leases, renewals, orphans, sweepExpiredLeases, cancels,
+        List.of());
+  }
+
+  /** A batch that cancels no run and journals nothing. */
   public StoreBatch(long nowMillis, List<Long> runIds, RedeliveryPolicy redelivery, List<RecordRequest> records,
       List<ReleaseRequest> releases, List<LeaseRequest> leases, List<RenewRequest> renewals, OrphanRelease orphans,
       boolean sweepExpiredLeases) {
@@ -69,7 +81,7 @@ public record StoreBatch(
   /** Whether the batch asks for nothing at all. */
   public boolean isEmpty() {
     return records.isEmpty() && releases.isEmpty() && leases.isEmpty() && renewals.isEmpty() && orphans == null
-        && !sweepExpiredLeases && cancels.isEmpty();
+        && !sweepExpiredLeases && cancels.isEmpty() && journal.isEmpty();
   }
 
   /**
@@ -207,6 +219,7 @@ public record StoreBatch(
     private final List<LeaseRequest> leases = new ArrayList<>();
     private final List<RenewRequest> renewals = new ArrayList<>();
     private final List<Long> cancels = new ArrayList<>();
+    private final List<JournalEntry> journal = new ArrayList<>();
     private OrphanRelease orphans;
     private boolean sweep;
 
@@ -241,6 +254,11 @@ public record StoreBatch(
       return this;
     }
 
+    public Builder journal(JournalEntry e) {
+      journal.add(e);
+      return this;
+    }
+
     public Builder releaseOrphans(OrphanRelease o) {
       orphans = o;
       return this;
@@ -252,7 +270,7 @@ public record StoreBatch(
     }
 
     public StoreBatch build() {
-      return new StoreBatch(nowMillis, runIds, redelivery, records, releases, leases, renewals, orphans, sweep, cancels);
+      return new StoreBatch(nowMillis, runIds, redelivery, records, releases, leases, renewals, orphans, sweep, cancels, journal);
     }
   }
 }

@@ -21,6 +21,7 @@ import java.util.Map;
  * @param renewals one result per {@link StoreBatch#renewals()} entry, in order
  * @param expired the leases the sweep ended (empty unless the batch asked for a sweep)
  * @param cancels one result per {@link StoreBatch#cancels()} entry, in order
+ * @param journalStatuses one status per {@link StoreBatch#journal()} entry, in order
  */
 public record StoreBatchResult(
     List<RecordStatus> recordStatuses,
@@ -31,8 +32,10 @@ public record StoreBatchResult(
     boolean pendingLeft,
     List<StoreBatch.RenewResult> renewals,
     List<StoreBatch.ExpiredLease> expired,
-    List<CancelResult> cancels) {
+    List<CancelResult> cancels,
+    List<dev.tally.core.JournalEntry.Status> journalStatuses) {
   public StoreBatchResult {
+    journalStatuses = List.copyOf(journalStatuses);
     recordStatuses = List.copyOf(recordStatuses);
     releaseStatuses = List.copyOf(releaseStatuses);
     leases = List.copyOf(leases);
@@ -40,5 +43,13 @@ public record StoreBatchResult(
     renewals = List.copyOf(renewals);
     expired = List.copyOf(expired);
     cancels = List.copyOf(cancels);
+  }
+
+  /** The result of a batch that journalled nothing. */
+  public StoreBatchResult(List<RecordStatus> recordStatuses, List<StoreBatch.ReleaseStatus> releaseStatuses,
+      List<List<Assignment>> leases, Map<Long, RunCounters> counters, long nextNotBeforeMillis, boolean pendingLeft,
+      List<StoreBatch.RenewResult> renewals, List<StoreBatch.ExpiredLease> expired, List<CancelResult> cancels) {
+    this(recordStatuses, releaseStatuses, leases, counters, nextNotBeforeMillis, pendingLeft, renewals, expired,
+        cancels, List.of());
   }
 }

@@ -110,6 +110,26 @@ public interface StoreTransaction {
    */
   record PendingSummary(long nextNotBeforeMillis, boolean leasableNow) {}
 
+  // ---- the response journal ---------------------------------------------------------------------
+
+  /**
+   * Keeps a paid response under the job's run and case and the request's digest, unless that key already
+   * has one (the first response stays: a second attempt's is the same request answered again).
+   *
+   * @param jobId an existing job (its run and case id are the key's)
+   * @param response at most {@link dev.tally.core.JournalEntry#MAX_RESPONSE_BYTES} in UTF-8
+   * @param nowMillis when it is journalled, epoch ms
+   * @return true if it was stored, false if the key already had a response (nothing changed)
+   */
+  boolean insertResponse(long jobId, String requestDigest, String response, long nowMillis);
+
+  /**
+   * The responses journalled for a case, by request digest, in the order they were journalled, up to
+   * {@code maxBytes} (digests and responses in UTF-8): a response that would pass it is left out, and so
+   * is every later one.
+   */
+  java.util.Map<String, String> responses(long runId, String caseId, int maxBytes);
+
   // ---- fair share and cancel ----------------------------------------------------------------------
 
   /** How many of the run's jobs are leased now (in this transaction). */

@@ -162,6 +162,49 @@ class SchedulerTest {
   }
 
   @Test
+  void aResponseJournalledByAnAttemptWhoseWorkerThenDiesGoesToTheNextAttemptAndAStaleOneIsFenced() {
+    long runId = createRun(2, 3);
+    FakeWorker doomed = new FakeWorker("doomed", 2);
+    scheduler.activate(runId);
+    scheduler.workerJoined(doomed);
+    scheduler.step();
+    List<Assignment> first = doomed.takeAssigned();
+    assertThat(first).hasSize(2).allSatisfy(a -> assertThat(a.journal()).isEmpty());
+    Assignment paid = first.get(0);
+    String digest = "ab".repeat(32);
+    scheduler.responseJournalled(doomed,
+        new dev.tally.core.JournalEntry(paid.jobId(), paid.token(), digest, "{\"answer\":\"4\"}"));
+    scheduler.step();
+    assertThat(doomed.journalAcks).as("acked after the commit").containsExactly(
+        new JournalAck(paid.jobId(), paid.token(), digest, dev.tally.core.JournalEntry.Status.STORED));
+
+    // The worker dies before it reports: both jobs go to a survivor, the paid one with its response.
+    scheduler.workerLost(doomed, "reaped after 5000ms of silence");
+    FakeWorker survivor = new FakeWorker("survivor", 2);
+    scheduler.workerJoined(survivor);
+    scheduler.step();
+    clock.advance(Duration.ofSeconds(1)); // past any first backoff
+    scheduler.step();
+    List<Assignment> redelivered = survivor.takeAssigned();
+    assertThat(redelivered).hasSize(2);
+    Assignment again = redelivered.stream().filter(a -> a.jobId() == paid.jobId()).findFirst().orElseThrow();
+    assertThat(again.attempt()).isEqualTo(2);
+    assertThat(again.journal()).containsExactly(java.util.Map.entry(digest, "{\"answer\":\"4\"}"));
+    assertThat(redelivered).filteredOn(a -> a.jobId() != paid.jobId()).singleElement()
+        .satisfies(a -> assertThat(a.journal()).as("the other case paid for nothing").isEmpty());
+
+    // The dead attempt's late entry (a frozen worker thawing) is fenced and stores nothing.
+    Assignment other = first.get(1);
+    scheduler.responseJournalled(doomed,
+        new dev.tally.core.JournalEntry(other.jobId(), other.token(), digest, "late"));
+    scheduler.step();
+    assertThat(doomed.journalAcks).last().isEqualTo(
+        new JournalAck(other.jobId(), other.token(), digest, dev.tally.core.JournalEntry.Status.FENCED));
+    assertThat(store.journalledResponses(runId, other.caseId())).isEmpty();
+    assertThat(store.journalledResponses(runId, paid.caseId())).containsOnlyKeys(digest);
+  }
+
+  @Test
   void lostWorkersJobsAreRedeliveredAndItsLateResultsFenced() {
     long runId = createRun(2, 3);
     FakeWorker doomed = new FakeWorker("doomed", 2);
@@ -729,6 +772,7 @@ class SchedulerTest {
     final int window;
     final List<Assignment> assigned = new ArrayList<>();
     final List<Ack> acks = new ArrayList<>();
+    final List<JournalAck> journalAcks = new ArrayList<>();
     final List<Long> abandoned = new ArrayList<>();
     List<HeldLease> held = List.of();
     int slots;
@@ -796,6 +840,11 @@ class SchedulerTest {
     @Override
     public void acknowledge(List<Ack> acks) {
       this.acks.addAll(acks);
+    }
+
+    @Override
+    public void acknowledgeJournal(List<JournalAck> acks) {
+      journalAcks.addAll(acks);
     }
 
     @Override

@@ -4,12 +4,15 @@ import com.google.protobuf.ByteString;
 import dev.tally.core.Assignment;
 import dev.tally.core.EvaluatorSpec;
 import dev.tally.core.InfraFailure;
+import dev.tally.core.JournalEntry;
 import dev.tally.core.Outcome;
 import dev.tally.core.Verdict;
 import dev.tally.core.schedule.Ack;
 import dev.tally.core.schedule.AttemptReport;
 import dev.tally.protocol.AckEntry;
 import dev.tally.protocol.Assign;
+import dev.tally.protocol.JournalAck;
+import dev.tally.protocol.JournalledResponse;
 import dev.tally.protocol.Result;
 import dev.tally.protocol.RunConfig;
 import java.nio.charset.StandardCharsets;
@@ -39,13 +42,40 @@ public final class WireMapping {
    * The evaluator travels separately, once per run, as a {@link #runConfig RunConfig}.
    */
   public static Assign toWire(Assignment a) {
-    return Assign.newBuilder()
+    Assign.Builder b = Assign.newBuilder()
         .setJobId(a.jobId())
         .setRunId(a.runId())
         .setToken(a.token())
         .setAttempt(a.attempt())
         .setCaseId(a.caseId())
-        .setCaseJson(ByteString.copyFrom(a.caseJson(), StandardCharsets.UTF_8))
+        .setCaseJson(ByteString.copyFrom(a.caseJson(), StandardCharsets.UTF_8));
+    a.journal().forEach((digest, response) ->
+        b.addJournal(JournalledResponse.newBuilder().setRequestDigest(digest).setResponse(response)));
+    return b.build();
+  }
+
+  /** A worker's JournalEntry frame body. */
+  public static dev.tally.protocol.JournalEntry toWire(JournalEntry e) {
+    return dev.tally.protocol.JournalEntry.newBuilder()
+        .setJobId(e.jobId())
+        .setToken(e.token())
+        .setRequestDigest(e.requestDigest())
+        .setResponse(e.response())
+        .build();
+  }
+
+  /** The wire form of one journal entry's settlement. */
+  public static JournalAck toWire(dev.tally.core.schedule.JournalAck ack) {
+    JournalAck.Status status = switch (ack.status()) {
+      case STORED -> JournalAck.Status.STORED;
+      case ALREADY_STORED -> JournalAck.Status.ALREADY_STORED;
+      case FENCED -> JournalAck.Status.FENCED;
+    };
+    return JournalAck.newBuilder()
+        .setJobId(ack.jobId())
+        .setToken(ack.token())
+        .setRequestDigest(ack.requestDigest())
+        .setStatus(status)
         .build();
   }
 
@@ -152,6 +182,39 @@ public final class WireMapping {
   }
 
   // ---- wire -> core ----
+
+  /**
+   * A worker's journal entry.
+   *
+   * @throws IllegalArgumentException if the digest or the response breaks {@link JournalEntry}'s limits
+   */
+  public static JournalEntry toCore(dev.tally.protocol.JournalEntry e) {
+    return new JournalEntry(e.getJobId(), e.getToken(), e.getRequestDigest(), e.getResponse());
+  }
+
+  /**
+   * A journal entry's settlement, as the worker reads it: an unset or unknown status (from a newer
+   * coordinator) reads as {@code FENCED}, the one that stores nothing the worker relies on.
+   */
+  public static JournalEntry.Status toCore(JournalAck.Status status) {
+    return switch (status) {
+      case STORED -> JournalEntry.Status.STORED;
+      case ALREADY_STORED -> JournalEntry.Status.ALREADY_STORED;
+      case FENCED, STATUS_UNSPECIFIED, UNRECOGNIZED -> JournalEntry.Status.FENCED;
+    };
+  }
+
+  /** The responses an Assign carries, by request digest, in order. */
+  public static java.util.Map<String, String> journal(Assign a) {
+    if (a.getJournalCount() == 0) {
+      return java.util.Map.of();
+    }
+    java.util.Map<String, String> out = new java.util.LinkedHashMap<>();
+    for (JournalledResponse r : a.getJournalList()) {
+      out.putIfAbsent(r.getRequestDigest(), r.getResponse());
+    }
+    return out;
+  }
 
   /**
    * How a worker says an attempt ended, with its queue and run times.

@@ -46,6 +46,10 @@ final class EventLog implements WorkerEvents {
     events.add(new Event(Kind.ENDED, worker, report, null));
   }
 
+  /** Journal entries are the scheduler's to answer; the fuzz sink keeps no journal and answers nothing. */
+  @Override
+  public void responseJournalled(WorkerHandle worker, dev.tally.core.JournalEntry entry) {}
+
   @Override
   public void workerLost(WorkerHandle worker, String reason) {
     events.add(new Event(Kind.LOST, worker, null, reason));

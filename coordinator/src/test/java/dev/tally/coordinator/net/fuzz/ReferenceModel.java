@@ -33,7 +33,18 @@ final class ReferenceModel {
   /** ConnectionCore.MAX_QUOTED_REASON_CHARS: how much of a worker's Goodbye reason the lost reason quotes. */
   static final int MAX_QUOTED_REASON_CHARS = 200;
 
+  /** JournalEntry.MAX_DIGEST_CHARS and MAX_RESPONSE_BYTES (core), written out. */
+  static final int MAX_DIGEST_CHARS = 128;
+  static final int MAX_RESPONSE_BYTES = 1 << 20;
+
   private ReferenceModel() {}
+
+  /** A journal entry's rules: a digest of 1..128 lower-case hex digits, a response of at most 1 MiB in UTF-8. */
+  static boolean acceptable(dev.tally.protocol.JournalEntry j) {
+    String d = j.getRequestDigest();
+    return !d.isEmpty() && d.length() <= MAX_DIGEST_CHARS && d.chars().allMatch(c -> c >= '0' && c <= '9' || c >= 'a' && c <= 'f')
+        && j.getResponse().getBytes(java.nio.charset.StandardCharsets.UTF_8).length <= MAX_RESPONSE_BYTES;
+  }
 
   /** One decoded item of a byte stream: a frame's Envelope, or the refusal that ends the stream. */
   sealed interface Item {
@@ -120,6 +131,12 @@ final class ReferenceModel {
       switch (e.getBodyCase()) {
         case HEARTBEAT -> { }
         case DRAIN -> { } // the worker is shutting down gracefully: no event, its handle takes no new work
+        case JOURNAL_ENTRY -> {
+          if (!acceptable(e.getJournalEntry())) {
+            return end(workerId, reports, "malformed frame: (journal entry)", r -> r.startsWith("malformed frame: "));
+          }
+          // else handed to the scheduler (the sink); it is not a report
+        }
         case RESULT -> {
           AttemptReport report = report(e.getResult());
           if (report == null) {

@@ -189,6 +189,11 @@ public final class InMemoryStore implements Store {
     final Map<Long, Map<String, Long>> jobByCaseId = new HashMap<>();
     /** Idempotency keys by scope and key. */
     final Map<String, IdempotencyKey> keys = new HashMap<>();
+    /**
+     * Journalled responses by job, then request digest, in the order written. A job is one (run, case), so
+     * this is the key SQLite's {@code responses} table has.
+     */
+    final Map<Long, LinkedHashMap<String, String>> responses = new HashMap<>();
     long nextReservation = 1;
 
     /** Moves a job to {@code to}, keeping the pending index and the leased counts. */
@@ -326,6 +331,8 @@ public final class InMemoryStore implements Store {
     final Map<Long, JobRow> jobBefore = new HashMap<>();
     final Map<Long, RunRow> runBefore = new HashMap<>();
     final List<Long> attemptsAdded = new ArrayList<>();
+    /** Responses this transaction journalled (job, digest), to take out again on rollback. */
+    final List<Map.Entry<Long, String>> responsesAdded = new ArrayList<>();
     /** Keys as they were before this transaction wrote them (null: no row). */
     final Map<String, IdempotencyKey> keysBefore = new HashMap<>();
     /** Runs this transaction is creating, with their job ids in insertion order. */
@@ -550,6 +557,9 @@ public final class InMemoryStore implements Store {
     }
 
     void rollback() {
+      for (Map.Entry<Long, String> r : responsesAdded) {
+        state.responses.get(r.getKey()).remove(r.getValue());
+      }
       for (int i = attemptsAdded.size() - 1; i >= 0; i--) {
         List<AttemptView> list = state.attempts.get(attemptsAdded.get(i));
         list.remove(list.size() - 1);
@@ -578,6 +588,41 @@ public final class InMemoryStore implements Store {
           state.keys.put(k, v);
         }
       });
+    }
+
+    // ---- the response journal ----
+
+    @Override
+    public boolean insertResponse(long jobId, String requestDigest, String response, long nowMillis) {
+      if (!state.jobs.containsKey(jobId)) {
+        throw new StoreException("no job " + jobId + " to journal a response for");
+      }
+      Map<String, String> byDigest = state.responses.computeIfAbsent(jobId, j -> new LinkedHashMap<>());
+      if (byDigest.containsKey(requestDigest)) {
+        return false;
+      }
+      byDigest.put(requestDigest, response);
+      responsesAdded.add(Map.entry(jobId, requestDigest));
+      return true;
+    }
+
+    @Override
+    public Map<String, String> responses(long runId, String caseId, int maxBytes) {
+      Long jobId = state.jobByCaseId.getOrDefault(runId, Map.of()).get(caseId);
+      Map<String, String> byDigest = jobId == null ? null : state.responses.get(jobId);
+      if (byDigest == null || byDigest.isEmpty()) {
+        return Map.of();
+      }
+      Map<String, String> out = new LinkedHashMap<>();
+      long bytes = 0;
+      for (Map.Entry<String, String> e : byDigest.entrySet()) {
+        bytes += e.getKey().length() + dev.tally.core.JournalEntry.utf8Length(e.getValue());
+        if (bytes > maxBytes) {
+          break;
+        }
+        out.put(e.getKey(), e.getValue());
+      }
+      return out;
     }
 
     // ---- fair share and cancel ----
@@ -1048,6 +1093,16 @@ public final class InMemoryStore implements Store {
   }
 
   /** {@inheritDoc} */
+  @Override
+  public Map<String, String> journalledResponses(long runId, String caseId) {
+    synchronized (state) {
+      ensureOpen("journalledResponses");
+      Long id = state.jobByCaseId.getOrDefault(runId, Map.of()).get(caseId);
+      Map<String, String> byDigest = id == null ? null : state.responses.get(id);
+      return byDigest == null ? Map.of() : java.util.Collections.unmodifiableMap(new LinkedHashMap<>(byDigest));
+    }
+  }
+
   @Override
   public Optional<List<AttemptView>> attempts(long runId, String caseId) {
     synchronized (state) {
