@@ -67,8 +67,8 @@ import java.util.function.Function;
  * else the attempt's remaining budget) is a retryable {@code TIMEOUT}; cancelling the attempt cancels the
  * request. The API key is removed from every text the evaluator reports, in case a server echoes it.
  *
- * <p>Threading: one instance per run per worker, shared by its slot threads; its HTTP client is
- * thread-safe and the evaluator keeps no other state.
+ * <p>Threading: one instance per run per worker, shared by its slot threads; its HTTP client (made under
+ * the instance's lock at the first request) is thread-safe, and the evaluator keeps no other state.
  */
 final class ModelEvaluator implements Evaluator {
   /**
@@ -96,8 +96,9 @@ final class ModelEvaluator implements Evaluator {
   private static final String REDACTED = "[redacted]";
 
   private final ModelSettings settings;
-  private final HttpClient client;
   private final Function<String, String> environment;
+  /** Made at the first request: a server checking a submission builds evaluators it never runs. */
+  private HttpClient client;
 
   /** An evaluator reading the key from the worker's environment. */
   ModelEvaluator(ModelSettings settings) {
@@ -111,8 +112,14 @@ final class ModelEvaluator implements Evaluator {
   ModelEvaluator(ModelSettings settings, Function<String, String> environment) {
     this.settings = Objects.requireNonNull(settings, "settings");
     this.environment = Objects.requireNonNull(environment, "environment");
-    // HTTP/1.1: a plain-http local server (vLLM, a test's fake) is not asked to upgrade to h2c.
-    this.client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(CONNECT_TIMEOUT).build();
+  }
+
+  private synchronized HttpClient client() {
+    if (client == null) {
+      // HTTP/1.1: a plain-http local server (vLLM, a test's fake) is not asked to upgrade to h2c.
+      client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(CONNECT_TIMEOUT).build();
+    }
+    return client;
   }
 
   /** A case this evaluator cannot make a request of; the case's {@code error}. */
@@ -236,7 +243,7 @@ final class ModelEvaluator implements Evaluator {
       request.header("Authorization", "Bearer " + key);
     }
     CompletableFuture<HttpResponse<byte[]>> future =
-        client.sendAsync(request.build(), info -> new BoundedBody(MAX_RESPONSE_BYTES));
+        client().sendAsync(request.build(), info -> new BoundedBody(MAX_RESPONSE_BYTES));
     Runnable unregister = ctx.onCancel(() -> future.cancel(true));
     try {
       // The request's own timeout covers waiting for the headers; this one covers the body as well.
