@@ -12,6 +12,8 @@ import dev.tally.core.store.RunSpec;
 import dev.tally.core.store.RunView;
 import dev.tally.datasets.ReadOptions;
 import dev.tally.worker.eval.CommandTemplate;
+import dev.tally.worker.eval.ModelSettings;
+import dev.tally.worker.eval.PromptTemplate;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -67,12 +69,12 @@ public final class RunCommand extends RunnerCommand {
     }
     limits = attemptOptions.limits();
     evaluator = evaluatorOptions.toSpec(spec.commandLine());
-    CommandTemplate template = EvaluatorOptions.template(evaluator, spec.commandLine());
+    EvaluatorOptions.FieldCheck fieldCheck = EvaluatorOptions.FieldCheck.of(evaluator, spec.commandLine());
     ReadOptions reading = datasetOptions.readOptions();
     try {
       cases = Dataset.read(dataset, reading);
-      if (template != null) {
-        cases.requireFields(template::missingField, "--cmd");
+      if (fieldCheck != null) {
+        cases.requireFields(fieldCheck.missingField(), fieldCheck.flag());
       }
       return true;
     } catch (DatasetException e) {
@@ -147,12 +149,46 @@ public final class RunCommand extends RunnerCommand {
   static final class EvaluatorOptions {
     enum Kind {
       exec,
+      model,
       sleep,
       noop
     }
 
-    @Option(names = "--evaluator", defaultValue = "exec", description = "exec, sleep or noop (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--evaluator", defaultValue = "exec", description = "exec, model, sleep or noop (default: ${DEFAULT-VALUE}).")
     Kind evaluator;
+
+    @Option(names = "--base-url", paramLabel = "URL", description = "model: the OpenAI-compatible endpoint's base URL; requests go to URL/chat/completions (e.g. https://api.openai.com/v1).")
+    String baseUrl;
+
+    @Option(names = "--model", paramLabel = "NAME", description = "model: the model's name, sent as \"model\".")
+    String model;
+
+    @Option(names = "--api-key-env", paramLabel = "NAME", description = "model: the environment variable each worker reads the API key from when a case runs (default: " + ModelSettings.DEFAULT_API_KEY_ENV + "); the key itself is never stored, logged or sent to the coordinator.")
+    String apiKeyEnv;
+
+    @Option(names = "--prompt", paramLabel = "TEMPLATE", description = "model: the user message, {field} replaced by the case's field (e.g. 'Question: {question}'); without it the case's input is the prompt (a string, or a list of chat messages sent as it is).")
+    String prompt;
+
+    @Option(names = "--system", paramLabel = "TEXT", description = "model: a system message put before the case's messages.")
+    String system;
+
+    @Option(names = "--temperature", paramLabel = "T", description = "model: sampling temperature, 0 to 2 (default: the endpoint's).")
+    String temperature;
+
+    @Option(names = "--max-tokens", paramLabel = "N", description = "model: most tokens to generate per case (default: the endpoint's).")
+    String maxTokens;
+
+    @Option(names = "--stop", paramLabel = "TEXT", description = "model: a stop sequence; repeat for up to " + ModelSettings.MAX_STOP_SEQUENCES + ".")
+    List<String> stop = new ArrayList<>();
+
+    @Option(names = "--model-seed", paramLabel = "N", description = "model: the sampling seed sent to the endpoint (--seed is --sample's).")
+    String modelSeed;
+
+    @Option(names = "--model-request-timeout", paramLabel = "DURATION", description = "model: the longest one request may take (default: what is left of the case's --case-timeout); past it the attempt is a retryable timeout.")
+    String modelRequestTimeout;
+
+    @Option(names = "--price", paramLabel = "IN,OUT", description = "model: USD per million prompt and completion tokens (e.g. 0.15,0.60); each case's fields get costUsd.")
+    String price;
 
     @Option(names = "--cmd", description = "exec: the command per case; {field} is replaced by the case's field, as one argument (shell-quoted inside the script of sh -c and the like; {raw:field} is inserted as it is). The case JSON is on stdin, TALLY_* variables describe the attempt.")
     String cmd;
@@ -183,8 +219,19 @@ public final class RunCommand extends RunnerCommand {
             options.put("millis", Long.toString(millis));
           }
           break;
+        case model:
+          modelOptions().forEach((option, value) -> options.put(option.key, value));
+          try {
+            ModelSettings.parse(options); // what a worker will do with them, checked now
+          } catch (ModelSettings.OptionException e) {
+            throw new ParameterException(cl, e.getMessage());
+          }
+          break;
         default:
           break;
+      }
+      if (evaluator != Kind.model && !modelOptions().isEmpty()) {
+        throw new ParameterException(cl, modelOptions().keySet().iterator().next().flag() + " is only for --evaluator model");
       }
       if (millis != null && evaluator != Kind.sleep) {
         throw new ParameterException(cl, "--millis is only for --evaluator sleep");
@@ -205,6 +252,44 @@ public final class RunCommand extends RunnerCommand {
         }
       }
       return new EvaluatorSpec(evaluator.name(), options, caseTimeout);
+    }
+
+    /** The model options typed, by option, as the options map holds them. */
+    private Map<ModelSettings.Option, String> modelOptions() {
+      Map<ModelSettings.Option, String> given = new LinkedHashMap<>();
+      given.put(ModelSettings.Option.BASE_URL, baseUrl);
+      given.put(ModelSettings.Option.MODEL, model);
+      given.put(ModelSettings.Option.API_KEY_ENV, apiKeyEnv);
+      given.put(ModelSettings.Option.PROMPT, prompt);
+      given.put(ModelSettings.Option.SYSTEM, system);
+      given.put(ModelSettings.Option.TEMPERATURE, temperature);
+      given.put(ModelSettings.Option.MAX_TOKENS, maxTokens);
+      given.put(ModelSettings.Option.STOP, stop.isEmpty() ? null : ModelSettings.stopValue(stop));
+      given.put(ModelSettings.Option.SEED, modelSeed);
+      given.put(ModelSettings.Option.REQUEST_TIMEOUT, modelRequestTimeout);
+      given.put(ModelSettings.Option.PRICE, price);
+      given.values().removeIf(java.util.Objects::isNull);
+      return given;
+    }
+
+    /**
+     * What the evaluator needs of every case, checked before anything is submitted: the fields of exec's
+     * {@code --cmd} or of the model's {@code --prompt}, each by its owner's grammar. Null when it needs none.
+     *
+     * @param missingField the first field a case lacks, if any
+     * @param flag the flag whose template names the fields, for the message
+     * @throws ParameterException naming the flag if the template is refused
+     */
+    record FieldCheck(java.util.function.Function<com.fasterxml.jackson.databind.JsonNode, java.util.Optional<String>> missingField,
+        String flag) {
+      static FieldCheck of(EvaluatorSpec spec, picocli.CommandLine cl) {
+        CommandTemplate cmd = template(spec, cl);
+        if (cmd != null) {
+          return new FieldCheck(cmd::missingField, "--cmd");
+        }
+        String prompt = spec.kind().equals(Kind.model.name()) ? spec.options().get(ModelSettings.Option.PROMPT.key) : null;
+        return prompt == null ? null : new FieldCheck(PromptTemplate.parse(prompt)::missingField, "--prompt");
+      }
     }
 
     /**

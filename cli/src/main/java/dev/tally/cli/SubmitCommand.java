@@ -15,6 +15,7 @@ import dev.tally.datasets.ReadOptions;
 import dev.tally.http.ApiServer;
 import dev.tally.http.dto.RunObject;
 import dev.tally.worker.eval.CommandTemplate;
+import dev.tally.worker.eval.ModelSettings;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Path;
@@ -102,7 +103,7 @@ public final class SubmitCommand extends ClientCommand {
   int run(ApiClient client, PrintWriter out, PrintWriter err) throws Exception {
     AttemptLimits limits = attemptOptions.limits();
     EvaluatorSpec evaluator = evaluatorOptions.toSpec(spec.commandLine());
-    CommandTemplate template = RunCommand.EvaluatorOptions.template(evaluator, spec.commandLine());
+    RunCommand.EvaluatorOptions.FieldCheck fieldCheck = RunCommand.EvaluatorOptions.FieldCheck.of(evaluator, spec.commandLine());
     if (idempotencyKey != null) {
       IdempotencyRules.keyProblem(idempotencyKey).ifPresent(problem -> {
         throw new ParameterException(spec.commandLine(), "--idempotency-key: " + problem);
@@ -113,8 +114,8 @@ public final class SubmitCommand extends ClientCommand {
     String fields = fields(real, evaluator, limits);
     ConvertedDataset converted;
     try {
-      CommandTemplate t = template;
-      converted = ConvertedDataset.of(dataset, reading, node -> t == null ? Optional.empty() : t.missingField(node), "--cmd");
+      converted = ConvertedDataset.of(dataset, reading,
+          fieldCheck == null ? node -> Optional.empty() : fieldCheck.missingField(), fieldCheck == null ? "--cmd" : fieldCheck.flag());
     } catch (DatasetException e) {
       err.println("tally: " + e.getMessage());
       return Main.EXIT_USAGE;
@@ -239,6 +240,9 @@ public final class SubmitCommand extends ClientCommand {
     }
     if (evaluator.options().containsKey("millis")) {
       e.put("millis", Long.parseLong(evaluator.options().get("millis")));
+    }
+    if (evaluator.kind().equals("model")) {
+      e.setAll(ModelSettings.toJson(evaluator.options()));
     }
     java.util.List<String> scorers = dev.tally.core.score.Scorers.specsOf(evaluator.options());
     if (!scorers.isEmpty()) {

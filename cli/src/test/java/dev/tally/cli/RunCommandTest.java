@@ -490,6 +490,23 @@ class RunCommandTest {
   }
 
   @Test
+  void theModelEvaluatorsFlagsAreCheckedBeforeAnythingRuns() throws Exception {
+    Path dataset = dir.resolve("c.jsonl");
+    Files.write(dataset, List.of("{\"id\":\"a\",\"input\":\"What is 1 + 1?\"}"));
+    assertThat(tally("run", dataset.toString(), "--evaluator=model", "--model=m")).isEqualTo(Main.EXIT_USAGE);
+    assertThat(err.toString()).contains("--evaluator model needs --base-url");
+    assertThat(tally("run", dataset.toString(), "--evaluator=model", "--base-url=http://127.0.0.1:9/v1", "--model=m",
+        "--temperature=3")).isEqualTo(Main.EXIT_USAGE);
+    assertThat(err.toString()).contains("--temperature must be from 0 to 2, got 3");
+    assertThat(tally("run", dataset.toString(), "--evaluator=noop", "--model=m")).isEqualTo(Main.EXIT_USAGE);
+    assertThat(err.toString()).contains("--model is only for --evaluator model");
+    assertThat(tally("run", dataset.toString(), "--evaluator=model", "--base-url=http://127.0.0.1:9/v1", "--model=m",
+        "--prompt=Q: {question}", "--db=" + dir.resolve("m.db"))).isEqualTo(Main.EXIT_USAGE);
+    assertThat(err.toString()).contains("case \"a\" has no field \"question\", which --prompt uses");
+    assertThat(dir.resolve("m.db")).doesNotExist();
+  }
+
+  @Test
   void anInProcessWorkerAloneRunsTheWholeDataset() throws Exception {
     Path dataset = dir.resolve("c.jsonl");
     List<String> lines = new ArrayList<>();

@@ -16,6 +16,9 @@ import dev.tally.http.dto.AttemptObject;
 import dev.tally.http.dto.CaseObject;
 import dev.tally.http.dto.CountersObject;
 import dev.tally.http.dto.EvaluatorObject;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.tally.worker.eval.ModelSettings;
 import dev.tally.http.dto.RunObject;
 import dev.tally.http.dto.SettingsObject;
 import dev.tally.http.dto.WorkerObject;
@@ -64,11 +67,26 @@ public final class ApiViews {
         .build();
   }
 
-  /** An evaluator object: exec with its command, sleep with its milliseconds if given, noop. */
+  /**
+   * An evaluator object: exec with its command, model with its settings (converted by their owner, {@link
+   * ModelSettings#toJson}), sleep with its milliseconds if given, noop.
+   */
   public static EvaluatorObject evaluator(EvaluatorSpec spec) {
+    ObjectNode e = EVALUATOR_JSON.createObjectNode();
+    e.put("kind", spec.kind());
+    e.put("cmd", spec.options().get("cmd"));
     String millis = spec.options().get("millis");
-    return new EvaluatorObject(spec.kind(), spec.options().get("cmd"), millis == null ? null : Long.valueOf(millis));
+    if (millis != null) {
+      e.put("millis", Long.valueOf(millis));
+    }
+    if (spec.kind().equals("model")) {
+      e.setAll(ModelSettings.toJson(spec.options()));
+    }
+    return EVALUATOR_JSON.convertValue(e, EvaluatorObject.class);
   }
+
+  /** Converts an evaluator's fields to its object; thread-safe once built. */
+  private static final ObjectMapper EVALUATOR_JSON = new ObjectMapper();
 
   /**
    * A case object: its job, and the queue time of the attempt that recorded it (null until recorded).

@@ -7,6 +7,7 @@ import dev.tally.core.EvaluatorSpec;
 import dev.tally.core.RedeliveryPolicy.AttemptLimits;
 import dev.tally.worker.eval.CommandTemplate;
 import dev.tally.worker.eval.EvaluatorFactory;
+import dev.tally.worker.eval.ModelSettings;
 import java.time.Duration;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
@@ -17,7 +18,8 @@ import java.util.Optional;
 
 /**
  * What a {@code POST /api/v1/runs} says besides its cases: {@code {"name": ..., "evaluator": {"kind":
- * "exec", "cmd": "..."} | {"kind": "sleep", "millis": N} | {"kind": "noop"}, "settings": {"maxAttempts": N,
+ * "exec", "cmd": "..."} | {"kind": "model", "baseUrl": "...", "model": "...", ...} | {"kind": "sleep", "millis": N} |
+ * {"kind": "noop"}, "settings": {"maxAttempts": N,
  * "timeoutRetries": N, "caseTimeout": "10m"}}}. Every field but {@code evaluator} may be left out (the
  * settings' defaults are {@code tally run}'s: {@link AttemptLimits#DEFAULT_MAX_ATTEMPTS}, {@link
  * AttemptLimits#DEFAULT_TIMEOUT_RETRIES}, the coordinator builder's case timeout); a field Tally does not
@@ -127,6 +129,17 @@ record Submission(String name, EvaluatorSpec evaluator, AttemptLimits limits, Co
             throw f.problem("/evaluator/millis", "millis must be a whole number >= 0, got " + millis);
           }
           options.put("millis", Long.toString(millis.asLong()));
+        }
+      }
+      case "model" -> {
+        List<String> known = new java.util.ArrayList<>(List.of("kind"));
+        known.addAll(ModelSettings.jsonNames());
+        f.onlyKnown(evaluator, "/evaluator", known);
+        try {
+          options.putAll(ModelSettings.fromJson(evaluator));
+          ModelSettings.parse(options); // the worker's own checks, answered with the field at fault
+        } catch (ModelSettings.OptionException e) {
+          throw f.problem(e.option() == null ? "/evaluator" : "/evaluator/" + e.option().jsonName, e.getMessage());
         }
       }
       default -> f.onlyKnown(evaluator, "/evaluator", List.of("kind"));

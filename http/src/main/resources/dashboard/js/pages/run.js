@@ -7,6 +7,20 @@ import { n, escapeHtml, time, clock, duration, ended, rateAndEta, rateText, prog
 import { of as samplesOf } from '../samples.js';
 import { progressChart } from '../charts.js';
 
+/** A model evaluator's settings after its kind: the model at its endpoint, then what was set (never a key: the run has none). */
+function modelLine(e) {
+  if (e.kind !== 'model') return '';
+  const set = [
+    ['temperature', e.temperature], ['max tokens', e.maxTokens], ['seed', e.seed],
+    ['stop', e.stop && e.stop.map(s => JSON.stringify(s)).join(' ')], ['request timeout', e.requestTimeout],
+    ['price', e.price && `$${e.price} per M tokens`], ['key from', e.apiKeyEnv && `$${e.apiKeyEnv}`],
+  ].filter(([, v]) => v != null).map(([k, v]) => `${k} ${escapeHtml(String(v))}`);
+  const prompt = e.prompt != null ? `<br>prompt <span class="mono">${escapeHtml(e.prompt)}</span>` : '';
+  const system = e.system != null ? `<br>system <span class="mono">${escapeHtml(e.system)}</span>` : '';
+  return ` <span class="mono">${escapeHtml(e.model)}</span> at <span class="mono">${escapeHtml(e.baseUrl)}</span>`
+    + (set.length ? `<br>${set.join(', ')}` : '') + prompt + system;
+}
+
 /** Cases per page of the table: one screen's worth; the server pages, so the run's size does not matter. */
 const CASES_PAGE = 50;
 /**
@@ -88,7 +102,7 @@ export function mount(main, [idText]) {
     const e = run.evaluator || {};
     const s = run.settings || {};
     $('#settings').innerHTML = `
-      <dt>evaluator</dt><dd>${escapeHtml(e.kind)}${e.cmd ? ` <span class="mono">${escapeHtml(e.cmd)}</span>` : ''}${e.millis != null ? ` ${n(e.millis)} ms` : ''}</dd>
+      <dt>evaluator</dt><dd>${escapeHtml(e.kind)}${e.cmd ? ` <span class="mono">${escapeHtml(e.cmd)}</span>` : ''}${e.millis != null ? ` ${n(e.millis)} ms` : ''}${modelLine(e)}</dd>
       <dt>scorers</dt><dd class="mono">${run.scorers && run.scorers.length ? run.scorers.map(escapeHtml).join('<br>') : '—'}</dd>
       <dt>dataset</dt><dd>${escapeHtml(run.dataset || '—')}</dd>
       <dt>max attempts</dt><dd>${n(s.maxAttempts)}</dd>

@@ -1,14 +1,43 @@
 package dev.tally.http.dto;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
+import java.util.List;
 
 /**
- * How a run's cases are evaluated: {@code {"kind": "exec", "cmd": "..."}}, {@code {"kind": "sleep",
- * "millis": N}} (millis absent: each case's own {@code millis} field, else 0) or {@code {"kind": "noop"}}.
+ * How a run's cases are evaluated: {@code {"kind": "exec", "cmd": "..."}}, {@code {"kind": "model", "baseUrl":
+ * "...", "model": "...", ...}}, {@code {"kind": "sleep", "millis": N}} (millis absent: each case's own {@code
+ * millis} field, else 0) or {@code {"kind": "noop"}}. Fields that do not apply to the kind, or were not given,
+ * are absent. The model's fields are the {@code tally run} flags of the same names; none is the API key, which
+ * each worker reads from its environment variable {@code apiKeyEnv}.
  *
- * @param kind {@code exec}, {@code sleep} or {@code noop}
- * @param cmd exec's command template; absent for the others
- * @param millis sleep's milliseconds per case; absent for the others
+ * @param kind {@code exec}, {@code model}, {@code sleep} or {@code noop}
+ * @param cmd exec's command template
+ * @param millis sleep's milliseconds per case
+ * @param baseUrl model: the endpoint's base URL (requests go to {@code baseUrl/chat/completions})
+ * @param model model: the model's name
+ * @param apiKeyEnv model: the environment variable the key is read from (default {@code OPENAI_API_KEY})
+ * @param prompt model: the prompt template over the case's fields ({@code {field}}); absent: the case's input
+ * @param system model: a system message put first
+ * @param temperature model: sampling temperature, 0 to 2
+ * @param maxTokens model: most tokens to generate per case
+ * @param stop model: stop sequences
+ * @param seed model: the sampling seed
+ * @param requestTimeout model: the longest one request may take, a duration such as {@code "30s"}
+ * @param price model: USD per million prompt and completion tokens, {@code "IN,OUT"}
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
-public record EvaluatorObject(String kind, String cmd, Long millis) {}
+public record EvaluatorObject(
+    String kind,
+    String cmd,
+    Long millis,
+    String baseUrl,
+    String model,
+    String apiKeyEnv,
+    String prompt,
+    String system,
+    Double temperature,
+    Long maxTokens,
+    List<String> stop,
+    Long seed,
+    String requestTimeout,
+    String price) {}

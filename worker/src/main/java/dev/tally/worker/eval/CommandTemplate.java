@@ -73,7 +73,7 @@ public final class CommandTemplate {
    * Literal text ({@code field == null}) or a placeholder; a placeholder's {@code position} is that of its
    * opening brace in the template, 0-based (for errors). A literal's is not used.
    */
-  private record Part(String literal, String field, boolean raw, int position) {
+  record Part(String literal, String field, boolean raw, int position) {
     boolean placeholder() {
       return field != null;
     }
@@ -203,6 +203,20 @@ public final class CommandTemplate {
       }
     }
     return out;
+  }
+
+  /**
+   * The literal text and placeholders of one text, by this grammar's placeholder rules ({@code {name}},
+   * {@code {raw:name}}, {@code {{} and {@code }}}) without splitting it into arguments: for templates that
+   * are not command lines ({@link PromptTemplate}). A placeholder's position is its brace's index in
+   * {@code text}.
+   */
+  static List<Part> placeholders(String text) {
+    int[] positions = new int[text.length()];
+    for (int k = 0; k < positions.length; k++) {
+      positions[k] = k;
+    }
+    return parseArg(new Token(text, positions));
   }
 
   private static List<Part> parseArg(Token token) {

@@ -15,6 +15,8 @@ import java.util.Objects;
  *   <li>{@code sleep}: waits the case's {@code millis} field, else option {@code millis} (default 0),
  *       then passes.
  *   <li>{@code exec}: runs option {@code cmd} per case, see {@link ExecEvaluator}.
+ *   <li>{@code model}: asks an OpenAI-compatible Chat Completions endpoint per case, see {@link
+ *       ModelEvaluator}; its options are {@link ModelSettings}'.
  * </ul>
  *
  * <p>Any kind with option {@link Scorers#OPTION} (the run's {@code --scorer} specs) has its outcomes judged
@@ -22,19 +24,20 @@ import java.util.Objects;
  */
 public final class EvaluatorFactory {
   /** The kinds {@link #create} knows, in the order error messages list them. */
-  public static final List<String> KINDS = List.of("exec", "sleep", "noop");
+  public static final List<String> KINDS = List.of("exec", "model", "sleep", "noop");
 
   private EvaluatorFactory() {}
 
   /**
    * Builds an evaluator.
    *
-   * @param kind {@code exec}, {@code sleep} or {@code noop}
+   * @param kind {@code exec}, {@code model}, {@code sleep} or {@code noop}
    * @param options the run's evaluator options
    * @return a thread-safe evaluator, to be shared by every slot running the run's cases
    * @throws IllegalArgumentException if {@code kind} is none of {@link #KINDS} (the message names it and
    *     the known ones), if {@code exec} has no {@code cmd} or an unusable one, or if {@code sleep}'s
-   *     {@code millis} is not a non-negative integer, or if the scorers option is malformed or a spec in it
+   *     {@code millis} is not a non-negative integer, or if {@code model}'s options are refused by {@link
+   *     ModelSettings#parse} (a {@link ModelSettings.OptionException} naming the option), or if the scorers option is malformed or a spec in it
    *     is refused by {@link Scorers#parse(List)}
    */
   public static Evaluator create(String kind, Map<String, String> options) {
@@ -63,6 +66,8 @@ public final class EvaluatorFactory {
           throw new IllegalArgumentException("exec needs option cmd (the command template), got " + options);
         }
         return new ExecEvaluator(CommandTemplate.parse(cmd));
+      case "model":
+        return new ModelEvaluator(ModelSettings.parse(options));
       default:
         throw new IllegalArgumentException(
             "unknown evaluator kind '" + kind + "'; known kinds: " + String.join(", ", KINDS));

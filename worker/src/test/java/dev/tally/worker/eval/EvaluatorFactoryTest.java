@@ -21,7 +21,7 @@ class EvaluatorFactoryTest {
     assertThatThrownBy(() -> EvaluatorFactory.create("http", Map.of()))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("'http'")
-        .hasMessageContaining("exec, sleep, noop");
+        .hasMessageContaining("exec, model, sleep, noop");
   }
 
   @Test

@@ -1,0 +1,134 @@
+package dev.tally.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.tally.worker.eval.FakeChatServer;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@code tally run --evaluator model} end to end: a real {@code tally run} process with its local worker
+ * processes, against {@link FakeChatServer} on loopback, on the openai/evals arithmetic example judged by
+ * {@code --scorer numeric}. The API key is in the run's environment only; afterwards no file the run wrote
+ * (logs at DEBUG, results, summary, store) holds it.
+ */
+class ModelRunProcessTest {
+  private static final ObjectMapper JSON = new ObjectMapper();
+  private static final Path DATASET = Path.of("..", "examples", "eval-formats", "openai-evals.jsonl").toAbsolutePath().normalize();
+  private static final int CASES = 30;
+  private static final String KEY = "sk-fake-0123456789abcdef-process";
+  private static final String WRONG_KEY = "sk-wrong-fedcba9876543210-process";
+  private static final String KEY_ENV = "TALLY_TEST_MODEL_KEY";
+  /** Two JVMs start and 30 requests are answered; minutes leave room for a loaded 2-core machine. */
+  private static final long RUN_SECONDS = 180;
+
+  @TempDir Path dir;
+
+  private FakeChatServer server;
+
+  @BeforeEach
+  void start() throws IOException {
+    server = FakeChatServer.start(KEY);
+  }
+
+  @AfterEach
+  void stop() {
+    server.close();
+  }
+
+  private int run(String key) throws Exception {
+    List<String> args = new ArrayList<>(List.of("run", DATASET.toString(), "--workers=1", "--slots=4", "--no-progress",
+        "--db=" + dir.resolve("tally.db"), "--out=" + dir.resolve("r.jsonl"), "--summary=" + dir.resolve("s.json"),
+        "--evaluator=model", "--base-url=" + server.baseUrl(), "--model=calc", "--api-key-env=" + KEY_ENV,
+        "--temperature=0", "--price=1,2", "--scorer=numeric"));
+    try (TallyProcess p = TallyProcess.start(dir, "run.log", args, Map.of(KEY_ENV, key, "TALLY_LOG_LEVEL", "DEBUG"))) {
+      int exit = p.waitFor(RUN_SECONDS);
+      assertThat(exit).as("output:\n%s", p.output()).isIn(Main.EXIT_PASSED, Main.EXIT_FAILED);
+      return exit;
+    }
+  }
+
+  private List<JsonNode> results() throws IOException {
+    List<JsonNode> rows = new ArrayList<>();
+    for (String line : Files.readAllLines(dir.resolve("r.jsonl"))) {
+      rows.add(JSON.readTree(line));
+    }
+    return rows;
+  }
+
+  /** Every file under the test's folder whose bytes hold {@code text}: logs, results, summary, the store and its WAL. */
+  private List<Path> filesHolding(String text) throws IOException {
+    byte[] needle = text.getBytes(StandardCharsets.UTF_8);
+    List<Path> holding = new ArrayList<>();
+    List<Path> files;
+    try (Stream<Path> walk = Files.walk(dir)) {
+      files = walk.filter(Files::isRegularFile).toList();
+    }
+    for (Path f : files) {
+      byte[] bytes = Files.readAllBytes(f);
+      for (int i = 0; i + needle.length <= bytes.length; i++) {
+        if (java.util.Arrays.equals(bytes, i, i + needle.length, needle, 0, needle.length)) {
+          holding.add(f);
+          break;
+        }
+      }
+    }
+    assertThat(files).as("the run wrote its logs, results and store").hasSizeGreaterThan(3);
+    return holding;
+  }
+
+  @Test
+  void everyCaseIsAnsweredByOneBilledRequestAndJudgedWithItsUsageAndCostKept() throws Exception {
+    assertThat(run(KEY)).isEqualTo(Main.EXIT_PASSED);
+    assertThat(server.billed()).isEqualTo(CASES);
+    assertThat(server.requests()).isEqualTo(CASES);
+    JsonNode summary = JSON.readTree(dir.resolve("s.json").toFile());
+    assertThat(summary.get("passed").asInt()).isEqualTo(CASES);
+    for (JsonNode r : results()) {
+      JsonNode fields = r.get("fields");
+      fields = fields.isTextual() ? JSON.readTree(fields.asText()) : fields;
+      assertThat(fields.get("usage").get("completionTokens").asInt()).as(r.toString()).isEqualTo(1);
+      assertThat(fields.get("costUsd").asDouble()).as(r.toString()).isPositive();
+      assertThat(fields.get("scores").get("numeric").get("passed").asBoolean()).as(r.toString()).isTrue();
+      assertThat(r.get("answer").asText()).as(r.toString()).matches("-?[0-9]+");
+    }
+    assertThat(filesHolding(KEY)).isEmpty();
+  }
+
+  @Test
+  void aBurstOf429sIsWaitedOutAndNoCaseIsPaidTwice() throws Exception {
+    server.failNext(6, 429, "1");
+    assertThat(run(KEY)).isEqualTo(Main.EXIT_PASSED);
+    assertThat(server.requests()).isEqualTo(CASES + 6);
+    assertThat(server.billed()).isEqualTo(CASES);
+    assertThat(JSON.readTree(dir.resolve("s.json").toFile()).get("passed").asInt()).isEqualTo(CASES);
+  }
+
+  @Test
+  void aWrongKeyErrorsEveryCaseWithTheStatusAndTheServersMessageAndTheKeyIsWrittenNowhere() throws Exception {
+    assertThat(run(WRONG_KEY)).isEqualTo(Main.EXIT_FAILED);
+    assertThat(server.billed()).isZero();
+    List<JsonNode> rows = results();
+    assertThat(rows).hasSize(CASES);
+    for (JsonNode r : rows) {
+      assertThat(r.get("verdict").asText()).isEqualTo("error");
+      assertThat(r.get("output").asText()).as(r.toString())
+          .startsWith("HTTP 401 from " + server.baseUrl() + "/chat/completions: Incorrect API key provided: [redacted].")
+          .contains("the API key is read from " + KEY_ENV);
+    }
+    assertThat(filesHolding(WRONG_KEY)).isEmpty();
+    assertThat(filesHolding(KEY)).isEmpty();
+  }
+}
