@@ -82,10 +82,12 @@ final class ModelEvaluator implements Evaluator {
   static final Duration FIRST_BACKOFF = Duration.ofSeconds(1);
 
   /**
-   * Largest response body read. A completion's JSON is a few KiB (a 16k-token answer about 64 KiB); 1 MiB
-   * leaves room and keeps a journalled response well inside the protocol's 4 MiB frame.
+   * Largest response body read: the journal's limit ({@link dev.tally.core.JournalEntry#MAX_RESPONSE_BYTES},
+   * its one owner), since every paid response is journalled before it is used; a bigger one is the case's
+   * error rather than a response paid for again on every attempt. A completion's JSON is a few KiB (a
+   * 16k-token answer about 64 KiB).
    */
-  static final int MAX_RESPONSE_BYTES = 1024 * 1024;
+  static final int MAX_RESPONSE_BYTES = dev.tally.core.JournalEntry.MAX_RESPONSE_BYTES;
 
   /** How much of an error body goes into a message: enough for the server's sentence. */
   static final int ERROR_BODY_CHARS = 500;
