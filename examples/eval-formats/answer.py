@@ -5,7 +5,7 @@ against the case's target (or, for a promptfoo test without one, its equals/cont
 one verdict line: {"verdict": "pass" | "fail", "score": 0 | 1, "answer": "..."}.
 
 The stand-in has one planted weakness, so that a run has failures to show: it drops the sign of a negative
-result (29 - 32 -> "3"). Until Tally's model evaluator and scorers land, this is how these examples run.
+result (29 - 32 -> "3"). With --scorer, Tally's scorers judge the "answer" instead of this verdict.
 """
 import json
 import re

@@ -50,7 +50,7 @@ public final class CoordinatorOptions {
   @Option(names = "--worker-token-file", paramLabel = "FILE",
       description = "File holding the token every worker must present (one line; default: $" + Secret.WORKER_TOKEN_VARIABLE
           + ", else none, which a --listen address other than loopback refuses without --insecure). Local workers get it"
-          + " through their environment, never their command line.")
+          + " on their stdin, never in their environment or on their command line.")
   Path workerTokenFile;
 
   @Option(names = "--tls-cert", paramLabel = "FILE",

@@ -200,7 +200,7 @@ class ClientCommandsTest {
 
     Invocation runs = tally("runs", "--server", url(), "--token-file", tokenFile.toString());
     assertThat(runs.exit()).isZero();
-    assertThat(runs.out()).containsPattern("\\s+" + runId + "\\s+finished\\s+20/20\\s+20\\s+0\\s+0\\s+\\S+\\s+nightly");
+    assertThat(runs.out()).containsPattern("\\s+" + runId + "\\s+finished\\s+20/20\\s+20\\s+0\\s+0\\s+100\\.0%\\s+\\S+\\s+nightly");
 
     Path out = dir.resolve("results.jsonl");
     Path summary = dir.resolve("summary.json");

@@ -13,7 +13,9 @@ import java.nio.file.StandardOpenOption;
  * {@link #write} returns the new one is on disk: the bytes go to a sibling temporary file (created with the
  * umask's permissions, not {@code createTempFile}'s private ones), which is forced to disk, renamed over
  * the target (atomically where the file system can), and the directory entry forced too. The one owner of
- * this rule for results, summaries, downloads and the client's state files.
+ * this rule for results, summaries, downloads and the client's state files. A target that is a link is
+ * written through (the file it names is replaced; the link stays); one that exists and is not a regular
+ * file (a device, a pipe: {@code --out /dev/stdout}) is a stream, written straight into, never replaced.
  *
  * <p>Thread-safety: stateless; two writers of one target in one process must not overlap (the temporary
  * file is named by process, not by thread).
@@ -30,13 +32,34 @@ public final class AtomicFile {
   /**
    * Writes {@code target} through {@code filler}.
    *
-   * @param target the file to replace or create; its directory must exist
+   * @param target the file to replace or create (or the link to it, or a device or pipe to write into); its
+   *     directory must exist
    * @param filler writes the whole content to the path it is given
    * @throws IOException if the content cannot be written, forced or moved into place (the temporary file
    *     is deleted and {@code target} is left as it was); or whatever {@code filler} throws
    */
   public static void write(Path target, Filler filler) throws IOException {
     Path absolute = target.toAbsolutePath();
+    if (Files.exists(absolute)) {
+      // Write through a link to the file it names, never over the link itself.
+      absolute = absolute.toRealPath();
+      if (!Files.isRegularFile(absolute)) {
+        // A device, a pipe, a terminal (--out /dev/stdout, --summary /dev/null): a stream, not a file to
+        // replace. Renaming over it would put a regular file in its place (as root, even in /dev).
+        Path stream = absolute;
+        Path temp = Files.createTempFile("tally-", ".stream");
+        try {
+          Files.delete(temp);
+          filler.fill(temp);
+          try (var out = Files.newOutputStream(stream, StandardOpenOption.WRITE)) {
+            Files.copy(temp, out);
+          }
+        } finally {
+          Files.deleteIfExists(temp);
+        }
+        return;
+      }
+    }
     Path temp = absolute.resolveSibling("." + absolute.getFileName() + "." + ProcessHandle.current().pid() + ".tmp");
     try {
       Files.deleteIfExists(temp);

@@ -40,7 +40,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * case, job, attempt, fencing token and the case's idempotency key) and without the worker's tokens, the
  * case's JSON and a newline are written to its stdin, and stdin is closed. Exit 0 is {@code pass}, any other exit {@code fail}, unless the last
  * non-empty line of stdout is a JSON object with {@code "verdict"} ({@code pass}, {@code fail},
- * {@code error}) and/or {@code "score"} (a finite number): what it gives wins, and a bad value there (a
+ * {@code error}) and/or {@code "score"} (a finite number) and/or {@code "answer"}: what it gives wins, and a bad value there (a
  * {@code "verdict": "maybe"}, a {@code "score": "NaN"}) makes the outcome {@code error}, quoting it
  * ({@link #parseVerdictLine}); the line's {@code "answer"} becomes the outcome's answer (what scorers judge)
  * and its other fields the outcome's fields. The outcome keeps the last characters of stdout and of stderr
@@ -357,7 +357,7 @@ public final class ExecEvaluator implements Evaluator {
 
   /**
    * Reads the last line of stdout as a verdict line. Null if it is not a JSON object, or is one with
-   * neither {@code verdict} nor {@code score}: ordinary output, the exit code decides. Otherwise the
+   * none of {@code verdict}, {@code score} and {@code answer}: ordinary output, the exit code decides. Otherwise the
    * object wins, so it must be right: a {@code verdict} that is not {@code pass}, {@code fail} or {@code
    * error} (any case), or a {@code score} that is not a finite number ({@code "NaN"}, {@code NaN}, {@code
    * null}, {@code 1e999}), is a {@link VerdictLine#problem} quoting the bad value: the evaluator's output
@@ -373,7 +373,7 @@ public final class ExecEvaluator implements Evaluator {
     } catch (IOException e) {
       return null;
     }
-    if (node == null || !node.isObject() || (!node.has("verdict") && !node.has("score"))) {
+    if (node == null || !node.isObject() || (!node.has("verdict") && !node.has("score") && !node.has("answer"))) {
       return null;
     }
     List<String> problems = new ArrayList<>(2);

@@ -19,9 +19,10 @@ import java.util.Objects;
  * ({@link Outcome#answer}, an exec verdict line's {@code "answer"}), else its stdout tail with its trailing
  * white space stripped. Each scorer's result goes into the outcome's fields as {@code scores.NAME} =
  * {@code {"value", "passed", "extracted", "explanation"}} (the evaluator's own fields are kept beside it); the
- * first scorer's result is the case's verdict ({@code pass} or {@code fail}) and score. A case a scorer
- * cannot judge ({@link ScoringException}: no {@code target}, say) is the case's {@code error}, naming the
- * scorer; so is a case whose JSON cannot be read. An evaluator's {@code error} outcome, and every retryable
+ * first scorer's result is the case's verdict ({@code pass} or {@code fail}) and score. A case the first
+ * scorer cannot judge ({@link ScoringException}: no {@code target}, say) is the case's {@code error}, naming
+ * the scorer, and so is a case whose JSON cannot be read; a case another scorer cannot judge keeps its
+ * verdict, and that scorer's column says why ({@code {"error": "..."}}). An evaluator's {@code error} outcome, and every retryable
  * failure, pass through unscored: there is no answer to judge.
  *
  * <p>Thread-safety: as thread-safe as the evaluator it wraps (the scorers are).
@@ -69,7 +70,11 @@ final class ScoringEvaluator implements Evaluator {
       try {
         r = scorer.score(caseFields, answer);
       } catch (ScoringException e) {
-        return error(o, "scorer " + scorer.name() + " cannot judge this case: " + e.getMessage());
+        if (first == null) { // the scorer that decides: without its judgement the case has no verdict
+          return error(o, "scorer " + scorer.name() + " cannot judge this case: " + e.getMessage());
+        }
+        scores.putObject(scorer.name()).put("error", e.getMessage()); // another column: said there, the verdict stands
+        continue;
       }
       ObjectNode entry = scores.putObject(scorer.name());
       entry.put("value", r.value());

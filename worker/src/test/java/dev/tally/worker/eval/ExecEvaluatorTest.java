@@ -234,6 +234,11 @@ class ExecEvaluatorTest {
     assertThat(n.answer()).isEqualTo("42");
     assertThat(n.fieldsJson()).isNull();
     assertThat(n.exitCode()).isZero();
+    // A line with only an answer is a verdict line too (for scorers); the exit code decides the verdict.
+    Outcome answerOnly = outcome(run("sh -c 'echo thinking...; cat; exit 1'", "{\"answer\": \"B\", \"why\": \"x\"}"));
+    assertThat(answerOnly.answer()).isEqualTo("B");
+    assertThat(answerOnly.fieldsJson()).isEqualTo("{\"why\":\"x\"}");
+    assertThat(answerOnly.verdict()).isEqualTo(Verdict.FAIL);
     // No verdict line: no answer, no fields, the exit code still kept.
     Outcome plain = outcome(run("sh -c 'echo hello; exit 1'", "{}"));
     assertThat(plain.answer()).isNull();

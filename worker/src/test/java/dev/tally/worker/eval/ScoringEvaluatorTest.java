@@ -70,6 +70,16 @@ class ScoringEvaluatorTest {
   }
 
   @Test
+  void aCaseAnotherScorerCannotJudgeKeepsItsVerdictAndThatColumnSaysWhy() throws Exception {
+    Outcome o = outcome(scored(answering(new Outcome(Verdict.PASS, null, "Paris\n", 1)), "exact", "numeric"),
+        "{\"id\":\"q\",\"target\":\"Paris\"}");
+    assertThat(o.verdict()).isEqualTo(Verdict.PASS);
+    JsonNode numeric = JSON.readTree(o.fieldsJson()).get("scores").get("numeric");
+    assertThat(numeric.get("error").asText()).contains("not a number");
+    assertThat(numeric.has("passed")).isFalse();
+  }
+
+  @Test
   void anEvaluatorsErrorAndARetryableFailurePassThroughUnscored() {
     Outcome error = new Outcome(Verdict.ERROR, null, "command not found", 1);
     assertThat(outcome(scored(answering(error), "exact"), "{\"id\":\"q\",\"target\":\"x\"}")).isEqualTo(error);
