@@ -52,9 +52,4 @@ public final class RetryErrorsCommand extends ResumeCommand {
       }
     }
   }
-
-  @Override
-  String resumeCommand(long unused, java.nio.file.Path dbFile) {
-    return "tally resume " + runId + " --db " + dbFile;
-  }
 }

@@ -32,6 +32,15 @@ class RunCommandTest {
     return cl.execute(args);
   }
 
+  /** The results file's lines, parsed. */
+  private static List<JsonNode> rows(Path results) throws java.io.IOException {
+    List<JsonNode> rows = new ArrayList<>();
+    for (String line : Files.readAllLines(results)) {
+      rows.add(JSON.readTree(line));
+    }
+    return rows;
+  }
+
   @Test
   void scorersJudgeEachAnswerEachInItsOwnColumnAndTheFirstDecides() throws Exception {
     Path dataset = dir.resolve("scored.jsonl");
@@ -45,10 +54,7 @@ class RunCommandTest {
         "--summary=" + dir.resolve("s.json"), "--no-progress");
 
     assertThat(exit).as("stderr: %s", err).isEqualTo(Main.EXIT_FAILED);
-    List<JsonNode> rows = new ArrayList<>();
-    for (String line : Files.readAllLines(dir.resolve("r.jsonl"))) {
-      rows.add(JSON.readTree(line));
-    }
+    List<JsonNode> rows = rows(dir.resolve("r.jsonl"));
     assertThat(rows).extracting(r -> r.get("verdict").asText()).containsExactly("pass", "pass", "fail", "error");
     assertThat(rows).extracting(r -> r.get("answer").asText()).containsExactly("4", "4.05", "five", "null");
     JsonNode close = rows.get(1).get("fields").get("scores");
@@ -134,10 +140,7 @@ class RunCommandTest {
         "--out=" + dir.resolve("r.jsonl"), "--summary=" + dir.resolve("s.json"), "--no-progress");
 
     assertThat(exit).as("stderr: %s", err).isEqualTo(Main.EXIT_FAILED);
-    List<JsonNode> rows = new ArrayList<>();
-    for (String line : Files.readAllLines(dir.resolve("r.jsonl"))) {
-      rows.add(JSON.readTree(line));
-    }
+    List<JsonNode> rows = rows(dir.resolve("r.jsonl"));
     assertThat(rows).extracting(r -> r.get("id").asText()).containsExactly("ok", "bad", "scored", "has space");
     assertThat(rows).extracting(r -> r.get("verdict").asText()).containsExactly("pass", "fail", "pass", "pass");
     // stderr is kept apart from stdout, with the exit code.

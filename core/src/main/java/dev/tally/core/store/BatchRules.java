@@ -198,6 +198,9 @@ public final class BatchRules {
     return ended.size();
   }
 
+  /** The fencing token of a job's first lease: tokens start at 0 and every lease adds 1. */
+  static final long FIRST_TOKEN = 1;
+
   /** One application: the batch's time, its rules, and the counter deltas it gathers. */
   private static final class Applier {
     final long now;
@@ -231,6 +234,12 @@ public final class BatchRules {
     List<Assignment> withJournals(List<Assignment> leased) {
       List<Assignment> out = new ArrayList<>(leased.size());
       for (Assignment a : leased) {
+        // A job's first lease (token 1) cannot find a response: an entry is stored only under the lease that
+        // made it. Most leases are first leases, so the dispatch path skips the read for them.
+        if (a.token() == FIRST_TOKEN) {
+          out.add(a);
+          continue;
+        }
         Map<String, String> journal = tx.responses(a.runId(), a.caseId(), JournalEntry.MAX_ASSIGNMENT_JOURNAL_BYTES);
         out.add(journal.isEmpty() ? a : a.withJournal(journal));
       }
