@@ -135,8 +135,10 @@ final class FleetHistory implements AutoCloseable {
   /** The changes from {@code before} to {@code now}; a first read reports only what is new since the server started. */
   private void compare(WorkerStatus before, WorkerStatus now, long atMillis, boolean seenBefore) {
     if (before == null) {
-      if (now.connected() && seenBefore) {
-        add(atMillis, "joined", now, null);
+      if (seenBefore) {
+        // A worker that joined and left between two reads (a short one, or one reaped at once) is shown
+        // leaving: the page's changes never miss a departure.
+        add(atMillis, now.connected() ? "joined" : "left", now, now.leftReason());
       }
       return;
     }

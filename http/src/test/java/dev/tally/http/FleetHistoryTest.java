@@ -42,6 +42,15 @@ class FleetHistoryTest {
   }
 
   @Test
+  void aWorkerThatJoinedAndLeftBetweenTwoReadsIsSeenLeaving() {
+    FleetHistory h = new FleetHistory(InMemoryStore.create(java.time.Clock.systemUTC()), () -> T0);
+    h.sample(List.of(), T0);
+    h.sample(List.of(live("c", 0.0, true, 0, null, T0 + 500).left(T0 + 900, "reaped after 1.0s of silence")), T0 + 1_000);
+    assertThat(h.events(0)).extracting(FleetHistory.Change::kind, FleetHistory.Change::detail)
+        .containsExactly(org.assertj.core.groups.Tuple.tuple("left", "reaped after 1.0s of silence"));
+  }
+
+  @Test
   void forgetsSamplesOlderThanItKeeps() {
     FleetHistory h = new FleetHistory(InMemoryStore.create(java.time.Clock.systemUTC()), () -> T0);
     h.sample(List.of(live("a", 0.1, true, 0, null, T0)), T0);

@@ -881,16 +881,31 @@ public final class SqliteStore implements Store {
     T run(Connection reader) throws SQLException;
   }
 
-  /** Runs {@code work} on a read connection of the pool, in one snapshot. */
+  /**
+   * Runs {@code work} on a read connection of the pool, in one snapshot. The snapshot is a JDBC
+   * transaction, not a {@code BEGIN} of our own: a read that fails part way is rolled back here, and a
+   * connection handed back still in a transaction is rolled back by the pool, so no pooled connection keeps
+   * an old snapshot (Hikari gives a thread the connection it used last: one stuck in a transaction once made
+   * every later read of the dashboard's fleet sampler fail or go stale).
+   */
   private <T> T read(String operation, SqlWork<T> work) {
     ensureOpen(operation);
-    try (Connection reader = readers.borrow(); Statement s = reader.createStatement()) {
+    try (Connection reader = readers.borrow()) {
       // One snapshot for the whole read, ended at once so an idle reader never holds back checkpoints.
-      s.execute("BEGIN");
+      reader.setAutoCommit(false);
       try {
-        return work.run(reader);
+        T result = work.run(reader);
+        reader.commit();
+        return result;
+      } catch (SQLException | RuntimeException | Error e) {
+        try {
+          reader.rollback();
+        } catch (SQLException rollback) {
+          e.addSuppressed(rollback);
+        }
+        throw e;
       } finally {
-        s.execute("COMMIT");
+        reader.setAutoCommit(true);
       }
     } catch (SQLException e) {
       throw new StoreException(operation + ": reading " + file + " failed", e);

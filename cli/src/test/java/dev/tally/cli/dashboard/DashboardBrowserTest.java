@@ -217,7 +217,7 @@ class DashboardBrowserTest {
     b.waiting().until(d -> "left".equals(b.text("tr[data-worker='" + victimId + "'] [data-state]")));
     // The fleet's changes list it too, with why it left.
     b.waiting().withMessage(() -> "the fleet's changes show local-1 left; the page lists: " + b.text("#changes")
-            + "; the API lists: " + fleetEvents(server))
+            + "; the API lists: " + fleetEvents(server) + "; the server's log says: " + logTail(server))
         .until(d -> (Boolean) b.script("return [...document.querySelectorAll('#changes li')].some(li => "
             + "li.textContent.includes('local-1') && li.querySelector('.badge.left'));"));
     b.screenshot("workers");
@@ -346,6 +346,12 @@ class DashboardBrowserTest {
   /** How many times this page sent POST /api/v1/runs (the only fetch of that path without a query). */
   private static int submissionsSent(Browser b) {
     return ((Number) b.script("return " + DashboardServer.SUBMISSIONS_SENT + ";")).intValue();
+  }
+
+  /** The server log's last 60 lines, for a failure's message. */
+  private static String logTail(DashboardServer server) {
+    List<String> lines = server.process.output().lines().toList();
+    return String.join("\n", lines.subList(Math.max(0, lines.size() - 60), lines.size()));
   }
 
   private static String fleetEvents(DashboardServer server) {
