@@ -175,8 +175,8 @@ public final class RunCommand extends RunnerCommand {
     @Option(names = "--temperature", paramLabel = "T", description = "model: sampling temperature, 0 to 2 (default: the endpoint's).")
     String temperature;
 
-    @Option(names = "--max-tokens", paramLabel = "N", description = "model: most tokens to generate per case (default: the endpoint's).")
-    String maxTokens;
+    @Option(names = "--max-completion-tokens", paramLabel = "N", description = "model: most tokens to generate per case, sent as max_tokens (default: the endpoint's).")
+    String maxCompletionTokens;
 
     @Option(names = "--stop", paramLabel = "TEXT", description = "model: a stop sequence; repeat for up to " + ModelSettings.MAX_STOP_SEQUENCES + ".")
     List<String> stop = new ArrayList<>();
@@ -187,8 +187,15 @@ public final class RunCommand extends RunnerCommand {
     @Option(names = "--model-request-timeout", paramLabel = "DURATION", description = "model: the longest one request may take (default: what is left of the case's --case-timeout); past it the attempt is a retryable timeout.")
     String modelRequestTimeout;
 
-    @Option(names = "--price", paramLabel = "IN,OUT", description = "model: USD per million prompt and completion tokens (e.g. 0.15,0.60); each case's fields get costUsd.")
+    @Option(names = "--price", paramLabel = "IN,OUT", description = "model: USD per million prompt and completion tokens (e.g. 0.15,0.60); each case's fields get costUsd, the run its cost.")
     String price;
+
+    @Option(names = "--max-concurrency", paramLabel = "N", description = "model: at most N requests in flight for the whole fleet (the coordinator leases at most N of the run's cases at once; halved on a 429 or 503, then grown back).")
+    String maxConcurrency;
+
+    @Option(names = "--requests-per-minute", paramLabel = "N", description = "model: at most N requests a minute for the whole fleet.")
+    String requestsPerMinute;
+
 
     @Option(names = "--cmd", description = "exec: the command per case; {field} is replaced by the case's field, as one argument (shell-quoted inside the script of sh -c and the like; {raw:field} is inserted as it is). The case JSON is on stdin, TALLY_* variables describe the attempt.")
     String cmd;
@@ -263,11 +270,13 @@ public final class RunCommand extends RunnerCommand {
       given.put(ModelSettings.Option.PROMPT, prompt);
       given.put(ModelSettings.Option.SYSTEM, system);
       given.put(ModelSettings.Option.TEMPERATURE, temperature);
-      given.put(ModelSettings.Option.MAX_TOKENS, maxTokens);
+      given.put(ModelSettings.Option.MAX_COMPLETION_TOKENS, maxCompletionTokens);
       given.put(ModelSettings.Option.STOP, stop.isEmpty() ? null : ModelSettings.stopValue(stop));
       given.put(ModelSettings.Option.SEED, modelSeed);
       given.put(ModelSettings.Option.REQUEST_TIMEOUT, modelRequestTimeout);
       given.put(ModelSettings.Option.PRICE, price);
+      given.put(ModelSettings.Option.MAX_CONCURRENCY, maxConcurrency);
+      given.put(ModelSettings.Option.REQUESTS_PER_MINUTE, requestsPerMinute);
       given.values().removeIf(java.util.Objects::isNull);
       return given;
     }

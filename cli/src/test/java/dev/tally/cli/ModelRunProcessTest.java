@@ -48,11 +48,12 @@ class ModelRunProcessTest {
     server.close();
   }
 
-  private int run(String key) throws Exception {
-    List<String> args = new ArrayList<>(List.of("run", DATASET.toString(), "--workers=1", "--slots=4", "--no-progress",
+  private int run(String key, String... more) throws Exception {
+    List<String> args = new ArrayList<>(List.of("run", DATASET.toString(), "--no-progress",
         "--db=" + dir.resolve("tally.db"), "--out=" + dir.resolve("r.jsonl"), "--summary=" + dir.resolve("s.json"),
         "--evaluator=model", "--base-url=" + server.baseUrl(), "--model=calc", "--api-key-env=" + KEY_ENV,
         "--temperature=0", "--price=1,2", "--scorer=numeric"));
+    args.addAll(more.length == 0 ? List.of("--workers=1", "--slots=4") : List.of(more));
     try (TallyProcess p = TallyProcess.start(dir, "run.log", args, Map.of(KEY_ENV, key, "TALLY_LOG_LEVEL", "DEBUG"))) {
       int exit = p.waitFor(RUN_SECONDS);
       assertThat(exit).as("output:\n%s", p.output()).isIn(Main.EXIT_PASSED, Main.EXIT_FAILED);
@@ -114,6 +115,21 @@ class ModelRunProcessTest {
     assertThat(server.requests()).isEqualTo(CASES + 6);
     assertThat(server.billed()).isEqualTo(CASES);
     assertThat(JSON.readTree(dir.resolve("s.json").toFile()).get("passed").asInt()).isEqualTo(CASES);
+  }
+
+  @Test
+  void threeWorkerProcessesNeverHaveMoreRequestsInFlightThanTheFleetWideLimitAndBackOffTogether() throws Exception {
+    server.delay(java.time.Duration.ofMillis(150));
+    server.failNext(4, 429, "1");
+    // 12 slots, 3 permits: without the coordinator's limit up to 12 requests would be in flight at once.
+    assertThat(run(KEY, "--workers=3", "--slots=4", "--max-concurrency=3")).isEqualTo(Main.EXIT_PASSED);
+    assertThat(server.maxInFlight()).as("requests in flight at once, across 3 worker processes").isBetween(1, 3);
+    assertThat(server.billed()).isEqualTo(CASES);
+    assertThat(server.requests()).as("each 429 answered once, then the case asked again").isEqualTo(CASES + 4);
+    JsonNode summary = JSON.readTree(dir.resolve("s.json").toFile());
+    assertThat(summary.get("passed").asInt()).isEqualTo(CASES);
+    assertThat(results()).allSatisfy(r -> assertThat(r.get("attempts").asInt()).as(r.toString())
+        .as("a rate-limited attempt is not charged").isLessThanOrEqualTo(2));
   }
 
   @Test

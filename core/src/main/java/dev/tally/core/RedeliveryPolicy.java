@@ -16,7 +16,9 @@ import java.util.random.RandomGenerator;
  * <ol>
  *   <li><b>Hand-backs are free.</b> A job a worker gave back without starting it ({@link
  *       InfraFailure.Kind#HANDED_BACK}: the worker is draining) goes back at once and its attempt is not
- *       charged: a rolling restart must not use up a case's attempts.
+ *       charged: a rolling restart must not use up a case's attempts. So is a rate-limited attempt ({@link
+ *       InfraFailure.Kind#RATE_LIMITED}: the endpoint's 429 or 503 is not the case's failure); the run's
+ *       governor, not the job's backoff, decides when the run's fleet asks the endpoint again.
  *   <li><b>Poison.</b> A case whose worker died while running it {@link #poisonLimit()} times in a row
  *       (the job's <em>lost streak</em>) ends failed as poison instead of taking the whole fleet down. An
  *       attempt that ran and ended on a live worker (a timeout, a signal, an evaluator crash) resets the
@@ -224,7 +226,7 @@ public final class RedeliveryPolicy {
 
   /** Whether an attempt that ended this way counts against the job's attempt limit. */
   public static boolean chargesAttempt(InfraFailure.Kind kind) {
-    return kind != InfraFailure.Kind.HANDED_BACK;
+    return kind != InfraFailure.Kind.HANDED_BACK && kind != InfraFailure.Kind.RATE_LIMITED;
   }
 
   /** An attempt's ending as its history stores it: the failure kind in lower case, e.g. {@code worker_lost}. */

@@ -80,10 +80,10 @@ class SubmissionTest {
   @Test
   void aModelEvaluatorsFieldsBecomeItsOptionsAndABadOneIsRefusedNamingItsField() throws Exception {
     Submission model = parse("{\"evaluator\":{\"kind\":\"model\",\"baseUrl\":\"http://127.0.0.1:9/v1\",\"model\":\"m\","
-        + "\"temperature\":0.5,\"maxTokens\":8,\"stop\":[\"END\"],\"seed\":3,\"requestTimeout\":\"20s\",\"price\":\"1,2\","
+        + "\"temperature\":0.5,\"maxCompletionTokens\":8,\"stop\":[\"END\"],\"seed\":3,\"requestTimeout\":\"20s\",\"price\":\"1,2\","
         + "\"prompt\":\"Q: {question}\"}}", 0);
     assertThat(model.evaluator().options()).containsEntry("base-url", "http://127.0.0.1:9/v1").containsEntry("temperature", "0.5")
-        .containsEntry("max-tokens", "8").containsEntry("stop", "[\"END\"]").containsEntry("seed", "3")
+        .containsEntry("max-completion-tokens", "8").containsEntry("stop", "[\"END\"]").containsEntry("seed", "3")
         .containsEntry("request-timeout", "20s").containsEntry("price", "1,2").containsEntry("prompt", "Q: {question}");
     assertThat(ApiViews.evaluator(model.evaluator()).temperature()).isEqualTo(0.5);
     assertThat(ApiViews.evaluator(model.evaluator()).stop()).containsExactly("END");
@@ -92,8 +92,8 @@ class SubmissionTest {
     Problem temperature = refusal("{\"evaluator\":{\"kind\":\"model\",\"baseUrl\":\"http://h/v1\",\"model\":\"m\",\"temperature\":9}}", 0);
     assertThat(temperature.field()).isEqualTo("/evaluator/temperature");
     assertThat(temperature.detail()).contains("must be from 0 to 2");
-    assertThat(refusal("{\"evaluator\":{\"kind\":\"model\",\"baseUrl\":\"http://h/v1\",\"model\":\"m\",\"maxTokens\":\"8\"}}", 0)
-        .field()).isEqualTo("/evaluator/maxTokens");
+    assertThat(refusal("{\"evaluator\":{\"kind\":\"model\",\"baseUrl\":\"http://h/v1\",\"model\":\"m\",\"maxCompletionTokens\":\"8\"}}", 0)
+        .field()).isEqualTo("/evaluator/maxCompletionTokens");
     assertThat(refusal("{\"evaluator\":{\"kind\":\"model\",\"baseUrl\":\"http://h/v1\",\"model\":\"m\",\"apiKey\":\"sk-1\"}}", 0)
         .field()).as("there is no field for a key: workers read it from their environment").isEqualTo("/evaluator/apiKey");
   }

@@ -192,6 +192,54 @@ public abstract class StoreContractTest {
     return new dev.tally.core.JournalEntry(a.jobId(), a.token(), digest, response);
   }
 
+  /** A batch leasing for each worker in turn, with the given run's lease limit. */
+  private static StoreBatch limitedLease(long now, long runId, StoreBatch.LeaseLimit limit, int... perWorker) {
+    StoreBatch.Builder b = StoreBatch.builder(now, TEST_RUNS, POLICY).limitLeases(runId, limit);
+    for (int i = 0; i < perWorker.length; i++) {
+      b.lease(new LeaseRequest("w" + (i + 1), perWorker[i], now + 60_000));
+    }
+    return b.build();
+  }
+
+  @Test
+  void aRunsLeaseLimitCapsItsLeasedJobsAcrossEveryHolderAndItsNewLeasesPerBatch() {
+    try (Store store = newStore(dir)) {
+      long limited = store.createRun(spec(3), cases(10));
+      long free = store.createRun(spec(3), cases(10));
+      // At most 3 of the limited run's jobs leased at once, across three workers asking for 4 each.
+      StoreBatchResult r = store.apply(limitedLease(T0, limited, new StoreBatch.LeaseLimit(3, 100), 4, 4, 4));
+      long limitedLeased = r.leases().stream().flatMap(List::stream).filter(a -> a.runId() == limited).count();
+      long freeLeased = r.leases().stream().flatMap(List::stream).filter(a -> a.runId() == free).count();
+      assertThat(limitedLeased).isEqualTo(3);
+      assertThat(freeLeased).as("the other run gets the rest").isEqualTo(9);
+      // Still 3 leased: nothing more of it, whoever asks, and it does not count as leasable now.
+      StoreBatchResult again = store.apply(limitedLease(T0 + 1, limited, new StoreBatch.LeaseLimit(3, 100), 1));
+      assertThat(again.leases().get(0)).allSatisfy(a -> assertThat(a.runId()).isEqualTo(free));
+      // One recorded: one permit back.
+      Assignment first = r.leases().stream().flatMap(List::stream).filter(a -> a.runId() == limited).findFirst().orElseThrow();
+      store.apply(record(T0 + 2, rec(first, "w1", Verdict.PASS)));
+      StoreBatchResult after = store.apply(limitedLease(T0 + 3, limited, new StoreBatch.LeaseLimit(3, 100), 5));
+      assertThat(after.leases().get(0).stream().filter(a -> a.runId() == limited).count()).isEqualTo(1);
+      // maxNew: new leases in one batch, whatever the room.
+      StoreBatchResult budget = store.apply(limitedLease(T0 + 4, limited, new StoreBatch.LeaseLimit(100, 2), 3, 3));
+      assertThat(budget.leases().stream().flatMap(List::stream).filter(a -> a.runId() == limited).count()).isEqualTo(2);
+    }
+  }
+
+  @Test
+  void aRunAtItsLeaseLimitAloneLeavesNothingLeasableNow() {
+    try (Store store = newStore(dir)) {
+      long runId = store.createRun(spec(3), cases(5));
+      StoreBatchResult r = store.apply(StoreBatch.builder(T0, List.of(runId), POLICY)
+          .limitLeases(runId, new StoreBatch.LeaseLimit(2, 100)).lease(new LeaseRequest("w1", 4, T0 + 60_000)).build());
+      assertThat(r.leases().get(0)).hasSize(2);
+      assertThat(r.pendingLeft()).as("its governor says when to ask again, not every step").isFalse();
+      StoreBatchResult none = store.apply(StoreBatch.builder(T0 + 1, List.of(runId), POLICY)
+          .limitLeases(runId, new StoreBatch.LeaseLimit(2, 0)).lease(new LeaseRequest("w1", 4, T0 + 60_000)).build());
+      assertThat(none.leases().get(0)).isEmpty();
+    }
+  }
+
   @Test
   void aJournalledResponseReadsBackForItsCaseAndDigestAndSurvivesAReopen() {
     long runId;

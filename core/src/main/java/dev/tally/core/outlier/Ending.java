@@ -39,6 +39,7 @@ public enum Ending {
       case COORDINATOR_RESTARTED:
       case LEASE_EXPIRED:
       case HANDED_BACK: // a draining worker gave it back unstarted: nothing to judge
+      case RATE_LIMITED: // the endpoint's state, shared by the whole fleet: nothing to judge the worker by
         return LOST;
       default:
         throw new IllegalArgumentException("unknown infrastructure failure kind " + kind);

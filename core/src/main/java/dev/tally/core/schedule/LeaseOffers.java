@@ -22,12 +22,14 @@ final class LeaseOffers implements Duty {
   private final Runs runs;
   private final OutlierWatch outliers;
   private final Duration leaseDuration;
+  private final RunGovernor governor;
   /** Set (from any thread) when the coordinator stops: no lease is offered after it. */
   private volatile boolean stopped;
   private boolean pendingMayBeAvailable = true;
   private long nextNotBeforeMillis = Long.MAX_VALUE;
 
-  LeaseOffers(Fleet fleet, Runs runs, OutlierWatch outliers, Duration leaseDuration) {
+  LeaseOffers(Fleet fleet, Runs runs, OutlierWatch outliers, Duration leaseDuration, RunGovernor governor) {
+    this.governor = governor;
     this.fleet = fleet;
     this.runs = runs;
     this.outliers = outliers;
@@ -46,7 +48,7 @@ final class LeaseOffers implements Duty {
 
   @Override
   public void plan(Step step) {
-    if (step.nowMillis >= nextNotBeforeMillis) {
+    if (step.nowMillis >= nextNotBeforeMillis || step.nowMillis >= governor.nextChangeMillis(step.nowMillis)) {
       pendingMayBeAvailable = true;
     }
     if (stopped || !pendingMayBeAvailable || !runs.anyActive()) {
@@ -60,6 +62,9 @@ final class LeaseOffers implements Duty {
         step.lease(w, new LeaseRequest(w.name(), free, expiry));
       }
     }
+    if (governor.any()) {
+      governor.limits(step.nowMillis).forEach(step::limitLeases);
+    }
   }
 
   @Override
@@ -70,6 +75,7 @@ final class LeaseOffers implements Duty {
       }
       Holdings h = fleet.holdings(l.holder());
       for (Assignment a : l.assignments()) {
+        governor.leased(a.runId(), 1);
         h.inFlight.put(a.jobId(), new InFlight(a.runId(), a.token(), a.attempt(), step.nowMillis, step.nowNanos));
       }
       l.holder().assign(l.assignments());
@@ -83,7 +89,8 @@ final class LeaseOffers implements Duty {
    * when the earliest backoff ends ({@link Long#MAX_VALUE} if only an event can make work).
    */
   long dueMillis(long nowMillis) {
-    return !stopped && pendingMayBeAvailable && fleet.hasFreeWindow() ? nowMillis : nextNotBeforeMillis;
+    return !stopped && pendingMayBeAvailable && fleet.hasFreeWindow() ? nowMillis
+        : Math.min(nextNotBeforeMillis, governor.any() ? governor.nextChangeMillis(nowMillis) : Long.MAX_VALUE);
   }
 
   /** When the earliest backoff ends, as of the last commit. */

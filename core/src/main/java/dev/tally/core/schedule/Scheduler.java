@@ -1,5 +1,6 @@
 package dev.tally.core.schedule;
 
+import dev.tally.core.FleetLimits;
 import dev.tally.core.InfraFailure;
 import dev.tally.core.RedeliveryPolicy;
 import dev.tally.core.RedeliveryPolicy.CaseState;
@@ -68,6 +69,8 @@ public final class Scheduler implements WorkerEvents {
   private final Store store;
   private final Clock clock;
   private final Ticker ticker;
+  /** The fleet-wide limits of the runs that have them (the lease is the permit). */
+  private final RunGovernor governor = new RunGovernor();
   private final RandomGenerator random;
   private final RedeliveryPolicy redelivery;
   private final Settings settings;
@@ -109,7 +112,7 @@ public final class Scheduler implements WorkerEvents {
     this.runs = new Runs(store, observer);
     this.outliers = new OutlierWatch(b.outliers, runs, observer);
     this.cancels = new Cancels(fleet);
-    this.offers = new LeaseOffers(fleet, runs, outliers, settings.leaseDuration());
+    this.offers = new LeaseOffers(fleet, runs, outliers, settings.leaseDuration(), governor);
     this.renewals = new LeaseRenewals(fleet, settings.leaseDuration());
     this.successions = new Successions(reports, redelivery, random);
     this.grace = new RestartGrace(fleet, runs, renewals, successions, clock.millis());
@@ -361,6 +364,18 @@ public final class Scheduler implements WorkerEvents {
       }
       AttemptTiming timing = new AttemptTiming(f == null ? AttemptTiming.UNKNOWN : f.elapsedMillis(nowNanos),
           report.queuedMillis(), report.runMillis());
+      if (f != null) {
+        if (report.outcome() != null) {
+          governor.succeeded(f.runId());
+        } else if (report.failure().kind() == InfraFailure.Kind.RATE_LIMITED) {
+          governor.rateLimited(f.runId(), report.failure().retryAfterMillis(), inFlightOf(f.runId()), nowMillis);
+          log.info("run {}: the endpoint rate-limited an attempt ({}); the fleet's window for the run is {}", f.runId(),
+              report.failure().detail(), Math.round(governor.window(f.runId())));
+        }
+        if (governor.governs(f.runId())) {
+          offers.wake(); // a permit came back
+        }
+      }
       if (report.outcome() != null) {
         long latencyNanos = f == null ? -1 : Math.max(0, nowNanos - f.leasedAtNanos());
         reports.record(new RecordRequest(report.jobId(), report.token(), worker.name(), report.outcome(), timing), worker,
@@ -414,12 +429,31 @@ public final class Scheduler implements WorkerEvents {
     public void activated(long runId) {
       offers.wake();
       runs.activate(runId);
+      try {
+        governor.govern(runId, FleetLimits.parse(runs.view(runId).spec().evaluator().options()), nowMillis);
+      } catch (FleetLimits.LimitException e) {
+        // Checked when the run was submitted; a store edited by hand since is not worth stopping for.
+        log.warn("run {}: its fleet-wide limits cannot be read ({}); it runs without them", runId, e.getMessage());
+      }
     }
 
     @Override
     public void cancel(long runId, CompletableFuture<CancelResult> done) {
       cancels.ask(runId, done);
     }
+  }
+
+  /** The run's jobs in flight on this coordinator's workers. */
+  private int inFlightOf(long runId) {
+    int n = 0;
+    for (Map.Entry<WorkerHandle, Holdings> e : fleet.entries()) {
+      for (InFlight f : e.getValue().inFlight.values()) {
+        if (f.runId() == runId) {
+          n++;
+        }
+      }
+    }
+    return n;
   }
 
   /** When a released job may be leased again: after the policy's backoff, or now if the attempt is not ours. */

@@ -64,6 +64,7 @@ final class Step {
   private final List<Claim> renewalClaims = new ArrayList<>();
   private final List<Long> cancels = new ArrayList<>();
   private OrphanRelease orphans;
+  private final Map<Long, StoreBatch.LeaseLimit> leaseLimits = new java.util.HashMap<>();
   private boolean sweep;
 
   Step(long nowMillis, long nowNanos, List<Long> runIds, RedeliveryPolicy redelivery) {
@@ -102,6 +103,11 @@ final class Step {
     renewalClaims.add(claim);
   }
 
+  /** Limits this step's leases of a run (its fleet-wide limits). */
+  void limitLeases(long runId, StoreBatch.LeaseLimit limit) {
+    leaseLimits.put(runId, limit);
+  }
+
   void releaseOrphans(OrphanRelease o) {
     orphans = o;
   }
@@ -134,6 +140,7 @@ final class Step {
     records.forEach(r -> b.record(r.request()));
     releases.forEach(r -> b.release(r.request()));
     leases.forEach(b::lease);
+    leaseLimits.forEach(b::limitLeases);
     renewals.forEach(b::renew);
     if (orphans != null) {
       b.releaseOrphans(orphans);

@@ -56,6 +56,10 @@ import java.util.Map;
  *       ten submitted after it: the small run's jobs go out in the first request after its activation.
  *       Within a run, dataset order. A run that yields fewer jobs than its share leaves the rest to the
  *       others. With one run this is plain dataset order.
+ *   <li><b>Fleet-wide limits.</b> A run with a {@link StoreBatch.LeaseLimit} gets no lease that would put
+ *       more than {@code maxLeased} of its jobs under lease at once (every holder's, counted in this
+ *       transaction) or more than {@code maxNew} new ones in this batch; its share goes to the other runs.
+ *       Such a run does not count as having jobs leasable now ({@link StoreBatchResult#pendingLeft()}).
  *   <li><b>Retries elsewhere.</b> A retried job goes to another worker than its last attempt's when one
  *       asks for work in the same batch; only a worker that still has room after every request was served
  *       takes its own retries back.
@@ -92,6 +96,7 @@ public final class BatchRules {
    */
   public static StoreBatchResult apply(StoreBatch batch, StoreTransaction tx) {
     Applier a = new Applier(batch.nowMillis(), batch.redelivery(), tx);
+    a.leaseLimits.putAll(batch.leaseLimits());
 
     List<JournalEntry.Status> journalStatuses = new ArrayList<>(batch.journal().size());
     for (JournalEntry e : batch.journal()) {
@@ -128,7 +133,9 @@ public final class BatchRules {
     for (long runId : batch.runIds()) {
       StoreTransaction.PendingSummary p = tx.pending(runId, batch.nowMillis());
       nextNotBefore = Math.min(nextNotBefore, p.nextNotBeforeMillis());
-      pendingLeft |= p.leasableNow();
+      // A run at its limit has nothing leasable now as far as the caller is concerned: its governor says
+      // when that changes, so the caller does not ask again every step.
+      pendingLeft |= p.leasableNow() && a.allowance(runId) > 0;
     }
     return new StoreBatchResult(recordStatuses, releaseStatuses, leases, counters, nextNotBefore, pendingLeft,
         renewals, ended, cancels, journalStatuses);
@@ -210,6 +217,33 @@ public final class BatchRules {
     final Map<Long, AttemptLimits> limits = new HashMap<>();
     /** Leased jobs per run, read when fair share first needs them and kept up to date by the leases. */
     final Map<Long, Integer> leasedCounts = new HashMap<>();
+    /** The batch's fleet-wide limits per run ({@link StoreBatch#leaseLimits()}). */
+    final Map<Long, StoreBatch.LeaseLimit> leaseLimits = new HashMap<>();
+    /** New leases per limited run in this batch. */
+    final Map<Long, Integer> newLeases = new HashMap<>();
+
+    /**
+     * How many more of the run's jobs this batch may lease: its limit's room under {@code maxLeased}
+     * (counting every leased job of the run, this coordinator's or not) and under {@code maxNew}; unlimited
+     * for a run without a limit.
+     */
+    int allowance(long runId) {
+      StoreBatch.LeaseLimit limit = leaseLimits.get(runId);
+      if (limit == null) {
+        return Integer.MAX_VALUE;
+      }
+      int room = limit.maxLeased() - leasedCount(runId);
+      int budget = limit.maxNew() - newLeases.getOrDefault(runId, 0);
+      return Math.max(0, Math.min(room, budget));
+    }
+
+    /** Notes {@code n} new leases of the run. */
+    void leasedMore(long runId, int n) {
+      leasedCounts.put(runId, leasedCount(runId) + n);
+      if (leaseLimits.containsKey(runId)) {
+        newLeases.merge(runId, n, Integer::sum);
+      }
+    }
 
     Applier(long now, RedeliveryPolicy redelivery, StoreTransaction tx) {
       this.now = now;
@@ -344,11 +378,19 @@ public final class BatchRules {
     List<Assignment> lease(LeaseRequest l, int maxJobs, List<Long> runIds, boolean avoidOwnRetries) {
       if (runIds.size() == 1) {
         long runId = runIds.get(0);
+        int allowed = Math.min(maxJobs, allowance(runId));
+        if (allowed == 0) {
+          return new ArrayList<>();
+        }
         List<Assignment> got = withJournals(
-            tx.lease(runId, l.worker(), maxJobs, now, l.leaseExpiryMillis(), avoidOwnRetries));
+            tx.lease(runId, l.worker(), allowed, now, l.leaseExpiryMillis(), avoidOwnRetries));
         if (!got.isEmpty()) {
           delta(runId);
-          leasedCounts.computeIfPresent(runId, (r, n) -> n + got.size());
+          if (leaseLimits.containsKey(runId)) {
+            leasedMore(runId, got.size());
+          } else {
+            leasedCounts.computeIfPresent(runId, (r, n) -> n + got.size());
+          }
         }
         return new ArrayList<>(got); // the caller adds the second pass's leases to it
       }
@@ -356,25 +398,29 @@ public final class BatchRules {
       // one call, and hand what a run could not use to the others until the slots or the runs run out.
       List<Assignment> out = new ArrayList<>();
       List<Long> candidates = new ArrayList<>(runIds);
+      candidates.removeIf(runId -> allowance(runId) == 0);
       int remaining = maxJobs;
       while (remaining > 0 && !candidates.isEmpty()) {
         int[] shares = shares(candidates, remaining);
         List<Long> spent = new ArrayList<>();
         for (int i = 0; i < candidates.size(); i++) {
-          int share = shares[i];
+          long runId = candidates.get(i);
+          int share = Math.min(shares[i], allowance(runId));
           if (share == 0) {
+            if (allowance(runId) == 0) {
+              spent.add(runId); // at its fleet-wide limit
+            }
             continue;
           }
-          long runId = candidates.get(i);
           List<Assignment> got = withJournals(
               tx.lease(runId, l.worker(), share, now, l.leaseExpiryMillis(), avoidOwnRetries));
           if (!got.isEmpty()) {
             delta(runId);
-            leasedCounts.put(runId, leasedCount(runId) + got.size());
+            leasedMore(runId, got.size());
             out.addAll(got);
             remaining -= got.size();
           }
-          if (got.size() < share) {
+          if (got.size() < share || allowance(runId) == 0) {
             spent.add(runId); // nothing more leasable there for this request
           }
         }

@@ -7,6 +7,7 @@ import dev.tally.core.RedeliveryPolicy;
 import dev.tally.core.RedeliveryPolicy.CaseState;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 
@@ -34,6 +35,8 @@ import java.util.Set;
  *     expiry has passed ({@link InfraFailure.Kind#LEASE_EXPIRED})
  * @param cancels runs to cancel ({@link BatchRules#cancelRun}), in order; any run of the store
  * @param journal paid responses to journal, each under its attempt's lease (fenced like a record)
+ * @param leaseLimits per run, how far this batch's leases may go ({@link LeaseLimit}); a run absent is
+ *     limited only by the requests' sizes
  */
 public record StoreBatch(
     long nowMillis,
@@ -46,8 +49,10 @@ public record StoreBatch(
     OrphanRelease orphans,
     boolean sweepExpiredLeases,
     List<Long> cancels,
-    List<JournalEntry> journal) {
+    List<JournalEntry> journal,
+    Map<Long, LeaseLimit> leaseLimits) {
   public StoreBatch {
+    leaseLimits = Map.copyOf(leaseLimits);
     journal = List.copyOf(journal);
     cancels = List.copyOf(cancels);
     runIds = List.copyOf(runIds);
@@ -56,6 +61,31 @@ public record StoreBatch(
     releases = List.copyOf(releases);
     leases = List.copyOf(leases);
     renewals = List.copyOf(renewals);
+  }
+
+  /** A batch that limits no run's leases. */
+  public StoreBatch(long nowMillis, List<Long> runIds, RedeliveryPolicy redelivery, List<RecordRequest> records,
+      List<ReleaseRequest> releases, List<LeaseRequest> leases, List<RenewRequest> renewals, OrphanRelease orphans,
+      boolean sweepExpiredLeases, List<Long> cancels, List<JournalEntry> journal) {
+    this(nowMillis, runIds, redelivery, records, releases, leases, renewals, orphans, sweepExpiredLeases, cancels,
+        journal, Map.of());
+  }
+
+  /**
+   * How far one batch's leases may go in one run: the fleet-wide limits of a run ({@code
+   * dev.tally.core.schedule.RunGovernor} computes them), applied by {@link BatchRules} inside the batch's
+   * transaction, where the run's leased jobs are counted exactly.
+   *
+   * @param maxLeased after the batch, at most this many of the run's jobs leased at once (its concurrency)
+   * @param maxNew at most this many new leases of the run in this batch (its request budget)
+   */
+  public record LeaseLimit(int maxLeased, int maxNew) {
+    /** @throws IllegalArgumentException if either is negative */
+    public LeaseLimit {
+      if (maxLeased < 0 || maxNew < 0) {
+        throw new IllegalArgumentException("lease limits must be >= 0, got maxLeased " + maxLeased + ", maxNew " + maxNew);
+      }
+    }
   }
 
   /** A batch that journals nothing. */
@@ -220,6 +250,7 @@ public record StoreBatch(
     private final List<RenewRequest> renewals = new ArrayList<>();
     private final List<Long> cancels = new ArrayList<>();
     private final List<JournalEntry> journal = new ArrayList<>();
+    private final Map<Long, LeaseLimit> leaseLimits = new java.util.HashMap<>();
     private OrphanRelease orphans;
     private boolean sweep;
 
@@ -254,6 +285,12 @@ public record StoreBatch(
       return this;
     }
 
+    /** Limits this batch's leases of {@code runId}. */
+    public Builder limitLeases(long runId, LeaseLimit limit) {
+      leaseLimits.put(runId, limit);
+      return this;
+    }
+
     public Builder journal(JournalEntry e) {
       journal.add(e);
       return this;
@@ -270,7 +307,8 @@ public record StoreBatch(
     }
 
     public StoreBatch build() {
-      return new StoreBatch(nowMillis, runIds, redelivery, records, releases, leases, renewals, orphans, sweep, cancels, journal);
+      return new StoreBatch(nowMillis, runIds, redelivery, records, releases, leases, renewals, orphans, sweep, cancels, journal,
+          leaseLimits);
     }
   }
 }

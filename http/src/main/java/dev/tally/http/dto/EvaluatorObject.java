@@ -19,11 +19,14 @@ import java.util.List;
  * @param prompt model: the prompt template over the case's fields ({@code {field}}); absent: the case's input
  * @param system model: a system message put first
  * @param temperature model: sampling temperature, 0 to 2
- * @param maxTokens model: most tokens to generate per case
+ * @param maxCompletionTokens model: most tokens to generate per case (sent as {@code max_tokens})
  * @param stop model: stop sequences
  * @param seed model: the sampling seed
  * @param requestTimeout model: the longest one request may take, a duration such as {@code "30s"}
  * @param price model: USD per million prompt and completion tokens, {@code "IN,OUT"}
+ * @param maxConcurrency model: at most this many requests in flight for the whole fleet
+ * @param requestsPerMinute model: at most this many requests a minute for the whole fleet
+
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public record EvaluatorObject(
@@ -36,8 +39,10 @@ public record EvaluatorObject(
     String prompt,
     String system,
     Double temperature,
-    Long maxTokens,
+    Long maxCompletionTokens,
     List<String> stop,
     Long seed,
     String requestTimeout,
-    String price) {}
+    String price,
+    Long maxConcurrency,
+    Double requestsPerMinute) {}

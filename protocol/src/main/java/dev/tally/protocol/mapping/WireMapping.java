@@ -172,11 +172,13 @@ public final class WireMapping {
       case TIMEOUT -> dev.tally.protocol.InfraFailure.Kind.TIMEOUT;
       case SIGNALED -> dev.tally.protocol.InfraFailure.Kind.SIGNALED;
       case HANDED_BACK -> dev.tally.protocol.InfraFailure.Kind.HANDED_BACK;
+      case RATE_LIMITED -> dev.tally.protocol.InfraFailure.Kind.RATE_LIMITED;
       default -> dev.tally.protocol.InfraFailure.Kind.EVALUATOR_CRASHED;
     };
     return dev.tally.protocol.InfraFailure.newBuilder()
         .setKind(kind)
         .setDetail(f.detail())
+        .setRetryAfterMillis(f.retryAfterMillis())
         .setDurationMillis(durationMillis)
         .build();
   }
@@ -267,6 +269,14 @@ public final class WireMapping {
       case SIGNALED -> new InfraFailure(InfraFailure.Kind.SIGNALED, f.getDetail());
       case EVALUATOR_CRASHED -> new InfraFailure(InfraFailure.Kind.EVALUATOR_CRASHED, f.getDetail());
       case HANDED_BACK -> new InfraFailure(InfraFailure.Kind.HANDED_BACK, f.getDetail());
+      case RATE_LIMITED -> {
+        long wait = f.getRetryAfterMillis();
+        if (wait < 0 || wait > InfraFailure.MAX_RETRY_AFTER_MILLIS) {
+          throw new IllegalArgumentException("retry_after_millis " + Long.toUnsignedString(wait)
+              + " is beyond its limit of " + InfraFailure.MAX_RETRY_AFTER_MILLIS + " ms (a day)");
+        }
+        yield new InfraFailure(InfraFailure.Kind.RATE_LIMITED, f.getDetail(), wait);
+      }
       case KIND_UNSPECIFIED, UNRECOGNIZED -> new InfraFailure(
           InfraFailure.Kind.EVALUATOR_CRASHED, "unknown failure kind " + f.getKindValue() + ": " + f.getDetail());
     };

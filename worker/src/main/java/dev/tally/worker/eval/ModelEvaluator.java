@@ -57,12 +57,15 @@ import java.util.function.Function;
  * promptTokens}, {@code completionTokens}, {@code totalTokens}), {@code model}, {@code finishReason},
  * {@code journalled}, and with a price {@code costUsd}.
  *
- * <p><b>Errors.</b> 429 and 5xx are the endpoint's, not the case's: the evaluator waits ({@code
- * Retry-After} in seconds if given, else a doubling backoff from {@link #FIRST_BACKOFF}) and tries again, at
- * most {@link #MAX_RETRIES_PER_ATTEMPT} times and only while the wait ends within the attempt's time budget,
- * then ends the attempt as a retryable {@code EVALUATOR_CRASHED} with the status and {@code Retry-After} in
- * the detail. An endpoint that cannot be reached is retryable too. Any other status (401 a bad key, 400 a
- * bad request) is the case's {@code error} naming the status and the server's message; a 2xx body that is not
+ * <p><b>Errors.</b> 429 and 503 say the endpoint is rate limiting or overloaded: that is the fleet's
+ * condition, so the attempt ends at once as {@code RATE_LIMITED} with the {@code Retry-After} (seconds)
+ * it asked for; the attempt is not charged and the coordinator backs off the run's whole fleet together.
+ * Other 5xx are the endpoint's passing failure: the evaluator waits (a doubling backoff from {@link
+ * #FIRST_BACKOFF}, or {@code Retry-After}) and tries again, at most {@link #MAX_RETRIES_PER_ATTEMPT} times
+ * and only while the wait ends within the attempt's time budget, then ends the attempt as a retryable
+ * {@code EVALUATOR_CRASHED} with the status in the detail. An endpoint that cannot be reached is retryable
+ * too. Any other status (401 a bad key, 400 a bad request, a 429 saying {@code insufficient_quota}: no wait
+ * clears an empty account) is the case's {@code error} naming the status and the server's message; a 2xx body that is not
  * a Chat Completions response is the case's {@code error}; a request past its timeout (the request timeout,
  * else the attempt's remaining budget) is a retryable {@code TIMEOUT}; cancelling the attempt cancels the
  * request. The API key is removed from every text the evaluator reports, in case a server echoes it.
@@ -170,7 +173,16 @@ final class ModelEvaluator implements Evaluator {
         return outcome(text, false, key, ctx);
       }
       String said = "HTTP " + status + " from " + settings.endpoint() + ": " + serverMessage(text, key);
-      if (!retryable(status)) {
+      if (rateLimited(status) && !text.contains(INSUFFICIENT_QUOTA)) {
+        // The fleet's condition, not this slot's: the attempt ends at once, uncharged, and the
+        // coordinator backs the whole run off together (RunGovernor) rather than each slot on its own.
+        long wait = retryAfter(exchange.retryAfter()).map(Duration::toMillis).orElse(0L);
+        wait = Math.min(wait, InfraFailure.MAX_RETRY_AFTER_MILLIS);
+        return new Evaluation.Failed(new InfraFailure(InfraFailure.Kind.RATE_LIMITED,
+            said + (exchange.retryAfter() == null ? "" : " (Retry-After: " + exchange.retryAfter() + ")"), wait),
+            ctx.elapsedMillis());
+      }
+      if (!retryable(status) || text.contains(INSUFFICIENT_QUOTA)) {
         String hint = status == 401 || status == 403
             ? (key == null ? " (no API key was sent: " + settings.apiKeyEnv() + " is not set on this worker)"
                 : " (the API key is read from " + settings.apiKeyEnv() + " on the worker)")
@@ -203,6 +215,20 @@ final class ModelEvaluator implements Evaluator {
   static boolean retryable(int status) {
     return status == 429 || status >= 500;
   }
+
+  /**
+   * Whether a status says the endpoint is rate limiting or overloaded (429, 503): answered by backing off
+   * the run's whole fleet ({@link InfraFailure.Kind#RATE_LIMITED}), not by this slot retrying.
+   */
+  static boolean rateLimited(int status) {
+    return status == 429 || status == 503;
+  }
+
+  /**
+   * OpenAI's error code for an account out of credit, sent with a 429: no wait clears it, so it is the
+   * case's error (and a run whose first cases all say it pauses, rather than retrying forever).
+   */
+  static final String INSUFFICIENT_QUOTA = "insufficient_quota";
 
   /**
    * A {@code Retry-After} header's delay: delta-seconds (what rate limiters send). An HTTP date, or
@@ -332,8 +358,8 @@ final class ModelEvaluator implements Evaluator {
     if (settings.temperature() != null) {
       r.put("temperature", settings.temperature());
     }
-    if (settings.maxTokens() != null) {
-      r.put("max_tokens", settings.maxTokens());
+    if (settings.maxCompletionTokens() != null) {
+      r.put("max_tokens", settings.maxCompletionTokens());
     }
     if (!settings.stop().isEmpty()) {
       settings.stop().forEach(r.putArray("stop")::add);

@@ -5,6 +5,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.tally.core.DurationText;
+import dev.tally.core.FleetLimits;
+import dev.tally.core.Price;
 import java.net.URI;
 import java.net.URISyntaxException;
 import java.time.Duration;
@@ -31,7 +33,8 @@ import java.util.regex.Pattern;
  * @param prompt the prompt template over the case's fields, or null (the case's {@code input} is the prompt)
  * @param system a system message put before the case's messages, or null
  * @param temperature sampling temperature in [0, 2], or null (the endpoint's default)
- * @param maxTokens most tokens to generate, {@code >= 1}, or null
+ * @param maxCompletionTokens most tokens to generate per case ({@code --max-completion-tokens}, sent as {@code
+ *     max_tokens}), {@code >= 1}, or null
  * @param stop stop sequences (empty: none)
  * @param seed the sampling seed, or null
  * @param requestTimeout how long one request may take, or null (the attempt's remaining time budget)
@@ -44,7 +47,7 @@ public record ModelSettings(
     PromptTemplate prompt,
     String system,
     Double temperature,
-    Integer maxTokens,
+    Integer maxCompletionTokens,
     List<String> stop,
     Long seed,
     Duration requestTimeout,
@@ -80,12 +83,14 @@ public record ModelSettings(
     PROMPT("prompt", "prompt", Type.TEXT),
     SYSTEM("system", "system", Type.TEXT),
     TEMPERATURE("temperature", "temperature", Type.NUMBER),
-    MAX_TOKENS("max-tokens", "maxTokens", Type.INTEGER),
+    MAX_COMPLETION_TOKENS("max-completion-tokens", "maxCompletionTokens", Type.INTEGER),
     STOP("stop", "stop", Type.TEXT_LIST),
     // --seed and --request-timeout already mean the dataset sample's seed and the API client's timeout
     SEED("seed", "seed", Type.INTEGER, "--model-seed"),
     REQUEST_TIMEOUT("request-timeout", "requestTimeout", Type.TEXT, "--model-request-timeout"),
-    PRICE("price", "price", Type.TEXT);
+    PRICE(Price.OPTION, "price", Type.TEXT),
+    MAX_CONCURRENCY(FleetLimits.MAX_CONCURRENCY, "maxConcurrency", Type.INTEGER),
+    REQUESTS_PER_MINUTE(FleetLimits.REQUESTS_PER_MINUTE, "requestsPerMinute", Type.NUMBER);
 
     /** The option's key in the evaluator options map. */
     public final String key;
@@ -109,18 +114,15 @@ public record ModelSettings(
     public String flag() {
       return flag;
     }
-  }
 
-  /**
-   * Prices per million tokens, in USD.
-   *
-   * @param inputPerMillion USD per million prompt tokens, finite and {@code >= 0}
-   * @param outputPerMillion USD per million completion tokens, finite and {@code >= 0}
-   */
-  public record Price(double inputPerMillion, double outputPerMillion) {
-    /** The cost of one response, in USD. */
-    public double costUsd(long promptTokens, long completionTokens) {
-      return (promptTokens * inputPerMillion + completionTokens * outputPerMillion) / 1_000_000.0;
+    /** The option whose key is {@code key}, or null. */
+    public static Option byKey(String key) {
+      for (Option o : values()) {
+        if (o.key.equals(key)) {
+          return o;
+        }
+      }
+      return null;
     }
   }
 
@@ -182,13 +184,14 @@ public record ModelSettings(
             + options.get(Option.TEMPERATURE.key));
       }
     }
-    Integer maxTokens = null;
-    if (options.containsKey(Option.MAX_TOKENS.key)) {
-      long n = integer(options, Option.MAX_TOKENS);
+    Integer maxCompletionTokens = null;
+    if (options.containsKey(Option.MAX_COMPLETION_TOKENS.key)) {
+      long n = integer(options, Option.MAX_COMPLETION_TOKENS);
       if (n < 1 || n > Integer.MAX_VALUE) {
-        throw new OptionException(Option.MAX_TOKENS, Option.MAX_TOKENS.flag() + " must be a whole number >= 1, got " + n);
+        throw new OptionException(Option.MAX_COMPLETION_TOKENS, Option.MAX_COMPLETION_TOKENS.flag()
+            + " must be a whole number >= 1, got " + n);
       }
-      maxTokens = (int) n;
+      maxCompletionTokens = (int) n;
     }
     List<String> stop = options.containsKey(Option.STOP.key) ? stops(options.get(Option.STOP.key)) : List.of();
     Long seed = options.containsKey(Option.SEED.key) ? integer(options, Option.SEED) : null;
@@ -205,7 +208,12 @@ public record ModelSettings(
       }
     }
     Price price = options.containsKey(Option.PRICE.key) ? price(options.get(Option.PRICE.key)) : null;
-    return new ModelSettings(endpoint, model, keyEnv, prompt, system, temperature, maxTokens, stop, seed, requestTimeout,
+    try {
+      FleetLimits.parse(options); // the coordinator's to apply; checked here with the rest
+    } catch (FleetLimits.LimitException e) {
+      throw new OptionException(Option.byKey(e.key()), e.getMessage());
+    }
+    return new ModelSettings(endpoint, model, keyEnv, prompt, system, temperature, maxCompletionTokens, stop, seed, requestTimeout,
         price);
   }
 
@@ -382,20 +390,11 @@ public record ModelSettings(
   }
 
   private static Price price(String text) {
-    String[] parts = text.split(",", -1);
-    if (parts.length == 2) {
-      try {
-        double in = Double.parseDouble(parts[0].strip());
-        double out = Double.parseDouble(parts[1].strip());
-        if (Double.isFinite(in) && Double.isFinite(out) && in >= 0 && out >= 0) {
-          return new Price(in, out);
-        }
-      } catch (NumberFormatException e) {
-        // said below
-      }
+    try {
+      return Price.parse(text);
+    } catch (IllegalArgumentException e) {
+      throw new OptionException(Option.PRICE, e.getMessage());
     }
-    throw new OptionException(Option.PRICE, Option.PRICE.flag()
-        + " must be IN,OUT: USD per million prompt and completion tokens, two numbers >= 0 (e.g. 0.15,0.60), got '"
-        + text + "'");
   }
+
 }

@@ -108,7 +108,7 @@ class ModelEvaluatorTest {
 
   @Test
   void aStringInputIsOneUserMessageAfterTheSystemMessageWithTheSettingsInSnakeCase() throws Exception {
-    ModelEvaluator e = evaluator("system", "Answer with the number only.", "temperature", "0", "max-tokens", "16",
+    ModelEvaluator e = evaluator("system", "Answer with the number only.", "temperature", "0", "max-completion-tokens", "16",
         "stop", ModelSettings.stopValue(List.of("\n", "END")), "seed", "7");
     JsonNode r = e.request(JSON.readTree("{\"id\": \"a\", \"input\": \"What is 1 + 2?\"}"));
     assertThat(r.toString()).isEqualTo("{\"model\":\"m1\",\"messages\":[{\"role\":\"system\",\"content\":\"Answer with the number only.\"},"
@@ -215,33 +215,33 @@ class ModelEvaluatorTest {
   }
 
   @Test
-  void aRateLimitIsWaitedOutAsRetryAfterSaysWithinTheAttempt() {
-    server.failNext(2, 429, "1");
-    long start = System.nanoTime();
-    Outcome o = finished(evaluator().evaluate(context("{\"id\": \"c1\", \"input\": \"What is 1 + 1?\"}", new MemoryJournal())));
-    assertThat(o.answer()).isEqualTo("2");
-    assertThat(Duration.ofNanos(System.nanoTime() - start)).isGreaterThanOrEqualTo(Duration.ofSeconds(2));
-    assertThat(server.requests()).isEqualTo(3);
-    assertThat(server.billed()).isEqualTo(1);
-  }
-
-  @Test
-  void aRateLimitThatOutlastsTheRetriesIsARetryableFailureWithTheStatusAndRetryAfter() {
-    server.failNext(100, 429, "0");
+  void aRateLimitEndsTheAttemptAtOnceUnchargedWithTheWaitItAskedFor() {
+    server.failNext(1, 429, "2");
     InfraFailure f = failed(evaluator().evaluate(context("{\"id\": \"c1\", \"input\": \"What is 1 + 1?\"}", new MemoryJournal())));
-    assertThat(f.kind()).isEqualTo(InfraFailure.Kind.EVALUATOR_CRASHED);
-    assertThat(f.detail()).contains("HTTP 429").contains("Rate limit reached").contains("Retry-After: 0")
-        .contains("gave up after " + (ModelEvaluator.MAX_RETRIES_PER_ATTEMPT + 1) + " requests");
-    assertThat(server.requests()).isEqualTo(ModelEvaluator.MAX_RETRIES_PER_ATTEMPT + 1);
+    assertThat(f.kind()).isEqualTo(InfraFailure.Kind.RATE_LIMITED);
+    assertThat(f.retryAfterMillis()).isEqualTo(2_000);
+    assertThat(f.detail()).contains("HTTP 429").contains("Rate limit reached").contains("Retry-After: 2");
+    assertThat(server.requests()).as("the fleet backs off, not this slot: one request").isEqualTo(1);
+    assertThat(server.billed()).isZero();
+    assertThat(dev.tally.core.RedeliveryPolicy.chargesAttempt(f.kind())).isFalse();
   }
 
   @Test
-  void aRetryAfterBeyondTheAttemptsBudgetEndsTheAttemptAtOnce() {
-    server.failNext(1, 503, "3600");
+  void anOverloadedEndpointWithoutRetryAfterIsRateLimitedWithNoWait() {
+    server.failNext(1, 503, null);
+    InfraFailure f = failed(evaluator().evaluate(context("{\"id\": \"c1\", \"input\": \"What is 1 + 1?\"}", new MemoryJournal())));
+    assertThat(f.kind()).isEqualTo(InfraFailure.Kind.RATE_LIMITED);
+    assertThat(f.retryAfterMillis()).isZero();
+    assertThat(f.detail()).contains("HTTP 503");
+  }
+
+  @Test
+  void aServerErrorWhoseRetryAfterIsBeyondTheAttemptsBudgetEndsTheAttemptAtOnce() {
+    server.failNext(1, 502, "3600");
     InfraFailure f = failed(evaluator().evaluate(context("{\"id\": \"c1\", \"input\": \"What is 1 + 1?\"}", new MemoryJournal(),
         Duration.ofSeconds(20))));
     assertThat(f.kind()).isEqualTo(InfraFailure.Kind.EVALUATOR_CRASHED);
-    assertThat(f.detail()).contains("HTTP 503").contains("Retry-After: 3600").contains("gave up after 1 request in");
+    assertThat(f.detail()).contains("HTTP 502").contains("Retry-After: 3600").contains("gave up after 1 request in");
   }
 
   @Test
@@ -345,7 +345,7 @@ class ModelEvaluatorTest {
     assertThatThrownBy(() -> ModelSettings.parse(Map.of("base-url", "http://h/v1"))).hasMessageContaining("needs --model");
     assertThatThrownBy(() -> ModelSettings.parse(options("base-url", "ftp://h/v1"))).hasMessageContaining("--base-url must be an http");
     assertThatThrownBy(() -> ModelSettings.parse(options("temperature", "3"))).hasMessageContaining("--temperature must be from 0 to 2");
-    assertThatThrownBy(() -> ModelSettings.parse(options("max-tokens", "0"))).hasMessageContaining("--max-tokens must be a whole number >= 1");
+    assertThatThrownBy(() -> ModelSettings.parse(options("max-completion-tokens", "0"))).hasMessageContaining("--max-completion-tokens must be a whole number >= 1");
     assertThatThrownBy(() -> ModelSettings.parse(options("seed", "x"))).hasMessageContaining("--model-seed must be a whole number");
     assertThatThrownBy(() -> ModelSettings.parse(options("request-timeout", "0s"))).hasMessageContaining("--model-request-timeout must be positive");
     assertThatThrownBy(() -> ModelSettings.parse(options("price", "1"))).hasMessageContaining("--price must be IN,OUT");
@@ -361,17 +361,17 @@ class ModelEvaluatorTest {
 
   @Test
   void theApisJsonFieldsAndTheOptionsConvertBothWays() {
-    Map<String, String> o = options("temperature", "0.2", "max-tokens", "8", "stop", ModelSettings.stopValue(List.of("\n")),
+    Map<String, String> o = options("temperature", "0.2", "max-completion-tokens", "8", "stop", ModelSettings.stopValue(List.of("\n")),
         "seed", "3", "request-timeout", "30s", "price", "0.15,0.6", "prompt", "Q: {q}", "system", "s");
     JsonNode json = ModelSettings.toJson(o);
     assertThat(json.get("baseUrl").asText()).isEqualTo(server.baseUrl());
     assertThat(json.get("temperature").isNumber()).isTrue();
-    assertThat(json.get("maxTokens").asInt()).isEqualTo(8);
+    assertThat(json.get("maxCompletionTokens").asInt()).isEqualTo(8);
     assertThat(json.get("stop").get(0).asText()).isEqualTo("\n");
     assertThat(ModelSettings.fromJson(json)).isEqualTo(o);
-    assertThatThrownBy(() -> ModelSettings.fromJson(JSON.createObjectNode().put("maxTokens", "8")))
+    assertThatThrownBy(() -> ModelSettings.fromJson(JSON.createObjectNode().put("maxCompletionTokens", "8")))
         .isInstanceOfSatisfying(ModelSettings.OptionException.class,
-            e -> assertThat(e.option()).isEqualTo(ModelSettings.Option.MAX_TOKENS))
-        .hasMessage("maxTokens must be a whole number, got \"8\"");
+            e -> assertThat(e.option()).isEqualTo(ModelSettings.Option.MAX_COMPLETION_TOKENS))
+        .hasMessage("maxCompletionTokens must be a whole number, got \"8\"");
   }
 }

@@ -1,0 +1,167 @@
+package dev.tally.core.schedule;
+
+import dev.tally.core.FleetLimits;
+import dev.tally.core.store.StoreBatch.LeaseLimit;
+import java.util.HashMap;
+import java.util.Map;
+
+/**
+ * Holds runs with {@link FleetLimits} to them for the whole fleet, by limiting their leases: a model run's
+ * calls are made only while its case is leased, one at a time per lease, so the lease is the permit and
+ * "at most N requests in flight" is "at most N of the run's jobs leased". Each step it gives the store's
+ * batch rule one {@link LeaseLimit} per governed run; the store counts the run's leased jobs exactly.
+ *
+ * <p><b>Concurrency window (AIMD).</b> A run's window starts at its {@code maxConcurrency} (unbounded
+ * without one). An attempt the endpoint rate-limited (HTTP 429 or 503, reported as {@code RATE_LIMITED})
+ * halves it, at least to 1 (from the jobs then in flight when the window was unbounded), at most once per
+ * {@link #DECREASE_SPACING_MILLIS} or per {@code Retry-After} whichever is longer, since one burst of
+ * rejections is one congestion signal; and it pauses the run's new leases until the {@code Retry-After} has
+ * passed (or {@link #DEFAULT_PAUSE_MILLIS} without one). Every recorded outcome grows the window by 1/window,
+ * about one more per window's worth of successes, back up to {@code maxConcurrency}: additive increase,
+ * multiplicative decrease, as TCP's congestion avoidance (Jacobson, "Congestion Avoidance and Control",
+ * SIGCOMM 1988; RFC 5681). The fleet backs off together because every worker's permits come from here.
+ *
+ * <p><b>Request rate.</b> {@code requestsPerMinute} is a token bucket refilled continuously at that rate,
+ * holding at most one second's worth (at least 1): a lease takes one token.
+ *
+ * <p>Pure: times come from the caller (the scheduler's clock), no I/O. Not thread-safe: the scheduler's
+ * thread only.
+ */
+final class RunGovernor {
+  /** One burst of 429s halves the window once: further decreases wait this long at least. */
+  static final long DECREASE_SPACING_MILLIS = 1_000;
+  /** How long a run's new leases pause after a 429 or 503 that named no wait. */
+  static final long DEFAULT_PAUSE_MILLIS = 1_000;
+
+  private final Map<Long, Governed> runs = new HashMap<>();
+
+  /** One governed run's state. */
+  private static final class Governed {
+    final FleetLimits limits;
+    /** The concurrency window; +infinity while unbounded. */
+    double window;
+    long pausedUntilMillis;
+    long noDecreaseBeforeMillis;
+    double requestTokens;
+    long refilledAtMillis;
+
+    Governed(FleetLimits limits, long nowMillis) {
+      this.limits = limits;
+      this.window = limits.maxConcurrency() == null ? Double.POSITIVE_INFINITY : limits.maxConcurrency();
+      this.requestTokens = limits.requestsPerMinute() == null ? 0 : burst(limits.requestsPerMinute());
+      this.refilledAtMillis = nowMillis;
+    }
+
+    static double burst(double perMinute) {
+      return Math.max(1, perMinute / 60);
+    }
+
+    void refill(long nowMillis) {
+      Double rpm = limits.requestsPerMinute();
+      if (rpm != null && nowMillis > refilledAtMillis) {
+        requestTokens = Math.min(burst(rpm), requestTokens + (nowMillis - refilledAtMillis) * rpm / 60_000.0);
+      }
+      refilledAtMillis = Math.max(refilledAtMillis, nowMillis);
+    }
+  }
+
+  /** Starts governing a run (again: its state starts afresh); a run without limits is left alone. */
+  void govern(long runId, FleetLimits limits, long nowMillis) {
+    if (limits.none()) {
+      runs.remove(runId);
+    } else {
+      runs.put(runId, new Governed(limits, nowMillis));
+    }
+  }
+
+  /** Whether any run is governed. */
+  boolean any() {
+    return !runs.isEmpty();
+  }
+
+  /** Whether the run is governed. */
+  boolean governs(long runId) {
+    return runs.containsKey(runId);
+  }
+
+  /** Stops governing a run (it ended). */
+  void forget(long runId) {
+    runs.remove(runId);
+  }
+
+  /** Each governed run's limit for a batch at {@code nowMillis}. */
+  Map<Long, LeaseLimit> limits(long nowMillis) {
+    Map<Long, LeaseLimit> out = new HashMap<>();
+    runs.forEach((runId, g) -> {
+      g.refill(nowMillis);
+      int maxLeased = Double.isInfinite(g.window) ? Integer.MAX_VALUE : (int) Math.floor(g.window);
+      int maxNew = nowMillis < g.pausedUntilMillis ? 0
+          : g.limits.requestsPerMinute() == null ? Integer.MAX_VALUE : (int) Math.floor(g.requestTokens);
+      out.put(runId, new LeaseLimit(maxLeased, maxNew));
+    });
+    return out;
+  }
+
+  /** The batch leased {@code n} of the run's jobs: each takes a request token. */
+  void leased(long runId, int n) {
+    Governed g = runs.get(runId);
+    if (g != null && g.limits.requestsPerMinute() != null) {
+      g.requestTokens = Math.max(0, g.requestTokens - n);
+    }
+  }
+
+  /** One of the run's attempts ended with an outcome: the window grows by 1/window, up to its cap. */
+  void succeeded(long runId) {
+    Governed g = runs.get(runId);
+    if (g == null || Double.isInfinite(g.window)) {
+      return;
+    }
+    Integer cap = g.limits.maxConcurrency();
+    double grown = g.window + 1 / g.window;
+    g.window = cap == null ? grown : Math.min(cap, grown);
+  }
+
+  /**
+   * One of the run's attempts was rate limited: the window halves (once per burst) and new leases pause.
+   *
+   * @param retryAfterMillis the wait the endpoint asked for, 0 if none
+   * @param inFlight the run's jobs in flight now (the window's start when it was unbounded)
+   */
+  void rateLimited(long runId, long retryAfterMillis, int inFlight, long nowMillis) {
+    Governed g = runs.computeIfAbsent(runId, id -> new Governed(FleetLimits.NONE, nowMillis));
+    long pause = retryAfterMillis > 0 ? retryAfterMillis : DEFAULT_PAUSE_MILLIS;
+    g.pausedUntilMillis = Math.max(g.pausedUntilMillis, nowMillis + pause);
+    if (nowMillis >= g.noDecreaseBeforeMillis) {
+      double from = Double.isInfinite(g.window) ? Math.max(1, inFlight) : g.window;
+      g.window = Math.max(1, from / 2);
+      g.noDecreaseBeforeMillis = nowMillis + Math.max(DECREASE_SPACING_MILLIS, pause);
+    }
+  }
+
+  /** The run's window now (+infinity while unbounded); for tests and status. */
+  double window(long runId) {
+    Governed g = runs.get(runId);
+    return g == null ? Double.POSITIVE_INFINITY : g.window;
+  }
+
+  /**
+   * When a governed run may lease again though nothing else happens (a pause ends, a request token
+   * arrives), or {@link Long#MAX_VALUE}.
+   */
+  long nextChangeMillis(long nowMillis) {
+    long next = Long.MAX_VALUE;
+    for (Governed g : runs.values()) {
+      if (g.pausedUntilMillis > nowMillis) {
+        next = Math.min(next, g.pausedUntilMillis);
+      }
+      Double rpm = g.limits.requestsPerMinute();
+      if (rpm != null) {
+        g.refill(nowMillis);
+        if (g.requestTokens < 1) {
+          next = Math.min(next, nowMillis + (long) Math.ceil((1 - g.requestTokens) * 60_000.0 / rpm));
+        }
+      }
+    }
+    return next;
+  }
+}
