@@ -11,7 +11,7 @@ import { progressChart } from '../charts.js';
 function modelLine(e) {
   if (e.kind !== 'model') return '';
   const set = [
-    ['temperature', e.temperature], ['max tokens', e.maxTokens], ['seed', e.seed],
+    ['temperature', e.temperature], ['max completion tokens', e.maxCompletionTokens], ['max concurrency', e.maxConcurrency], ['requests per minute', e.requestsPerMinute], ['seed', e.seed],
     ['stop', e.stop && e.stop.map(s => JSON.stringify(s)).join(' ')], ['request timeout', e.requestTimeout],
     ['price', e.price && `$${e.price} per M tokens`], ['key from', e.apiKeyEnv && `$${e.apiKeyEnv}`],
   ].filter(([, v]) => v != null).map(([k, v]) => `${k} ${escapeHtml(String(v))}`);

@@ -216,9 +216,15 @@ final class ReferenceModel {
           case 2 -> new InfraFailure(InfraFailure.Kind.SIGNALED, f.getDetail());
           case 3 -> new InfraFailure(InfraFailure.Kind.EVALUATOR_CRASHED, f.getDetail());
           case 4 -> new InfraFailure(InfraFailure.Kind.HANDED_BACK, f.getDetail());
+          // A rate limit's wait is its own: from 0 to a day (unsigned on the wire; past a day, malformed).
+          case 5 -> f.getRetryAfterMillis() >= 0 && f.getRetryAfterMillis() <= 86_400_000L
+              ? new InfraFailure(InfraFailure.Kind.RATE_LIMITED, f.getDetail(), f.getRetryAfterMillis()) : null;
           default -> new InfraFailure(InfraFailure.Kind.EVALUATOR_CRASHED,
               "unknown failure kind " + f.getKindValue() + ": " + f.getDetail());
         };
+        if (failure == null) {
+          yield null;
+        }
         yield AttemptReport.failed(r.getJobId(), r.getToken(), failure).withTiming(r.getQueuedMillis(), f.getDurationMillis());
       }
     };

@@ -116,8 +116,10 @@ final class WireFuzz {
             Arbitraries.of(false, true), Arbitraries.doubles(), text(200), Arbitraries.longs().between(0, 1L << 40))
         .as((v, hasScore, score, tail, millis) -> Outcome.newBuilder().setVerdictValue(v).setHasScore(hasScore)
             .setScore(score).setOutputTail(tail).setDurationMillis(millis).build());
-    Arbitrary<InfraFailure> failures = Combinators.combine(Arbitraries.integers().between(1, 4), text(100))
-        .as((k, detail) -> InfraFailure.newBuilder().setKindValue(k).setDetail(detail).build());
+    Arbitrary<InfraFailure> failures = Combinators.combine(Arbitraries.integers().between(1, 5), text(100),
+            Arbitraries.longs().between(0, dev.tally.core.InfraFailure.MAX_RETRY_AFTER_MILLIS))
+        .as((k, detail, wait) -> InfraFailure.newBuilder().setKindValue(k).setDetail(detail)
+            .setRetryAfterMillis(k == 5 ? wait : 0).build());
     return Combinators.combine(longs(), longs(), Arbitraries.oneOf(outcomes.map(o -> (Object) o),
             failures.map(f -> (Object) f)))
         .as((job, token, ending) -> result(job, token, ending));
@@ -142,9 +144,9 @@ final class WireFuzz {
     Arbitrary<InfraFailure> failures = Combinators.combine(
             Arbitraries.frequencyOf(Tuple.of(3, Arbitraries.integers().between(0, 5)),
                 Tuple.of(1, Arbitraries.of(-7, 1_000_000))),
-            text(100), longs())
-        .as((k, detail, millis) -> InfraFailure.newBuilder().setKindValue(k).setDetail(detail)
-            .setDurationMillis(millis).build());
+            text(100), longs(), longs())
+        .as((k, detail, millis, wait) -> InfraFailure.newBuilder().setKindValue(k).setDetail(detail)
+            .setDurationMillis(millis).setRetryAfterMillis(wait).build());
     Arbitrary<Object> endings = Arbitraries.frequencyOf(Tuple.of(3, outcomes.map(o -> (Object) o)),
         Tuple.of(2, failures.map(f -> (Object) f)), Tuple.of(1, Arbitraries.just((Object) "none")));
     return Combinators.combine(longs(), longs(), endings).as(WireFuzz::result);
