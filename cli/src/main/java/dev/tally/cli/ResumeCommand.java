@@ -30,6 +30,12 @@ public class ResumeCommand extends RunnerCommand {
   @Option(names = "--db", required = true, description = "The SQLite store that holds the run.")
   Path db;
 
+  @Option(names = "--max-tokens", paramLabel = "N", description = "model: a new token cap for the run (a run paused at its cap goes on up to this one).")
+  String maxTokens;
+
+  @Option(names = "--max-cost", paramLabel = "USD", description = "model: a new spend cap for the run, in USD (a run paused at its cap goes on up to this one).")
+  String maxCost;
+
   @Override
   boolean prepare(PrintWriter err) {
     if (!Files.isRegularFile(db)) {
@@ -55,8 +61,36 @@ public class ResumeCommand extends RunnerCommand {
       err.println("tally: run " + runId + " has already " + (run.get().state() == dev.tally.core.store.RunState.CANCELLED ? "been cancelled" : "finished") + "; writing its results");
       return runId;
     }
+    if (!raiseCaps(coordinator, run.get(), err)) {
+      return -1;
+    }
     reportTakeOver(coordinator.resumption().takeOver(run.get()), err);
     return runId;
+  }
+
+  /** Sets the run's caps given on the command line, checked as a submission's are; false if refused. */
+  private boolean raiseCaps(Coordinator coordinator, dev.tally.core.store.RunView run, PrintWriter err) {
+    java.util.Map<String, String> caps = new java.util.LinkedHashMap<>();
+    if (maxTokens != null) {
+      caps.put(dev.tally.core.FleetLimits.MAX_TOKENS, maxTokens);
+    }
+    if (maxCost != null) {
+      caps.put(dev.tally.core.FleetLimits.MAX_COST, maxCost);
+    }
+    if (caps.isEmpty()) {
+      return true;
+    }
+    java.util.Map<String, String> options = new java.util.LinkedHashMap<>(run.spec().evaluator().options());
+    options.putAll(caps);
+    try {
+      dev.tally.core.FleetLimits.parse(options);
+    } catch (IllegalArgumentException e) {
+      err.println("tally: " + e.getMessage());
+      return false;
+    }
+    coordinator.store().putRunOptions(runId, caps);
+    err.println("tally: run " + runId + "'s caps are now " + caps);
+    return true;
   }
 
   @Override

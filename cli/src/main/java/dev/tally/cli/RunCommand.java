@@ -196,6 +196,15 @@ public final class RunCommand extends RunnerCommand {
     @Option(names = "--requests-per-minute", paramLabel = "N", description = "model: at most N requests a minute for the whole fleet.")
     String requestsPerMinute;
 
+    @Option(names = "--tokens-per-minute", paramLabel = "N", description = "model: at most about N tokens a minute for the whole fleet (counted from the responses' usage).")
+    String tokensPerMinute;
+
+    @Option(names = "--max-tokens", paramLabel = "N", description = "model: the run's token cap: once its responses used N tokens it leases no more, says so, and waits for a raised cap (tally resume --max-tokens).")
+    String maxTokens;
+
+    @Option(names = "--max-cost", paramLabel = "USD", description = "model: the run's spend cap (needs --price): once its responses cost USD it leases no more, says so, and waits for a raised cap (tally resume --max-cost).")
+    String maxCost;
+
 
     @Option(names = "--cmd", description = "exec: the command per case; {field} is replaced by the case's field, as one argument (shell-quoted inside the script of sh -c and the like; {raw:field} is inserted as it is). The case JSON is on stdin, TALLY_* variables describe the attempt.")
     String cmd;
@@ -277,6 +286,9 @@ public final class RunCommand extends RunnerCommand {
       given.put(ModelSettings.Option.PRICE, price);
       given.put(ModelSettings.Option.MAX_CONCURRENCY, maxConcurrency);
       given.put(ModelSettings.Option.REQUESTS_PER_MINUTE, requestsPerMinute);
+      given.put(ModelSettings.Option.TOKENS_PER_MINUTE, tokensPerMinute);
+      given.put(ModelSettings.Option.MAX_TOKENS, maxTokens);
+      given.put(ModelSettings.Option.MAX_COST, maxCost);
       given.values().removeIf(java.util.Objects::isNull);
       return given;
     }

@@ -14,6 +14,7 @@ import dev.tally.coordinator.report.ResultLines;
 import dev.tally.coordinator.report.RunReport;
 import dev.tally.coordinator.net.WorkerServer;
 import dev.tally.core.security.Secret;
+import dev.tally.core.FleetLimits;
 import dev.tally.core.store.RunCounters;
 import dev.tally.core.store.RunView;
 import dev.tally.core.store.StoreException;
@@ -29,6 +30,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -278,6 +280,14 @@ public abstract class RunnerCommand implements Callable<Integer> {
     if (groups != null) {
       caseFigures.set("groups", groups);
     }
+    FleetLimits limits = limitsOf(coordinator, runId);
+    boolean model = finished.spec().evaluator().kind().equals("model");
+    if (model || counters.tokens() > 0) {
+      caseFigures.set("usage", new ObjectMapper().valueToTree(RunReport.usage(counters, limits)));
+    }
+    if (pausedReason != null) {
+      caseFigures.put("paused", pausedReason);
+    }
     RunReport.writeSummaryFile(runId, counters, times, caseFigures, summary);
     List<Path> written = List.of();
     if (reports.any()) {
@@ -288,6 +298,9 @@ public abstract class RunnerCommand implements Callable<Integer> {
       });
     }
     SummaryTable.print(spec.commandLine().getOut(), runId, counters, times);
+    if (caseFigures.has("usage")) {
+      SummaryTable.printUsage(spec.commandLine().getOut(), caseFigures.get("usage"));
+    }
     if (caseFigures.has("passAtK")) {
       SummaryTable.printPassAtK(spec.commandLine().getOut(), caseFigures.get("passAtK"));
     }
@@ -296,6 +309,12 @@ public abstract class RunnerCommand implements Callable<Integer> {
     }
     err.printf("tally: results in %s, summary in %s%s%n", out, summary, written.isEmpty() ? "" : "; reports " + written.stream()
         .map(Path::toString).collect(java.util.stream.Collectors.joining(", ")));
+    if (pausedReason != null) {
+      long left = counters.total() - counters.ended();
+      err.printf("tally: run %d paused: %s; %s not run (not in the results). Go on with a raised cap: %s --max-%s N%n",
+          runId, pausedReason, Words.count(left, "case"), resumeCommand(runId, dbFile()),
+          pausedReason.contains("token") ? "tokens" : "cost");
+    }
     return Main.exitCodeOf(counters.passed(), counters.total());
   }
 
@@ -400,6 +419,7 @@ public abstract class RunnerCommand implements Callable<Integer> {
   private RunCounters await(Coordinator coordinator, long runId, int total, HostPort connectTo, PrintWriter err)
       throws InterruptedException, IOException {
     CompletableFuture<RunCounters> done = coordinator.submit(runId);
+    FleetLimits limits = limitsOf(coordinator, runId);
     long noWorkersSinceNanos = System.nanoTime();
     long lastWarningNanos = 0;
     boolean drawBar = !noProgress && System.console() != null;
@@ -412,7 +432,14 @@ public abstract class RunnerCommand implements Callable<Integer> {
           update(bar, line, c);
           return c;
         } catch (TimeoutException e) {
-          update(bar, line, coordinator.progress(runId));
+          RunCounters sofar = coordinator.progress(runId);
+          update(bar, line, sofar);
+          // A cap reached: no lease is made any more; once what was in flight has come back, it is over.
+          Optional<String> cap = sofar == null ? Optional.empty() : limits.capReached(sofar);
+          if (cap.isPresent() && coordinator.inFlight() == 0) {
+            pausedReason = cap.get();
+            return sofar;
+          }
           long now = System.nanoTime();
           if (coordinator.connectedWorkers() > 0) {
             noWorkersSinceNanos = now;
@@ -433,6 +460,19 @@ public abstract class RunnerCommand implements Callable<Integer> {
       if (bar != null) {
         bar.close();
       }
+    }
+  }
+
+  /** Why the run stopped before its end (a cap of its own), or null: set by {@link #await}. */
+  private String pausedReason;
+
+  /** The run's fleet-wide limits and caps (none if its options cannot be read: they were checked). */
+  private static FleetLimits limitsOf(Coordinator coordinator, long runId) {
+    try {
+      return coordinator.store().run(runId).map(r -> FleetLimits.parse(r.spec().evaluator().options()))
+          .orElse(FleetLimits.NONE);
+    } catch (FleetLimits.LimitException e) {
+      return FleetLimits.NONE;
     }
   }
 

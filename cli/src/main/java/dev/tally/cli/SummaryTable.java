@@ -36,6 +36,16 @@ final class SummaryTable {
     out.flush();
   }
 
+  /** Prints what the run's paid calls used ({@link RunReport#usage}'s object): tokens, and cost with a price. */
+  static void printUsage(PrintWriter out, com.fasterxml.jackson.databind.JsonNode usage) {
+    text(out, "tokens", usage.path("promptTokens").asLong() + " prompt + " + usage.path("completionTokens").asLong()
+        + " completion");
+    if (usage.hasNonNull("costUsd")) {
+      text(out, "cost", String.format(java.util.Locale.ROOT, "$%.4f", usage.get("costUsd").asDouble()));
+    }
+    out.flush();
+  }
+
   /**
    * Prints the figures by group ({@link dev.tally.coordinator.report.ReportGroups}'s {@code groups} object):
    * one line per group with its cases, accuracy and mean score.

@@ -48,6 +48,17 @@ class ModelRunProcessTest {
     server.close();
   }
 
+  private int resume(String... more) throws Exception {
+    List<String> args = new ArrayList<>(List.of("resume", "1", "--db=" + dir.resolve("tally.db"), "--no-progress",
+        "--out=" + dir.resolve("r.jsonl"), "--summary=" + dir.resolve("s.json"), "--workers=1", "--slots=4"));
+    args.addAll(List.of(more));
+    try (TallyProcess p = TallyProcess.start(dir, "resume.log", args, Map.of(KEY_ENV, KEY))) {
+      int exit = p.waitFor(RUN_SECONDS);
+      assertThat(exit).as("output:\n%s", p.output()).isIn(Main.EXIT_PASSED, Main.EXIT_FAILED);
+      return exit;
+    }
+  }
+
   private int run(String key, String... more) throws Exception {
     List<String> args = new ArrayList<>(List.of("run", DATASET.toString(), "--no-progress",
         "--db=" + dir.resolve("tally.db"), "--out=" + dir.resolve("r.jsonl"), "--summary=" + dir.resolve("s.json"),
@@ -130,6 +141,27 @@ class ModelRunProcessTest {
     assertThat(summary.get("passed").asInt()).isEqualTo(CASES);
     assertThat(results()).allSatisfy(r -> assertThat(r.get("attempts").asInt()).as(r.toString())
         .as("a rate-limited attempt is not charged").isLessThanOrEqualTo(2));
+  }
+
+  @Test
+  void aRunStopsAtItsTokenCapSaysSoAndGoesOnWithARaisedCapWithoutPayingAnyResponseTwice() throws Exception {
+    server.delay(java.time.Duration.ofMillis(20));
+    assertThat(run(KEY, "--workers=1", "--slots=2", "--max-tokens=60")).isEqualTo(Main.EXIT_FAILED);
+    JsonNode summary = JSON.readTree(dir.resolve("s.json").toFile());
+    assertThat(summary.get("paused").asText()).startsWith("its token cap is reached: ").endsWith("--max-tokens 60");
+    long used = summary.get("usage").get("promptTokens").asLong() + summary.get("usage").get("completionTokens").asLong();
+    assertThat(used).isGreaterThanOrEqualTo(60);
+    long recorded = summary.get("recorded").asLong();
+    assertThat(recorded).as("stopped before the end").isBetween(1L, (long) CASES - 1);
+    assertThat(results()).hasSize((int) recorded);
+    assertThat(server.billed()).as("every paid answer was kept").isEqualTo((int) recorded);
+    assertThat(summary.get("usage").get("costUsd").asDouble()).isPositive();
+
+    assertThat(resume("--max-tokens=100000")).isEqualTo(Main.EXIT_PASSED);
+    summary = JSON.readTree(dir.resolve("s.json").toFile());
+    assertThat(summary.get("passed").asInt()).isEqualTo(CASES);
+    assertThat(summary.has("paused")).isFalse();
+    assertThat(server.billed()).as("no response paid twice across the pause").isEqualTo(CASES);
   }
 
   @Test

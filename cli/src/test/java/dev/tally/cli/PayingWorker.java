@@ -74,7 +74,7 @@ public final class PayingWorker {
           if (ctx.awaitCancellation(Duration.ofMillis(CALL_MILLIS))) {
             return Evaluation.failed(dev.tally.core.InfraFailure.Kind.EVALUATOR_CRASHED, "cancelled", ctx.elapsedMillis());
           }
-          ctx.journal().record(digest, "{\"answer\":\"" + ctx.caseId() + "\"}");
+          ctx.journal().record(digest, "{\"answer\":\"" + ctx.caseId() + "\"}", dev.tally.core.TokenUsage.NONE);
           how = "paid";
         }
         if (ctx.awaitCancellation(Duration.ofMillis(SCORE_MILLIS))) {

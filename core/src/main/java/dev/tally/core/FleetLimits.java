@@ -4,7 +4,7 @@ import java.util.Map;
 
 /**
  * A run's limits that hold for its whole fleet, not per worker: how many of its calls may be in flight at
- * once, and how many requests per minute it may make. They are evaluator
+ * once, how many requests and tokens per minute it may spend, and its caps on tokens and cost in all. They are evaluator
  * options of the run (so they travel and are stored with its spec); this class is the one owner of their
  * names in the options map and of what each may be. The coordinator turns them into leases ({@code
  * dev.tally.core.schedule.RunGovernor}): a model run's calls are made only while its case is leased, one
@@ -12,16 +12,29 @@ import java.util.Map;
  *
  * @param maxConcurrency at most this many of the run's jobs leased at once across the fleet, or null
  * @param requestsPerMinute at most this many leases (each one request) per minute, or null
+ * @param tokensPerMinute new leases wait while the tokens the run's responses used have spent this
+ *     minute's budget (a bucket refilled at this rate), or null
+ * @param maxTokens the run stops leasing once its journalled responses used this many tokens, or null
+ * @param maxCostUsd the run stops leasing once its journalled responses cost this much at {@code price},
+ *     or null
+ * @param price the run's price (the {@link Price#OPTION} option), or null; needed by {@code maxCostUsd}
  */
-public record FleetLimits(Integer maxConcurrency, Double requestsPerMinute) {
+public record FleetLimits(Integer maxConcurrency, Double requestsPerMinute, Double tokensPerMinute, Long maxTokens,
+    Double maxCostUsd, Price price) {
 
   /** The options map's key of {@link #maxConcurrency}. */
   public static final String MAX_CONCURRENCY = "max-concurrency";
   /** The options map's key of {@link #requestsPerMinute}. */
   public static final String REQUESTS_PER_MINUTE = "requests-per-minute";
+  /** The options map's key of {@link #tokensPerMinute}. */
+  public static final String TOKENS_PER_MINUTE = "tokens-per-minute";
+  /** The options map's key of {@link #maxTokens}. */
+  public static final String MAX_TOKENS = "max-tokens";
+  /** The options map's key of {@link #maxCostUsd}. */
+  public static final String MAX_COST = "max-cost";
 
   /** No limits. */
-  public static final FleetLimits NONE = new FleetLimits(null, null);
+  public static final FleetLimits NONE = new FleetLimits(null, null, null, null, null, null);
 
   /**
    * The largest concurrency: far above any endpoint's; a bigger number is a typo, and the governor's
@@ -46,7 +59,7 @@ public record FleetLimits(Integer maxConcurrency, Double requestsPerMinute) {
 
   /**
    * @throws LimitException if a limit is out of range: concurrency 1 to {@link #MAX_CONCURRENCY_LIMIT},
-   *     the request rate positive and finite
+   *     the rates and the cost cap positive and finite, the token cap at least 1, a cost cap without a price
    */
   public FleetLimits {
     if (maxConcurrency != null && (maxConcurrency < 1 || maxConcurrency > MAX_CONCURRENCY_LIMIT)) {
@@ -54,11 +67,21 @@ public record FleetLimits(Integer maxConcurrency, Double requestsPerMinute) {
           + ", got " + maxConcurrency);
     }
     positive(REQUESTS_PER_MINUTE, requestsPerMinute);
+    positive(TOKENS_PER_MINUTE, tokensPerMinute);
+    positive(MAX_COST, maxCostUsd);
+    if (maxTokens != null && maxTokens < 1) {
+      throw new LimitException(MAX_TOKENS, "--" + MAX_TOKENS + " must be a whole number >= 1, got " + maxTokens);
+    }
+    if (maxCostUsd != null && price == null) {
+      throw new LimitException(MAX_COST, "--" + MAX_COST + " needs --" + Price.OPTION
+          + " (the cost is the tokens used at that price)");
+    }
   }
 
   /** Whether no limit is set: the governor leaves such a run alone. */
   public boolean none() {
-    return maxConcurrency == null && requestsPerMinute == null;
+    return maxConcurrency == null && requestsPerMinute == null && tokensPerMinute == null && maxTokens == null
+        && maxCostUsd == null;
   }
 
   /**
@@ -72,12 +95,55 @@ public record FleetLimits(Integer maxConcurrency, Double requestsPerMinute) {
       throw new LimitException(MAX_CONCURRENCY, "--" + MAX_CONCURRENCY + " must be from 1 to " + MAX_CONCURRENCY_LIMIT
           + ", got " + concurrency);
     }
-    return new FleetLimits(concurrency == null ? null : concurrency.intValue(), number(options, REQUESTS_PER_MINUTE));
+    Price price = null;
+    if (options.containsKey(Price.OPTION)) {
+      try {
+        price = Price.parse(options.get(Price.OPTION));
+      } catch (IllegalArgumentException e) {
+        throw new LimitException(Price.OPTION, e.getMessage());
+      }
+    }
+    return new FleetLimits(concurrency == null ? null : concurrency.intValue(), number(options, REQUESTS_PER_MINUTE),
+        number(options, TOKENS_PER_MINUTE), whole(options, MAX_TOKENS), number(options, MAX_COST), price);
   }
 
   /** The keys this class owns, in the order the command line lists them. */
   public static java.util.List<String> keys() {
-    return java.util.List.of(MAX_CONCURRENCY, REQUESTS_PER_MINUTE);
+    return java.util.List.of(MAX_CONCURRENCY, REQUESTS_PER_MINUTE, TOKENS_PER_MINUTE, MAX_TOKENS, MAX_COST);
+  }
+
+  /** The keys of the caps, which {@code tally resume} may raise. */
+  public static java.util.List<String> capKeys() {
+    return java.util.List.of(MAX_TOKENS, MAX_COST);
+  }
+
+  /**
+   * What the run's journalled responses cost at its price, in USD, or null without a price.
+   *
+   * @param counters the run's counters (their token counts)
+   */
+  public Double costUsd(dev.tally.core.store.RunCounters counters) {
+    return price == null ? null : price.costUsd(counters.promptTokens(), counters.completionTokens());
+  }
+
+  /**
+   * Why the run may lease no more, if one of its caps is reached: the one rule, for the governor that
+   * stops its leases and for everything that shows the run as paused.
+   *
+   * @param counters the run's counters (their token counts)
+   * @return a sentence naming the cap and the spend, or empty while under every cap
+   */
+  public java.util.Optional<String> capReached(dev.tally.core.store.RunCounters counters) {
+    if (maxTokens != null && counters.tokens() >= maxTokens) {
+      return java.util.Optional.of("its token cap is reached: " + counters.tokens() + " tokens used, --" + MAX_TOKENS
+          + " " + maxTokens);
+    }
+    Double cost = costUsd(counters);
+    if (maxCostUsd != null && cost != null && cost >= maxCostUsd) {
+      return java.util.Optional.of(String.format(java.util.Locale.ROOT,
+          "its spend cap is reached: $%.4f spent, --%s %s", cost, MAX_COST, maxCostUsd));
+    }
+    return java.util.Optional.empty();
   }
 
   private static void positive(String key, Double v) {

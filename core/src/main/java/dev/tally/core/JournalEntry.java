@@ -16,8 +16,11 @@ import java.util.Objects;
  * @param requestDigest the request's digest: 1 to {@value #MAX_DIGEST_CHARS} lower-case hex digits (an
  *     evaluator uses SHA-256's 64)
  * @param response the response as received, at most {@value #MAX_RESPONSE_BYTES} bytes in UTF-8
+ * @param usage the tokens the response reports it used ({@link TokenUsage#NONE} if it reports none): the
+ *     run's token counters move by it when the entry is stored, and only then (a refused entry was paid
+ *     for by a stale holder whose response the run does not use, but a stored one is the run's spend)
  */
-public record JournalEntry(long jobId, long token, String requestDigest, String response) {
+public record JournalEntry(long jobId, long token, String requestDigest, String response, TokenUsage usage) {
 
   /**
    * The largest response journalled, in UTF-8 bytes. A chat completion is a few KiB, a long one some tens;
@@ -42,12 +45,18 @@ public record JournalEntry(long jobId, long token, String requestDigest, String 
    * @throws IllegalArgumentException if either breaks its limit (see {@link #problem})
    */
   public JournalEntry {
+    Objects.requireNonNull(usage, "usage");
     Objects.requireNonNull(requestDigest, "requestDigest");
     Objects.requireNonNull(response, "response");
     String problem = problem(requestDigest, response);
     if (problem != null) {
       throw new IllegalArgumentException("journal entry for job " + jobId + ": " + problem);
     }
+  }
+
+  /** An entry whose response reports no token usage. */
+  public JournalEntry(long jobId, long token, String requestDigest, String response) {
+    this(jobId, token, requestDigest, response, TokenUsage.NONE);
   }
 
   /**

@@ -15,7 +15,9 @@ import dev.tally.core.store.WorkerStatus;
 import dev.tally.http.dto.AttemptObject;
 import dev.tally.http.dto.CaseObject;
 import dev.tally.http.dto.CountersObject;
+import dev.tally.core.FleetLimits;
 import dev.tally.http.dto.EvaluatorObject;
+import dev.tally.http.dto.UsageObject;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.tally.worker.eval.ModelSettings;
@@ -38,12 +40,28 @@ public final class ApiViews {
   /** A run object. */
   public static RunObject run(RunView run) {
     RunCounters c = run.counters();
-    return new RunObject(run.runId(), run.name(), run.state().wireName(), time(run.createdAtMillis()),
+    FleetLimits limits = limits(run);
+    String paused = run.ended() ? null : limits.capReached(c).orElse(null);
+    UsageObject usage = run.spec().evaluator().kind().equals("model") || c.tokens() > 0
+        ? new UsageObject(c.promptTokens(), c.completionTokens(), limits.costUsd(c)) : null;
+    return new RunObject(run.runId(), run.name(), paused != null ? PAUSED : run.state().wireName(), time(run.createdAtMillis()),
         run.ended() ? time(run.finishedAtMillis()) : null, run.spec().dataset(), evaluator(run.spec().evaluator()),
         dev.tally.core.score.Scorers.specsOf(run.spec().evaluator().options()),
         new SettingsObject(run.spec().limits().maxAttempts(), run.spec().limits().timeoutRetries(),
             DurationText.text(run.spec().evaluator().caseTimeout())),
-        c.total(), counters(c), c.accuracy().orElse(null), c.meanScore().orElse(null));
+        c.total(), counters(c), c.accuracy().orElse(null), c.meanScore().orElse(null), usage, paused);
+  }
+
+  /** A running run's state while one of its caps is reached ({@link FleetLimits#capReached}). */
+  public static final String PAUSED = "paused";
+
+  /** The run's fleet-wide limits and caps, from its options; none if they cannot be read. */
+  static FleetLimits limits(RunView run) {
+    try {
+      return FleetLimits.parse(run.spec().evaluator().options());
+    } catch (FleetLimits.LimitException e) {
+      return FleetLimits.NONE; // checked at submission; the run object still shows
+    }
   }
 
   /** A run's counters. */

@@ -396,7 +396,7 @@ public final class Checker {
    */
   private static RunCounters endState(RunCounters c) {
     return new RunCounters(c.total(), c.passed(), c.failed(), c.errored(), c.jobsFailed(), 0, 0, c.redeliveries(),
-        c.cancelled(), c.scored(), c.scoreSum(), c.scoreSumOfSquares());
+        c.cancelled(), c.scored(), c.scoreSum(), c.scoreSumOfSquares(), c.promptTokens(), c.completionTokens());
   }
 
   /** How a hand-back's attempt ends in the history. */

@@ -54,6 +54,11 @@ abstract class ForwardingStore implements Store {
   }
 
   @Override
+  public boolean putRunOptions(long runId, java.util.Map<String, String> options) {
+    return delegate.putRunOptions(runId, options);
+  }
+
+  @Override
   public KeyClaim claimKey(String scope, String key, String fingerprint, long nowMillis, long holdUntilMillis) {
     return delegate.claimKey(scope, key, fingerprint, nowMillis, holdUntilMillis);
   }

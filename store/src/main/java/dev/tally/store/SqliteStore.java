@@ -131,7 +131,7 @@ public final class SqliteStore implements Store {
   /** A run's counters, in {@link RunCounters}' order. */
   static final String COUNTER_COLUMNS =
       "total, passed, failed, errored, jobs_failed, duplicates_suppressed, stale_results_fenced, redeliveries, cancelled,"
-          + " scored, score_sum, score_sum_of_squares";
+          + " scored, score_sum, score_sum_of_squares, prompt_tokens, completion_tokens";
 
   private static final String RUN_COLUMNS =
       "id, dataset, evaluator_kind, case_timeout_millis, max_attempts, created_at_millis, finished_at_millis,"
@@ -398,6 +398,15 @@ public final class SqliteStore implements Store {
   public CancelResult cancelRun(long runId, long nowMillis) {
     return write("cancelRun: cancelling run " + runId + " in " + file + " failed; nothing changed",
         tx -> BatchRules.cancelRun(runId, nowMillis, tx), true);
+  }
+
+  /** {@inheritDoc} */
+  @Override
+  public boolean putRunOptions(long runId, java.util.Map<String, String> options) {
+    boolean found = write("putRunOptions: setting run " + runId + "'s options in " + file + " failed; nothing changed",
+        tx -> BatchRules.putRunOptions(runId, options, tx), true);
+    specs.remove(runId); // read again as stored
+    return found;
   }
 
   /** {@inheritDoc} */
@@ -1009,7 +1018,8 @@ public final class SqliteStore implements Store {
   static RunCounters counters(ResultSet rs, int from) throws SQLException {
     return new RunCounters(rs.getLong(from), rs.getLong(from + 1), rs.getLong(from + 2), rs.getLong(from + 3),
         rs.getLong(from + 4), rs.getLong(from + 5), rs.getLong(from + 6), rs.getLong(from + 7), rs.getLong(from + 8),
-        rs.getLong(from + 9), rs.getDouble(from + 10), rs.getDouble(from + 11));
+        rs.getLong(from + 9), rs.getDouble(from + 10), rs.getDouble(from + 11), rs.getLong(from + 12),
+        rs.getLong(from + 13));
   }
 
   /** A nullable duration column: NULL (not measured, or an attempt from before V9) is {@link AttemptTiming#UNKNOWN}. */

@@ -224,6 +224,18 @@ final class SqliteTransaction implements StoreTransaction {
   }
 
   @Override
+  public void putRunOption(long runId, String key, String value) {
+    sql(() -> {
+      PreparedStatement q = s.putOption;
+      q.setLong(1, runId);
+      q.setString(2, key);
+      q.setString(3, value);
+      q.executeUpdate();
+      return null;
+    });
+  }
+
+  @Override
   public List<JobRecord> leasedJobs(long runId) {
     return sql(() -> {
       s.selectLeased.setLong(1, runId);
@@ -588,10 +600,12 @@ final class SqliteTransaction implements StoreTransaction {
       q.setLong(9, d.scored());
       q.setDouble(10, d.scoreSum());
       q.setDouble(11, d.scoreSumOfSquares());
-      q.setLong(12, ended);
-      q.setLong(13, ended);
-      q.setLong(14, nowMillis);
-      q.setLong(15, runId);
+      q.setLong(12, d.promptTokens());
+      q.setLong(13, d.completionTokens());
+      q.setLong(14, ended);
+      q.setLong(15, ended);
+      q.setLong(16, nowMillis);
+      q.setLong(17, runId);
       return countersOf(q, runId);
     });
   }
@@ -634,6 +648,7 @@ final class SqliteTransaction implements StoreTransaction {
   static final class Statements {
     final PreparedStatement insertRun;
     final PreparedStatement insertOption;
+    final PreparedStatement putOption;
     final PreparedStatement insertJob;
     final PreparedStatement recordOutcome;
     final PreparedStatement selectJob;
@@ -738,6 +753,8 @@ final class SqliteTransaction implements StoreTransaction {
       selectResponses = c.prepareStatement(
           "SELECT request_digest, response FROM responses WHERE run_id = ? AND case_id = ? ORDER BY rowid");
       insertOption = c.prepareStatement("INSERT INTO run_options (run_id, key, value) VALUES (?, ?, ?)");
+      putOption = c.prepareStatement("INSERT INTO run_options (run_id, key, value) VALUES (?, ?, ?)"
+          + " ON CONFLICT (run_id, key) DO UPDATE SET value = excluded.value");
       insertJob = c.prepareStatement(
           "INSERT INTO jobs (run_id, position, case_id, case_json) VALUES (?, ?, ?, ?)");
       // The fencing check and the write are one statement: accepted only under the current lease.
@@ -774,6 +791,7 @@ final class SqliteTransaction implements StoreTransaction {
               + " stale_results_fenced = stale_results_fenced + ?, redeliveries = redeliveries + ?,"
               + " cancelled = cancelled + ?, scored = scored + ?, score_sum = score_sum + ?,"
               + " score_sum_of_squares = score_sum_of_squares + ?,"
+              + " prompt_tokens = prompt_tokens + ?, completion_tokens = completion_tokens + ?,"
               // SET expressions see the old row: old ended + this batch's ended. A cancelled run stays so.
               + " state = CASE WHEN state = 'running' AND passed + failed + errored + jobs_failed + cancelled + ? >= total"
               + "   THEN 'finished' ELSE state END,"

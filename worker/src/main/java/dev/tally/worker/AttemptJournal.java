@@ -56,13 +56,15 @@ final class AttemptJournal implements ResponseJournal {
   }
 
   @Override
-  public void record(String requestDigest, String response) throws InterruptedException, JournalException {
+  public void record(String requestDigest, String response, dev.tally.core.TokenUsage usage)
+      throws InterruptedException, JournalException {
     String problem = JournalEntry.problem(Objects.requireNonNull(requestDigest, "requestDigest"),
         Objects.requireNonNull(response, "response"));
     if (problem != null) {
       throw new JournalException("case " + job.caseId() + ": cannot journal the response: " + problem);
     }
-    JournalEntry entry = new JournalEntry(job.key().jobId(), job.key().token(), requestDigest, response);
+    JournalEntry entry = new JournalEntry(job.key().jobId(), job.key().token(), requestDigest, response,
+        Objects.requireNonNull(usage, "usage"));
     CompletableFuture<JournalEntry.Status> answer = new CompletableFuture<>();
     Runnable unregister = context.onCancel(() -> answer.completeExceptionally(
         new IllegalStateException("the attempt was cancelled: " + context.cancelReason())));

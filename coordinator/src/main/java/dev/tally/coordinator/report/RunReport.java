@@ -33,7 +33,8 @@ import java.util.Map;
  * {@code durationMillis}, {@code output} (stdout's tail), {@code stderr} (stderr's tail), {@code exitCode},
  * {@code answer} and {@code fields} (what the evaluator gave beside its verdict; null when nothing); a job that ended failed (out of attempts, or never recorded) has
  * verdict {@code error}, its {@code failure} reason, and (as has any job tried more than once) its attempt
- * {@code history}: {@code token}, {@code worker}, {@code ending}, {@code detail}, {@code millis}.
+ * {@code history}: {@code token}, {@code worker}, {@code ending}, {@code detail}, {@code millis}. A case that
+ * has not ended (a paused or running run's) has no line.
  *
  * <p><b>Summary</b>: {@code runId}, {@code total}, {@code passed}, {@code failed}, {@code errored}
  * ({@link #errored}), {@code recorded}, {@code jobsFailed}, {@code cancelled}, {@code duplicatesSuppressed}, {@code
@@ -98,8 +99,8 @@ public final class RunReport {
   }
 
   /**
-   * Gives the run's results lines (as {@link #writeResults} writes them) to {@code each}, one job at a
-   * time in dataset order: what the other reports ({@link ResultLines#of(Store, long)}) are made from.
+   * Gives the run's results lines (as {@link #writeResults} writes them) to {@code each}, one ended job
+   * at a time in dataset order (a case not ended yet has none): what the other reports ({@link ResultLines#of(Store, long)}) are made from.
    *
    * @throws IOException if {@code each} throws it
    * @throws dev.tally.core.store.StoreException if the store fails
@@ -111,6 +112,9 @@ public final class RunReport {
       history.computeIfAbsent(a.jobId(), id -> new ArrayList<>()).add(a);
     }
     for (JobView job : jobs) {
+      if (job.state() == JobState.PENDING || job.state() == JobState.LEASED) {
+        continue; // not ended (a paused run's cases not run yet, or a running run's): no result to give
+      }
       each.accept(resultLine(job, history.getOrDefault(job.jobId(), List.of())));
     }
   }
@@ -196,6 +200,22 @@ public final class RunReport {
     } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
       return JSON.getNodeFactory().textNode(outcome.fieldsJson());
     }
+  }
+
+  /**
+   * What a run's paid calls used, as the summary's {@code usage} object: {@code promptTokens}, {@code
+   * completionTokens} (the run's journalled responses, each counted once) and, with a price, {@code
+   * costUsd}.
+   */
+  public static ObjectNode usage(RunCounters c, dev.tally.core.FleetLimits limits) {
+    ObjectNode u = JSON.createObjectNode();
+    u.put("promptTokens", c.promptTokens());
+    u.put("completionTokens", c.completionTokens());
+    Double cost = limits.costUsd(c);
+    if (cost != null) {
+      u.put("costUsd", cost);
+    }
+    return u;
   }
 
   /** The summary's bytes: pretty-printed JSON and a final newline, in UTF-8. */

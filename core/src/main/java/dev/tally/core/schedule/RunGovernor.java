@@ -24,6 +24,16 @@ import java.util.Map;
  * <p><b>Request rate.</b> {@code requestsPerMinute} is a token bucket refilled continuously at that rate,
  * holding at most one second's worth (at least 1): a lease takes one token.
  *
+ * <p><b>Token rate.</b> {@code tokensPerMinute} is a bucket of tokens refilled at that rate, holding at most
+ * one second's worth, that the run's journalled responses draw from as their usage is counted (the run's
+ * counters, {@link #spent}); it may go into debt, and while it is not above zero no new lease is made. The
+ * tokens of a request are known only once it is answered, so the requests in flight when the budget runs
+ * out may overshoot it: at most the window's worth.
+ *
+ * <p><b>Caps.</b> Once the run's counters reach {@code maxTokens} or {@code maxCostUsd} ({@link
+ * FleetLimits#capReached}), no new lease is made: the requests in flight finish and are kept (they are
+ * paid for), and the run waits, paused, until its cap is raised ({@code tally resume}).
+ *
  * <p>Pure: times come from the caller (the scheduler's clock), no I/O. Not thread-safe: the scheduler's
  * thread only.
  */
@@ -44,11 +54,18 @@ final class RunGovernor {
     long noDecreaseBeforeMillis;
     double requestTokens;
     long refilledAtMillis;
+    /** The token-rate bucket's balance; may be negative (debt). */
+    double tokenBalance;
+    /** The run's counted tokens as last seen, to take the new ones from the bucket. */
+    long tokensSeen = -1;
+    /** Why the run leases no more (a cap), or null. */
+    String capped;
 
     Governed(FleetLimits limits, long nowMillis) {
       this.limits = limits;
       this.window = limits.maxConcurrency() == null ? Double.POSITIVE_INFINITY : limits.maxConcurrency();
       this.requestTokens = limits.requestsPerMinute() == null ? 0 : burst(limits.requestsPerMinute());
+      this.tokenBalance = limits.tokensPerMinute() == null ? 0 : burst(limits.tokensPerMinute());
       this.refilledAtMillis = nowMillis;
     }
 
@@ -60,6 +77,10 @@ final class RunGovernor {
       Double rpm = limits.requestsPerMinute();
       if (rpm != null && nowMillis > refilledAtMillis) {
         requestTokens = Math.min(burst(rpm), requestTokens + (nowMillis - refilledAtMillis) * rpm / 60_000.0);
+      }
+      Double tpm = limits.tokensPerMinute();
+      if (tpm != null && nowMillis > refilledAtMillis) {
+        tokenBalance = Math.min(burst(tpm), tokenBalance + (nowMillis - refilledAtMillis) * tpm / 60_000.0);
       }
       refilledAtMillis = Math.max(refilledAtMillis, nowMillis);
     }
@@ -95,7 +116,8 @@ final class RunGovernor {
     runs.forEach((runId, g) -> {
       g.refill(nowMillis);
       int maxLeased = Double.isInfinite(g.window) ? Integer.MAX_VALUE : (int) Math.floor(g.window);
-      int maxNew = nowMillis < g.pausedUntilMillis ? 0
+      int maxNew = g.capped != null || nowMillis < g.pausedUntilMillis
+          || (g.limits.tokensPerMinute() != null && g.tokenBalance <= 0) ? 0
           : g.limits.requestsPerMinute() == null ? Integer.MAX_VALUE : (int) Math.floor(g.requestTokens);
       out.put(runId, new LeaseLimit(maxLeased, maxNew));
     });
@@ -138,6 +160,33 @@ final class RunGovernor {
     }
   }
 
+  /**
+   * The run's counters as of a commit: the tokens counted since the last call come out of its token
+   * bucket, and its caps are checked.
+   *
+   * @return why the run now leases no more (a cap is reached), or null
+   */
+  String spent(long runId, dev.tally.core.store.RunCounters counters, long nowMillis) {
+    Governed g = runs.get(runId);
+    if (g == null) {
+      return null;
+    }
+    long tokens = counters.tokens();
+    if (g.tokensSeen >= 0 && tokens > g.tokensSeen && g.limits.tokensPerMinute() != null) {
+      g.refill(nowMillis);
+      g.tokenBalance -= tokens - g.tokensSeen;
+    }
+    g.tokensSeen = tokens;
+    g.capped = g.limits.capReached(counters).orElse(null);
+    return g.capped;
+  }
+
+  /** Why the run leases no more (a cap), or null. */
+  String capped(long runId) {
+    Governed g = runs.get(runId);
+    return g == null ? null : g.capped;
+  }
+
   /** The run's window now (+infinity while unbounded); for tests and status. */
   double window(long runId) {
     Governed g = runs.get(runId);
@@ -153,6 +202,16 @@ final class RunGovernor {
     for (Governed g : runs.values()) {
       if (g.pausedUntilMillis > nowMillis) {
         next = Math.min(next, g.pausedUntilMillis);
+      }
+      if (g.capped != null) {
+        continue; // only a raised cap (a new activation) changes it
+      }
+      Double tpm = g.limits.tokensPerMinute();
+      if (tpm != null) {
+        g.refill(nowMillis);
+        if (g.tokenBalance <= 0) {
+          next = Math.min(next, nowMillis + 1 + (long) Math.ceil(-g.tokenBalance * 60_000.0 / tpm));
+        }
       }
       Double rpm = g.limits.requestsPerMinute();
       if (rpm != null) {

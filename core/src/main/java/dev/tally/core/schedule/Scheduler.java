@@ -307,6 +307,15 @@ public final class Scheduler implements WorkerEvents {
     }
     statuses.afterStep(nowMillis); // after the assignments: its in-flight counts are this step's
     runs.publish(result.counters());
+    if (governor.any()) {
+      result.counters().forEach((runId, c) -> {
+        String before = governor.capped(runId);
+        String cap = governor.spent(runId, c, nowMillis);
+        if (cap != null && before == null) {
+          log.warn("run {} leases no more: {}; the cases in flight finish, then it waits for a raised cap", runId, cap);
+        }
+      });
+    }
     inFlightAfterStep = fleet.inFlightCount();
     if (!observer.isEmpty()) {
       tellObservers(step, batch, result, commitNanos);
@@ -431,6 +440,11 @@ public final class Scheduler implements WorkerEvents {
       runs.activate(runId);
       try {
         governor.govern(runId, FleetLimits.parse(runs.view(runId).spec().evaluator().options()), nowMillis);
+        RunCounters counters = runs.counters(runId);
+        String cap = counters == null ? null : governor.spent(runId, counters, nowMillis);
+        if (cap != null) {
+          log.warn("run {} leases nothing: {}; raise the cap to go on", runId, cap);
+        }
       } catch (FleetLimits.LimitException e) {
         // Checked when the run was submitted; a store edited by hand since is not worth stopping for.
         log.warn("run {}: its fleet-wide limits cannot be read ({}); it runs without them", runId, e.getMessage());

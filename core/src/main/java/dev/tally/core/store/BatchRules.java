@@ -165,6 +165,19 @@ public final class BatchRules {
    *
    * @return what was put back, or why nothing was
    */
+  /**
+   * Sets some of a run's options inside the caller's open transaction ({@link Store#putRunOptions}).
+   *
+   * @return false if there is no such run
+   */
+  public static boolean putRunOptions(long runId, Map<String, String> options, StoreTransaction tx) {
+    if (tx.runState(runId) == null) {
+      return false;
+    }
+    options.forEach((key, value) -> tx.putRunOption(runId, key, value));
+    return true;
+  }
+
   public static RetryResult retryErrors(long runId, long nowMillis, StoreTransaction tx) {
     RunState state = tx.runState(runId);
     if (state == null) {
@@ -260,8 +273,11 @@ public final class BatchRules {
       if (j == null || j.state() != JobState.LEASED || j.token() != e.token()) {
         return JournalEntry.Status.FENCED;
       }
-      return tx.insertResponse(e.jobId(), e.requestDigest(), e.response(), now)
-          ? JournalEntry.Status.STORED : JournalEntry.Status.ALREADY_STORED;
+      if (!tx.insertResponse(e.jobId(), e.requestDigest(), e.response(), now)) {
+        return JournalEntry.Status.ALREADY_STORED; // a resend of a response already counted
+      }
+      delta(j.runId()).used(e.usage());
+      return JournalEntry.Status.STORED;
     }
 
     /** Each assignment with its case's journalled responses. */

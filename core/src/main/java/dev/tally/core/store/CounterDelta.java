@@ -21,6 +21,22 @@ public final class CounterDelta {
   long scored;
   double scoreSum;
   double scoreSumOfSquares;
+  long promptTokens;
+  long completionTokens;
+
+  /** A journalled response's tokens: the run's spend. */
+  void used(dev.tally.core.TokenUsage usage) {
+    promptTokens += usage.promptTokens();
+    completionTokens += usage.completionTokens();
+  }
+
+  public long promptTokens() {
+    return promptTokens;
+  }
+
+  public long completionTokens() {
+    return completionTokens;
+  }
 
   void recorded(Outcome outcome) {
     switch (outcome.verdict()) {
@@ -90,7 +106,8 @@ public final class CounterDelta {
 
   /** Whether it changes nothing. */
   public boolean isZero() {
-    return (passed | failed | errored | jobsFailed | duplicates | fenced | redeliveries | cancelled | scored) == 0;
+    return (passed | failed | errored | jobsFailed | duplicates | fenced | redeliveries | cancelled | scored
+        | promptTokens | completionTokens) == 0;
   }
 
   /**
@@ -109,6 +126,7 @@ public final class CounterDelta {
     return new RunCounters(before.total(), before.passed() + passed, before.failed() + failed,
         before.errored() + errored, before.jobsFailed() + jobsFailed, before.duplicatesSuppressed() + duplicates,
         before.staleResultsFenced() + fenced, before.redeliveries() + redeliveries, before.cancelled() + cancelled,
-        before.scored() + scored, before.scoreSum() + scoreSum, before.scoreSumOfSquares() + scoreSumOfSquares);
+        before.scored() + scored, before.scoreSum() + scoreSum, before.scoreSumOfSquares() + scoreSumOfSquares,
+        before.promptTokens() + promptTokens, before.completionTokens() + completionTokens);
   }
 }

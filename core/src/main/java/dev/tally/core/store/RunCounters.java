@@ -21,6 +21,8 @@ import java.util.Optional;
  * @param scoreSum the sum of those scores
  * @param scoreSumOfSquares the sum of their squares (with {@code scored} and {@code scoreSum}, what
  *     {@link Estimates#mean} needs for the mean score and its interval)
+ * @param promptTokens tokens the run's journalled responses report for their requests (its paid calls)
+ * @param completionTokens tokens those responses report for their answers
  */
 public record RunCounters(
     long total,
@@ -34,7 +36,9 @@ public record RunCounters(
     long cancelled,
     long scored,
     double scoreSum,
-    double scoreSumOfSquares) {
+    double scoreSumOfSquares,
+    long promptTokens,
+    long completionTokens) {
 
   /** Counters of a run of {@code total} jobs of which nothing happened yet; see {@link #builder}. */
   public static RunCounters empty(long total) {
@@ -60,6 +64,8 @@ public record RunCounters(
     private long scored;
     private double scoreSum;
     private double scoreSumOfSquares;
+    private long promptTokens;
+    private long completionTokens;
 
     private Builder(long total) {
       this.total = total;
@@ -113,10 +119,22 @@ public record RunCounters(
       return this;
     }
 
+    /** The tokens of the run's journalled responses. */
+    public Builder tokens(long prompt, long completion) {
+      promptTokens = prompt;
+      completionTokens = completion;
+      return this;
+    }
+
     public RunCounters build() {
       return new RunCounters(total, passed, failed, errored, jobsFailed, duplicatesSuppressed, staleResultsFenced,
-          redeliveries, cancelled, scored, scoreSum, scoreSumOfSquares);
+          redeliveries, cancelled, scored, scoreSum, scoreSumOfSquares, promptTokens, completionTokens);
     }
+  }
+
+  /** The tokens of the run's journalled responses, prompt and completion together. */
+  public long tokens() {
+    return promptTokens + completionTokens;
   }
 
   /** Jobs with a recorded outcome: {@code passed + failed + errored}. */

@@ -91,6 +91,17 @@ public interface Store extends AutoCloseable {
    */
   RetryResult retryErrors(long runId, long nowMillis);
 
+  /**
+   * Sets some of a run's evaluator options, in one transaction: how {@code tally resume} raises a paused
+   * run's caps ({@link dev.tally.core.FleetLimits#capKeys()}). The caller checks the values; a scheduler
+   * serving the run reads its spec once, so the options take effect when the run is next activated.
+   *
+   * @param options the options to add or replace, by key; the others are kept
+   * @return false if there is no such run (nothing is changed)
+   * @throws StoreException if the store fails; nothing is changed
+   */
+  boolean putRunOptions(long runId, java.util.Map<String, String> options);
+
   // ---- idempotency keys ---------------------------------------------------------------------------
 
   /**

@@ -138,6 +138,9 @@ public interface StoreTransaction {
   /** The run's state, or null if there is no such run. */
   RunState runState(long runId);
 
+  /** Sets one of the run's evaluator options (adds it, or replaces its value); the run exists. */
+  void putRunOption(long runId, String key, String value);
+
   /** The run's leased jobs, by job id. */
   List<JobRecord> leasedJobs(long runId);
 

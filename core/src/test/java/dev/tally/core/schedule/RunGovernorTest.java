@@ -25,7 +25,7 @@ class RunGovernorTest {
   @Test
   void theWindowHalvesOncePerBurstPausesForRetryAfterAndGrowsBackByOnePerWindowOfSuccesses() {
     RunGovernor g = new RunGovernor();
-    g.govern(1, new FleetLimits(8, null), T0);
+    g.govern(1, new FleetLimits(8, null, null, null, null, null), T0);
     assertThat(g.limits(T0)).isEqualTo(Map.of(1L, new LeaseLimit(8, Integer.MAX_VALUE)));
 
     g.rateLimited(1, 2_000, 8, T0);
@@ -61,7 +61,7 @@ class RunGovernorTest {
   @Test
   void theRequestRateIsABucketOfOneSecondsWorthRefilledContinuously() {
     RunGovernor g = new RunGovernor();
-    g.govern(1, new FleetLimits(null, 120.0), T0); // 2 a second
+    g.govern(1, new FleetLimits(null, 120.0, null, null, null, null), T0); // 2 a second
     assertThat(g.limits(T0).get(1L)).isEqualTo(new LeaseLimit(Integer.MAX_VALUE, 2));
     g.leased(1, 2);
     assertThat(g.limits(T0).get(1L).maxNew()).isZero();
@@ -71,16 +71,47 @@ class RunGovernorTest {
     assertThat(g.limits(T0 + 60_000).get(1L).maxNew()).as("never more than a second's worth").isEqualTo(2);
 
     RunGovernor slow = new RunGovernor();
-    slow.govern(2, new FleetLimits(null, 6.0), T0); // one every 10 s: a bucket of one
+    slow.govern(2, new FleetLimits(null, 6.0, null, null, null, null), T0); // one every 10 s: a bucket of one
     assertThat(slow.limits(T0).get(2L).maxNew()).isEqualTo(1);
     slow.leased(2, 1);
     assertThat(slow.nextChangeMillis(T0)).isEqualTo(T0 + 10_000);
   }
 
   @Test
+  void theTokenRateTakesTheRunsCountedTokensFromItsBucketAndWaitsOutTheDebt() {
+    RunGovernor g = new RunGovernor();
+    g.govern(1, new FleetLimits(null, null, 6_000.0, null, null, null), T0); // 100 a second
+    dev.tally.core.store.RunCounters none = dev.tally.core.store.RunCounters.builder(10).build();
+    assertThat(g.spent(1, none, T0)).isNull();
+    assertThat(g.limits(T0).get(1L).maxNew()).isEqualTo(Integer.MAX_VALUE);
+    g.spent(1, dev.tally.core.store.RunCounters.builder(10).tokens(250, 50).build(), T0); // 300 used: 200 in debt
+    assertThat(g.limits(T0).get(1L).maxNew()).isZero();
+    assertThat(g.nextChangeMillis(T0)).isEqualTo(T0 + 2_001);
+    assertThat(g.limits(T0 + 2_001).get(1L).maxNew()).isEqualTo(Integer.MAX_VALUE);
+  }
+
+  @Test
+  void aReachedCapStopsTheRunsNewLeasesForGoodAndSaysWhich() {
+    RunGovernor g = new RunGovernor();
+    g.govern(1, new FleetLimits(4, null, null, null, 0.01, new dev.tally.core.Price(1, 2)), T0);
+    assertThat(g.spent(1, dev.tally.core.store.RunCounters.builder(10).tokens(4_000, 2_000).build(), T0)).isNull();
+    assertThat(g.spent(1, dev.tally.core.store.RunCounters.builder(10).tokens(6_000, 2_000).build(), T0))
+        .isEqualTo("its spend cap is reached: $0.0100 spent, --max-cost 0.01");
+    assertThat(g.limits(T0 + 3_600_000).get(1L)).isEqualTo(new LeaseLimit(4, 0));
+    assertThat(g.nextChangeMillis(T0)).as("only a raised cap ends it").isEqualTo(Long.MAX_VALUE);
+
+    FleetLimits tokens = new FleetLimits(null, null, null, 100L, null, null);
+    assertThat(tokens.capReached(dev.tally.core.store.RunCounters.builder(1).tokens(60, 39).build())).isEmpty();
+    assertThat(tokens.capReached(dev.tally.core.store.RunCounters.builder(1).tokens(60, 40).build()))
+        .contains("its token cap is reached: 100 tokens used, --max-tokens 100");
+    assertThatThrownBy(() -> FleetLimits.parse(Map.of("max-cost", "5")))
+        .hasMessage("--max-cost needs --price (the cost is the tokens used at that price)");
+  }
+
+  @Test
   void limitsAreReadFromTheRunsOptionsAndOutOfRangeValuesAreRefusedNamingTheOption() {
     assertThat(FleetLimits.parse(Map.of("max-concurrency", "16", "requests-per-minute", "500", "cmd", "x")))
-        .isEqualTo(new FleetLimits(16, 500.0));
+        .isEqualTo(new FleetLimits(16, 500.0, null, null, null, null));
     assertThat(FleetLimits.parse(Map.of()).none()).isTrue();
     assertThatThrownBy(() -> FleetLimits.parse(Map.of("max-concurrency", "0")))
         .isInstanceOfSatisfying(FleetLimits.LimitException.class, e -> assertThat(e.key()).isEqualTo("max-concurrency"))

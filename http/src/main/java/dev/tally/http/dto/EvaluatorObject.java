@@ -26,6 +26,9 @@ import java.util.List;
  * @param price model: USD per million prompt and completion tokens, {@code "IN,OUT"}
  * @param maxConcurrency model: at most this many requests in flight for the whole fleet
  * @param requestsPerMinute model: at most this many requests a minute for the whole fleet
+ * @param tokensPerMinute model: at most about this many tokens a minute for the whole fleet
+ * @param maxTokens model: the run's token cap (it leases no more once its responses used this many)
+ * @param maxCost model: the run's spend cap in USD (needs {@code price})
 
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
@@ -45,4 +48,7 @@ public record EvaluatorObject(
     String requestTimeout,
     String price,
     Long maxConcurrency,
-    Double requestsPerMinute) {}
+    Double requestsPerMinute,
+    Double tokensPerMinute,
+    Long maxTokens,
+    Double maxCost) {}

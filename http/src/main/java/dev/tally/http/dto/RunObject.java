@@ -7,7 +7,8 @@ import dev.tally.core.stats.Estimate;
  *
  * @param id the run's id
  * @param name the name it was submitted with (empty if none)
- * @param state {@code running}, {@code finished} or {@code cancelled}
+ * @param state {@code running}, {@code paused} (a cap of its own is reached: it leases no more until the cap
+ *     is raised, see {@code pausedReason}), {@code finished} or {@code cancelled}
  * @param createdAt when it was created, ISO-8601 UTC
  * @param finishedAt when its last case ended, ISO-8601 UTC; null while running
  * @param dataset where its cases came from (a path for {@code tally run}; the submission for the API)
@@ -21,6 +22,8 @@ import dev.tally.core.stats.Estimate;
  *     interval; null while no case is judged
  * @param meanScore the mean of the recorded scores so far, with its 95% Student's t interval; null while no
  *     recorded outcome carries a score
+ * @param usage what its paid calls used (model runs); null for other evaluators
+ * @param pausedReason why it is paused (which cap, and the spend); null unless paused
  */
 public record RunObject(
     long id,
@@ -35,4 +38,6 @@ public record RunObject(
     long total,
     CountersObject counters,
     Estimate accuracy,
-    Estimate meanScore) {}
+    Estimate meanScore,
+    UsageObject usage,
+    String pausedReason) {}

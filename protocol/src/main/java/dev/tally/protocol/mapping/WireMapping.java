@@ -61,6 +61,8 @@ public final class WireMapping {
         .setToken(e.token())
         .setRequestDigest(e.requestDigest())
         .setResponse(e.response())
+        .setPromptTokens(e.usage().promptTokens())
+        .setCompletionTokens(e.usage().completionTokens())
         .build();
   }
 
@@ -188,10 +190,12 @@ public final class WireMapping {
   /**
    * A worker's journal entry.
    *
-   * @throws IllegalArgumentException if the digest or the response breaks {@link JournalEntry}'s limits
+   * @throws IllegalArgumentException if the digest or the response breaks {@link JournalEntry}'s limits, or
+   *     a token count {@link dev.tally.core.TokenUsage}'s (unsigned on the wire: past 2^63 reads negative)
    */
   public static JournalEntry toCore(dev.tally.protocol.JournalEntry e) {
-    return new JournalEntry(e.getJobId(), e.getToken(), e.getRequestDigest(), e.getResponse());
+    return new JournalEntry(e.getJobId(), e.getToken(), e.getRequestDigest(), e.getResponse(),
+        new dev.tally.core.TokenUsage(e.getPromptTokens(), e.getCompletionTokens()));
   }
 
   /**

@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.tally.core.InfraFailure;
 import dev.tally.core.Outcome;
+import dev.tally.core.TokenUsage;
 import dev.tally.core.Verdict;
 import java.io.IOException;
 import java.net.http.HttpClient;
@@ -161,7 +162,7 @@ final class ModelEvaluator implements Evaluator {
       String text = new String(exchange.body(), StandardCharsets.UTF_8);
       if (status >= 200 && status < 300) {
         try {
-          ctx.journal().record(digest, text);
+          ctx.journal().record(digest, text, usage(text));
         } catch (InterruptedException e) {
           Thread.currentThread().interrupt();
           return Evaluation.failed(InfraFailure.Kind.EVALUATOR_CRASHED, "interrupted while journalling the response",
@@ -435,8 +436,9 @@ final class ModelEvaluator implements Evaluator {
     String answer = content.textValue();
     ObjectNode fields = CaseJson.MAPPER.createObjectNode();
     JsonNode usage = r.path("usage");
-    long prompt = usage.path("prompt_tokens").asLong(0);
-    long completion = usage.path("completion_tokens").asLong(0);
+    TokenUsage used = usage(r);
+    long prompt = used.promptTokens();
+    long completion = used.completionTokens();
     if (usage.isObject()) {
       ObjectNode u = fields.putObject("usage");
       u.put("promptTokens", prompt);
@@ -458,6 +460,34 @@ final class ModelEvaluator implements Evaluator {
         : answer.substring(answer.length() - ExecEvaluator.OUTPUT_TAIL_LIMIT);
     return new Evaluation.Finished(new Outcome(Verdict.PASS, null, tail, ctx.elapsedMillis(), answer, fields.toString(),
         null, ""));
+  }
+
+  /**
+   * The tokens a Chat Completions body reports ({@code usage.prompt_tokens}, {@code
+   * usage.completion_tokens}); none when it is not JSON or reports none, and counts out of {@link
+   * TokenUsage}'s range are read as none rather than failing a paid response. The one reading of a
+   * response's usage: the journal entry (the run's spend) and the case's fields both come from it.
+   */
+  static TokenUsage usage(String body) {
+    try {
+      return usage(CaseJson.MAPPER.readTree(body));
+    } catch (JsonProcessingException e) {
+      return TokenUsage.NONE;
+    }
+  }
+
+  private static TokenUsage usage(JsonNode response) {
+    JsonNode u = response == null ? null : response.path("usage");
+    if (u == null || !u.isObject()) {
+      return TokenUsage.NONE;
+    }
+    long prompt = u.path("prompt_tokens").asLong(0);
+    long completion = u.path("completion_tokens").asLong(0);
+    try {
+      return new TokenUsage(prompt, completion);
+    } catch (IllegalArgumentException e) {
+      return TokenUsage.NONE;
+    }
   }
 
   /** The server's sentence: an OpenAI-style {@code error.message}, else the body's head; the key removed. */

@@ -90,7 +90,10 @@ public record ModelSettings(
     REQUEST_TIMEOUT("request-timeout", "requestTimeout", Type.TEXT, "--model-request-timeout"),
     PRICE(Price.OPTION, "price", Type.TEXT),
     MAX_CONCURRENCY(FleetLimits.MAX_CONCURRENCY, "maxConcurrency", Type.INTEGER),
-    REQUESTS_PER_MINUTE(FleetLimits.REQUESTS_PER_MINUTE, "requestsPerMinute", Type.NUMBER);
+    REQUESTS_PER_MINUTE(FleetLimits.REQUESTS_PER_MINUTE, "requestsPerMinute", Type.NUMBER),
+    TOKENS_PER_MINUTE(FleetLimits.TOKENS_PER_MINUTE, "tokensPerMinute", Type.NUMBER),
+    MAX_TOKENS(FleetLimits.MAX_TOKENS, "maxTokens", Type.INTEGER),
+    MAX_COST(FleetLimits.MAX_COST, "maxCost", Type.NUMBER);
 
     /** The option's key in the evaluator options map. */
     public final String key;

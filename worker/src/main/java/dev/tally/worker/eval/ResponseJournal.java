@@ -1,5 +1,6 @@
 package dev.tally.worker.eval;
 
+import dev.tally.core.TokenUsage;
 import java.util.Optional;
 
 /**
@@ -25,7 +26,7 @@ public interface ResponseJournal {
     }
 
     @Override
-    public void record(String requestDigest, String response) {
+    public void record(String requestDigest, String response, TokenUsage usage) {
       // nothing is kept
     }
   };
@@ -43,12 +44,13 @@ public interface ResponseJournal {
    *
    * @param requestDigest the request's digest (lower-case hex)
    * @param response the response body as received (bounded by the evaluator)
+   * @param usage the tokens the response reports it used ({@link TokenUsage#NONE} if none): the run's spend
    * @throws InterruptedException if the attempt's thread is interrupted while waiting for the store
    * @throws JournalException if the response cannot be journalled (the attempt was cancelled, its lease
    *     was lost, the connection closed): the attempt must end as a retryable failure, and its retry may pay
    *     once more
    */
-  void record(String requestDigest, String response) throws InterruptedException, JournalException;
+  void record(String requestDigest, String response, TokenUsage usage) throws InterruptedException, JournalException;
 
   /** A response could not be journalled; see {@link #record}. */
   final class JournalException extends Exception {

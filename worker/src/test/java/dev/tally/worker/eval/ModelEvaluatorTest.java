@@ -58,7 +58,8 @@ class ModelEvaluatorTest {
     }
 
     @Override
-    public synchronized void record(String requestDigest, String response) throws JournalException {
+    public synchronized void record(String requestDigest, String response, dev.tally.core.TokenUsage usage)
+        throws JournalException {
       calls.add("record " + requestDigest);
       if (failure != null) {
         throw failure;

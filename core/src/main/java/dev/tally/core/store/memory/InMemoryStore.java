@@ -642,6 +642,16 @@ public final class InMemoryStore implements Store {
     }
 
     @Override
+    public void putRunOption(long runId, String key, String value) {
+      RunRow r = state.runs.get(runId);
+      Map<String, String> options = new java.util.LinkedHashMap<>(r.spec.evaluator().options());
+      options.put(key, value);
+      EvaluatorSpec e = r.spec.evaluator();
+      r.spec = new RunSpec(r.spec.dataset(), new EvaluatorSpec(e.kind(), options, e.caseTimeout()), r.spec.limits(),
+          r.spec.datasetDigest());
+    }
+
+    @Override
     public List<JobRecord> leasedJobs(long runId) {
       List<JobRecord> found = leases(runId, j -> true);
       found.sort(Comparator.comparingLong(JobRecord::jobId));
@@ -874,6 +884,13 @@ public final class InMemoryStore implements Store {
   public CancelResult cancelRun(long runId, long nowMillis) {
     return write("cancelRun: cancelling run " + runId + " failed; nothing changed",
         tx -> BatchRules.cancelRun(runId, nowMillis, tx), true);
+  }
+
+  /** {@inheritDoc} */
+  @Override
+  public boolean putRunOptions(long runId, Map<String, String> options) {
+    return write("putRunOptions: setting run " + runId + "'s options failed; nothing changed",
+        tx -> BatchRules.putRunOptions(runId, options, tx), true);
   }
 
   /** {@inheritDoc} */
