@@ -32,7 +32,8 @@ import java.util.Optional;
  *       is kept, so a later rescore can judge it again; the message is taken off again before it does. A case
  *       another scorer cannot judge keeps its verdict, and that scorer's column says why.
  *   <li><b>An evaluator's own {@code error}</b> (a command not found, a 401) is not judged: there is no answer.
- *       Nor is a case whose stored fields are not a JSON object; that is the case's error, saying so.
+ *       A case whose JSON, or whose evaluator's fields, cannot be read is the case's error, saying so (and
+ *       is not judged again: its column is not there).
  * </ul>
  *
  * <p>Pure: no I/O, no clock (scorers are stopped by budgets, not time). Thread-safety: immutable; the
