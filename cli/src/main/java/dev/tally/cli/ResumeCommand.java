@@ -36,8 +36,17 @@ public class ResumeCommand extends RunnerCommand {
   @Option(names = "--max-cost", paramLabel = "USD", description = "model: a new spend cap for the run, in USD (a run paused at its cap goes on up to this one).")
   String maxCost;
 
+  /** Whether this command raises caps ({@code --max-tokens}, {@code --max-cost}): only {@code tally resume}. */
+  boolean raisesCaps() {
+    return true;
+  }
+
   @Override
   boolean prepare(PrintWriter err) {
+    if (!raisesCaps() && (maxTokens != null || maxCost != null)) {
+      throw new picocli.CommandLine.ParameterException(spec.commandLine(),
+          "--max-tokens and --max-cost raise a paused run's caps: they are tally resume's");
+    }
     if (!Files.isRegularFile(db)) {
       err.println("tally: no store at " + db);
       return false;

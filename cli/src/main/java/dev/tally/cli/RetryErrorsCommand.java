@@ -24,6 +24,11 @@ import picocli.CommandLine.Command;
 public final class RetryErrorsCommand extends ResumeCommand {
 
   @Override
+  boolean raisesCaps() {
+    return false;
+  }
+
+  @Override
   long chooseRun(Coordinator coordinator, PrintWriter err) {
     RetryResult r = coordinator.store().retryErrors(runId, System.currentTimeMillis());
     String run = "run " + runId;

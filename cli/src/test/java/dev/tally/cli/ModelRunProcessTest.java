@@ -165,6 +165,33 @@ class ModelRunProcessTest {
   }
 
   @Test
+  void rescoringAModelRunAsksTheModelNothingAndJudgesItsStoredCompletionsAgain() throws Exception {
+    assertThat(run(KEY)).isEqualTo(Main.EXIT_PASSED);
+    int requests = server.requests();
+    long negative = results().stream().filter(r -> r.get("answer").asText().startsWith("-")).count();
+    assertThat(negative).as("the example has some negative results and some not").isBetween(1L, CASES - 1L);
+
+    // No key in its environment: a rescore needs none, since it asks nobody.
+    List<String> args = List.of("rescore", "1", "--db=" + dir.resolve("tally.db"), "--scorer=regex:pattern=^-",
+        "--scorer=numeric", "--out=" + dir.resolve("r.jsonl"), "--summary=" + dir.resolve("s.json"), "--no-progress");
+    try (TallyProcess p = TallyProcess.start(dir, "rescore.log", args, Map.of())) {
+      assertThat(p.waitFor(RUN_SECONDS)).as("output:\n%s", p.output()).isEqualTo(Main.EXIT_FAILED);
+      assertThat(p.output()).contains("judged " + CASES + " cases again")
+          .contains((CASES - negative) + " cases changed verdict");
+    }
+    assertThat(server.requests()).as("the model was asked nothing").isEqualTo(requests);
+    assertThat(server.billed()).isEqualTo(CASES);
+    JsonNode summary = JSON.readTree(dir.resolve("s.json").toFile());
+    assertThat(summary.get("passed").asLong()).as("only the negative answers match ^-").isEqualTo(negative);
+    for (JsonNode r : results()) {
+      JsonNode fields = r.get("fields");
+      fields = fields.isTextual() ? JSON.readTree(fields.asText()) : fields;
+      assertThat(fields.get("scores").get("numeric").get("passed").asBoolean()).as(r.toString()).isTrue();
+      assertThat(fields.get("usage").get("completionTokens").asInt()).as("the evaluator's fields stay").isEqualTo(1);
+    }
+  }
+
+  @Test
   void aWrongKeyErrorsEveryCaseWithTheStatusAndTheServersMessageAndTheKeyIsWrittenNowhere() throws Exception {
     assertThat(run(WRONG_KEY)).isEqualTo(Main.EXIT_FAILED);
     assertThat(server.billed()).isZero();

@@ -56,7 +56,8 @@ class RunCommandTest {
     assertThat(exit).as("stderr: %s", err).isEqualTo(Main.EXIT_FAILED);
     List<JsonNode> rows = rows(dir.resolve("r.jsonl"));
     assertThat(rows).extracting(r -> r.get("verdict").asText()).containsExactly("pass", "pass", "fail", "error");
-    assertThat(rows).extracting(r -> r.get("answer").asText()).containsExactly("4", "4.05", "five", "null");
+    // The case no scorer could judge keeps the answer it was given, so that tally rescore can judge it again.
+    assertThat(rows).extracting(r -> r.get("answer").asText()).containsExactly("4", "4.05", "five", "x");
     JsonNode close = rows.get(1).get("fields").get("scores");
     assertThat(close.get("numeric").get("passed").asBoolean()).isTrue();
     assertThat(close.get("strict").get("passed").asBoolean()).as("each scorer its own column").isFalse();
@@ -125,6 +126,69 @@ class RunCommandTest {
     assertThat(err.toString()).contains("run 1 has no errored case");
     assertThat(tally("retry-errors", "7", "--db=" + db)).isEqualTo(Main.EXIT_USAGE);
     assertThat(err.toString()).contains("there is no run 7");
+  }
+
+  @Test
+  void rescoreJudgesTheStoredAnswersAgainWithoutRunningTheCommandAndRewritesTheResults() throws Exception {
+    Path dataset = dir.resolve("scored.jsonl");
+    Files.write(dataset, List.of(
+        "{\"id\":\"right\",\"reply\":\"4\",\"target\":\"4\"}",
+        "{\"id\":\"close\",\"reply\":\"4.05\",\"target\":\"4\"}",
+        "{\"id\":\"wrong\",\"reply\":\"five\",\"target\":\"5\"}",
+        "{\"id\":\"untargeted\",\"reply\":\"x\"}"));
+    Path ran = dir.resolve("ran.log"); // the command appends each case it runs
+    Path db = dir.resolve("scored.db");
+    Path results = dir.resolve("r.jsonl");
+    Path summary = dir.resolve("s.json");
+    int first = tally("run", dataset.toString(), "--workers=1", "--evaluator=exec", "--db=" + db,
+        "--cmd=sh -c 'echo \"$1\" >> \"$2\"; printf %s \"$3\"' sh {id} " + ran + " {reply}", "--scorer=exact",
+        "--out=" + results, "--summary=" + summary, "--no-progress");
+    assertThat(first).as("stderr: %s", err).isEqualTo(Main.EXIT_FAILED);
+    assertThat(JSON.readTree(summary.toFile()).get("accuracy").get("value").asDouble()).as("only 4 is exactly 4").isEqualTo(0.25);
+    assertThat(Files.readAllLines(ran)).hasSize(4);
+
+    int rescored = tally("rescore", "1", "--db=" + db, "--scorer=numeric:abs=0.1", "--scorer=exact:name=strict",
+        "--out=" + results, "--summary=" + summary, "--no-progress");
+    assertThat(rescored).as("stderr: %s", err).isEqualTo(Main.EXIT_FAILED);
+    assertThat(Files.readAllLines(ran)).as("no case ran again").hasSize(4);
+    assertThat(err.toString()).contains("run 1: judged 4 cases again with numeric:abs=0.1 exact:name=strict; 1 case changed verdict");
+    JsonNode s = JSON.readTree(summary.toFile());
+    assertThat(s.get("accuracy").get("value").asDouble()).as("4.05 is within 0.1 of 4").isEqualTo(0.5);
+    assertThat(s.get("passed").asLong()).isEqualTo(2);
+    assertThat(s.get("errored").asLong()).as("no target: still the case's error").isEqualTo(1);
+    assertThat(s.get("recorded").asLong()).as("each case counted once").isEqualTo(4);
+    assertThat(out.toString()).contains("accuracy");
+    List<JsonNode> rows = rows(results);
+    assertThat(rows).extracting(r -> r.get("verdict").asText()).containsExactly("pass", "pass", "fail", "error");
+    JsonNode close = rows.get(1).get("fields").get("scores");
+    assertThat(close.get("numeric").get("passed").asBoolean()).isTrue();
+    assertThat(close.get("strict").get("passed").asBoolean()).isFalse();
+    assertThat(close.has("exact")).as("the earlier scorer's column is gone with it").isFalse();
+    assertThat(rows.get(3).get("output").asText()).startsWith("scorer numeric cannot judge this case").endsWith("\nx");
+    try (SqliteStore store = SqliteStore.openExisting(db)) {
+      assertThat(dev.tally.core.score.Scorers.specsOf(store.run(1).orElseThrow().spec().evaluator().options()))
+          .as("the run's spec names its scorers now").containsExactly("numeric:abs=0.1", "exact:name=strict");
+    }
+
+    // A bad spec, an unknown run and one that has not finished are refused, and nothing is written.
+    String before = Files.readString(summary);
+    assertThat(tally("rescore", "1", "--db=" + db, "--scorer=exactly", "--summary=" + summary)).isEqualTo(Main.EXIT_USAGE);
+    assertThat(err.toString()).contains("--scorer").contains("unknown scorer exactly");
+    assertThat(tally("rescore", "7", "--db=" + db, "--scorer=exact")).isEqualTo(Main.EXIT_USAGE);
+    assertThat(err.toString()).contains("there is no run 7");
+    long unfinished;
+    try (SqliteStore store = SqliteStore.open(db)) {
+      unfinished = store.createRun(new dev.tally.core.store.RunSpec("more.jsonl", new dev.tally.core.EvaluatorSpec("noop",
+          java.util.Map.of(), java.time.Duration.ofSeconds(5)), 1), List.of(new dev.tally.core.CaseRecord(0, "q", "{\"id\":\"q\"}")));
+    }
+    assertThat(tally("rescore", Long.toString(unfinished), "--db=" + db, "--scorer=exact", "--summary=" + summary))
+        .isEqualTo(Main.EXIT_USAGE);
+    assertThat(err.toString()).contains("run " + unfinished + " has not finished");
+    assertThat(Files.readString(summary)).isEqualTo(before);
+    try (SqliteStore store = SqliteStore.openExisting(db)) {
+      assertThat(store.run(1).orElseThrow().counters().passed()).isEqualTo(2);
+      assertThat(store.run(unfinished).orElseThrow().spec().evaluator().options()).isEmpty();
+    }
   }
 
   @Test

@@ -44,6 +44,9 @@ public final class Coordinator implements AutoCloseable {
   /** The listeners' TLS identity, or null for plaintext. */
   private final TlsIdentity tls;
 
+  /** Wall time for the store's writes made outside the scheduler (a rescore's counters). */
+  private final Clock clock;
+
   private final java.time.Duration idempotencyTtl;
   private final java.time.Duration keyHold;
 
@@ -59,6 +62,7 @@ public final class Coordinator implements AutoCloseable {
     // A coordinator on a port picked at random cannot be found by any worker of an earlier one: see
     // RunResumption#takeOver.
     this.resumption = new RunResumption(store, clock, !ephemeralPort, scheduler.redelivery());
+    this.clock = clock;
     this.detectorSettings = detectorSettings;
     this.ownedStore = ownedStore;
     this.lock = lock;
@@ -155,6 +159,20 @@ public final class Coordinator implements AutoCloseable {
       submitNew(runId);
     }
     return r;
+  }
+
+  /**
+   * Judges an ended run's recorded outcomes again with new scorers, calling no evaluator ({@link
+   * dev.tally.core.store.Rescoring#rescore}: a page of cases per store transaction, between the scheduler's
+   * commits): what {@code tally rescore} and {@code POST /api/v1/runs/{id}/rescore} do. Runs on the caller's
+   * thread; the scheduler is not involved, since an ended run has nothing leased.
+   *
+   * @return what was judged again and how many verdicts changed, or why nothing was
+   * @throws dev.tally.core.store.StoreException if the store fails; the pages committed before stay (the same
+   *     rescore again finishes the run)
+   */
+  public dev.tally.core.store.RescoreResult rescore(long runId, dev.tally.core.score.Judge judge) {
+    return dev.tally.core.store.Rescoring.rescore(store, runId, judge, clock);
   }
 
   private CompletableFuture<RunCounters> submit(long runId, long beganNanos) {

@@ -30,6 +30,14 @@ public record Outcome(
     String fieldsJson,
     Integer exitCode,
     String stderrTail) {
+  /**
+   * Characters of output kept per case, of stdout and of stderr each, by every evaluator and by whatever
+   * prefixes a message to an output ({@link dev.tally.core.score.Judge}). The tails ride in every Result
+   * frame, wait in the worker's outbox until acked and are stored with every job; 4 KiB holds the end of a
+   * typical traceback or test report while keeping a full outbox and a million-job run's store small.
+   */
+  public static final int OUTPUT_TAIL_LIMIT = 4096;
+
   public Outcome {
     Objects.requireNonNull(verdict, "verdict");
     outputTail = outputTail == null ? "" : outputTail;

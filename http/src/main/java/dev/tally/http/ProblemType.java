@@ -33,6 +33,8 @@ public enum ProblemType {
   RUN_NOT_FINISHED("run-not-finished", "The run has not finished", 409),
   /** The run has finished, and what was asked for changes only a running run. */
   RUN_FINISHED("run-finished", "The run has already finished", 409),
+  /** Another rescore of the run began while this one ran; the later one's scorers are the run's. */
+  RESCORE_SUPERSEDED("rescore-superseded", "Another rescore of the run began", 409),
   /** The server cannot serve this now (it is stopping, or at a limit of clients); retry later. */
   UNAVAILABLE("unavailable", "The service is unavailable for now", 503),
   INTERNAL("internal", "Internal error", 500);

@@ -146,23 +146,7 @@ record Submission(String name, EvaluatorSpec evaluator, AttemptLimits limits, Co
     }
     JsonNode scorers = body.get("scorers");
     if (scorers != null && !scorers.isNull()) {
-      List<String> specs = new java.util.ArrayList<>();
-      if (!scorers.isArray() || scorers.isEmpty()) {
-        throw f.problem("/scorers", "scorers must be a non-empty array of scorer specs, e.g. [\"exact:ignore-case\"]");
-      }
-      for (int i = 0; i < scorers.size(); i++) {
-        if (!scorers.get(i).isTextual()) {
-          throw f.problem("/scorers/" + i, "a scorer spec is a string, e.g. \"numeric:rel=0.01\"");
-        }
-        specs.add(scorers.get(i).asText());
-      }
-      try {
-        // No file is read on the server: a client inlines a schema file (tally submit does).
-        dev.tally.core.score.Scorers.parse(specs);
-      } catch (IllegalArgumentException e) {
-        throw f.problem("/scorers", e.getMessage());
-      }
-      options.put(dev.tally.core.score.Scorers.OPTION, dev.tally.core.score.Scorers.optionValue(specs));
+      options.put(dev.tally.core.score.Scorers.OPTION, scorers(scorers, f).optionValue());
     }
     try {
       EvaluatorFactory.create(kind, options); // what a worker will do with it, checked now
@@ -171,6 +155,41 @@ record Submission(String name, EvaluatorSpec evaluator, AttemptLimits limits, Co
     } catch (IllegalArgumentException e) {
       throw f.problem("/evaluator", e.getMessage());
     }
+  }
+
+  /**
+   * Reads a body's {@code scorers} field: a non-empty array of scorer specs, checked by their parser ({@link
+   * dev.tally.core.score.Scorers}). No file is read on the server: a client inlines a schema file ({@code tally
+   * submit} does).
+   *
+   * @param scorers the field's value; null when the body has none
+   * @param line the body line it is on, or 0 for a JSON body
+   * @return the judge of those scorers
+   * @throws ProblemException 400 naming {@code /scorers}, or the spec at fault ({@code /scorers/1}: the first
+   *     spec the parser refuses, with its message)
+   */
+  static dev.tally.core.score.Judge scorers(JsonNode scorers, long line) {
+    return scorers(scorers, new Fields(line));
+  }
+
+  private static dev.tally.core.score.Judge scorers(JsonNode scorers, Fields f) {
+    if (scorers == null || !scorers.isArray() || scorers.isEmpty()) {
+      throw f.problem("/scorers", "scorers must be a non-empty array of scorer specs, e.g. [\"exact:ignore-case\"]");
+    }
+    List<String> specs = new java.util.ArrayList<>();
+    for (int i = 0; i < scorers.size(); i++) {
+      if (!scorers.get(i).isTextual()) {
+        throw f.problem("/scorers/" + i, "a scorer spec is a string, e.g. \"numeric:rel=0.01\"");
+      }
+      specs.add(scorers.get(i).asText());
+      try {
+        // Each spec with those before it: a spec's own fault, or a name taken by an earlier one, is its place.
+        dev.tally.core.score.Scorers.parse(specs);
+      } catch (IllegalArgumentException e) {
+        throw f.problem("/scorers/" + i, e.getMessage());
+      }
+    }
+    return dev.tally.core.score.Judge.of(specs);
   }
 
   /** The first field the template needs that {@code caseObject} lacks, if any. */

@@ -47,7 +47,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The API's writes: creating a run, idempotent by key, cancelling one, and retrying a finished one's errors.
+ * The API's writes: creating a run, idempotent by key, cancelling one, retrying a finished one's errors, and
+ * judging its stored answers again with other scorers.
  *
  * <p><b>Creating a run</b> follows draft-ietf-httpapi-idempotency-key-header-07. The request's key is
  * claimed in the store before its body is read ({@link Store#claimKey}), so a second request with the key
@@ -72,6 +73,7 @@ final class SubmitRoutes implements AutoCloseable {
 
   static final String CANCEL = ReadRoutes.RUN + "/cancel";
   static final String RETRY_ERRORS = ReadRoutes.RUN + "/retry-errors";
+  static final String RESCORE = ReadRoutes.RUN + "/rescore";
   /** The header a replayed response carries (the draft's section 2.6 example, as Stripe and others send it). */
   static final String REPLAYED = "Idempotent-Replayed";
   /** What a run made over the API is called where a dataset file's path would be. */
@@ -316,6 +318,62 @@ final class SubmitRoutes implements AutoCloseable {
               r.outOfAttempts());
         }
         ctx.json(ApiViews.run(reads.run(runId)));
+      }
+    }
+  }
+
+  @OpenApi(path = RESCORE, methods = HttpMethod.POST, operationId = "rescoreRun", tags = "runs",
+      summary = "Judge a finished run's stored answers again with other scorers, without running any case",
+      description = "No evaluator is called (no command run, no model asked). Each recorded case's verdict, score and"
+          + " scores.* columns are replaced, the run's counters and scorers follow; a case its evaluator ended in error"
+          + " keeps its outcome. The cases are judged a page per store transaction: a reader may see the run part"
+          + " rescored until the answer comes, and the same request again finishes one that was cut off.",
+      pathParams = @OpenApiParam(name = "id", type = Long.class, required = true),
+      requestBody = @OpenApiRequestBody(content = @OpenApiContent(from = dev.tally.http.dto.RescoreRequest.class),
+          required = true),
+      responses = {
+          @OpenApiResponse(status = "200", content = @OpenApiContent(from = dev.tally.http.dto.RescoreObject.class)),
+          @OpenApiResponse(status = "400", description = "the body, or a scorer spec (its place: /scorers/N), is refused",
+              content = @OpenApiContent(from = dev.tally.http.dto.Problem.class, mimeType = ApiServer.PROBLEM_JSON)),
+          @OpenApiResponse(status = "401", content = @OpenApiContent(from = dev.tally.http.dto.Problem.class, mimeType = ApiServer.PROBLEM_JSON)),
+          @OpenApiResponse(status = "404", content = @OpenApiContent(from = dev.tally.http.dto.Problem.class, mimeType = ApiServer.PROBLEM_JSON)),
+          @OpenApiResponse(status = "409", description = "the run has not finished, or another rescore of it began meanwhile",
+              content = @OpenApiContent(from = dev.tally.http.dto.Problem.class, mimeType = ApiServer.PROBLEM_JSON))})
+  void rescore(Context ctx) {
+    long runId = Params.runId(ctx);
+    reads.run(runId);
+    JsonNode body;
+    try {
+      body = json.readTree(ctx.bodyAsBytes());
+    } catch (JsonProcessingException e) {
+      throw ProblemException.of(ProblemType.MALFORMED_JSON, BODY + ": " + e.getOriginalMessage());
+    } catch (IOException e) {
+      throw new java.io.UncheckedIOException(e); // a byte array cannot fail to be read
+    }
+    if (body == null || !body.isObject()) {
+      throw ProblemException.of(ProblemType.INVALID_REQUEST,
+          "the body must be a JSON object with the scorers, e.g. {\"scorers\": [\"exact:ignore-case\"]}");
+    }
+    for (java.util.Iterator<String> names = body.fieldNames(); names.hasNext(); ) {
+      String name = names.next();
+      if (!name.equals("scorers")) {
+        throw ProblemException.field(ProblemType.INVALID_REQUEST, "/" + name,
+            "/" + name + ": unknown field '" + name + "'; a rescore takes scorers");
+      }
+    }
+    dev.tally.core.score.Judge judge = Submission.scorers(body.get("scorers"), 0); // before anything is written
+    dev.tally.core.store.RescoreResult r = coordinator.rescore(runId, judge);
+    switch (r.status()) {
+      case UNKNOWN_RUN -> throw ProblemException.parameter(ProblemType.NOT_FOUND, "id", "there is no run " + runId);
+      case NOT_ENDED -> throw ProblemException.of(ProblemType.RUN_NOT_FINISHED,
+          "run " + runId + " has not finished: its outcomes are still being recorded; rescore it once it has");
+      case SUPERSEDED -> throw ProblemException.of(ProblemType.RESCORE_SUPERSEDED, "run " + runId
+          + " was rescored by another request while this one ran; its scorers are the other request's");
+      default -> {
+        log.info("run {}: rescored over the API with {}: {} cases judged again, {} changed verdict", runId,
+            judge.specs(), r.rejudged(), r.verdictsChanged());
+        ctx.json(new dev.tally.http.dto.RescoreObject(ApiViews.run(reads.run(runId)), r.rejudged(), r.read() - r.rejudged(),
+            r.changed(), r.verdictsChanged()));
       }
     }
   }

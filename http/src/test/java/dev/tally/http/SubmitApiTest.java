@@ -167,7 +167,7 @@ class SubmitApiTest {
       HttpResponse<String> badScorer = t.send(post(t, RUNS, "k", "application/x-ndjson",
           "{\"evaluator\": {\"kind\": \"noop\"}, \"scorers\": [\"exact\", \"numeric:tolerance=1\"]}\n{\"id\": \"a\"}\n"));
       assertThat(badScorer.statusCode()).isEqualTo(400);
-      assertThat(TestApi.json(badScorer).get("field").asText()).isEqualTo("/scorers");
+      assertThat(TestApi.json(badScorer).get("field").asText()).isEqualTo("/scorers/1");
       assertThat(TestApi.json(badScorer).get("detail").asText()).contains("numeric has no option tolerance");
       HttpResponse<String> notAString = t.send(post(t, RUNS, "k", "application/x-ndjson",
           "{\"evaluator\": {\"kind\": \"noop\"}, \"scorers\": [7]}\n{\"id\": \"a\"}\n"));
@@ -366,6 +366,56 @@ class SubmitApiTest {
       assertThat(nothing.statusCode()).as("nothing left to retry: the run as it is").isEqualTo(200);
       assertThat(TestApi.json(nothing).get("state").asText()).isEqualTo("finished");
       assertThat(t.send(post(t, RUNS + "/9/retry-errors", null, "application/json", "")).statusCode()).isEqualTo(404);
+    }
+  }
+
+  @Test
+  void rescoringJudgesTheStoredAnswersAgainWithoutRunningACaseAndRefusesWhatItCannotDo() throws Exception {
+    java.nio.file.Path ran = dir.resolve("ran.log"); // the command appends a line for each case it runs
+    try (TestApi t = TestApi.start(dir).withWorker(2)) {
+      // cat echoes each case: a verdict line whose answer the scorers judge.
+      String ndjson = "{\"evaluator\": {\"kind\": \"exec\", \"cmd\": \"sh -c 'echo ran >> \\\"$1\\\"; cat' sh " + ran
+          + "\"}, \"scorers\": [\"exact\"]}\n"
+          + "{\"id\": \"a\", \"answer\": \"42\", \"target\": \"42\"}\n{\"id\": \"b\", \"answer\": \"41.5\", \"target\": \"42\"}\n";
+      assertThat(t.send(post(t, RUNS, "rescore", "application/x-ndjson", ndjson)).statusCode()).isEqualTo(201);
+      await().atMost(Duration.ofSeconds(30)).until(() -> TestApi.json(t.get(RUNS + "/1")).get("state").asText().equals("finished"));
+      assertThat(TestApi.json(t.get(RUNS + "/1")).get("counters").get("passed").asLong()).isEqualTo(1);
+      assertThat(java.nio.file.Files.readAllLines(ran)).hasSize(2);
+
+      HttpResponse<String> rescored = t.send(post(t, RUNS + "/1/rescore", null, "application/json",
+          "{\"scorers\": [\"numeric:abs=1\"]}"));
+      assertThat(rescored.statusCode()).as(rescored.body()).isEqualTo(200);
+      JsonNode r = TestApi.json(rescored);
+      assertThat(r.get("rejudged").asLong()).isEqualTo(2);
+      assertThat(r.get("verdictsChanged").asLong()).isEqualTo(1);
+      assertThat(r.get("run").get("counters").get("passed").asLong()).isEqualTo(2);
+      assertThat(r.get("run").get("scorers").get(0).asText()).isEqualTo("numeric:abs=1");
+      JsonNode run = TestApi.json(t.get(RUNS + "/1"));
+      assertThat(run.get("counters").get("passed").asLong()).as("the run reads the new figures").isEqualTo(2);
+      assertThat(run.get("scorers").get(0).asText()).isEqualTo("numeric:abs=1");
+      assertThat(java.nio.file.Files.readAllLines(ran)).as("no case ran again").hasSize(2);
+
+      HttpResponse<String> badSpec = t.send(post(t, RUNS + "/1/rescore", null, "application/json", "{\"scorers\": [\"nope\"]}"));
+      assertThat(badSpec.statusCode()).isEqualTo(400);
+      assertThat(TestApi.json(badSpec).get("field").asText()).isEqualTo("/scorers/0");
+      assertThat(TestApi.json(badSpec).get("detail").asText()).contains("unknown scorer nope");
+      HttpResponse<String> unknownField = t.send(post(t, RUNS + "/1/rescore", null, "application/json",
+          "{\"scorers\": [\"exact\"], \"scorer\": 1}"));
+      assertThat(unknownField.statusCode()).isEqualTo(400);
+      assertThat(TestApi.json(unknownField).get("field").asText()).isEqualTo("/scorer");
+      assertThat(t.send(post(t, RUNS + "/1/rescore", null, "application/json", "{\"scorers\": ")).statusCode()).isEqualTo(400);
+      assertThat(TestApi.json(t.get(RUNS + "/1")).get("scorers").get(0).asText()).as("nothing written").isEqualTo("numeric:abs=1");
+      HttpResponse<String> unknown = t.send(post(t, RUNS + "/9/rescore", null, "application/json", "{\"scorers\": [\"exact\"]}"));
+      assertThat(unknown.statusCode()).isEqualTo(404);
+    }
+    java.nio.file.Path other = dir.resolve("other");
+    java.nio.file.Files.createDirectories(other);
+    try (TestApi t = TestApi.start(other)) {
+      assertThat(submit(t, "c", BODY).statusCode()).isEqualTo(201); // no worker: the run stays running
+      HttpResponse<String> running = t.send(post(t, RUNS + "/1/rescore", null, "application/json", "{\"scorers\": [\"exact\"]}"));
+      assertThat(running.statusCode()).isEqualTo(409);
+      assertThat(TestApi.json(running).get("type").asText()).isEqualTo(ProblemType.RUN_NOT_FINISHED.uri());
+      assertThat(TestApi.json(t.get(RUNS + "/1")).get("scorers")).as("nothing written").isEmpty();
     }
   }
 

@@ -59,6 +59,12 @@ abstract class ForwardingStore implements Store {
   }
 
   @Override
+  public dev.tally.core.store.RescorePage rescore(long runId, dev.tally.core.score.Judge judge, int afterPosition,
+      long nowMillis) {
+    return delegate.rescore(runId, judge, afterPosition, nowMillis);
+  }
+
+  @Override
   public KeyClaim claimKey(String scope, String key, String fingerprint, long nowMillis, long holdUntilMillis) {
     return delegate.claimKey(scope, key, fingerprint, nowMillis, holdUntilMillis);
   }

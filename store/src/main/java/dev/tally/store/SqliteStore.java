@@ -142,8 +142,17 @@ public final class SqliteStore implements Store {
   private final Clock clock;
   private final ReentrantLock writeLock = new ReentrantLock();
   private final AtomicLong commits = new AtomicLong();
-  /** Run specs never change after creation, so the hot path (building assignments) reads them from here. */
+  /**
+   * Run specs, so the hot path (building assignments) reads them from here. A spec changes only by a
+   * rescore (its scorers), which forgets the run's entry after its commit ({@link #forgetSpec}).
+   */
   private final Map<Long, RunSpec> specs = new ConcurrentHashMap<>();
+  /**
+   * Counts the specs forgotten. A reader notes it before it reads a spec's options and caches what it read
+   * only if it has not moved since: a reader whose read began before a rescore's commit cannot put the old
+   * spec back after the rescore forgot it (the rescore commits, then counts, then forgets).
+   */
+  private final java.util.concurrent.atomic.AtomicLong specGeneration = new java.util.concurrent.atomic.AtomicLong();
 
   private final Connection writer;
   private final ReadPool readers;
@@ -403,10 +412,14 @@ public final class SqliteStore implements Store {
   /** {@inheritDoc} */
   @Override
   public boolean putRunOptions(long runId, java.util.Map<String, String> options) {
-    boolean found = write("putRunOptions: setting run " + runId + "'s options in " + file + " failed; nothing changed",
-        tx -> BatchRules.putRunOptions(runId, options, tx), true);
-    specs.remove(runId); // read again as stored
-    return found;
+    writeLock.lock(); // held until the spec is forgotten, as for a rescore
+    try {
+      return write("putRunOptions: setting run " + runId + "'s options in " + file + " failed; nothing changed",
+          tx -> BatchRules.putRunOptions(runId, options, tx), true);
+    } finally {
+      forgetSpec(runId);
+      writeLock.unlock();
+    }
   }
 
   /** {@inheritDoc} */
@@ -414,6 +427,20 @@ public final class SqliteStore implements Store {
   public dev.tally.core.store.RetryResult retryErrors(long runId, long nowMillis) {
     return write("retryErrors: retrying run " + runId + "'s errors in " + file + " failed; nothing changed",
         tx -> BatchRules.retryErrors(runId, nowMillis, tx), true);
+  }
+
+  /** {@inheritDoc} */
+  @Override
+  public dev.tally.core.store.RescorePage rescore(long runId, dev.tally.core.score.Judge judge, int afterPosition,
+      long nowMillis) {
+    writeLock.lock(); // held until the spec is forgotten, so no write in between reads the old one from the cache
+    try {
+      return write("rescore: rescoring run " + runId + " in " + file + " failed; nothing of the page changed",
+          tx -> BatchRules.rescore(runId, judge, afterPosition, BatchRules.RESCORE_PAGE_CASES, nowMillis, tx), true);
+    } finally {
+      forgetSpec(runId); // committed or rolled back: what the writer cached inside the transaction may be either
+      writeLock.unlock();
+    }
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -1005,10 +1032,11 @@ public final class SqliteStore implements Store {
     long runId = rs.getLong(1);
     RunSpec spec = specs.get(runId);
     if (spec == null) {
+      long generation = specGeneration.get();
       spec = new RunSpec(rs.getString(2),
           new EvaluatorSpec(rs.getString(3), options(runId, reader), Duration.ofMillis(rs.getLong(4))),
           new AttemptLimits(rs.getInt(5), rs.getInt(10)), rs.getString(9));
-      specs.putIfAbsent(runId, spec);
+      cacheSpec(runId, spec, generation);
     }
     return new RunView(runId, rs.getString(11), spec, RunState.parse(rs.getString(8)), rs.getLong(6), rs.getLong(7),
         counters(rs, 12));
@@ -1054,6 +1082,7 @@ public final class SqliteStore implements Store {
     if (cached != null) {
       return cached;
     }
+    long generation = specGeneration.get();
     try (PreparedStatement s = c.prepareStatement(
         "SELECT dataset, evaluator_kind, case_timeout_millis, max_attempts, dataset_digest, timeout_retries"
             + " FROM runs WHERE id = ?")) {
@@ -1065,10 +1094,23 @@ public final class SqliteStore implements Store {
         RunSpec spec = new RunSpec(rs.getString(1),
             new EvaluatorSpec(rs.getString(2), options(runId, c), Duration.ofMillis(rs.getLong(3))),
             new AttemptLimits(rs.getInt(4), rs.getInt(6)), rs.getString(5));
-        specs.putIfAbsent(runId, spec);
+        cacheSpec(runId, spec, generation);
         return spec;
       }
     }
+  }
+
+  /** Caches a spec read after {@link #specGeneration} was {@code generation}, unless a spec was forgotten since. */
+  private void cacheSpec(long runId, RunSpec spec, long generation) {
+    if (specGeneration.get() == generation) {
+      specs.putIfAbsent(runId, spec);
+    }
+  }
+
+  /** Forgets a run's cached spec, after a commit that changed it. */
+  private void forgetSpec(long runId) {
+    specGeneration.incrementAndGet();
+    specs.remove(runId);
   }
 
   private static Map<String, String> options(long runId, Connection c) throws SQLException {

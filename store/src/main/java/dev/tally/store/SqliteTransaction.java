@@ -224,18 +224,6 @@ final class SqliteTransaction implements StoreTransaction {
   }
 
   @Override
-  public void putRunOption(long runId, String key, String value) {
-    sql(() -> {
-      PreparedStatement q = s.putOption;
-      q.setLong(1, runId);
-      q.setString(2, key);
-      q.setString(3, value);
-      q.executeUpdate();
-      return null;
-    });
-  }
-
-  @Override
   public List<JobRecord> leasedJobs(long runId) {
     return sql(() -> {
       s.selectLeased.setLong(1, runId);
@@ -292,6 +280,80 @@ final class SqliteTransaction implements StoreTransaction {
     sql(() -> {
       s.reopenRun.setLong(1, runId);
       return s.reopenRun.executeUpdate();
+    });
+  }
+
+  // ---- rescore ----
+
+  @Override
+  public List<dev.tally.core.store.RecordedCase> recordedCases(long runId, int afterPosition, int maxCases) {
+    return sql(() -> {
+      PreparedStatement q = s.selectRecordedCases;
+      q.setLong(1, runId);
+      q.setInt(2, afterPosition);
+      q.setInt(3, maxCases);
+      List<dev.tally.core.store.RecordedCase> out = new ArrayList<>();
+      try (ResultSet rs = q.executeQuery()) {
+        while (rs.next()) {
+          double score = rs.getDouble(5);
+          Double boxed = rs.wasNull() ? null : score;
+          int exit = rs.getInt(10);
+          Integer exitCode = rs.wasNull() ? null : exit;
+          Outcome o = new Outcome(dev.tally.core.Verdict.parse(rs.getString(4)), boxed, rs.getString(6), rs.getLong(7),
+              rs.getString(8), rs.getString(9), exitCode, rs.getString(11));
+          out.add(new dev.tally.core.store.RecordedCase(rs.getLong(1), rs.getInt(2), rs.getString(3), o));
+        }
+      }
+      return out;
+    });
+  }
+
+  @Override
+  public void replaceOutcome(long jobId, Outcome o) {
+    sql(() -> {
+      PreparedStatement q = s.replaceOutcome;
+      q.setString(1, o.verdict().wireName());
+      if (o.score() == null) {
+        q.setNull(2, Types.REAL);
+      } else {
+        q.setDouble(2, o.score());
+      }
+      q.setString(3, o.outputTail());
+      q.setLong(4, o.durationMillis());
+      q.setString(5, o.answer());
+      q.setString(6, o.fieldsJson());
+      if (o.exitCode() == null) {
+        q.setNull(7, Types.INTEGER);
+      } else {
+        q.setInt(7, o.exitCode());
+      }
+      q.setString(8, o.stderrTail());
+      q.setLong(9, jobId);
+      if (q.executeUpdate() != 1) {
+        throw new SQLException("job " + jobId + " is not done: it has no outcome to replace");
+      }
+      return null;
+    });
+  }
+
+  @Override
+  public void setEvaluatorOption(long runId, String key, String value) {
+    sql(() -> {
+      s.upsertOption.setLong(1, runId);
+      s.upsertOption.setString(2, key);
+      s.upsertOption.setString(3, value);
+      return s.upsertOption.executeUpdate();
+    });
+  }
+
+  @Override
+  public String evaluatorOption(long runId, String key) {
+    return sql(() -> {
+      s.selectOption.setLong(1, runId);
+      s.selectOption.setString(2, key);
+      try (ResultSet rs = s.selectOption.executeQuery()) {
+        return rs.next() ? rs.getString(1) : null;
+      }
     });
   }
 
@@ -648,7 +710,6 @@ final class SqliteTransaction implements StoreTransaction {
   static final class Statements {
     final PreparedStatement insertRun;
     final PreparedStatement insertOption;
-    final PreparedStatement putOption;
     final PreparedStatement insertJob;
     final PreparedStatement recordOutcome;
     final PreparedStatement selectJob;
@@ -686,6 +747,10 @@ final class SqliteTransaction implements StoreTransaction {
     final PreparedStatement deleteHeldKeys;
     final PreparedStatement insertResponse;
     final PreparedStatement selectResponses;
+    final PreparedStatement selectRecordedCases;
+    final PreparedStatement replaceOutcome;
+    final PreparedStatement upsertOption;
+    final PreparedStatement selectOption;
 
     /** Closes every statement, ignoring failures: they are being replaced. */
     void closeQuietly() {
@@ -694,7 +759,8 @@ final class SqliteTransaction implements StoreTransaction {
           selectExpiredLeases, selectLeasesIssuedBefore, begin, commit, rollback, leasedCount, runState, selectLeased,
           countErrors, requeueErrors, reopenRun,
           cancelLeased, cancelPending, cancelRun, positionOfCase, setRunTotal, selectKey, insertKey, updateKey, deleteKey,
-          deleteKeys, deleteHeldKeys, insertResponse, selectResponses}) {
+          deleteKeys, deleteHeldKeys, insertResponse, selectResponses, selectRecordedCases, replaceOutcome, upsertOption,
+          selectOption}) {
         try {
           p.close();
         } catch (SQLException ignored) {
@@ -753,8 +819,16 @@ final class SqliteTransaction implements StoreTransaction {
       selectResponses = c.prepareStatement(
           "SELECT request_digest, response FROM responses WHERE run_id = ? AND case_id = ? ORDER BY rowid");
       insertOption = c.prepareStatement("INSERT INTO run_options (run_id, key, value) VALUES (?, ?, ?)");
-      putOption = c.prepareStatement("INSERT INTO run_options (run_id, key, value) VALUES (?, ?, ?)"
+      upsertOption = c.prepareStatement("INSERT INTO run_options (run_id, key, value) VALUES (?, ?, ?)"
           + " ON CONFLICT (run_id, key) DO UPDATE SET value = excluded.value");
+      selectOption = c.prepareStatement("SELECT value FROM run_options WHERE run_id = ? AND key = ?");
+      // A page of a run's done jobs, walking the (run_id, position) unique index from where the last page ended.
+      selectRecordedCases = c.prepareStatement(
+          "SELECT id, position, case_json, verdict, score, output_tail, duration_millis, answer, fields_json, exit_code,"
+              + " stderr_tail FROM jobs WHERE run_id = ? AND position > ? AND state = 'done' ORDER BY position LIMIT ?");
+      replaceOutcome = c.prepareStatement(
+          "UPDATE jobs SET verdict = ?, score = ?, output_tail = ?, duration_millis = ?, answer = ?, fields_json = ?,"
+              + " exit_code = ?, stderr_tail = ? WHERE id = ? AND state = 'done'");
       insertJob = c.prepareStatement(
           "INSERT INTO jobs (run_id, position, case_id, case_json) VALUES (?, ?, ?, ?)");
       // The fencing check and the write are one statement: accepted only under the current lease.

@@ -13,6 +13,11 @@ import dev.tally.core.cases.CaseLines;
 import dev.tally.core.cases.CaseSource;
 import dev.tally.core.cases.CaseSourceException;
 import dev.tally.core.store.AttemptTiming;
+import dev.tally.core.score.Judge;
+import dev.tally.core.score.Scorers;
+import dev.tally.core.store.RescorePage;
+import dev.tally.core.store.RescoreResult;
+import dev.tally.core.store.Rescoring;
 import dev.tally.core.store.BatchRules;
 import dev.tally.core.store.CancelResult;
 import dev.tally.core.store.CaseQuery;
@@ -729,6 +734,152 @@ public abstract class StoreContractTest {
       assertThat(store.retryErrors(running, T0 + 7).status()).isEqualTo(RetryResult.Status.NOT_ENDED);
       store.cancelRun(running, T0 + 8);
       assertThat(store.retryErrors(running, T0 + 9).status()).isEqualTo(RetryResult.Status.CANCELLED);
+    }
+  }
+
+  // ------------------------------------------------------------------------------------------------
+  // rescore
+
+  /** Cases whose target is 42, numbered c0, c1, ... */
+  private static List<CaseRecord> casesOf42(int n) {
+    return IntStream.range(0, n).mapToObj(i -> new CaseRecord(i, "c" + i, "{\"id\":\"c" + i + "\",\"target\":\"42\"}"))
+        .toList();
+  }
+
+  /** What an evaluator answered, with its own verdict and score (a verdict line's). */
+  private static Outcome answered(Verdict v, String answer) {
+    return new Outcome(v, v == Verdict.PASS ? 1.0 : 0.0, "out " + answer + "\n", 5, answer, "{\"tokens\":2}", 0, "");
+  }
+
+  /** The counters as the jobs say they should be: verdicts and score moments of the done jobs, failed jobs. */
+  private static RunCounters countersFromJobs(Store store, long runId, RunCounters stored) {
+    RunCounters.Builder b = RunCounters.builder(stored.total()).duplicatesSuppressed(stored.duplicatesSuppressed())
+        .staleResultsFenced(stored.staleResultsFenced()).redeliveries(stored.redeliveries()).cancelled(stored.cancelled());
+    long[] v = new long[3];
+    long scored = 0;
+    double sum = 0;
+    double squares = 0;
+    long failed = 0;
+    for (JobView j : store.jobs(runId)) {
+      if (j.state() == JobState.FAILED) {
+        failed++;
+      }
+      if (j.outcome() != null) {
+        v[j.outcome().verdict().ordinal()]++;
+        if (j.outcome().score() != null) {
+          scored++;
+          sum += j.outcome().score();
+          squares += j.outcome().score() * j.outcome().score();
+        }
+      }
+    }
+    return b.passed(v[Verdict.PASS.ordinal()]).failed(v[Verdict.FAIL.ordinal()]).errored(v[Verdict.ERROR.ordinal()])
+        .jobsFailed(failed).scores(scored, sum, squares).build();
+  }
+
+  @Test
+  void rescoringJudgesEachRecordedAnswerAgainMovesTheCountersWithItAndRecordsTheScorers() {
+    try (Store store = newStore(dir)) {
+      long runId = store.createRun(spec(1), casesOf42(5));
+      List<Assignment> got = store.apply(lease(T0, "w1", 5)).leases().get(0);
+      Outcome notFound = new Outcome(Verdict.ERROR, null, "sh: not found", 1, null, null, 127, "");
+      store.apply(record(T0 + 1, new RecordRequest(got.get(0).jobId(), got.get(0).token(), "w1", answered(Verdict.PASS, "42")),
+          new RecordRequest(got.get(1).jobId(), got.get(1).token(), "w1", answered(Verdict.FAIL, "41")),
+          new RecordRequest(got.get(2).jobId(), got.get(2).token(), "w1", notFound),
+          new RecordRequest(got.get(4).jobId(), got.get(4).token(), "w2", answered(Verdict.PASS, "40"))));
+      store.apply(release(T0 + 2, lost(got.get(3), T0))); // out of attempts: no outcome to judge
+      RunView before = store.run(runId).orElseThrow(); // read (and cached, where a store caches specs) before
+      assertThat(before.counters()).isEqualTo(RunCounters.builder(5).passed(2).failed(1).errored(1).jobsFailed(1)
+          .scores(3, 2, 2).build());
+
+      Judge within1 = Judge.of(List.of("numeric:abs=1"));
+      RescoreResult r = Rescoring.rescore(store, runId, within1, java.time.Clock.fixed(java.time.Instant.ofEpochMilli(T0 + 3),
+          java.time.ZoneOffset.UTC));
+      assertThat(r).isEqualTo(new RescoreResult(RescorePage.Status.RESCORED, 4, 3, 3, 2));
+      RunView after = store.run(runId).orElseThrow();
+      // 42 and 41 pass within 1 of 42, 40 fails; the evaluator's error and the failed job stand.
+      assertThat(after.counters()).isEqualTo(RunCounters.builder(5).passed(2).failed(1).errored(1).jobsFailed(1)
+          .scores(3, 2, 2).build());
+      assertThat(after.counters()).isEqualTo(countersFromJobs(store, runId, after.counters()));
+      assertThat(job(store, runId, got.get(1).jobId()).outcome().verdict()).isEqualTo(Verdict.PASS);
+      JobView forty = job(store, runId, got.get(4).jobId());
+      assertThat(forty.outcome().verdict()).isEqualTo(Verdict.FAIL);
+      assertThat(forty.worker()).as("who recorded it stays").isEqualTo("w2");
+      assertThat(forty.outcome().fieldsJson()).contains("\"tokens\":2").contains("\"numeric\"");
+      assertThat(job(store, runId, got.get(2).jobId()).outcome()).isEqualTo(notFound);
+      assertThat(job(store, runId, got.get(3).jobId()).state()).isEqualTo(JobState.FAILED);
+      assertThat(after.state()).isEqualTo(RunState.FINISHED);
+      assertThat(after.finishedAtMillis()).isEqualTo(before.finishedAtMillis());
+      Map<String, String> options = after.spec().evaluator().options();
+      assertThat(Scorers.specsOf(options)).as("the run's spec names the scorers now in force").containsExactly("numeric:abs=1");
+      assertThat(options).containsAllEntriesOf(EVALUATOR.options());
+      try (Store reopened = newStore(dir)) {
+        assertThat(Scorers.specsOf(reopened.run(runId).orElseThrow().spec().evaluator().options()))
+            .containsExactly("numeric:abs=1");
+      }
+
+      // Exact now: only "42" is 42, so the counters move again, from the new outcomes, not the first ones.
+      Judge exact = Judge.of(List.of("exact"));
+      RescoreResult twice = Rescoring.rescore(store, runId, exact, java.time.Clock.systemUTC());
+      assertThat(twice.verdictsChanged()).isEqualTo(1);
+      RunCounters exactly = store.run(runId).orElseThrow().counters();
+      assertThat(exactly).isEqualTo(RunCounters.builder(5).passed(1).failed(2).errored(1).jobsFailed(1).scores(3, 1, 1).build());
+      assertThat(exactly).isEqualTo(countersFromJobs(store, runId, exactly));
+      assertThat(Rescoring.rescore(store, runId, exact, java.time.Clock.systemUTC()))
+          .as("the same scorers again change nothing").isEqualTo(new RescoreResult(RescorePage.Status.RESCORED, 4, 3, 0, 0));
+      assertThat(store.run(runId).orElseThrow().counters()).isEqualTo(exactly);
+    }
+  }
+
+  @Test
+  void rescoringWalksALargeRunPageByPageAndALaterRescoreSupersedesAnEarlierOnesNextPage() {
+    int n = BatchRules.RESCORE_PAGE_CASES * 2 + 3;
+    try (Store store = newStore(dir)) {
+      long runId = store.createRun(spec(1), casesOf42(n));
+      List<Assignment> got = store.apply(lease(T0, "w1", n)).leases().get(0);
+      store.apply(record(T0 + 1, got.stream().map(a -> new RecordRequest(a.jobId(), a.token(), "w1",
+          answered(Verdict.FAIL, a.caseId().equals("c0") ? "41" : "42"))).toArray(RecordRequest[]::new)));
+      Judge exact = Judge.of(List.of("exact"));
+      RescoreResult r = Rescoring.rescore(store, runId, exact, java.time.Clock.systemUTC());
+      assertThat(r).isEqualTo(new RescoreResult(RescorePage.Status.RESCORED, n, n, n, n - 1));
+      RunCounters c = store.run(runId).orElseThrow().counters();
+      assertThat(c.passed()).isEqualTo(n - 1);
+      assertThat(c).isEqualTo(countersFromJobs(store, runId, c));
+
+      RescorePage first = store.rescore(runId, Judge.of(List.of("includes")), -1, T0 + 2);
+      assertThat(first.read()).isEqualTo(BatchRules.RESCORE_PAGE_CASES);
+      assertThat(first.more()).isTrue();
+      store.rescore(runId, exact, -1, T0 + 3); // another rescore begins
+      RescorePage next = store.rescore(runId, Judge.of(List.of("includes")), first.lastPosition(), T0 + 4);
+      assertThat(next.status()).isEqualTo(RescorePage.Status.SUPERSEDED);
+      assertThat(next.read()).isZero();
+      assertThat(Scorers.specsOf(store.run(runId).orElseThrow().spec().evaluator().options())).containsExactly("exact");
+    }
+  }
+
+  @Test
+  void rescoringRefusesAnUnknownRunAndOneNotEndedAndWritesNothingThereButJudgesACancelledRunsRecordedCases() {
+    try (Store store = newStore(dir)) {
+      Judge exact = Judge.of(List.of("exact"));
+      assertThat(Rescoring.rescore(store, 99, exact, java.time.Clock.systemUTC()).status())
+          .isEqualTo(RescorePage.Status.UNKNOWN_RUN);
+      long runId = store.createRun(spec(1), casesOf42(3));
+      List<Assignment> got = store.apply(lease(T0, "w1", 1)).leases().get(0);
+      store.apply(record(T0 + 1, new RecordRequest(got.get(0).jobId(), got.get(0).token(), "w1", answered(Verdict.FAIL, "42"))));
+      RunView running = store.run(runId).orElseThrow();
+      assertThat(Rescoring.rescore(store, runId, exact, java.time.Clock.systemUTC()))
+          .isEqualTo(new RescoreResult(RescorePage.Status.NOT_ENDED, 0, 0, 0, 0));
+      RunView untouched = store.run(runId).orElseThrow();
+      assertThat(untouched.counters()).isEqualTo(running.counters());
+      assertThat(untouched.spec()).isEqualTo(running.spec());
+      assertThat(job(store, runId, got.get(0).jobId()).outcome()).isEqualTo(answered(Verdict.FAIL, "42"));
+
+      store.cancelRun(runId, T0 + 2);
+      assertThat(Rescoring.rescore(store, runId, exact, java.time.Clock.systemUTC()))
+          .isEqualTo(new RescoreResult(RescorePage.Status.RESCORED, 1, 1, 1, 1));
+      RunView cancelled = store.run(runId).orElseThrow();
+      assertThat(cancelled.state()).isEqualTo(RunState.CANCELLED);
+      assertThat(cancelled.counters()).isEqualTo(RunCounters.builder(3).passed(1).cancelled(2).scores(1, 1, 1).build());
     }
   }
 

@@ -68,6 +68,9 @@ import java.util.Map;
  *       count them, and the run is {@code cancelled}; its holders are named so they can be told to abandon,
  *       and their late results are fenced (the job is no longer leased). Cancelling a cancelled run changes
  *       nothing; a finished run is refused.
+ *   <li><b>Rescore</b> ({@link #rescore}): an ended run's recorded outcomes judged again with new scorers,
+ *       a page of cases per transaction; each changed outcome replaces the old one and the counters move
+ *       from the old to the new in the same transaction, so they always equal what the jobs say.
  *   <li><b>Orphans and expiry.</b> A lease from before this coordinator that nobody claimed ends as
  *       {@code COORDINATOR_RESTARTED}; a lease past its expiry ends as {@code LEASE_EXPIRED}. Both go
  *       through the release path (policy, history, counters), with nobody to tell.
@@ -174,7 +177,7 @@ public final class BatchRules {
     if (tx.runState(runId) == null) {
       return false;
     }
-    options.forEach((key, value) -> tx.putRunOption(runId, key, value));
+    options.forEach((key, value) -> tx.setEvaluatorOption(runId, key, value));
     return true;
   }
 
@@ -202,6 +205,90 @@ public final class BatchRules {
     d.scoreSumOfSquares = -r.scoreSumOfSquares();
     tx.addCounters(runId, d, nowMillis);
     return new RetryResult(RetryResult.Status.RETRIED, r.recordedErrors(), r.outOfAttempts());
+  }
+
+  /**
+   * Done cases one page of {@link #rescore} reads and judges again in its transaction. A page holds the
+   * store's one writer while the built-in scorers run over it (microseconds a case; a runaway regex is cut
+   * by its read budget), so 256 cases keep a server's scheduler commits waiting milliseconds, not seconds,
+   * and bound the outcomes in memory (each at most its tails and answer) to a few MiB; a million-case run is
+   * about 4,000 pages.
+   */
+  public static final int RESCORE_PAGE_CASES = 256;
+
+  /**
+   * Judges one page of an ended run's recorded outcomes again with new scorers, inside the caller's open
+   * transaction ({@code tally rescore}; {@link Rescoring} walks the pages): no evaluator is called.
+   *
+   * <ul>
+   *   <li>A run that does not exist, has not ended (it is running; its outcomes are still being recorded)
+   *       or has a job leased is refused, changing nothing. A cancelled run's recorded cases are judged like a
+   *       finished run's.
+   *   <li>The first page ({@code afterPosition < 0}) records the judge's scorers as the run's ({@link
+   *       dev.tally.core.score.Scorers#OPTION} of its evaluator), so its spec, reports and any later attempt
+   *       (a {@code retry-errors}) use them. A later page finds them still in force or is refused as {@link
+   *       RescorePage.Status#SUPERSEDED}: a rescore begun since judges every case itself.
+   *   <li>Each done case after {@code afterPosition}, in dataset order, up to {@code maxCases}, is judged
+   *       again from its stored outcome ({@link dev.tally.core.score.Judge#rejudge}: an evaluator's own
+   *       error keeps its outcome); an outcome that changes is written over the old one (its worker, attempts
+   *       and token stay), and the run's counters give back what the old outcome counted (its verdict, its
+   *       score's moments) and count the new one. Failed and cancelled jobs have no outcome and are left.
+   * </ul>
+   *
+   * <p>Judging is deterministic, so a page applied twice changes nothing the second time: a rescore stopped
+   * between pages (a crash) is finished by running it again.
+   *
+   * @param afterPosition the position the page starts after; negative for the first page
+   * @param maxCases the most cases to read, at least 1
+   * @return what the page did, and where the next starts
+   * @throws IllegalArgumentException if {@code maxCases} is below 1
+   */
+  public static RescorePage rescore(long runId, dev.tally.core.score.Judge judge, int afterPosition, int maxCases,
+      long nowMillis, StoreTransaction tx) {
+    if (maxCases < 1) {
+      throw new IllegalArgumentException("maxCases must be at least 1, got " + maxCases);
+    }
+    RunState state = tx.runState(runId);
+    if (state == null) {
+      return RescorePage.refused(RescorePage.Status.UNKNOWN_RUN, afterPosition);
+    }
+    if (state == RunState.RUNNING || tx.leasedCount(runId) > 0) {
+      return RescorePage.refused(RescorePage.Status.NOT_ENDED, afterPosition);
+    }
+    String scorers = judge.optionValue();
+    if (afterPosition < 0) {
+      tx.setEvaluatorOption(runId, dev.tally.core.score.Scorers.OPTION, scorers);
+    } else if (!scorers.equals(tx.evaluatorOption(runId, dev.tally.core.score.Scorers.OPTION))) {
+      return RescorePage.refused(RescorePage.Status.SUPERSEDED, afterPosition);
+    }
+    List<RecordedCase> page = tx.recordedCases(runId, afterPosition, maxCases);
+    CounterDelta d = new CounterDelta();
+    int rejudged = 0;
+    int changed = 0;
+    int verdictsChanged = 0;
+    for (RecordedCase c : page) {
+      java.util.Optional<dev.tally.core.Outcome> judged = judge.rejudge(c.outcome(), c.caseJson());
+      if (judged.isEmpty()) {
+        continue;
+      }
+      rejudged++;
+      if (judged.get().equals(c.outcome())) {
+        continue;
+      }
+      changed++;
+      if (judged.get().verdict() != c.outcome().verdict()) {
+        verdictsChanged++;
+      }
+      tx.replaceOutcome(c.jobId(), judged.get());
+      d.unrecorded(c.outcome());
+      d.recorded(judged.get());
+    }
+    if (!d.isZero()) {
+      tx.addCounters(runId, d, nowMillis);
+    }
+    int last = page.isEmpty() ? afterPosition : page.get(page.size() - 1).position();
+    return new RescorePage(RescorePage.Status.RESCORED, last, page.size(), rejudged, changed, verdictsChanged,
+        page.size() == maxCases);
   }
 
   /**

@@ -52,6 +52,24 @@ public final class CounterDelta {
     }
   }
 
+  /**
+   * Gives back what {@link #recorded} counted for {@code outcome}: for an outcome replaced by another in the
+   * same transaction ({@link BatchRules#rescore}), which then counts the new one.
+   */
+  void unrecorded(Outcome outcome) {
+    switch (outcome.verdict()) {
+      case PASS -> passed--;
+      case FAIL -> failed--;
+      case ERROR -> errored--;
+    }
+    Double score = outcome.score();
+    if (score != null) {
+      scored--;
+      scoreSum -= score;
+      scoreSumOfSquares -= score * score;
+    }
+  }
+
   public long passed() {
     return passed;
   }
@@ -106,8 +124,9 @@ public final class CounterDelta {
 
   /** Whether it changes nothing. */
   public boolean isZero() {
+    // The sums too: a replaced outcome's score can change with the number of scores unchanged (a rescore).
     return (passed | failed | errored | jobsFailed | duplicates | fenced | redeliveries | cancelled | scored
-        | promptTokens | completionTokens) == 0;
+        | promptTokens | completionTokens) == 0 && scoreSum == 0 && scoreSumOfSquares == 0;
   }
 
   /**

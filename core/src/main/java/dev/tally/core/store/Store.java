@@ -102,6 +102,18 @@ public interface Store extends AutoCloseable {
    */
   boolean putRunOptions(long runId, java.util.Map<String, String> options);
 
+  /**
+   * Judges one page of an ended run's recorded outcomes again with {@code judge}'s scorers ({@link
+   * BatchRules#rescore}, at most {@link BatchRules#RESCORE_PAGE_CASES} cases), in one transaction: for
+   * {@link Rescoring}, which walks the pages. A store that caches run specs forgets the run's once it
+   * commits, so every reader sees the scorers now in force.
+   *
+   * @param afterPosition the position the page starts after; negative for the first page
+   * @return what the page did, and where the next one starts
+   * @throws StoreException if the store fails; nothing of the page is changed
+   */
+  RescorePage rescore(long runId, dev.tally.core.score.Judge judge, int afterPosition, long nowMillis);
+
   // ---- idempotency keys ---------------------------------------------------------------------------
 
   /**

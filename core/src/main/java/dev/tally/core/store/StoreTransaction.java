@@ -138,9 +138,6 @@ public interface StoreTransaction {
   /** The run's state, or null if there is no such run. */
   RunState runState(long runId);
 
-  /** Sets one of the run's evaluator options (adds it, or replaces its value); the run exists. */
-  void putRunOption(long runId, String key, String value);
-
   /** The run's leased jobs, by job id. */
   List<JobRecord> leasedJobs(long runId);
 
@@ -168,6 +165,32 @@ public interface StoreTransaction {
 
   /** Marks an ended run running again (its finish time cleared), for {@link BatchRules#retryErrors}. */
   void reopenRunRow(long runId);
+
+  // ---- rescore -------------------------------------------------------------------------------------
+
+  /**
+   * Up to {@code maxCases} of the run's done jobs whose position is above {@code afterPosition}, by position,
+   * each with its case and its recorded outcome ({@link BatchRules#rescore} reads them a page at a time).
+   */
+  List<RecordedCase> recordedCases(long runId, int afterPosition, int maxCases);
+
+  /**
+   * Writes {@code outcome} over a done job's recorded outcome (verdict, score, output, answer, fields, exit
+   * code, stderr, duration); its state, worker, attempts and token stay. Counters are not touched: the caller
+   * moves them.
+   *
+   * @throws StoreException (or any runtime exception) if the job is not done
+   */
+  void replaceOutcome(long jobId, Outcome outcome);
+
+  /**
+   * Sets one of the run's evaluator options (its spec's {@link dev.tally.core.EvaluatorSpec#options}),
+   * adding it or replacing its value; readers see it from the commit on.
+   */
+  void setEvaluatorOption(long runId, String key, String value);
+
+  /** One of the run's evaluator options, as this transaction sees it; null if the run has no such option. */
+  String evaluatorOption(long runId, String key);
 
   // ---- run creation -------------------------------------------------------------------------------
 

@@ -45,7 +45,7 @@ public final class EvaluatorFactory {
     Objects.requireNonNull(options, "options");
     Evaluator evaluator = evaluator(kind, options);
     List<String> specs = Scorers.specsOf(options);
-    return specs.isEmpty() ? evaluator : new ScoringEvaluator(evaluator, Scorers.parse(specs));
+    return specs.isEmpty() ? evaluator : new ScoringEvaluator(evaluator, dev.tally.core.score.Judge.of(specs));
   }
 
   private static Evaluator evaluator(String kind, Map<String, String> options) {

@@ -95,12 +95,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * process or one that never reads its stdin cannot block the slot.
  */
 public final class ExecEvaluator implements Evaluator {
-  /**
-   * Characters of output kept per case, of stdout and of stderr each. The tails ride in every Result frame, wait
-   * in the worker's outbox until acked and is stored with every job; 4 KiB holds the end of a typical
-   * traceback or test report while keeping a full outbox and a million-job run's store small.
-   */
-  public static final int OUTPUT_TAIL_LIMIT = 4096;
+  /** Characters of output kept per case, of stdout and of stderr each: the outcome's limit, {@link Outcome#OUTPUT_TAIL_LIMIT}. */
+  public static final int OUTPUT_TAIL_LIMIT = Outcome.OUTPUT_TAIL_LIMIT;
 
   /**
    * Longest stdout line considered as a JSON verdict line. A verdict object is a few dozen characters;

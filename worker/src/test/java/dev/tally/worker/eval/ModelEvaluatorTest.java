@@ -202,7 +202,7 @@ class ModelEvaluatorTest {
   void scorersJudgeTheCompletion() {
     assertThat(EvaluatorFactory.create("model", withScorer(options(), "numeric"))).isInstanceOf(ScoringEvaluator.class);
     Map<String, String> env = new HashMap<>(Map.of(KEY_ENV, KEY));
-    Evaluator scored = new ScoringEvaluator(new ModelEvaluator(ModelSettings.parse(options()), env::get), Scorers.parse(List.of("numeric")));
+    Evaluator scored = new ScoringEvaluator(new ModelEvaluator(ModelSettings.parse(options()), env::get), dev.tally.core.score.Judge.of(List.of("numeric")));
     assertThat(finished(scored.evaluate(context("{\"id\": \"c1\", \"input\": \"What is 38 + 4?\", \"target\": \"42\"}",
         new MemoryJournal()))).verdict()).isEqualTo(Verdict.PASS);
     assertThat(finished(scored.evaluate(context("{\"id\": \"c1\", \"input\": \"What is 38 + 4?\", \"target\": \"41\"}",

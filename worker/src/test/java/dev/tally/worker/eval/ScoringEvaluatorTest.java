@@ -20,7 +20,7 @@ class ScoringEvaluatorTest {
 
   /** An evaluator built as a worker builds it: kind, options, and the run's scorers in the options. */
   private static Evaluator scored(Evaluator inner, String... specs) {
-    return new ScoringEvaluator(inner, Scorers.parse(List.of(specs)));
+    return new ScoringEvaluator(inner, dev.tally.core.score.Judge.of(List.of(specs)));
   }
 
   private static Outcome outcome(Evaluator e, String caseJson) {

@@ -642,16 +642,6 @@ public final class InMemoryStore implements Store {
     }
 
     @Override
-    public void putRunOption(long runId, String key, String value) {
-      RunRow r = state.runs.get(runId);
-      Map<String, String> options = new java.util.LinkedHashMap<>(r.spec.evaluator().options());
-      options.put(key, value);
-      EvaluatorSpec e = r.spec.evaluator();
-      r.spec = new RunSpec(r.spec.dataset(), new EvaluatorSpec(e.kind(), options, e.caseTimeout()), r.spec.limits(),
-          r.spec.datasetDigest());
-    }
-
-    @Override
     public List<JobRecord> leasedJobs(long runId) {
       List<JobRecord> found = leases(runId, j -> true);
       found.sort(Comparator.comparingLong(JobRecord::jobId));
@@ -726,6 +716,58 @@ public final class InMemoryStore implements Store {
       RunRow r = writeRun(runId);
       r.state = RunState.RUNNING;
       r.finishedAt = 0;
+    }
+
+    // ---- rescore ----
+
+    @Override
+    public List<dev.tally.core.store.RecordedCase> recordedCases(long runId, int afterPosition, int maxCases) {
+      long[] ids = state.jobsByPosition.get(runId);
+      List<dev.tally.core.store.RecordedCase> out = new ArrayList<>();
+      if (ids == null) {
+        return out;
+      }
+      int lo = 0; // the first job by position above afterPosition, by binary search: a page costs its own length
+      int hi = ids.length;
+      while (lo < hi) {
+        int mid = (lo + hi) >>> 1;
+        if (state.jobs.get(ids[mid]).position <= afterPosition) {
+          lo = mid + 1;
+        } else {
+          hi = mid;
+        }
+      }
+      for (int i = lo; i < ids.length && out.size() < maxCases; i++) {
+        JobRow j = state.jobs.get(ids[i]);
+        if (j.state == JobState.DONE) {
+          out.add(new dev.tally.core.store.RecordedCase(j.id, j.position, j.caseJson, j.outcome));
+        }
+      }
+      return out;
+    }
+
+    @Override
+    public void replaceOutcome(long jobId, Outcome outcome) {
+      JobRow j = state.jobs.get(jobId);
+      if (j == null || j.state != JobState.DONE) {
+        throw new StoreException("job " + jobId + " is not done: it has no outcome to replace");
+      }
+      write(jobId).outcome = outcome;
+    }
+
+    @Override
+    public void setEvaluatorOption(long runId, String key, String value) {
+      RunRow r = writeRun(runId);
+      EvaluatorSpec e = r.spec.evaluator();
+      Map<String, String> options = new HashMap<>(e.options());
+      options.put(key, value);
+      r.spec = new RunSpec(r.spec.dataset(), new EvaluatorSpec(e.kind(), options, e.caseTimeout()), r.spec.limits(),
+          r.spec.datasetDigest());
+    }
+
+    @Override
+    public String evaluatorOption(long runId, String key) {
+      return run(runId).spec.evaluator().options().get(key);
     }
 
     // ---- run creation ----
@@ -898,6 +940,14 @@ public final class InMemoryStore implements Store {
   public RetryResult retryErrors(long runId, long nowMillis) {
     return write("retryErrors: retrying run " + runId + "'s errors failed; nothing changed",
         tx -> BatchRules.retryErrors(runId, nowMillis, tx), true);
+  }
+
+  /** {@inheritDoc} */
+  @Override
+  public dev.tally.core.store.RescorePage rescore(long runId, dev.tally.core.score.Judge judge, int afterPosition,
+      long nowMillis) {
+    return write("rescore: rescoring run " + runId + " failed; nothing of the page changed",
+        tx -> BatchRules.rescore(runId, judge, afterPosition, BatchRules.RESCORE_PAGE_CASES, nowMillis, tx), true);
   }
 
   /** {@inheritDoc} */
