@@ -73,6 +73,10 @@ public class ResumeCommand extends RunnerCommand {
     if (!raiseCaps(coordinator, run.get(), err)) {
       return -1;
     }
+    if (run.get().pausedReason() != null) {
+      coordinator.store().unpause(runId);
+      err.println("tally: run " + runId + " was paused (" + run.get().pausedReason() + "); going on with it");
+    }
     reportTakeOver(coordinator.resumption().takeOver(run.get()), err);
     return runId;
   }

@@ -215,6 +215,9 @@ public final class RunCommand extends RunnerCommand {
     @Option(names = "--scorer", paramLabel = "SPEC", description = "A scorer that judges each case's answer against its target; repeat for several (each its own column, scores.NAME; the first decides the verdict and score): exact, includes, regex, numeric, choice, json, with options after a colon, e.g. exact:ignore-case,ignore-punctuation, numeric:rel=0.01, regex:pattern=^A, json:schema-file=s.json.")
     List<String> scorers = new ArrayList<>();
 
+    @Option(names = "--fail-fast", paramLabel = "N", description = "Pause the run when its first N cases all end in error for the same reason (a command not found, a rejected API key) rather than erroring every case; 0 never (default: " + EvaluatorSpec.DEFAULT_FAIL_FAST_CASES + ").")
+    Integer failFast;
+
     @Option(names = "--case-timeout", converter = DurationConverter.class, description = "Time budget of one attempt; past it the case is killed, and tried again elsewhere at most --timeout-retries times (default: ${DEFAULT-VALUE}).")
     Duration caseTimeout;
 
@@ -254,6 +257,14 @@ public final class RunCommand extends RunnerCommand {
       }
       if (cmd != null && evaluator != Kind.exec) {
         throw new ParameterException(cl, "--cmd is only for --evaluator exec");
+      }
+      if (failFast != null) {
+        try {
+          options.put(EvaluatorSpec.FAIL_FAST_OPTION, Integer.toString(
+              EvaluatorSpec.failFastCases(Map.of(EvaluatorSpec.FAIL_FAST_OPTION, Integer.toString(failFast)))));
+        } catch (IllegalArgumentException e) {
+          throw new ParameterException(cl, e.getMessage());
+        }
       }
       if (caseTimeout.isZero() || caseTimeout.isNegative()) {
         throw new ParameterException(cl, "--case-timeout must be positive, got " + DurationConverter.text(caseTimeout));

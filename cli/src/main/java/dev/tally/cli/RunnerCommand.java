@@ -311,9 +311,13 @@ public abstract class RunnerCommand implements Callable<Integer> {
         .map(Path::toString).collect(java.util.stream.Collectors.joining(", ")));
     if (pausedReason != null) {
       long left = counters.total() - counters.ended();
-      err.printf("tally: run %d paused: %s; %s not run (not in the results). Go on with a raised cap: %s --max-%s N%n",
-          runId, pausedReason, Words.count(left, "case"), resumeCommand(runId, dbFile()),
-          pausedReason.contains("token") ? "tokens" : "cost");
+      String resume = "tally resume " + runId + " --db " + dbFile();
+      String goOn = pausedReason.startsWith("its token cap") ? "with a raised cap: " + resume + " --max-tokens N"
+          : pausedReason.startsWith("its spend cap") ? "with a raised cap: " + resume + " --max-cost USD"
+          : "once the cause is fixed: " + resume + "; then tally retry-errors " + runId + " --db " + dbFile()
+              + " runs the cases that erred again";
+      err.printf("tally: run %d paused: %s; %s not run (not in the results). Go on %s%n", runId, pausedReason,
+          Words.count(left, "case"), goOn);
     }
     return Main.exitCodeOf(counters.passed(), counters.total());
   }
@@ -419,7 +423,6 @@ public abstract class RunnerCommand implements Callable<Integer> {
   private RunCounters await(Coordinator coordinator, long runId, int total, HostPort connectTo, PrintWriter err)
       throws InterruptedException, IOException {
     CompletableFuture<RunCounters> done = coordinator.submit(runId);
-    FleetLimits limits = limitsOf(coordinator, runId);
     long noWorkersSinceNanos = System.nanoTime();
     long lastWarningNanos = 0;
     boolean drawBar = !noProgress && System.console() != null;
@@ -434,11 +437,15 @@ public abstract class RunnerCommand implements Callable<Integer> {
         } catch (TimeoutException e) {
           RunCounters sofar = coordinator.progress(runId);
           update(bar, line, sofar);
-          // A cap reached: no lease is made any more; once what was in flight has come back, it is over.
-          Optional<String> cap = sofar == null ? Optional.empty() : limits.capReached(sofar);
-          if (cap.isPresent() && coordinator.inFlight() == 0) {
-            pausedReason = cap.get();
-            return sofar;
+          // Paused (a cap reached, or fail fast): no lease is made any more; once what was in flight has
+          // come back, this coordinator's part is over.
+          if (coordinator.inFlight() == 0) {
+            Optional<RunView> view = coordinator.store().run(runId);
+            Optional<String> paused = view.flatMap(RunView::paused);
+            if (paused.isPresent()) {
+              pausedReason = paused.get();
+              return view.get().counters();
+            }
           }
           long now = System.nanoTime();
           if (coordinator.connectedWorkers() > 0) {

@@ -258,6 +258,9 @@ public final class SubmitCommand extends ClientCommand {
     if (spec.commandLine().getParseResult().hasMatchedOption("--case-timeout")) {
       settings.put("caseTimeout", DurationText.text(evaluator.caseTimeout()));
     }
+    if (evaluator.options().containsKey(EvaluatorSpec.FAIL_FAST_OPTION)) {
+      settings.put("failFast", EvaluatorSpec.failFastCases(evaluator.options()));
+    }
     if (!settings.isEmpty()) {
       body.set("settings", settings);
     }

@@ -192,8 +192,19 @@ class ModelRunProcessTest {
   }
 
   @Test
+  void aRejectedKeyPausesTheRunAfterItsFirstCasesRatherThanAskingForEveryOne() throws Exception {
+    assertThat(run(WRONG_KEY, "--workers=1", "--slots=2", "--fail-fast=5")).isEqualTo(Main.EXIT_FAILED);
+    JsonNode summary = JSON.readTree(dir.resolve("s.json").toFile());
+    assertThat(summary.get("paused").asText()).startsWith("fail fast: its first 5 cases all ended in error alike: HTTP 401 from ")
+        .contains("[redacted]").doesNotContain(WRONG_KEY);
+    assertThat(server.requests()).as("the fifth, and what was in flight then").isBetween(5, 15);
+    assertThat(server.billed()).isZero();
+  }
+
+  @Test
   void aWrongKeyErrorsEveryCaseWithTheStatusAndTheServersMessageAndTheKeyIsWrittenNowhere() throws Exception {
-    assertThat(run(WRONG_KEY)).isEqualTo(Main.EXIT_FAILED);
+    // Fail fast off: every case is asked, and every message checked.
+    assertThat(run(WRONG_KEY, "--workers=1", "--slots=4", "--fail-fast=0")).isEqualTo(Main.EXIT_FAILED);
     assertThat(server.billed()).isZero();
     List<JsonNode> rows = results();
     assertThat(rows).hasSize(CASES);

@@ -73,6 +73,61 @@ class RunCommandTest {
   }
 
   @Test
+  void aRunWhoseFirstCasesAllErrAlikePausesSaysWhyAndGoesOnOnceFixed() throws Exception {
+    Path dataset = dir.resolve("many.jsonl");
+    List<String> lines = new java.util.ArrayList<>();
+    for (int i = 0; i < 200; i++) {
+      lines.add("{\"id\":\"c" + i + "\"}");
+    }
+    Files.write(dataset, lines);
+    Path db = dir.resolve("broken.db");
+    int exit = tally("run", dataset.toString(), "--workers=1", "--slots=2", "--evaluator=exec",
+        "--cmd=no-such-command-7f3a {id}", "--fail-fast=5", "--db=" + db, "--out=" + dir.resolve("r.jsonl"),
+        "--summary=" + dir.resolve("s.json"), "--no-progress");
+    assertThat(exit).as("stderr: %s", err).isEqualTo(Main.EXIT_FAILED);
+    JsonNode summary = JSON.readTree(dir.resolve("s.json").toFile());
+    assertThat(summary.get("paused").asText())
+        .isEqualTo("fail fast: its first 5 cases all ended in error alike: command not found: no-such-command-7f3a");
+    long recorded = summary.get("recorded").asLong();
+    assertThat(recorded).as("stopped at the fifth, with what was in flight").isBetween(5L, 20L);
+    assertThat(Files.readAllLines(dir.resolve("r.jsonl"))).hasSize((int) recorded);
+    assertThat(err.toString()).contains("tally: run 1 paused: fail fast: its first 5 cases")
+        .contains("Go on once the cause is fixed: tally resume 1 --db " + db + "; then tally retry-errors 1 --db " + db);
+
+  }
+
+  @Test
+  void aRunPausedByFailFastGoesOnWithTallyResumeOnceItsEnvironmentIsFixed() throws Exception {
+    Path dataset = dir.resolve("many.jsonl");
+    List<String> lines = new java.util.ArrayList<>();
+    for (int i = 0; i < 60; i++) {
+      lines.add("{\"id\":\"c" + i + "\"}");
+    }
+    Files.write(dataset, lines);
+    Path db = dir.resolve("setup.db");
+    Path setup = dir.resolve("setup-done");
+    String cmd = "--cmd=sh -c 'if [ -e \"$1\" ]; then echo fine; else echo \"setup missing\"; "
+        + "echo \"{\\\"verdict\\\": \\\"error\\\"}\"; fi' sh " + setup;
+    assertThat(tally("run", dataset.toString(), "--workers=1", "--slots=2", "--evaluator=exec", cmd, "--fail-fast=4",
+        "--db=" + db, "--out=" + dir.resolve("r.jsonl"), "--summary=" + dir.resolve("s.json"), "--no-progress"))
+        .as("stderr: %s", err).isEqualTo(Main.EXIT_FAILED);
+    JsonNode summary = JSON.readTree(dir.resolve("s.json").toFile());
+    assertThat(summary.get("paused").asText()).isEqualTo("fail fast: its first 4 cases all ended in error alike: setup missing");
+    long erred = summary.get("recorded").asLong();
+
+    Files.writeString(setup, "done");
+    assertThat(tally("resume", "1", "--db=" + db, "--workers=1", "--out=" + dir.resolve("r.jsonl"),
+        "--summary=" + dir.resolve("s.json"), "--no-progress")).as("stderr: %s", err).isEqualTo(Main.EXIT_FAILED);
+    summary = JSON.readTree(dir.resolve("s.json").toFile());
+    assertThat(summary.has("paused")).isFalse();
+    assertThat(summary.get("passed").asLong()).isEqualTo(60 - erred);
+    assertThat(summary.get("errored").asLong()).isEqualTo(erred);
+    assertThat(tally("retry-errors", "1", "--db=" + db, "--workers=1", "--out=" + dir.resolve("r.jsonl"),
+        "--summary=" + dir.resolve("s.json"), "--no-progress")).as("stderr: %s", err).isEqualTo(Main.EXIT_PASSED);
+    assertThat(JSON.readTree(dir.resolve("s.json").toFile()).get("passed").asLong()).isEqualTo(60);
+  }
+
+  @Test
   void epochsGivePassAtKInTheSummaryByTheUnbiasedEstimator() throws Exception {
     Path dataset = dir.resolve("epochs.jsonl");
     Files.write(dataset, List.of("{\"id\":\"a\",\"always\":\"\"}", "{\"id\":\"b\",\"always\":\"\"}",

@@ -13,6 +13,42 @@ import java.util.Objects;
  * @param caseTimeout the wall-clock budget of one attempt; positive, at most {@link Ticker#MAX_DURATION}
  */
 public record EvaluatorSpec(String kind, Map<String, String> options, Duration caseTimeout) {
+  /**
+   * The option that sets how many first cases all erroring alike pause a run (fail fast; {@code 0} turns
+   * it off). A run setting kept among the options so that it travels and is stored with the run.
+   */
+  public static final String FAIL_FAST_OPTION = "fail-fast";
+
+  /** Fail fast's number of cases when the option is absent: the product's default. */
+  public static final int DEFAULT_FAIL_FAST_CASES = 20;
+
+  /** The most cases fail fast may wait for: beyond it, a run is better judged by a person. */
+  public static final int MAX_FAIL_FAST_CASES = 10_000;
+
+  /**
+   * Fail fast's number of cases for a run with these options: the option's value, else {@link
+   * #DEFAULT_FAIL_FAST_CASES}.
+   *
+   * @throws IllegalArgumentException naming the option if its value is not a whole number from 0 to
+   *     {@link #MAX_FAIL_FAST_CASES}
+   */
+  public static int failFastCases(Map<String, String> options) {
+    String v = options.get(FAIL_FAST_OPTION);
+    if (v == null) {
+      return DEFAULT_FAIL_FAST_CASES;
+    }
+    try {
+      int n = Integer.parseInt(v.strip());
+      if (n >= 0 && n <= MAX_FAIL_FAST_CASES) {
+        return n;
+      }
+    } catch (NumberFormatException e) {
+      // said below
+    }
+    throw new IllegalArgumentException("--" + FAIL_FAST_OPTION + " must be a whole number from 0 (off) to "
+        + MAX_FAIL_FAST_CASES + ", got '" + v + "'");
+  }
+
   public EvaluatorSpec {
     Objects.requireNonNull(kind, "kind");
     options = Map.copyOf(options);

@@ -41,15 +41,24 @@ public final class ApiViews {
   public static RunObject run(RunView run) {
     RunCounters c = run.counters();
     FleetLimits limits = limits(run);
-    String paused = run.ended() ? null : limits.capReached(c).orElse(null);
+    String paused = run.paused().orElse(null);
     UsageObject usage = run.spec().evaluator().kind().equals("model") || c.tokens() > 0
         ? new UsageObject(c.promptTokens(), c.completionTokens(), limits.costUsd(c)) : null;
     return new RunObject(run.runId(), run.name(), paused != null ? PAUSED : run.state().wireName(), time(run.createdAtMillis()),
         run.ended() ? time(run.finishedAtMillis()) : null, run.spec().dataset(), evaluator(run.spec().evaluator()),
         dev.tally.core.score.Scorers.specsOf(run.spec().evaluator().options()),
         new SettingsObject(run.spec().limits().maxAttempts(), run.spec().limits().timeoutRetries(),
-            DurationText.text(run.spec().evaluator().caseTimeout())),
+            DurationText.text(run.spec().evaluator().caseTimeout()), failFast(run)),
         c.total(), counters(c), c.accuracy().orElse(null), c.meanScore().orElse(null), usage, paused);
+  }
+
+  /** The run's fail-fast setting; null if its option cannot be read. */
+  private static Integer failFast(RunView run) {
+    try {
+      return dev.tally.core.EvaluatorSpec.failFastCases(run.spec().evaluator().options());
+    } catch (IllegalArgumentException e) {
+      return null;
+    }
   }
 
   /** A running run's state while one of its caps is reached ({@link FleetLimits#capReached}). */

@@ -69,13 +69,23 @@ record Submission(String name, EvaluatorSpec evaluator, AttemptLimits limits, Co
     JsonNode settings = body.get("settings");
     int maxAttempts = AttemptLimits.DEFAULT_MAX_ATTEMPTS;
     int timeoutRetries = AttemptLimits.DEFAULT_TIMEOUT_RETRIES;
+    String failFast = null;
     Duration caseTimeout = defaultCaseTimeout;
     if (settings != null && !settings.isNull()) {
       if (!settings.isObject()) {
         throw f.problem("/settings", "settings must be an object");
       }
-      f.onlyKnown(settings, "/settings", List.of("maxAttempts", "timeoutRetries", "caseTimeout"));
+      f.onlyKnown(settings, "/settings", List.of("maxAttempts", "timeoutRetries", "caseTimeout", "failFast"));
       maxAttempts = f.integer(settings, "/settings", "maxAttempts", 1, maxAttempts);
+      if (settings.hasNonNull("failFast")) {
+        int cases = f.integer(settings, "/settings", "failFast", 0, EvaluatorSpec.DEFAULT_FAIL_FAST_CASES);
+        failFast = Integer.toString(cases);
+        try {
+          EvaluatorSpec.failFastCases(Map.of(EvaluatorSpec.FAIL_FAST_OPTION, failFast));
+        } catch (IllegalArgumentException e) {
+          throw f.problem("/settings/failFast", e.getMessage());
+        }
+      }
       timeoutRetries = f.integer(settings, "/settings", "timeoutRetries", 0, timeoutRetries);
       JsonNode timeout = settings.get("caseTimeout");
       if (timeout != null && !timeout.isNull()) {
@@ -143,6 +153,9 @@ record Submission(String name, EvaluatorSpec evaluator, AttemptLimits limits, Co
         }
       }
       default -> f.onlyKnown(evaluator, "/evaluator", List.of("kind"));
+    }
+    if (failFast != null) {
+      options.put(EvaluatorSpec.FAIL_FAST_OPTION, failFast);
     }
     JsonNode scorers = body.get("scorers");
     if (scorers != null && !scorers.isNull()) {

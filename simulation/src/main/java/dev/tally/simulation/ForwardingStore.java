@@ -59,6 +59,11 @@ abstract class ForwardingStore implements Store {
   }
 
   @Override
+  public boolean unpause(long runId) {
+    return delegate.unpause(runId);
+  }
+
+  @Override
   public dev.tally.core.store.RescorePage rescore(long runId, dev.tally.core.score.Judge judge, int afterPosition,
       long nowMillis) {
     return delegate.rescore(runId, judge, afterPosition, nowMillis);

@@ -44,7 +44,7 @@ final class ReapDroppingStore extends ForwardingStore {
     }
     StoreBatchResult inner = delegate.apply(new StoreBatch(batch.nowMillis(), batch.runIds(), batch.redelivery(),
         batch.records(), kept, batch.leases(), batch.renewals(), null, false, batch.cancels(), batch.journal(),
-        batch.leaseLimits()));
+        batch.leaseLimits(), batch.pauses()));
     List<ReleaseStatus> statuses = new ArrayList<>(dropped.length);
     int next = 0;
     for (boolean d : dropped) {

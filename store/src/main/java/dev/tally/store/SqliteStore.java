@@ -136,7 +136,7 @@ public final class SqliteStore implements Store {
   private static final String RUN_COLUMNS =
       "id, dataset, evaluator_kind, case_timeout_millis, max_attempts, created_at_millis, finished_at_millis,"
           // The counters last, so that a counter added later shifts no other column's position.
-          + " state, dataset_digest, timeout_retries, name, " + COUNTER_COLUMNS;
+          + " state, dataset_digest, timeout_retries, name, paused_reason, " + COUNTER_COLUMNS;
 
   private final Path file;
   private final Clock clock;
@@ -407,6 +407,13 @@ public final class SqliteStore implements Store {
   public CancelResult cancelRun(long runId, long nowMillis) {
     return write("cancelRun: cancelling run " + runId + " in " + file + " failed; nothing changed",
         tx -> BatchRules.cancelRun(runId, nowMillis, tx), true);
+  }
+
+  /** {@inheritDoc} */
+  @Override
+  public boolean unpause(long runId) {
+    return write("unpause: resuming run " + runId + " in " + file + " failed; nothing changed",
+        tx -> BatchRules.unpause(runId, tx), true);
   }
 
   /** {@inheritDoc} */
@@ -1039,7 +1046,7 @@ public final class SqliteStore implements Store {
       cacheSpec(runId, spec, generation);
     }
     return new RunView(runId, rs.getString(11), spec, RunState.parse(rs.getString(8)), rs.getLong(6), rs.getLong(7),
-        counters(rs, 12));
+        counters(rs, 13), rs.getString(12));
   }
 
   /** The counters in {@link #COUNTER_COLUMNS} from column {@code from} on. */

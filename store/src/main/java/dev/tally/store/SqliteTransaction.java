@@ -224,6 +224,17 @@ final class SqliteTransaction implements StoreTransaction {
   }
 
   @Override
+  public void setPause(long runId, String reason) {
+    sql(() -> {
+      PreparedStatement q = s.setPause;
+      q.setString(1, reason);
+      q.setLong(2, runId);
+      q.executeUpdate();
+      return null;
+    });
+  }
+
+  @Override
   public List<JobRecord> leasedJobs(long runId) {
     return sql(() -> {
       s.selectLeased.setLong(1, runId);
@@ -710,6 +721,7 @@ final class SqliteTransaction implements StoreTransaction {
   static final class Statements {
     final PreparedStatement insertRun;
     final PreparedStatement insertOption;
+    final PreparedStatement setPause;
     final PreparedStatement insertJob;
     final PreparedStatement recordOutcome;
     final PreparedStatement selectJob;
@@ -819,6 +831,7 @@ final class SqliteTransaction implements StoreTransaction {
       selectResponses = c.prepareStatement(
           "SELECT request_digest, response FROM responses WHERE run_id = ? AND case_id = ? ORDER BY rowid");
       insertOption = c.prepareStatement("INSERT INTO run_options (run_id, key, value) VALUES (?, ?, ?)");
+      setPause = c.prepareStatement("UPDATE runs SET paused_reason = ? WHERE id = ? AND state = 'running'");
       upsertOption = c.prepareStatement("INSERT INTO run_options (run_id, key, value) VALUES (?, ?, ?)"
           + " ON CONFLICT (run_id, key) DO UPDATE SET value = excluded.value");
       selectOption = c.prepareStatement("SELECT value FROM run_options WHERE run_id = ? AND key = ?");

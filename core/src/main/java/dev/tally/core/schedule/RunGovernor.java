@@ -60,6 +60,8 @@ final class RunGovernor {
     long tokensSeen = -1;
     /** Why the run leases no more (a cap), or null. */
     String capped;
+    /** Why the run is paused (fail fast; sticky until a new activation), or null. */
+    String paused;
 
     Governed(FleetLimits limits, long nowMillis) {
       this.limits = limits;
@@ -116,7 +118,7 @@ final class RunGovernor {
     runs.forEach((runId, g) -> {
       g.refill(nowMillis);
       int maxLeased = Double.isInfinite(g.window) ? Integer.MAX_VALUE : (int) Math.floor(g.window);
-      int maxNew = g.capped != null || nowMillis < g.pausedUntilMillis
+      int maxNew = g.capped != null || g.paused != null || nowMillis < g.pausedUntilMillis
           || (g.limits.tokensPerMinute() != null && g.tokenBalance <= 0) ? 0
           : g.limits.requestsPerMinute() == null ? Integer.MAX_VALUE : (int) Math.floor(g.requestTokens);
       out.put(runId, new LeaseLimit(maxLeased, maxNew));
@@ -181,6 +183,11 @@ final class RunGovernor {
     return g.capped;
   }
 
+  /** Pauses the run's new leases for good (fail fast), whatever its limits. */
+  void pause(long runId, String reason) {
+    runs.computeIfAbsent(runId, id -> new Governed(FleetLimits.NONE, 0)).paused = reason;
+  }
+
   /** Why the run leases no more (a cap), or null. */
   String capped(long runId) {
     Governed g = runs.get(runId);
@@ -203,8 +210,8 @@ final class RunGovernor {
       if (g.pausedUntilMillis > nowMillis) {
         next = Math.min(next, g.pausedUntilMillis);
       }
-      if (g.capped != null) {
-        continue; // only a raised cap (a new activation) changes it
+      if (g.capped != null || g.paused != null) {
+        continue; // only a raised cap or a resume (a new activation) changes it
       }
       Double tpm = g.limits.tokensPerMinute();
       if (tpm != null) {

@@ -12,6 +12,7 @@ import dev.tally.core.schedule.Fleet.InFlight;
 import dev.tally.core.store.AttemptTiming;
 import dev.tally.core.store.CancelResult;
 import dev.tally.core.store.RunCounters;
+import dev.tally.core.store.RunView;
 import dev.tally.core.store.Store;
 import dev.tally.core.store.StoreBatch;
 import dev.tally.core.store.StoreBatch.RecordRequest;
@@ -71,6 +72,10 @@ public final class Scheduler implements WorkerEvents {
   private final Ticker ticker;
   /** The fleet-wide limits of the runs that have them (the lease is the permit). */
   private final RunGovernor governor = new RunGovernor();
+  /** Judges each run's first cases (fail fast). */
+  private final FailFast failFast = new FailFast();
+  /** Runs to pause in the next batch, with why. */
+  private final Map<Long, String> pausesToStore = new java.util.LinkedHashMap<>();
   private final RandomGenerator random;
   private final RedeliveryPolicy redelivery;
   private final Settings settings;
@@ -276,6 +281,8 @@ public final class Scheduler implements WorkerEvents {
     connectedWorkers = fleet.size();
 
     Step step = new Step(nowMillis, nowNanos, runs.activeIds(), redelivery);
+    pausesToStore.forEach(step::pause);
+    pausesToStore.clear(); // a failed commit loses them from the store only: the governor keeps the run paused
     for (Duty d : duties) {
       d.plan(step);
     }
@@ -376,6 +383,13 @@ public final class Scheduler implements WorkerEvents {
       if (f != null) {
         if (report.outcome() != null) {
           governor.succeeded(f.runId());
+          String broken = failFast.recorded(f.runId(), report.outcome());
+          if (broken != null) {
+            governor.pause(f.runId(), broken);
+            pausesToStore.put(f.runId(), broken);
+            log.warn("run {} paused: {}; the cases in flight finish, the rest wait (tally resume goes on once it is fixed)",
+                f.runId(), broken);
+          }
         } else if (report.failure().kind() == InfraFailure.Kind.RATE_LIMITED) {
           governor.rateLimited(f.runId(), report.failure().retryAfterMillis(), inFlightOf(f.runId()), nowMillis);
           log.info("run {}: the endpoint rate-limited an attempt ({}); the fleet's window for the run is {}", f.runId(),
@@ -441,11 +455,17 @@ public final class Scheduler implements WorkerEvents {
       try {
         governor.govern(runId, FleetLimits.parse(runs.view(runId).spec().evaluator().options()), nowMillis);
         RunCounters counters = runs.counters(runId);
+        RunView view = runs.view(runId);
+        if (view.pausedReason() != null) {
+          governor.pause(runId, view.pausedReason());
+          log.warn("run {} is paused: {}; tally resume goes on with it", runId, view.pausedReason());
+        }
+        failFast.activated(runId, view.spec().evaluator().options(), counters);
         String cap = counters == null ? null : governor.spent(runId, counters, nowMillis);
         if (cap != null) {
           log.warn("run {} leases nothing: {}; raise the cap to go on", runId, cap);
         }
-      } catch (FleetLimits.LimitException e) {
+      } catch (IllegalArgumentException e) { // FleetLimits.LimitException is one
         // Checked when the run was submitted; a store edited by hand since is not worth stopping for.
         log.warn("run {}: its fleet-wide limits cannot be read ({}); it runs without them", runId, e.getMessage());
       }

@@ -65,6 +65,7 @@ final class Step {
   private final List<Long> cancels = new ArrayList<>();
   private OrphanRelease orphans;
   private final Map<Long, StoreBatch.LeaseLimit> leaseLimits = new java.util.HashMap<>();
+  private final Map<Long, String> pauses = new java.util.LinkedHashMap<>();
   private boolean sweep;
 
   Step(long nowMillis, long nowNanos, List<Long> runIds, RedeliveryPolicy redelivery) {
@@ -101,6 +102,11 @@ final class Step {
   void claim(Claim claim, long expiryMillis) {
     renewals.add(new RenewRequest(claim.lease().jobId(), claim.lease().token(), expiryMillis));
     renewalClaims.add(claim);
+  }
+
+  /** Pauses a run in this step's batch. */
+  void pause(long runId, String reason) {
+    pauses.put(runId, reason);
   }
 
   /** Limits this step's leases of a run (its fleet-wide limits). */
@@ -141,6 +147,7 @@ final class Step {
     releases.forEach(r -> b.release(r.request()));
     leases.forEach(b::lease);
     leaseLimits.forEach(b::limitLeases);
+    pauses.forEach(b::pause);
     renewals.forEach(b::renew);
     if (orphans != null) {
       b.releaseOrphans(orphans);

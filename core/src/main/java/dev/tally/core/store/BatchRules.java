@@ -117,6 +117,7 @@ public final class BatchRules {
     for (long runId : batch.cancels()) {
       cancels.add(a.cancel(runId));
     }
+    batch.pauses().forEach(tx::setPause);
     List<List<Assignment>> leases = a.leases(batch.leases(), batch.runIds());
     List<RenewResult> renewals = new ArrayList<>(batch.renewals().size());
     for (RenewRequest r : batch.renewals()) {
@@ -168,6 +169,19 @@ public final class BatchRules {
    *
    * @return what was put back, or why nothing was
    */
+  /**
+   * Sets some of a run's options inside the caller's open transaction ({@link Store#putRunOptions}).
+   *
+   * @return false if there is no such run
+   */
+  public static boolean unpause(long runId, StoreTransaction tx) {
+    if (tx.runState(runId) == null) {
+      return false;
+    }
+    tx.setPause(runId, null);
+    return true;
+  }
+
   /**
    * Sets some of a run's options inside the caller's open transaction ({@link Store#putRunOptions}).
    *

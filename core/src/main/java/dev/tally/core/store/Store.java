@@ -103,6 +103,15 @@ public interface Store extends AutoCloseable {
   boolean putRunOptions(long runId, java.util.Map<String, String> options);
 
   /**
+   * Clears a run's pause ({@link RunView#pausedReason}), in one transaction: how {@code tally resume} goes on
+   * with a run paused by fail fast, once its cause is fixed.
+   *
+   * @return false if there is no such run (nothing is changed)
+   * @throws StoreException if the store fails; nothing is changed
+   */
+  boolean unpause(long runId);
+
+  /**
    * Judges one page of an ended run's recorded outcomes again with {@code judge}'s scorers ({@link
    * BatchRules#rescore}, at most {@link BatchRules#RESCORE_PAGE_CASES} cases), in one transaction: for
    * {@link Rescoring}, which walks the pages. A store that caches run specs forgets the run's once it

@@ -37,6 +37,7 @@ import java.util.Set;
  * @param journal paid responses to journal, each under its attempt's lease (fenced like a record)
  * @param leaseLimits per run, how far this batch's leases may go ({@link LeaseLimit}); a run absent is
  *     limited only by the requests' sizes
+ * @param pauses runs to pause, with why ({@link RunView#pausedReason}); a run that has ended is left alone
  */
 public record StoreBatch(
     long nowMillis,
@@ -50,9 +51,11 @@ public record StoreBatch(
     boolean sweepExpiredLeases,
     List<Long> cancels,
     List<JournalEntry> journal,
-    Map<Long, LeaseLimit> leaseLimits) {
+    Map<Long, LeaseLimit> leaseLimits,
+    Map<Long, String> pauses) {
   public StoreBatch {
     leaseLimits = Map.copyOf(leaseLimits);
+    pauses = Map.copyOf(pauses);
     journal = List.copyOf(journal);
     cancels = List.copyOf(cancels);
     runIds = List.copyOf(runIds);
@@ -68,7 +71,7 @@ public record StoreBatch(
       List<ReleaseRequest> releases, List<LeaseRequest> leases, List<RenewRequest> renewals, OrphanRelease orphans,
       boolean sweepExpiredLeases, List<Long> cancels, List<JournalEntry> journal) {
     this(nowMillis, runIds, redelivery, records, releases, leases, renewals, orphans, sweepExpiredLeases, cancels,
-        journal, Map.of());
+        journal, Map.of(), Map.of());
   }
 
   /**
@@ -111,7 +114,7 @@ public record StoreBatch(
   /** Whether the batch asks for nothing at all. */
   public boolean isEmpty() {
     return records.isEmpty() && releases.isEmpty() && leases.isEmpty() && renewals.isEmpty() && orphans == null
-        && !sweepExpiredLeases && cancels.isEmpty() && journal.isEmpty();
+        && !sweepExpiredLeases && cancels.isEmpty() && journal.isEmpty() && pauses.isEmpty();
   }
 
   /**
@@ -251,6 +254,7 @@ public record StoreBatch(
     private final List<Long> cancels = new ArrayList<>();
     private final List<JournalEntry> journal = new ArrayList<>();
     private final Map<Long, LeaseLimit> leaseLimits = new java.util.HashMap<>();
+    private final Map<Long, String> pauses = new java.util.HashMap<>();
     private OrphanRelease orphans;
     private boolean sweep;
 
@@ -285,6 +289,12 @@ public record StoreBatch(
       return this;
     }
 
+    /** Pauses a run, saying why. */
+    public Builder pause(long runId, String reason) {
+      pauses.put(runId, java.util.Objects.requireNonNull(reason, "reason"));
+      return this;
+    }
+
     /** Limits this batch's leases of {@code runId}. */
     public Builder limitLeases(long runId, LeaseLimit limit) {
       leaseLimits.put(runId, limit);
@@ -308,7 +318,7 @@ public record StoreBatch(
 
     public StoreBatch build() {
       return new StoreBatch(nowMillis, runIds, redelivery, records, releases, leases, renewals, orphans, sweep, cancels, journal,
-          leaseLimits);
+          leaseLimits, pauses);
     }
   }
 }

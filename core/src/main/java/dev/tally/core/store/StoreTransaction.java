@@ -138,6 +138,9 @@ public interface StoreTransaction {
   /** The run's state, or null if there is no such run. */
   RunState runState(long runId);
 
+  /** Sets (or, with null, clears) a running run's pause; a run that has ended is left alone. */
+  void setPause(long runId, String reason);
+
   /** The run's leased jobs, by job id. */
   List<JobRecord> leasedJobs(long runId);
 

@@ -253,6 +253,7 @@ public final class InMemoryStore implements Store {
     long createdAt;
     long finishedAt;
     RunCounters counters;
+    String pausedReason;
 
     RunRow copy() {
       RunRow r = new RunRow();
@@ -263,11 +264,12 @@ public final class InMemoryStore implements Store {
       r.createdAt = createdAt;
       r.finishedAt = finishedAt;
       r.counters = counters;
+      r.pausedReason = pausedReason;
       return r;
     }
 
     RunView view() {
-      return new RunView(id, name, spec, state, createdAt, finishedAt, counters);
+      return new RunView(id, name, spec, state, createdAt, finishedAt, counters, pausedReason);
     }
   }
 
@@ -642,6 +644,14 @@ public final class InMemoryStore implements Store {
     }
 
     @Override
+    public void setPause(long runId, String reason) {
+      RunRow r = state.runs.get(runId);
+      if (r != null && r.state == RunState.RUNNING) {
+        writeRun(runId).pausedReason = reason;
+      }
+    }
+
+    @Override
     public List<JobRecord> leasedJobs(long runId) {
       List<JobRecord> found = leases(runId, j -> true);
       found.sort(Comparator.comparingLong(JobRecord::jobId));
@@ -926,6 +936,12 @@ public final class InMemoryStore implements Store {
   public CancelResult cancelRun(long runId, long nowMillis) {
     return write("cancelRun: cancelling run " + runId + " failed; nothing changed",
         tx -> BatchRules.cancelRun(runId, nowMillis, tx), true);
+  }
+
+  /** {@inheritDoc} */
+  @Override
+  public boolean unpause(long runId) {
+    return write("unpause: resuming run " + runId + " failed; nothing changed", tx -> BatchRules.unpause(runId, tx), true);
   }
 
   /** {@inheritDoc} */
