@@ -68,7 +68,7 @@ final class RunWait {
     return Main.exitCodeOf(run.counters().passed(), run.total());
   }
 
-  /** Whether the run has ended: finished or cancelled. */
+  /** Whether the wait is over: the run finished, was cancelled, or is paused (it goes on only when resumed). */
   static boolean ended(RunObject run) {
     return !"running".equals(run.state());
   }
@@ -97,6 +97,17 @@ final class RunWait {
     }
     if (run.meanScore() != null) {
       s.append("; mean score ").append(EstimateText.mean(run.meanScore()));
+    }
+    if (run.usage() != null) {
+      s.append("; tokens ").append(run.usage().promptTokens()).append(" prompt + ").append(run.usage().completionTokens())
+          .append(" completion");
+      if (run.usage().costUsd() != null) {
+        s.append(String.format(java.util.Locale.ROOT, ", cost $%.4f", run.usage().costUsd()));
+      }
+    }
+    if (run.pausedReason() != null) {
+      s.append("; paused: ").append(run.pausedReason()).append(" (go on: POST ").append(ApiServer.BASE).append("/runs/")
+          .append(run.id()).append("/resume)");
     }
     out.println(s);
     out.flush();

@@ -153,6 +153,28 @@ public final class Coordinator implements AutoCloseable {
    * @return what the store did
    * @throws dev.tally.core.store.StoreException if the store fails; nothing is changed
    */
+  /**
+   * Goes on with a paused run: sets its raised caps ({@code caps}: {@link dev.tally.core.FleetLimits#capKeys()}
+   * options, checked by the caller), clears a stored pause (fail fast), and serves the run again, which
+   * reads its spec afresh: what {@code POST /api/v1/runs/{id}/resume} does.
+   *
+   * @return the run as it is now, or empty if there is no such run
+   * @throws dev.tally.core.store.StoreException if the store fails
+   */
+  public java.util.Optional<dev.tally.core.store.RunView> resume(long runId, java.util.Map<String, String> caps) {
+    if (!caps.isEmpty() && !store.putRunOptions(runId, caps)) {
+      return java.util.Optional.empty();
+    }
+    if (!store.unpause(runId)) {
+      return java.util.Optional.empty();
+    }
+    java.util.Optional<dev.tally.core.store.RunView> run = store.run(runId);
+    if (run.isPresent() && !run.get().ended()) {
+      submitNew(runId);
+    }
+    return run;
+  }
+
   public dev.tally.core.store.RetryResult retryErrors(long runId) {
     dev.tally.core.store.RetryResult r = store.retryErrors(runId, System.currentTimeMillis());
     if (r.status() == dev.tally.core.store.RetryResult.Status.RETRIED) {

@@ -215,6 +215,7 @@ public final class ApiServer implements AutoCloseable {
     app.post(ReadRoutes.RUNS, writes::createRun);
     app.post(SubmitRoutes.CANCEL, writes::cancelRun);
     app.post(SubmitRoutes.RETRY_ERRORS, writes::retryErrors);
+    app.post(SubmitRoutes.RESUME, writes::resume);
     app.post(SubmitRoutes.RESCORE, writes::rescore);
     app.get(ReadRoutes.RUNS, reads::listRuns);
     app.get(ReadRoutes.RUN, reads::getRun);

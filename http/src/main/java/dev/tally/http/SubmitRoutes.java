@@ -73,6 +73,7 @@ final class SubmitRoutes implements AutoCloseable {
 
   static final String CANCEL = ReadRoutes.RUN + "/cancel";
   static final String RETRY_ERRORS = ReadRoutes.RUN + "/retry-errors";
+  static final String RESUME = ReadRoutes.RUN + "/resume";
   static final String RESCORE = ReadRoutes.RUN + "/rescore";
   /** The header a replayed response carries (the draft's section 2.6 example, as Stripe and others send it). */
   static final String REPLAYED = "Idempotent-Replayed";
@@ -320,6 +321,66 @@ final class SubmitRoutes implements AutoCloseable {
         ctx.json(ApiViews.run(reads.run(runId)));
       }
     }
+  }
+
+  @OpenApi(path = RESUME, methods = HttpMethod.POST, operationId = "resumeRun", tags = "runs",
+      summary = "Go on with a paused run: raise its caps, or clear its fail-fast pause once the cause is fixed",
+      description = "The body may be empty, or {\"maxTokens\": N, \"maxCost\": USD} to raise the run's caps."
+          + " A run that is not paused is answered as it is. No response already paid for is asked again.",
+      pathParams = @OpenApiParam(name = "id", type = Long.class, required = true),
+      responses = {
+          @OpenApiResponse(status = "200", content = @OpenApiContent(from = dev.tally.http.dto.RunObject.class)),
+          @OpenApiResponse(status = "400", description = "a cap is refused (its place: /maxTokens, /maxCost)",
+              content = @OpenApiContent(from = dev.tally.http.dto.Problem.class, mimeType = ApiServer.PROBLEM_JSON)),
+          @OpenApiResponse(status = "401", content = @OpenApiContent(from = dev.tally.http.dto.Problem.class, mimeType = ApiServer.PROBLEM_JSON)),
+          @OpenApiResponse(status = "404", content = @OpenApiContent(from = dev.tally.http.dto.Problem.class, mimeType = ApiServer.PROBLEM_JSON)),
+          @OpenApiResponse(status = "409", description = "the run has ended",
+              content = @OpenApiContent(from = dev.tally.http.dto.Problem.class, mimeType = ApiServer.PROBLEM_JSON))})
+  void resume(Context ctx) {
+    long runId = Params.runId(ctx);
+    dev.tally.core.store.RunView run = reads.run(runId);
+    java.util.Map<String, String> caps = new java.util.LinkedHashMap<>();
+    byte[] bytes = ctx.bodyAsBytes();
+    if (bytes.length > 0) {
+      JsonNode body;
+      try {
+        body = json.readTree(bytes);
+      } catch (IOException e) {
+        throw ProblemException.of(ProblemType.MALFORMED_JSON, BODY + ": " + e.getMessage());
+      }
+      if (body == null || !body.isObject()) {
+        throw ProblemException.of(ProblemType.INVALID_REQUEST, "the body must be a JSON object, e.g. {\"maxCost\": 20}");
+      }
+      for (java.util.Iterator<String> names = body.fieldNames(); names.hasNext(); ) {
+        String name = names.next();
+        String key = name.equals("maxTokens") ? dev.tally.core.FleetLimits.MAX_TOKENS
+            : name.equals("maxCost") ? dev.tally.core.FleetLimits.MAX_COST : null;
+        JsonNode v = body.get(name);
+        if (key == null) {
+          throw ProblemException.field(ProblemType.INVALID_REQUEST, "/" + name,
+              "/" + name + ": unknown field '" + name + "'; a resume takes maxTokens and maxCost");
+        }
+        if (!v.isNumber()) {
+          throw ProblemException.field(ProblemType.INVALID_REQUEST, "/" + name, "/" + name + " must be a number, got " + v);
+        }
+        caps.put(key, v.asText());
+      }
+      java.util.Map<String, String> options = new java.util.LinkedHashMap<>(run.spec().evaluator().options());
+      options.putAll(caps);
+      try {
+        dev.tally.core.FleetLimits.parse(options); // the coordinator's own rule, before anything is written
+      } catch (dev.tally.core.FleetLimits.LimitException e) {
+        String field = e.key().equals(dev.tally.core.FleetLimits.MAX_TOKENS) ? "/maxTokens" : "/maxCost";
+        throw ProblemException.field(ProblemType.INVALID_REQUEST, field, e.getMessage());
+      }
+    }
+    if (run.ended()) {
+      throw ProblemException.of(ProblemType.RUN_FINISHED, "run " + runId + " has ended; there is nothing to resume");
+    }
+    dev.tally.core.store.RunView now = coordinator.resume(runId, caps)
+        .orElseThrow(() -> ProblemException.parameter(ProblemType.NOT_FOUND, "id", "there is no run " + runId));
+    log.info("run {}: resumed over the API{}", runId, caps.isEmpty() ? "" : " with caps " + caps);
+    ctx.json(ApiViews.run(now));
   }
 
   @OpenApi(path = RESCORE, methods = HttpMethod.POST, operationId = "rescoreRun", tags = "runs",

@@ -370,6 +370,39 @@ class SubmitApiTest {
   }
 
   @Test
+  void aRunPausedByFailFastShowsWhyAndGoesOnWhenResumedOverTheApi() throws Exception {
+    java.nio.file.Path flag = dir.resolve("installed");
+    try (TestApi t = TestApi.start(dir).withWorker(1)) {
+      // Until the flag exists each case echoes "not installed", then its own line: a verdict line saying error.
+      StringBuilder ndjson = new StringBuilder("{\"evaluator\": {\"kind\": \"exec\", \"cmd\": \"sh -c 'if [ -e \\\"$1\\\" ];"
+          + " then echo fine; else echo not installed; cat; fi' sh " + flag + "\"}, \"settings\": {\"failFast\": 3}}\n");
+      for (int i = 0; i < 40; i++) {
+        ndjson.append("{\"id\": \"c").append(i).append("\", \"verdict\": \"error\"}\n");
+      }
+      assertThat(t.send(post(t, RUNS, "fail-fast", "application/x-ndjson", ndjson.toString())).statusCode()).isEqualTo(201);
+      await().atMost(Duration.ofSeconds(30)).until(() -> TestApi.json(t.get(RUNS + "/1")).get("state").asText().equals("paused"));
+      JsonNode paused = TestApi.json(t.get(RUNS + "/1"));
+      assertThat(paused.get("pausedReason").asText()).isEqualTo("fail fast: its first 3 cases all ended in error alike: not installed");
+      assertThat(paused.get("settings").get("failFast").asInt()).isEqualTo(3);
+
+      java.nio.file.Files.createFile(flag);
+      HttpResponse<String> resumed = t.send(post(t, RUNS + "/1/resume", null, "application/json", ""));
+      assertThat(resumed.statusCode()).as(resumed.body()).isEqualTo(200);
+      assertThat(TestApi.json(resumed).get("pausedReason").isNull()).as(resumed.body()).isTrue();
+      await().atMost(Duration.ofSeconds(60)).until(() -> TestApi.json(t.get(RUNS + "/1")).get("state").asText().equals("finished"));
+      JsonNode counters = TestApi.json(t.get(RUNS + "/1")).get("counters");
+      assertThat(counters.get("recorded").asLong()).isEqualTo(40);
+      assertThat(counters.get("errored").asLong()).as("the first ones, until fail fast").isBetween(3L, 10L);
+
+      HttpResponse<String> badCap = t.send(post(t, RUNS + "/1/resume", null, "application/json", "{\"maxTokens\": 0}"));
+      assertThat(badCap.statusCode()).isEqualTo(400);
+      assertThat(TestApi.json(badCap).get("field").asText()).isEqualTo("/maxTokens");
+      assertThat(t.send(post(t, RUNS + "/1/resume", null, "application/json", "")).statusCode()).as("ended").isEqualTo(409);
+      assertThat(t.send(post(t, RUNS + "/9/resume", null, "application/json", "")).statusCode()).isEqualTo(404);
+    }
+  }
+
+  @Test
   void rescoringJudgesTheStoredAnswersAgainWithoutRunningACaseAndRefusesWhatItCannotDo() throws Exception {
     java.nio.file.Path ran = dir.resolve("ran.log"); // the command appends a line for each case it runs
     try (TestApi t = TestApi.start(dir).withWorker(2)) {

@@ -50,6 +50,9 @@ final class Runs {
       specs.put(runId, now);
       completions.computeIfPresent(runId, (id, f) -> f.isDone() ? null : f); // the next end completes a new one
       publish(Map.of(runId, now.counters()));
+    } else if (active.contains(runId)) {
+      // Activated again while it runs: resumed from a pause, its caps raised. Read it afresh.
+      store.run(runId).ifPresent(now -> specs.put(runId, now));
     }
     active.add(runId);
   }
