@@ -120,7 +120,36 @@ class ModelRunProcessTest {
   }
 
   @Test
-  void aBurstOf429sIsWaitedOutAndNoCaseIsPaidTwice() throws Exception {
+  void theInspectAndPromptfooExamplesRunThroughTheModelEvaluatorEachCaseAskedOnce() throws Exception {
+    Path examples = DATASET.getParent();
+    record Example(String file, int cases, int passed, List<String> args) {}
+    List<Example> all = List.of(
+        new Example("inspect.json", 24, 24, List.of("--scorer=choice")), // chat-message input, multiple choice
+        // The 6 tests with only a `contains` assertion have no target: promptfoo's own assertions are not
+        // evaluated by Tally's scorers, and such a case is the scorer's error (it says so).
+        new Example("promptfoo.yaml", 24, 18, List.of("--prompt={question}", "--scorer=numeric")));
+    int billedBefore = 0;
+    for (Example e : all) {
+      Path db = dir.resolve(e.file() + ".db");
+      List<String> args = new ArrayList<>(List.of("run", examples.resolve(e.file()).toString(), "--no-progress",
+          "--db=" + db, "--out=" + dir.resolve("r.jsonl"), "--summary=" + dir.resolve("s.json"), "--workers=1",
+          "--slots=4", "--evaluator=model", "--base-url=" + server.baseUrl(), "--model=calc", "--api-key-env=" + KEY_ENV,
+          "--max-concurrency=3"));
+      args.addAll(e.args());
+      try (TallyProcess p = TallyProcess.start(dir, e.file() + ".log", args, Map.of(KEY_ENV, KEY))) {
+        assertThat(p.waitFor(RUN_SECONDS)).as("%s:%n%s", e.file(), p.output())
+            .isEqualTo(e.passed() == e.cases() ? Main.EXIT_PASSED : Main.EXIT_FAILED);
+      }
+      JsonNode summary = JSON.readTree(dir.resolve("s.json").toFile());
+      assertThat(summary.get("recorded").asInt()).as(e.file()).isEqualTo(e.cases());
+      assertThat(summary.get("passed").asInt()).as(e.file()).isEqualTo(e.passed());
+      assertThat(server.billed() - billedBefore).as(e.file() + ": each case asked once").isEqualTo(e.cases());
+      billedBefore = server.billed();
+    }
+  }
+
+  @Test
+  void aBurstOf429sBacksTheFleetOffAndNoCaseIsPaidTwice() throws Exception {
     server.failNext(6, 429, "1");
     assertThat(run(KEY)).isEqualTo(Main.EXIT_PASSED);
     assertThat(server.requests()).isEqualTo(CASES + 6);
