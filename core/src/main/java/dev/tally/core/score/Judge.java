@@ -36,7 +36,8 @@ import java.util.Optional;
  *       is not judged again: its column is not there).
  * </ul>
  *
- * <p>Pure: no I/O, no clock (scorers are stopped by budgets, not time). Thread-safety: immutable; the
+ * <p>Pure but for the {@link Grader} a model-graded scorer asks, which the caller gives: no I/O of its own, no
+ * clock (scorers are stopped by budgets, not time). Thread-safety: immutable; the
  * scorers are thread-safe, so one judge serves every slot of a run.
  */
 public final class Judge {
@@ -88,10 +89,20 @@ public final class Judge {
    * @return the judged outcome; {@code evaluated} itself when it is the evaluator's {@code error}
    */
   public Outcome judge(Outcome evaluated, String caseJson) {
+    return judge(evaluated, caseJson, Grader.NONE);
+  }
+
+  /**
+   * Judges an outcome as {@link #judge(Outcome, String)}, a model-graded scorer asking {@code grader}.
+   *
+   * @throws Grader.Unavailable if the grader cannot answer now: the attempt ends with its failure
+   */
+  public Outcome judge(Outcome evaluated, String caseJson, Grader grader) {
     if (evaluated.verdict() == Verdict.ERROR) {
       return evaluated;
     }
-    return score(evaluated, answerOf(evaluated.answer(), evaluated.outputTail()), evaluated.outputTail(), caseJson);
+    return score(evaluated, answerOf(evaluated.answer(), evaluated.outputTail()), evaluated.outputTail(), caseJson,
+        grader);
   }
 
   /**
@@ -106,10 +117,10 @@ public final class Judge {
    */
   public Optional<Outcome> rejudge(Outcome stored, String caseJson) {
     if (stored.verdict() != Verdict.ERROR) {
-      return Optional.of(judge(stored, caseJson));
+      return Optional.of(judge(stored, caseJson, Grader.NONE));
     }
     return scorersError(stored).map(output ->
-        score(stored, answerOf(stored.answer(), output), output, caseJson));
+        score(stored, answerOf(stored.answer(), output), output, caseJson, Grader.NONE));
   }
 
   private static String answerOf(String answer, String outputTail) {
@@ -136,7 +147,7 @@ public final class Judge {
     }
   }
 
-  private Outcome score(Outcome o, String answer, String output, String caseJson) {
+  private Outcome score(Outcome o, String answer, String output, String caseJson, Grader grader) {
     ObjectNode fields;
     JsonNode caseFields;
     try {
@@ -152,7 +163,7 @@ public final class Judge {
     for (Scorer scorer : scorers) {
       ScoreResult r;
       try {
-        r = scorer.score(caseFields, answer);
+        r = scorer.score(caseFields, answer, grader);
       } catch (ScoringException e) {
         scores.putObject(scorer.name()).put("error", e.getMessage());
         if (first == null) { // the scorer that decides: without its judgement the case has no verdict

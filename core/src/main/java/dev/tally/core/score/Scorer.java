@@ -30,4 +30,15 @@ public interface Scorer {
    * @throws NullPointerException if {@code caseFields} is null
    */
   ScoreResult score(JsonNode caseFields, String answer);
+
+  /**
+   * Scores one answer, with a grader model at hand for a scorer that asks one ({@link ModelGradedScorer});
+   * every other scorer ignores it.
+   *
+   * @throws ScoringException as {@link #score(JsonNode, String)}
+   * @throws Grader.Unavailable if the grader cannot answer now (the attempt ends, retryably)
+   */
+  default ScoreResult score(JsonNode caseFields, String answer, Grader grader) {
+    return score(caseFields, answer);
+  }
 }

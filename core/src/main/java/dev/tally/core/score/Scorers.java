@@ -25,6 +25,7 @@ import java.util.regex.Pattern;
  *   <tr><td>{@code numeric}</td><td>{@code abs=X, rel=X}</td><td>{@code target}</td></tr>
  *   <tr><td>{@code choice}</td><td>none</td><td>{@code choices}, {@code target}</td></tr>
  *   <tr><td>{@code json}</td><td>{@code schema=JSON, schema-file=PATH, schema-field=FIELD, parses}</td><td>{@code target} or the schema</td></tr>
+ *   <tr><td>{@code model-graded}</td><td>{@code model=NAME, base-url=URL, api-key-env=VAR, rubric=TEXT}</td><td>{@code input}, {@code target} (a grader model reads them)</td></tr>
  * </table>
  *
  * <p>Each kind's class documents its rules. Thread-safety: stateless; thread-safe.
@@ -79,12 +80,15 @@ public final class Scorers {
     k.put(NumericScorer.KIND, new Kind(Set.of(), Set.of(NumericScorer.ABS, NumericScorer.REL), NumericScorer::of));
     k.put(ChoiceScorer.KIND, new Kind(Set.of(), Set.of(), ChoiceScorer::of));
     k.put(JsonScorer.KIND, new Kind(Set.of(JsonScorer.PARSES), Set.of(JsonScorer.SCHEMA, JsonScorer.SCHEMA_FILE, JsonScorer.SCHEMA_FIELD), JsonScorer::of));
+    k.put(ModelGradedScorer.KIND, new Kind(Set.of(), Set.of(ModelGradedScorer.MODEL, ModelGradedScorer.BASE_URL,
+        ModelGradedScorer.API_KEY_ENV, ModelGradedScorer.RUBRIC), ModelGradedScorer::of));
     return Map.copyOf(k);
   }
 
   /** The built-in kinds, in the order documented. */
   public static List<String> kindNames() {
-    return List.of(TextScorer.EXACT, TextScorer.INCLUDES, RegexScorer.KIND, NumericScorer.KIND, ChoiceScorer.KIND, JsonScorer.KIND);
+    return List.of(TextScorer.EXACT, TextScorer.INCLUDES, RegexScorer.KIND, NumericScorer.KIND, ChoiceScorer.KIND, JsonScorer.KIND,
+        ModelGradedScorer.KIND);
   }
 
   /**
