@@ -118,22 +118,7 @@ final class SqliteTransaction implements StoreTransaction {
   public JobRecord recordIfCurrent(long jobId, long token, String worker, Outcome o) {
     return sql(() -> {
       PreparedStatement q = s.recordOutcome;
-      q.setString(1, o.verdict().wireName());
-      if (o.score() == null) {
-        q.setNull(2, Types.REAL);
-      } else {
-        q.setDouble(2, o.score());
-      }
-      q.setString(3, o.outputTail());
-      q.setLong(4, o.durationMillis());
-      q.setString(5, o.answer());
-      q.setString(6, o.fieldsJson());
-      if (o.exitCode() == null) {
-        q.setNull(7, Types.INTEGER);
-      } else {
-        q.setInt(7, o.exitCode());
-      }
-      q.setString(8, o.stderrTail());
+      bindOutcome(q, o);
       q.setString(9, worker);
       q.setLong(10, jobId);
       q.setLong(11, token);
@@ -319,10 +304,8 @@ final class SqliteTransaction implements StoreTransaction {
     });
   }
 
-  @Override
-  public void replaceOutcome(long jobId, Outcome o) {
-    sql(() -> {
-      PreparedStatement q = s.replaceOutcome;
+  /** Binds an outcome's columns, 1 to 8, in the order of {@link Statements#recordOutcome} and {@link Statements#replaceOutcome}. */
+  private static void bindOutcome(PreparedStatement q, Outcome o) throws SQLException {
       q.setString(1, o.verdict().wireName());
       if (o.score() == null) {
         q.setNull(2, Types.REAL);
@@ -339,6 +322,13 @@ final class SqliteTransaction implements StoreTransaction {
         q.setInt(7, o.exitCode());
       }
       q.setString(8, o.stderrTail());
+  }
+
+  @Override
+  public void replaceOutcome(long jobId, Outcome o) {
+    sql(() -> {
+      PreparedStatement q = s.replaceOutcome;
+      bindOutcome(q, o);
       q.setLong(9, jobId);
       if (q.executeUpdate() != 1) {
         throw new SQLException("job " + jobId + " is not done: it has no outcome to replace");
