@@ -61,7 +61,8 @@ public final class BenchCommand implements Callable<Integer> {
   @Option(names = "--cases", description = "Cases in the measured run (default: " + NOOP_CASES + " noop, " + MODEL_CASES + " model).")
   Integer cases;
 
-  @Option(names = "--evaluator", defaultValue = "noop", description = "noop or model (default: ${DEFAULT-VALUE}).")
+  @Option(names = "--evaluator", defaultValue = "noop",
+      description = "noop or model (default: ${DEFAULT-VALUE}); model keeps tally run's prefetch unless --prefetch is given.")
   Kind evaluator;
 
   @Option(names = "--latency", converter = dev.tally.cli.DurationConverter.class,
@@ -74,7 +75,7 @@ public final class BenchCommand implements Callable<Integer> {
   @Mixin CoordinatorOptions coordinatorOptions;
 
   /**
-   * The bench's prefetch unless --prefetch is given: a noop eval takes microseconds, so a worker needs
+   * The noop bench's prefetch unless --prefetch is given: a noop eval takes microseconds, so a worker needs
    * many assignments in hand to stay busy across the round trip and the group commit. (tally run keeps
    * the cautious default, slots again, because real cases are long and a deep prefetch holds back the tail.)
    */
@@ -114,7 +115,9 @@ public final class BenchCommand implements Callable<Integer> {
     }
     Duration endpointLatency = latency != null ? latency : dev.tally.core.DurationText.parse(MODEL_LATENCY_TEXT);
     CoordinatorBuilder builder = coordinatorOptions.applyTo(Coordinator.builder());
-    if (!coordinatorOptions.given("--prefetch")) {
+    if (!coordinatorOptions.given("--prefetch") && evaluator == Kind.noop) {
+      // A model eval lasts the endpoint's latency, like a real case: tally run's prefetch keeps a worker busy,
+      // and a deeper one only makes queued cases look slow to outlier detection.
       builder.prefetch(BENCH_PREFETCH);
     }
     Path dir = db == null ? Files.createTempDirectory("tally-bench") : db.toAbsolutePath().getParent();
@@ -127,6 +130,7 @@ public final class BenchCommand implements Callable<Integer> {
       EvaluatorSpec spec = endpoint == null ? new EvaluatorSpec("noop", Map.of(), Duration.ofMinutes(1)) : modelSpec(endpoint.baseUrl());
       Store store = coordinator.store();
       Measurement warmup = measure(store, coordinator, spec, Math.max(1, n / 10), "warmup", endpoint);
+      long waitedMillis = awaitEjectionsEnded(store);
       Measurement m = measure(store, coordinator, spec, n, "measured", endpoint);
       out.printf("tally bench: %d cores, %s %s, %s %s; java %s%n",
           Runtime.getRuntime().availableProcessors(), System.getProperty("os.name"), System.getProperty("os.arch"),
@@ -138,7 +142,8 @@ public final class BenchCommand implements Callable<Integer> {
           endpoint == null ? "noop" : "model against a fake endpoint on loopback (its own process), latency "
               + dev.tally.cli.DurationConverter.text(endpointLatency) + ", concurrency " + (long) workers * slots + " (workers x slots)",
           dbFile);
-      out.printf("warm-up: %d evals in %d ms%n", warmup.evals, warmup.millis);
+      out.printf("warm-up: %d evals in %d ms%s%n", warmup.evals, warmup.millis,
+          waitedMillis > 0 ? "; then " + waitedMillis + " ms until workers ejected by outlier detection in it (cold JVMs) were back" : "");
       out.printf("%d evals in %d ms, %d store commits%n", m.evals, m.millis, m.commits);
       out.printf("%.0f evals/s%n", m.evals * 1000.0 / Math.max(1, m.millis));
       out.printf("%.4f commits/eval%n", (double) m.commits / m.evals);
@@ -164,6 +169,23 @@ public final class BenchCommand implements Callable<Integer> {
       if (db == null) {
         deleteTree(dir);
       }
+    }
+  }
+
+  /**
+   * Waits until no worker is ejected by outlier detection: a worker whose JVM was slower to warm up can be
+   * ejected during the warm-up, and the measured run would run without it. Reads the statuses the coordinator
+   * saves; returns how long it waited, in milliseconds.
+   */
+  private static long awaitEjectionsEnded(Store store) throws InterruptedException {
+    long start = System.currentTimeMillis();
+    while (true) {
+      long until = store.workerStatuses().stream().mapToLong(dev.tally.core.store.WorkerStatus::ejectedUntilMillis).max().orElse(0);
+      long now = System.currentTimeMillis();
+      if (until <= now) {
+        return now - start;
+      }
+      Thread.sleep(until - now + 100); // the ejection's own end, not a guess
     }
   }
 
