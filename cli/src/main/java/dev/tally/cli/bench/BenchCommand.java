@@ -50,6 +50,7 @@ import picocli.CommandLine.Option;
 public final class BenchCommand implements Callable<Integer> {
   /** The evaluators the benchmark runs. */
   enum Kind { noop, model }
+
   @picocli.CommandLine.Spec picocli.CommandLine.Model.CommandSpec spec;
 
   @Option(names = "--workers", defaultValue = "3", description = "Local worker processes (default: ${DEFAULT-VALUE}).")
