@@ -12,8 +12,10 @@ import dev.tally.core.EvaluatorSpec;
 import dev.tally.core.store.RunCounters;
 import dev.tally.core.store.RunSpec;
 import dev.tally.core.store.Store;
+import dev.tally.worker.eval.ModelSettings;
 import java.io.IOException;
 import java.io.PrintStream;
+import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -32,9 +34,23 @@ import picocli.CommandLine.Option;
  * {@code tally bench}: end-to-end throughput of {@code noop} evals with local worker processes and the
  * SQLite store, and store commits per eval. A warm-up run (a tenth of the cases) comes first so the
  * measured run sees connected workers and compiled code.
+ *
+ * <p>With {@code --evaluator model} the evals are the model evaluator's, against {@link FakeEndpoint} (the
+ * fake OpenAI-compatible endpoint in a process of its own, answering after {@code --latency}): evals/s at a
+ * concurrency of workers x slots, the requests billed, the most in flight at once, and the coordinator's CPU
+ * time per eval (this process's CPU time over the measured run: the coordinator and the benchmark's own
+ * waiting, not the workers' nor the endpoint's).
+ *
+ * <p>Threading: picocli calls {@link #call} on one thread.
  */
-@Command(name = "bench", mixinStandardHelpOptions = true, defaultValueProvider = BenchCommand.Defaults.class, description = "Measure noop evals per second end to end, and store commits per eval.")
+@Command(name = "bench", mixinStandardHelpOptions = true, defaultValueProvider = BenchCommand.Defaults.class,
+    description = {"Measure evals per second end to end, and store commits per eval: noop evals, or with --evaluator model"
+        + " the model evaluator's against a fake endpoint on loopback with a fixed latency (also the requests billed,"
+        + " the most in flight and the coordinator's CPU per eval)."})
 public final class BenchCommand implements Callable<Integer> {
+  /** The evaluators the benchmark runs. */
+  enum Kind { noop, model }
+
   @picocli.CommandLine.Spec picocli.CommandLine.Model.CommandSpec spec;
 
   @Option(names = "--workers", defaultValue = "3", description = "Local worker processes (default: ${DEFAULT-VALUE}).")
@@ -43,8 +59,16 @@ public final class BenchCommand implements Callable<Integer> {
   @Option(names = "--slots", defaultValue = "2", description = "Slots per worker (default: ${DEFAULT-VALUE}).")
   int slots;
 
-  @Option(names = "--cases", defaultValue = "200000", description = "Cases in the measured run (default: ${DEFAULT-VALUE}).")
-  int cases;
+  @Option(names = "--cases", description = "Cases in the measured run (default: " + NOOP_CASES + " noop, " + MODEL_CASES + " model).")
+  Integer cases;
+
+  @Option(names = "--evaluator", defaultValue = "noop",
+      description = "noop or model (default: ${DEFAULT-VALUE}); model keeps tally run's prefetch unless --prefetch is given.")
+  Kind evaluator;
+
+  @Option(names = "--latency", converter = dev.tally.cli.DurationConverter.class,
+      description = "model: how long the fake endpoint waits before each answer (default: " + MODEL_LATENCY_TEXT + ").")
+  Duration latency;
 
   @Option(names = "--db", description = "Store file (default: a fresh temporary file, deleted afterwards).")
   Path db;
@@ -52,11 +76,23 @@ public final class BenchCommand implements Callable<Integer> {
   @Mixin CoordinatorOptions coordinatorOptions;
 
   /**
-   * The bench's prefetch unless --prefetch is given: a noop eval takes microseconds, so a worker needs
+   * The noop bench's prefetch unless --prefetch is given: a noop eval takes microseconds, so a worker needs
    * many assignments in hand to stay busy across the round trip and the group commit. (tally run keeps
    * the cautious default, slots again, because real cases are long and a deep prefetch holds back the tail.)
    */
   static final int BENCH_PREFETCH = 128;
+
+  /** The noop run's cases: enough that start-up weighs little against 10^4-10^5 evals/s. */
+  static final int NOOP_CASES = 200_000;
+
+  /** The model run's cases: at 64 requests at once and 50 ms each, about 16 s, so a run fits a sitting. */
+  static final int MODEL_CASES = 20_000;
+
+  /** The fake endpoint's default latency: a fast hosted model's time to a one-token answer. */
+  static final String MODEL_LATENCY_TEXT = "50ms";
+
+  /** The variable the model evaluator reads a key from; the fake endpoint takes any key, or none. */
+  static final String MODEL_KEY_ENV = "TALLY_BENCH_API_KEY";
 
   /** The product's defaults, but {@link #BENCH_PREFETCH} for {@code --prefetch}. */
   public static final class Defaults extends ProductDefaults {
@@ -69,42 +105,101 @@ public final class BenchCommand implements Callable<Integer> {
   @Override
   public Integer call() throws Exception {
     PrintStream out = System.out;
-    if (workers < 1 || slots < 1 || cases < 1) {
+    int n = cases != null ? cases : evaluator == Kind.model ? MODEL_CASES : NOOP_CASES;
+    if (workers < 1 || slots < 1 || n < 1) {
       System.err.println("tally bench: --workers, --slots and --cases must be >= 1");
       return Main.EXIT_USAGE;
     }
+    if (evaluator != Kind.model && latency != null) {
+      System.err.println("tally bench: --latency is only for --evaluator model");
+      return Main.EXIT_USAGE;
+    }
+    Duration endpointLatency = latency != null ? latency : dev.tally.core.DurationText.parse(MODEL_LATENCY_TEXT);
     CoordinatorBuilder builder = coordinatorOptions.applyTo(Coordinator.builder());
-    if (!coordinatorOptions.given("--prefetch")) {
+    if (!coordinatorOptions.given("--prefetch") && evaluator == Kind.noop) {
+      // A model eval lasts the endpoint's latency, like a real case: tally run's prefetch keeps a worker busy,
+      // and a deeper one only makes queued cases look slow to outlier detection.
       builder.prefetch(BENCH_PREFETCH);
     }
     Path dir = db == null ? Files.createTempDirectory("tally-bench") : db.toAbsolutePath().getParent();
     Path dbFile = db == null ? dir.resolve("bench.db") : db;
-    EvaluatorSpec noop = new EvaluatorSpec("noop", Map.of(), Duration.ofMinutes(1));
-    try (Coordinator coordinator = start(builder.storeFile(dbFile));
-        LocalWorkerProcesses local = LocalWorkerProcesses.start(workers, slots, new HostPort("127.0.0.1", coordinator.port()), dir.resolve("bench-logs"),
+    Path logs = Files.createDirectories(dir.resolve("bench-logs"));
+    try (FakeEndpoint endpoint = evaluator == Kind.model ? FakeEndpoint.start(endpointLatency, logs.resolve("fake-endpoint.log")) : null;
+        Coordinator coordinator = start(builder.storeFile(dbFile));
+        LocalWorkerProcesses local = LocalWorkerProcesses.start(workers, slots, new HostPort("127.0.0.1", coordinator.port()), logs,
             builder.workerToken().orElse(null))) {
+      EvaluatorSpec spec = endpoint == null ? new EvaluatorSpec("noop", Map.of(), Duration.ofMinutes(1)) : modelSpec(endpoint.baseUrl());
       Store store = coordinator.store();
-      Measurement warmup = measure(store, coordinator, noop, Math.max(1, cases / 10), "warmup");
-      Measurement m = measure(store, coordinator, noop, cases, "measured");
+      Measurement warmup = measure(store, coordinator, spec, Math.max(1, n / 10), "warmup", endpoint);
+      long waitedMillis = awaitEjectionsEnded(store);
+      Measurement m = measure(store, coordinator, spec, n, "measured", endpoint);
       out.printf("tally bench: %d cores, %s %s, %s %s; java %s%n",
           Runtime.getRuntime().availableProcessors(), System.getProperty("os.name"), System.getProperty("os.arch"),
           System.getProperty("java.vm.name"), System.getProperty("java.vm.version"), System.getProperty("java.version"));
-      out.printf("settings: --workers %d --slots %d --cases %d --prefetch %d, evaluator noop, SQLite WAL synchronous=NORMAL, store %s%n",
-          workers, slots, cases, coordinator.serverSettings().prefetch(), dbFile);
-      out.printf("warm-up: %d evals in %d ms%n", warmup.evals, warmup.millis);
+      // the parse result's arguments are the whole command line, from the subcommand's name on
+      out.printf("command: tally %s%n", String.join(" ", this.spec.commandLine().getParseResult().originalArgs()));
+      out.printf("settings: --workers %d --slots %d --cases %d --prefetch %d, evaluator %s, SQLite WAL synchronous=NORMAL, store %s%n",
+          workers, slots, n, coordinator.serverSettings().prefetch(),
+          endpoint == null ? "noop" : "model against a fake endpoint on loopback (its own process), latency "
+              + dev.tally.cli.DurationConverter.text(endpointLatency) + ", concurrency " + (long) workers * slots + " (workers x slots)",
+          dbFile);
+      out.printf("warm-up: %d evals in %d ms%s%n", warmup.evals, warmup.millis,
+          waitedMillis > 0 ? "; then " + waitedMillis + " ms until workers ejected by outlier detection in it (cold JVMs) were back" : "");
       out.printf("%d evals in %d ms, %d store commits%n", m.evals, m.millis, m.commits);
       out.printf("%.0f evals/s%n", m.evals * 1000.0 / Math.max(1, m.millis));
       out.printf("%.4f commits/eval%n", (double) m.commits / m.evals);
-      boolean exact = m.counters.recorded() == cases && m.counters.passed() == cases;
+      if (m.cpuNanos >= 0) {
+        out.printf("coordinator CPU: %d ms, %.1f us/eval (this process: coordinator and benchmark; not the workers, not the endpoint)%n",
+            TimeUnit.NANOSECONDS.toMillis(m.cpuNanos), m.cpuNanos / 1000.0 / m.evals);
+      } else {
+        out.println("coordinator CPU: not measurable on this JVM");
+      }
+      boolean billedOnce = true;
+      if (m.endpoint != null) {
+        billedOnce = m.endpoint.billed() == n;
+        out.printf("endpoint: %d requests billed for %d evals, %d requests, most in flight at once %d of %d%s%n",
+            m.endpoint.billed(), n, m.endpoint.requests(), m.endpoint.maxInFlight(), (long) workers * slots,
+            billedOnce ? "" : "  <-- NOT ONE BILL PER EVAL");
+      }
+      boolean exact = m.counters.recorded() == n && m.counters.passed() == n;
       out.printf("recorded %d of %d (duplicates suppressed %d, fenced %d, redeliveries %d)%s%n",
-          m.counters.recorded(), cases, m.counters.duplicatesSuppressed(), m.counters.staleResultsFenced(), m.counters.redeliveries(),
+          m.counters.recorded(), n, m.counters.duplicatesSuppressed(), m.counters.staleResultsFenced(), m.counters.redeliveries(),
           exact ? "" : "  <-- NOT EXACT");
-      return exact ? Main.EXIT_PASSED : Main.EXIT_FAILED;
+      return exact && billedOnce ? Main.EXIT_PASSED : Main.EXIT_FAILED;
     } finally {
       if (db == null) {
         deleteTree(dir);
       }
     }
+  }
+
+  /**
+   * Waits until no worker is ejected by outlier detection: a worker whose JVM was slower to warm up can be
+   * ejected during the warm-up, and the measured run would run without it. Reads the statuses the coordinator
+   * saves; returns how long it waited, in milliseconds.
+   */
+  private static long awaitEjectionsEnded(Store store) throws InterruptedException {
+    long start = System.currentTimeMillis();
+    boolean waited = false;
+    while (true) {
+      long until = store.workerStatuses().stream().mapToLong(dev.tally.core.store.WorkerStatus::ejectedUntilMillis).max().orElse(0);
+      long now = System.currentTimeMillis();
+      if (until <= now) {
+        return waited ? now - start : 0;
+      }
+      waited = true;
+      Thread.sleep(until - now + 100); // the ejection's own end, not a guess
+    }
+  }
+
+  /** The model evaluator against the fake endpoint: no key (the variable is normally unset), no scorer. */
+  private static EvaluatorSpec modelSpec(String baseUrl) {
+    Map<String, String> options = new java.util.LinkedHashMap<>();
+    options.put(ModelSettings.Option.BASE_URL.key, baseUrl);
+    options.put(ModelSettings.Option.MODEL.key, "bench");
+    options.put(ModelSettings.Option.API_KEY_ENV.key, MODEL_KEY_ENV);
+    ModelSettings.parse(options); // what a worker will do with them: a mistake here fails now, not per case
+    return new EvaluatorSpec("model", options, Duration.ofMinutes(1));
   }
 
   private Coordinator start(CoordinatorBuilder builder) throws IOException {
@@ -115,20 +210,43 @@ public final class BenchCommand implements Callable<Integer> {
     }
   }
 
-  private record Measurement(long evals, long millis, long commits, RunCounters counters) {}
+  /**
+   * One run's figures.
+   *
+   * @param cpuNanos this process's CPU time over the run, or -1 if the JVM cannot say
+   * @param endpoint the endpoint's counters over the run (billed and requests as differences, the peak since
+   *     its start), or null without one
+   */
+  private record Measurement(long evals, long millis, long commits, RunCounters counters, long cpuNanos, FakeEndpoint.Counters endpoint) {}
 
-  private static Measurement measure(Store store, Coordinator coordinator, EvaluatorSpec noop, int n, String name) throws Exception {
+  private static Measurement measure(Store store, Coordinator coordinator, EvaluatorSpec evaluator, int n, String name, FakeEndpoint endpoint)
+      throws Exception {
     List<CaseRecord> records = new ArrayList<>(n);
     for (int i = 0; i < n; i++) {
       String id = name + "-" + i;
-      records.add(new CaseRecord(i, id, "{\"id\":\"" + id + "\"}"));
+      // The model's question (the fake endpoint answers it); noop ignores it.
+      records.add(new CaseRecord(i, id, "{\"id\":\"" + id + "\",\"input\":\"What is " + i + " + 1?\"}"));
     }
-    long runId = store.createRun(new RunSpec("bench:" + name, noop, dev.tally.core.RedeliveryPolicy.AttemptLimits.DEFAULT_MAX_ATTEMPTS), records);
+    long runId = store.createRun(new RunSpec("bench:" + name, evaluator, dev.tally.core.RedeliveryPolicy.AttemptLimits.DEFAULT_MAX_ATTEMPTS), records);
+    FakeEndpoint.Counters before = endpoint == null ? null : endpoint.resetPeak();
     long commitsBefore = store.commits();
+    long cpuBefore = processCpuNanos();
     long t0 = System.nanoTime();
     RunCounters c = coordinator.submit(runId).get(30, TimeUnit.MINUTES);
     long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
-    return new Measurement(n, millis, store.commits() - commitsBefore, c);
+    long cpuAfter = processCpuNanos();
+    FakeEndpoint.Counters run = null;
+    if (endpoint != null) {
+      FakeEndpoint.Counters after = endpoint.counters();
+      run = new FakeEndpoint.Counters(after.requests() - before.requests(), after.billed() - before.billed(), after.inFlight(), after.maxInFlight());
+    }
+    return new Measurement(n, millis, store.commits() - commitsBefore, c, cpuBefore < 0 || cpuAfter < 0 ? -1 : cpuAfter - cpuBefore, run);
+  }
+
+  /** This process's CPU time (all its threads, user and system) in nanoseconds, or -1 if the JVM cannot say. */
+  private static long processCpuNanos() {
+    return ManagementFactory.getOperatingSystemMXBean() instanceof com.sun.management.OperatingSystemMXBean os
+        ? os.getProcessCpuTime() : -1;
   }
 
   private static void deleteTree(Path dir) {
