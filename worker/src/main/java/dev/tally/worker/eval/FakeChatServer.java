@@ -31,7 +31,9 @@ import java.util.regex.Pattern;
  *
  * <p>{@code POST /v1/chat/completions} answers the arithmetic question in the last user message ({@code What
  * is 38 + 4?} with {@code 42}; {@code +}, {@code -}, {@code *}, {@code ×}, {@code x}, {@code /}, {@code ÷})
- * with a deterministic completion and usage (a prompt token per word, one completion token). With a key it
+ * with a deterministic completion and usage (a prompt token per word, one completion token). A grading
+ * prompt (a model-graded scorer's: {@code [Task]}, {@code [Answer to grade]}) it grades as a careful grader
+ * would: {@code GRADE: C} when the answer's last number is the task's result, else {@code GRADE: I}. With a key it
  * checks the bearer key (a wrong one gets OpenAI's 401, which quotes the key it refused, so that tests see it
  * redacted); without one it takes any request. It can inject failures ({@link #failNext}: 429 with {@code
  * Retry-After}, 500s), slow answers (a fixed latency, {@link #delay}), answers held back until a test lets
@@ -305,6 +307,21 @@ public final class FakeChatServer implements AutoCloseable {
 
   /** The arithmetic question's result, exact (a division that does not come out whole to 6 places), or "I don't know". */
   static String answer(String question) {
+    int graded = question.indexOf("[Answer to grade]");
+    if (question.startsWith("You are grading") && graded > 0) {
+      String right = answer(question.substring(0, graded));
+      String given = question.substring(graded + "[Answer to grade]".length());
+      int rubric = given.indexOf("[Rubric]");
+      given = (rubric < 0 ? given : given.substring(0, rubric)).strip();
+      Matcher number = Pattern.compile("-?\\d+(\\.\\d+)?").matcher(given);
+      String last = null;
+      while (number.find()) {
+        last = number.group();
+      }
+      boolean known = !right.equals("undefined") && !right.startsWith("I don");
+      boolean correct = known && last != null && new BigDecimal(last).compareTo(new BigDecimal(right)) == 0;
+      return "The task's result is " + right + "; the answer says " + given + ".\nGRADE: " + (correct ? "C" : "I");
+    }
     Matcher m = QUESTION.matcher(question);
     if (!m.find()) {
       return "I don't know.";

@@ -97,6 +97,39 @@ class ModelEvaluatorTest {
     return context(caseJson, journal, Duration.ofSeconds(30));
   }
 
+  @Test
+  void aModelGradedScorerAsksItsGraderOnceJournalledAndARedeliveryPaysNeitherCallAgain() throws Exception {
+    Map<String, String> env = Map.of(KEY_ENV, KEY);
+    String spec = "model-graded:model=grader-1,base-url=" + server.baseUrl() + ",api-key-env=" + KEY_ENV;
+    Evaluator scored = new ScoringEvaluator(new ModelEvaluator(ModelSettings.parse(options()), env::get),
+        dev.tally.core.score.Judge.of(List.of(spec)), env::get);
+    MemoryJournal journal = new MemoryJournal();
+    Outcome first = finished(scored.evaluate(context("{\"id\": \"c1\", \"input\": \"What is 6 - 9?\", \"target\": \"-3\"}", journal)));
+    assertThat(first.verdict()).isEqualTo(dev.tally.core.Verdict.PASS);
+    assertThat(first.fieldsJson()).contains("\"model-graded\":{\"value\":1.0,\"passed\":true,\"extracted\":\"C\"");
+    assertThat(server.billed()).as("the answer and its grading").isEqualTo(2);
+    assertThat(journal.responses).hasSize(2);
+    assertThat(server.bodies().get(1)).contains("\"model\":\"grader-1\"").contains("[Answer to grade]\\n-3")
+        .contains("\"temperature\":0");
+
+    // The same case again (a redelivery): both calls come from the journal.
+    Outcome again = finished(scored.evaluate(context("{\"id\": \"c1\", \"input\": \"What is 6 - 9?\", \"target\": \"-3\"}", journal)));
+    assertThat(again.verdict()).isEqualTo(dev.tally.core.Verdict.PASS);
+    assertThat(server.billed()).as("nothing paid twice").isEqualTo(2);
+
+    // A grader that rate limits ends the attempt, uncharged, with its wait: the answer is journalled, the
+    // grading (forgotten here) is asked again and refused.
+    String gradingDigest = journal.calls.stream().filter(c -> c.startsWith("record ")).skip(1).findFirst().orElseThrow()
+        .substring("record ".length());
+    journal.responses.remove(gradingDigest);
+    server.failNext(1, 429, "3");
+    InfraFailure limited = failed(scored.evaluate(context("{\"id\": \"c1\", \"input\": \"What is 6 - 9?\", \"target\": \"-3\"}", journal)));
+    assertThat(limited.kind()).isEqualTo(InfraFailure.Kind.RATE_LIMITED);
+    assertThat(limited.retryAfterMillis()).isEqualTo(3_000);
+    assertThat(limited.detail()).startsWith("grader model-graded: HTTP 429 from ");
+    assertThat(server.billed()).isEqualTo(2);
+  }
+
   private static Outcome finished(Evaluation e) {
     assertThat(e).isInstanceOf(Evaluation.Finished.class);
     return ((Evaluation.Finished) e).outcome();
