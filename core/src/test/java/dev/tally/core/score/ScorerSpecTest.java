@@ -78,7 +78,7 @@ class ScorerSpecTest {
   void unknownKindsAndOptionsAreNamedWithTheKnownOnes() {
     assertThatThrownBy(() -> Scorers.parse(List.of("exac:ignore-case")))
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessage("scorer \"exac:ignore-case\": unknown scorer exac; the scorers are exact, includes, regex, numeric, choice, json");
+        .hasMessage("scorer \"exac:ignore-case\": unknown scorer exac; the scorers are exact, includes, regex, numeric, choice, json, model-graded");
     assertThatThrownBy(() -> Scorers.parse(List.of("exact:ignore-cas")))
         .hasMessage("scorer \"exact:ignore-cas\": exact has no option ignore-cas; its options are ignore-articles, ignore-case, "
             + "ignore-punctuation, ignore-whitespace, name=...");
