@@ -49,6 +49,9 @@ public final class ResultsCommand extends ClientCommand {
 
   @Mixin ReportOptions reports;
 
+  @Option(names = "--group-by", paramLabel = "FIELD", description = "Also state accuracy and mean score per value of this field of the cases (metadata.FIELD, else FIELD), in the summary and the table.")
+  String groupBy;
+
   @Override
   int run(ApiClient client, PrintWriter stdout, PrintWriter err) throws Exception {
     long id = runId(run);
@@ -59,7 +62,12 @@ public final class ResultsCommand extends ClientCommand {
     List<Path> written = List.of();
     try {
       download(client, runPath + "/results", "results of run " + id, out);
-      download(client, runPath + "/summary", "summary of run " + id, summary);
+      download(client, runPath + "/summary" + (groupBy == null ? ""
+          : "?groupBy=" + java.net.URLEncoder.encode(groupBy, java.nio.charset.StandardCharsets.UTF_8)),
+          "summary of run " + id, summary);
+      if (groupBy != null) {
+        SummaryTable.printGroups(stdout, new ObjectMapper().readTree(summary.toFile()).get("groups"));
+      }
       if (reports.any()) {
         // Made from the files just downloaded: the server's own bytes, so the reports say what tally run's would.
         JsonNode summaryJson = new ObjectMapper().readTree(summary.toFile());

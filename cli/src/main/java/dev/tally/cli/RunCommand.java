@@ -121,21 +121,6 @@ public final class RunCommand extends RunnerCommand {
   }
 
   @Override
-  Map<String, String> casesById() {
-    Map<String, String> byId = new java.util.HashMap<>();
-    for (dev.tally.core.CaseRecord c : cases.cases()) {
-      byId.put(c.caseId(), c.caseJson());
-    }
-    return byId;
-  }
-
-  @Override
-  boolean epochs() {
-    Integer epochs = datasetOptions.readOptions().epochs();
-    return epochs != null && epochs > 1;
-  }
-
-  @Override
   String groupBy() {
     return groupBy;
   }

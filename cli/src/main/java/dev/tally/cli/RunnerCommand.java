@@ -8,8 +8,6 @@ import dev.tally.coordinator.CoordinatorBuilder;
 import dev.tally.coordinator.CoordinatorLock;
 import dev.tally.coordinator.RunResumption;
 import dev.tally.coordinator.report.HtmlReport;
-import dev.tally.coordinator.report.ReportGroups;
-import dev.tally.coordinator.report.ReportPassAtK;
 import dev.tally.coordinator.report.ResultLines;
 import dev.tally.coordinator.report.RunReport;
 import dev.tally.coordinator.net.WorkerServer;
@@ -270,21 +268,12 @@ public abstract class RunnerCommand implements Callable<Integer> {
     var times = new RunReport.Times(wallMillis, RunReport.runWallMillis(finished));
     RunReport.writeResultsFile(coordinator.store(), runId, out);
     ResultLines lines = ResultLines.of(coordinator.store(), runId);
-    Map<String, String> cases = groupBy() != null || reports.any() || epochs() ? casesById() : Map.of();
-    // Figures from the cases' own fields, which only tally run has at hand (it read the dataset).
-    ObjectNode caseFigures = new ObjectMapper().createObjectNode();
-    if (epochs()) {
-      ReportPassAtK.of(lines, id -> caseJson(cases.get(id))).ifPresent(p -> caseFigures.set("passAtK", p));
+    Map<String, String> cases = new java.util.HashMap<>(); // the HTML report's inputs, as the store keeps them
+    if (reports.any()) {
+      coordinator.store().forEachCase(runId, cases::put);
     }
-    ObjectNode groups = groupBy() == null ? null : ReportGroups.of(lines, id -> caseJson(cases.get(id)), groupBy());
-    if (groups != null) {
-      caseFigures.set("groups", groups);
-    }
-    FleetLimits limits = limitsOf(coordinator, runId);
-    boolean model = finished.spec().evaluator().kind().equals("model");
-    if (model || counters.tokens() > 0) {
-      caseFigures.set("usage", new ObjectMapper().valueToTree(RunReport.usage(counters, limits)));
-    }
+    ObjectNode caseFigures = RunReport.caseFigures(coordinator.store(), runId, groupBy());
+    ObjectNode groups = caseFigures.has("groups") ? (ObjectNode) caseFigures.get("groups") : null;
     if (pausedReason != null) {
       caseFigures.put("paused", pausedReason);
     }
@@ -350,33 +339,10 @@ public abstract class RunnerCommand implements Callable<Integer> {
   /** The store file. */
   abstract Path dbFile();
 
-  /**
-   * Each case's JSON by id, where this command has the cases (tally run reads the dataset), for the HTML
-   * report's inputs and {@code --group-by}; empty by default.
-   */
-  Map<String, String> casesById() {
-    return Map.of();
-  }
-
-  /** Whether the run's cases are epochs ({@code --epochs}): tally run says so; it read the dataset. */
-  boolean epochs() {
-    return false;
-  }
-
-  /** The field of {@code --group-by}, or null (tally run has the option; it needs the dataset's cases). */
+  /** The field of {@code --group-by}, or null (tally run has the option). */
   String groupBy() {
     return null;
   }
-
-  private static JsonNode caseJson(String json) {
-    try {
-      return json == null ? null : CASE_JSON.readTree(json);
-    } catch (java.io.IOException e) {
-      throw new IllegalStateException("a case read from the dataset is JSON", e);
-    }
-  }
-
-  private static final ObjectMapper CASE_JSON = new ObjectMapper();
 
   /**
    * The run to execute, after the store is open and the worker port bound; if it has finished already,

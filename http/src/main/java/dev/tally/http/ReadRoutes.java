@@ -50,6 +50,8 @@ final class ReadRoutes {
   static final String ATTEMPTS = CASES + "/{caseId}/attempts";
   static final String RESULTS = RUN + "/results";
   static final String SUMMARY = RUN + "/summary";
+  /** The longest {@code groupBy} field name: a case field's name, not a text. */
+  static final int MAX_GROUP_BY_CHARS = 200;
   static final String PROGRESS = RUN + "/progress";
   static final String WORKERS = ApiServer.BASE + "/workers";
   /** The most points a progress chart gets: a few hundred is a smooth line at any width a page has. */
@@ -224,19 +226,28 @@ final class ReadRoutes {
 
   @OpenApi(path = SUMMARY, methods = HttpMethod.GET, operationId = "getSummary", tags = "runs",
       summary = "A finished run's summary: exactly what tally run writes to summary.json",
-      description = "wallMillis is this coordinator's part (from its start to the run's end); 0 if the run finished under an earlier coordinator.",
+      description = "wallMillis is this coordinator's part (from its start to the run's end); 0 if the run finished under an"
+          + " earlier coordinator. With groupBy=FIELD, also accuracy and mean score per value of the cases' metadata.FIELD"
+          + " (else FIELD), as tally run --group-by writes them; passAtK when the cases are epochs; usage for a model run.",
       pathParams = @OpenApiParam(name = "id", type = Long.class, required = true),
+      queryParams = @OpenApiParam(name = "groupBy", description = "a case field to group the figures by"),
       responses = {
           @OpenApiResponse(status = "200", content = @OpenApiContent(type = "object", mimeType = "application/json")),
           @OpenApiResponse(status = "401", content = @OpenApiContent(from = Problem.class, mimeType = ApiServer.PROBLEM_JSON)),
           @OpenApiResponse(status = "404", content = @OpenApiContent(from = Problem.class, mimeType = ApiServer.PROBLEM_JSON)),
           @OpenApiResponse(status = "409", description = "the run has not finished", content = @OpenApiContent(from = Problem.class, mimeType = ApiServer.PROBLEM_JSON))})
-  void getSummary(Context ctx) {
+  void getSummary(Context ctx) throws IOException {
     long runId = Params.runId(ctx);
     RunView run = run(runId);
     requireFinished(run);
+    String groupBy = ctx.queryParam("groupBy");
+    if (groupBy != null && (groupBy.isBlank() || groupBy.length() > MAX_GROUP_BY_CHARS)) {
+      throw ProblemException.parameter(ProblemType.INVALID_REQUEST, "groupBy",
+          "groupBy must be a field name of 1 to " + MAX_GROUP_BY_CHARS + " characters");
+    }
     RunReport.Times times = new RunReport.Times(coordinator.wallMillis(runId).orElse(0), RunReport.runWallMillis(run));
-    ctx.contentType("application/json").result(RunReport.summaryBytes(runId, run.counters(), times));
+    ctx.contentType("application/json").result(RunReport.summaryBytes(runId, run.counters(), times,
+        RunReport.caseFigures(store(), runId, groupBy)));
   }
 
   @OpenApi(path = WORKERS, methods = HttpMethod.GET, operationId = "listWorkers", tags = "workers",

@@ -370,6 +370,31 @@ class SubmitApiTest {
   }
 
   @Test
+  void theSummaryStatesTheFiguresByAGroupOfTheCasesAndPassAtKOverEpochs() throws Exception {
+    try (TestApi t = TestApi.start(dir).withWorker(2)) {
+      String ndjson = "{\"evaluator\": {\"kind\": \"exec\", \"cmd\": \"cat\"}}\n"
+          + "{\"id\": \"a#1\", \"sampleId\": \"a\", \"epoch\": 1, \"verdict\": \"pass\", \"metadata\": {\"subject\": \"math\"}}\n"
+          + "{\"id\": \"a#2\", \"sampleId\": \"a\", \"epoch\": 2, \"verdict\": \"fail\", \"metadata\": {\"subject\": \"math\"}}\n"
+          + "{\"id\": \"b#1\", \"sampleId\": \"b\", \"epoch\": 1, \"verdict\": \"fail\", \"subject\": \"law\"}\n"
+          + "{\"id\": \"b#2\", \"sampleId\": \"b\", \"epoch\": 2, \"verdict\": \"fail\", \"subject\": \"law\"}\n";
+      assertThat(t.send(post(t, RUNS, "groups", "application/x-ndjson", ndjson)).statusCode()).isEqualTo(201);
+      await().atMost(Duration.ofSeconds(30)).until(() -> TestApi.json(t.get(RUNS + "/1")).get("state").asText().equals("finished"));
+      JsonNode summary = TestApi.json(t.get(RUNS + "/1/summary?groupBy=subject"));
+      JsonNode groups = summary.get("groups");
+      assertThat(groups.get("by").asText()).isEqualTo("subject");
+      assertThat(groups.get("values")).extracting(v -> v.get("value").asText() + "=" + v.get("n").asInt()
+          + "@" + v.get("accuracy").get("value").asDouble()).containsExactlyInAnyOrder("math=2@0.5", "law=2@0.0");
+      JsonNode passAtK = summary.get("passAtK");
+      assertThat(passAtK.get("samples").asInt()).isEqualTo(2);
+      assertThat(passAtK.get("values").get(1).get("k").asInt()).isEqualTo(2);
+      assertThat(passAtK.get("values").get(1).get("estimate").get("value").asDouble()).as("a passes in 2 epochs, b never")
+          .isEqualTo(0.5);
+      assertThat(TestApi.json(t.get(RUNS + "/1/summary")).has("groups")).isFalse();
+      assertThat(t.get(RUNS + "/1/summary?groupBy=").statusCode()).isEqualTo(400);
+    }
+  }
+
+  @Test
   void aRunPausedByFailFastShowsWhyAndGoesOnWhenResumedOverTheApi() throws Exception {
     java.nio.file.Path flag = dir.resolve("installed");
     try (TestApi t = TestApi.start(dir).withWorker(1)) {

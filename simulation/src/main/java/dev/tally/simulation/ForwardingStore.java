@@ -59,6 +59,11 @@ abstract class ForwardingStore implements Store {
   }
 
   @Override
+  public void forEachCase(long runId, java.util.function.BiConsumer<String, String> each) {
+    delegate.forEachCase(runId, each);
+  }
+
+  @Override
   public boolean unpause(long runId) {
     return delegate.unpause(runId);
   }

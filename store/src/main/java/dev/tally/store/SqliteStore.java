@@ -836,6 +836,43 @@ public final class SqliteStore implements Store {
     });
   }
 
+  /**
+   * How many cases {@link #forEachCase} reads per snapshot: a page of case JSON is at most a few megabytes,
+   * and the writer's checkpoints are not held back for the whole walk.
+   */
+  static final int CASE_PAGE = 1_000;
+
+  /** {@inheritDoc} */
+  @Override
+  public void forEachCase(long runId, java.util.function.BiConsumer<String, String> each) {
+    int after = -1;
+    while (true) {
+      int from = after;
+      List<String[]> page = read("forEachCase", reader -> {
+        List<String[]> out = new ArrayList<>();
+        try (PreparedStatement s = reader.prepareStatement("SELECT position, case_id, case_json FROM jobs"
+            + " WHERE run_id = ? AND position > ? ORDER BY position LIMIT ?")) {
+          s.setLong(1, runId);
+          s.setInt(2, from);
+          s.setInt(3, CASE_PAGE);
+          try (ResultSet rs = s.executeQuery()) {
+            while (rs.next()) {
+              out.add(new String[] {Integer.toString(rs.getInt(1)), rs.getString(2), rs.getString(3)});
+            }
+          }
+        }
+        return out;
+      });
+      for (String[] c : page) {
+        each.accept(c[1], c[2]);
+      }
+      if (page.size() < CASE_PAGE) {
+        return;
+      }
+      after = Integer.parseInt(page.get(page.size() - 1)[0]);
+    }
+  }
+
   /** {@inheritDoc} */
   @Override
   public List<AttemptView> attempts(long runId) {

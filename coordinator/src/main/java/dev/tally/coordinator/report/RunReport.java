@@ -1,6 +1,7 @@
 package dev.tally.coordinator.report;
 
 import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -200,6 +201,59 @@ public final class RunReport {
     } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
       return JSON.getNodeFactory().textNode(outcome.fieldsJson());
     }
+  }
+
+  /**
+   * The summary's figures beyond the counters, from the run's cases as the store keeps them: {@code passAtK}
+   * when its cases are epochs ({@link ReportPassAtK}), {@code groups} by {@code groupBy} when given ({@link
+   * ReportGroups}), and {@code usage} for a run whose calls are paid ({@link #usage}). The one assembly, for
+   * {@code tally run}'s summary and the API's; each case keeps only the fields these read, so a run of a
+   * million cases costs a small map, not its dataset.
+   *
+   * @param groupBy the field to group by, or null for none
+   * @throws IOException if the results lines cannot be read
+   * @throws dev.tally.core.store.StoreException if the store fails
+   */
+  public static ObjectNode caseFigures(Store store, long runId, String groupBy) throws IOException {
+    dev.tally.core.store.RunView run = store.run(runId).orElseThrow(
+        () -> new IllegalArgumentException("there is no run " + runId));
+    java.util.Map<String, JsonNode> kept = new HashMap<>();
+    boolean[] epochs = {false};
+    store.forEachCase(runId, (id, json) -> {
+      ObjectNode small = JSON.createObjectNode();
+      try {
+        JsonNode c = JSON.readTree(json);
+        JsonNode sample = c.get(dev.tally.core.cases.Epochs.SAMPLE_ID_FIELD);
+        if (sample != null) {
+          small.set(dev.tally.core.cases.Epochs.SAMPLE_ID_FIELD, sample);
+          epochs[0] = true;
+        }
+        if (groupBy != null) {
+          small.put(groupBy, dev.tally.core.stats.GroupedEstimates.groupOf(c, groupBy));
+        }
+      } catch (IOException e) {
+        // a case the store kept is JSON; one that is not has no fields to read: its group is the missing one
+      }
+      kept.put(id, small);
+    });
+    ObjectNode figures = JSON.createObjectNode();
+    ResultLines lines = ResultLines.of(store, runId);
+    if (epochs[0]) {
+      ReportPassAtK.of(lines, kept::get).ifPresent(p -> figures.set("passAtK", p));
+    }
+    if (groupBy != null) {
+      figures.set("groups", ReportGroups.of(lines, kept::get, groupBy));
+    }
+    if (run.spec().evaluator().kind().equals("model") || run.counters().tokens() > 0) {
+      dev.tally.core.FleetLimits limits;
+      try {
+        limits = dev.tally.core.FleetLimits.parse(run.spec().evaluator().options());
+      } catch (dev.tally.core.FleetLimits.LimitException e) {
+        limits = dev.tally.core.FleetLimits.NONE;
+      }
+      figures.set("usage", usage(run.counters(), limits));
+    }
+    return figures;
   }
 
   /**

@@ -261,6 +261,14 @@ public interface Store extends AutoCloseable {
   List<JobView> jobs(long runId);
 
   /**
+   * Gives each of a run's cases, in dataset order, to {@code each} as its id and JSON, reading them a page
+   * at a time (what the summary's figures by a case's own fields need; nothing holds every case at once).
+   *
+   * @throws StoreException if the store fails
+   */
+  void forEachCase(long runId, java.util.function.BiConsumer<String, String> each);
+
+  /**
    * Reads the ended attempts of a run's jobs, by job, then token.
    *
    * @throws StoreException if the store fails

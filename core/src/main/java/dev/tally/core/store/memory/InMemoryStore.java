@@ -1232,6 +1232,20 @@ public final class InMemoryStore implements Store {
 
   /** {@inheritDoc} */
   @Override
+  public void forEachCase(long runId, java.util.function.BiConsumer<String, String> each) {
+    List<String[]> cases = new ArrayList<>();
+    synchronized (state) {
+      ensureOpen("forEachCase");
+      long[] ids = state.jobsByPosition.get(runId);
+      for (long id : ids == null ? new long[0] : ids) {
+        cases.add(new String[] {state.jobs.get(id).caseId, state.jobs.get(id).caseJson});
+      }
+    }
+    cases.forEach(c -> each.accept(c[0], c[1])); // outside the lock: the caller may read the store
+  }
+
+  /** {@inheritDoc} */
+  @Override
   public List<JobView> jobs(long runId) {
     synchronized (state) {
       ensureOpen("jobs");
