@@ -80,7 +80,9 @@ export function mount(main, [idText]) {
   function renderRun() {
     const c = run.counters;
     document.title = `Run ${run.id}${run.name ? ` · ${run.name}` : ''} · Tally`;
-    $('#run-title').innerHTML = `Run ${run.id}${run.name ? ` · ${escapeHtml(run.name)}` : ''} <span class="badge ${run.state}" id="run-state">${run.state}</span>`;
+    $('#run-title').innerHTML = `Run ${run.id}${run.name ? ` · ${escapeHtml(run.name)}` : ''} <span class="badge ${run.state}" id="run-state"`
+      + `${run.pausedReason ? ` title="${escapeHtml(run.pausedReason)}"` : ''}>${run.state}</span>`
+      + (run.pausedReason ? ` <span class="paused-reason" id="paused-reason">${escapeHtml(run.pausedReason)}</span>` : '');
     $('#progress-bar').innerHTML = progressBar(run);
     const { rate, eta } = rateAndEta(run, samplesOf(run.id));
     $('#figures').innerHTML = [
@@ -98,6 +100,12 @@ export function mount(main, [idText]) {
       figure('redeliveries', n(c.redeliveries), 'guarantee', 'cases leased again after a worker was lost or a lease expired'),
       figure('duplicates suppressed', n(c.duplicatesSuppressed), 'guarantee', 'results of an already recorded case, not counted twice'),
       figure('stale results fenced', n(c.staleResultsFenced), 'guarantee', 'results carrying an old fencing token, refused'),
+      ...(run.usage ? [
+        figure('tokens', n(run.usage.promptTokens + run.usage.completionTokens), '',
+          `${n(run.usage.promptTokens)} prompt + ${n(run.usage.completionTokens)} completion, each paid response counted once`),
+        figure('cost', run.usage.costUsd != null ? `$${run.usage.costUsd.toFixed(4)}` : '—', '',
+          run.usage.costUsd != null ? 'at the run\'s price' : 'no price given'),
+      ] : []),
     ].join('');
     const e = run.evaluator || {};
     const s = run.settings || {};
@@ -108,16 +116,18 @@ export function mount(main, [idText]) {
       <dt>max attempts</dt><dd>${n(s.maxAttempts)}</dd>
       <dt>timeout retries</dt><dd>${n(s.timeoutRetries)}</dd>
       <dt>case timeout</dt><dd>${escapeHtml(s.caseTimeout || '—')}</dd>
+      <dt>fail fast</dt><dd>${s.failFast ? `after ${n(s.failFast)} errors alike` : 'never'}</dd>
       <dt>created</dt><dd>${time(run.createdAt)}</dd>
       <dt>finished</dt><dd>${time(run.finishedAt)}</dd>`;
-    $('#results').disabled = run.state === 'running';
-    $('#results').title = run.state === 'running' ? 'results.jsonl exists once the run finishes' : '';
-    $('#cancel').hidden = run.state !== 'running';
+    const ended = run.state === 'finished' || run.state === 'cancelled';
+    $('#results').disabled = !ended;
+    $('#results').title = ended ? '' : 'results.jsonl exists once the run finishes';
+    $('#cancel').hidden = ended;
   }
 
   async function renderSummary() {
-    if (run.state === 'running') {
-      return;
+    if (run.state !== 'finished' && run.state !== 'cancelled') {
+      return; // a summary is a finished run's (a paused run has none yet)
     }
     try {
       const s = await getJson(`${BASE}/runs/${id}/summary`);

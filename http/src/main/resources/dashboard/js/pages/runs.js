@@ -46,7 +46,7 @@ export function mount(main) {
       <td class="num">${n(c.redeliveries)}</td><td class="num">${n(c.duplicatesSuppressed)}</td>
       <td class="num">${n(c.staleResultsFenced)}</td>
       <td>${time(run.createdAt)}</td>
-      <td>${run.state === 'running' ? `<button type="button" class="danger" data-cancel="${run.id}">Cancel</button>` : ''}</td>`;
+      <td>${run.state === 'running' || run.state === 'paused' ? `<button type="button" class="danger" data-cancel="${run.id}">Cancel</button>` : ''}</td>`;
   }
 
   function render() {
