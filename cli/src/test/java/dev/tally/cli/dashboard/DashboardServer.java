@@ -52,7 +52,8 @@ final class DashboardServer implements AutoCloseable {
 
   /**
    * Starts {@code tally server} with its database, token file and log in {@code dir}, a 200 ms heartbeat
-   * and a 1 s detection window, plus {@code more} arguments ({@code --workers=N}...), and waits for its
+   * and a 4 s detection window (a killed worker's closed socket is seen at once; silence is judged only
+   * after 4 s, so a live worker starved of CPU by the rest of the suite is not reaped), plus {@code more} arguments ({@code --workers=N}...), and waits for its
    * start line, which must name the dashboard.
    *
    * @throws AssertionError if the server exits first or its start line does not name the dashboard
@@ -60,7 +61,7 @@ final class DashboardServer implements AutoCloseable {
   static DashboardServer start(Path dir, String... more) throws Exception {
     Path token = Files.writeString(dir.resolve("api-token"), TOKEN + "\n");
     List<String> args = new ArrayList<>(List.of("server", "--db=" + dir.resolve("tally.db"), "--http=127.0.0.1:0",
-        "--api-token-file=" + token, "--heartbeat-interval=200ms", "--detection-window=1s"));
+        "--api-token-file=" + token, "--heartbeat-interval=200ms", "--detection-window=4s"));
     args.addAll(List.of(more));
     TallyProcess process = TallyProcess.start(dir, "server.log", args);
     try {
