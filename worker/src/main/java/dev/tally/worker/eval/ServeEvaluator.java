@@ -80,13 +80,17 @@ public final class ServeEvaluator implements Evaluator {
     }
 
     private static void reap() {
-      long idleBefore = System.nanoTime() - IDLE_LIMIT.toNanos();
-      PROCESSES.forEach((slot, p) -> {
-        if (p.closeIfIdleSince(idleBefore)) {
-          PROCESSES.remove(slot, p);
-        }
-      });
+      reapIdleSince(System.nanoTime() - IDLE_LIMIT.toNanos());
     }
+  }
+
+  /** Closes every served process idle since before {@code idleBeforeNanos} ({@link System#nanoTime}). */
+  static void reapIdleSince(long idleBeforeNanos) {
+    PROCESSES.forEach((slot, p) -> {
+      if (p.closeIfIdleSince(idleBeforeNanos)) {
+        PROCESSES.remove(slot, p);
+      }
+    });
   }
 
   private final List<String> command;

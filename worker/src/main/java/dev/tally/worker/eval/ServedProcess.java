@@ -1,5 +1,7 @@
 package dev.tally.worker.eval;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.tally.core.InfraFailure;
 import dev.tally.core.Outcome;
 import dev.tally.core.Verdict;
@@ -27,7 +29,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * ExecEvaluator#parseVerdictLine}, at most {@link ExecEvaluator#VERDICT_LINE_LIMIT} characters), else the
  * process has <em>answered something that is not a verdict line</em> and is out of step for good. Every
  * other line is the case's output: it goes to the case's stdout tail (the answer's own line does not).
- * Stderr goes to the case's stderr tail. Output written between two cases belongs to the next one. A
+ * Stderr goes to the case's stderr tail as it is read: stdout and stderr are two pipes read by two
+ * threads, so a line written to stderr just before the answer may be read after it, and then belongs to
+ * the next case's tail. Output written between two cases belongs to the next one. A
  * verdict line that comes while no case is in hand (a second answer to one case) also puts the process out
  * of step: it would otherwise be read as the next case's answer.
  *
@@ -48,6 +52,12 @@ final class ServedProcess {
     BUSY,
     CLOSED
   }
+
+  /**
+   * The field of a verdict line that, when given, must be the case's id: a check that the answer is this
+   * case's (a process that answered an earlier case twice is out of step). Taken out of the outcome's fields.
+   */
+  static final String ID_FIELD = "id";
 
   /** Pumps and stdin writers, one of each per stream of each served process while it lives. */
   private static final ExecutorService IO = Executors.newCachedThreadPool(daemonThreads("tally-serve-io-"));
@@ -195,7 +205,13 @@ final class ServedProcess {
       }
       awaiting = false;
       if (answer != null && !ctx.cancelled()) {
-        return answered(ctx);
+        Evaluation answered = answered(ctx);
+        if (answered != null) {
+          return answered;
+        }
+        lock.unlock();
+        return fail(ctx, InfraFailure.Kind.EVALUATOR_CRASHED, "the served command answered with another case's \"" + ID_FIELD
+            + "\" (out of step: two answers to an earlier case?); its process tree was killed");
       }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
@@ -239,7 +255,10 @@ final class ServedProcess {
         + " its process tree was killed");
   }
 
-  /** The answer's outcome; holds the lock. Starts the next case's output afresh. */
+  /**
+   * The answer's outcome, or null if it carries another case's id. Called holding the lock; starts the next
+   * case's output afresh.
+   */
   private Evaluation answered(EvalContext ctx) {
     ExecEvaluator.VerdictLine v = answer;
     String stdout = answeredStdout;
@@ -252,9 +271,23 @@ final class ServedProcess {
       String output = message + lastChars(stdout, Math.max(0, ExecEvaluator.OUTPUT_TAIL_LIMIT - message.length()));
       return new Evaluation.Finished(new Outcome(Verdict.ERROR, null, output, durationMillis, null, null, null, stderr));
     }
+    String fields = v.fieldsJson();
+    if (fields != null) {
+      ObjectNode object;
+      try {
+        object = (ObjectNode) CaseJson.MAPPER.readTree(fields);
+      } catch (IOException e) {
+        throw new IllegalStateException("the verdict line's own fields did not parse again: " + fields, e);
+      }
+      JsonNode id = object.remove(ID_FIELD);
+      if (id != null && !(id.isTextual() && id.textValue().equals(ctx.caseId()))) {
+        return null; // out of step: the caller fails the case
+      }
+      fields = object.isEmpty() ? null : object.toString();
+    }
     // No exit code decides here: a line with only a score or an answer passes, as exec's exit 0 would.
     Verdict verdict = v.verdict() != null ? v.verdict() : Verdict.PASS;
-    return new Evaluation.Finished(new Outcome(verdict, v.score(), stdout, durationMillis, v.answer(), v.fieldsJson(), null, stderr));
+    return new Evaluation.Finished(new Outcome(verdict, v.score(), stdout, durationMillis, v.answer(), fields, null, stderr));
   }
 
   /** Closes the process, then reports the failure with the case's output so far. */
