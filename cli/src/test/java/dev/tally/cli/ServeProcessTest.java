@@ -126,6 +126,20 @@ class ServeProcessTest {
 
   @Test
   void aWorkerStoppedBySigtermLeavesNoServedProcessBehind() throws Exception {
+    String output = stopWorkerMidRun("TERM");
+    assertThat(output).contains("received SIGTERM: draining");
+  }
+
+  @Test
+  void aWorkerKilledWithSigkillLeavesNoServedProcessBehind() throws Exception {
+    stopWorkerMidRun("KILL"); // no chance to clean up: the supervisors' parent-death signal does it
+  }
+
+  /**
+   * Runs a long serve run on one {@code tally worker} of two slots, sends the worker {@code signal} while
+   * both slots serve, and checks that no served process outlives it; returns the worker's output.
+   */
+  private String stopWorkerMidRun(String signal) throws Exception {
     int total = 200;
     Path cases = dataset(total, 200, false);
     int port = Ports.freeFixedLoopbackPort();
@@ -141,11 +155,14 @@ class ServeProcessTest {
               && TallyProcess.counters(db).map(RunCounters::recorded).orElse(0L) >= 6);
       assertThat(servedPids()).as("one per slot, alive").hasSize(2).noneMatch(ServeProcessTest::gone);
 
-      Signals.send(worker.process.pid(), "TERM");
-      assertThat(worker.waitFor(60)).as("worker output:%n%s", worker.output()).isZero();
+      Signals.send(worker.process.pid(), signal);
+      int exit = worker.waitFor(60);
+      if (signal.equals("TERM")) {
+        assertThat(exit).as("worker output:%n%s", worker.output()).isZero();
+      }
       await("no served process outlives its worker").atMost(Duration.ofSeconds(10))
           .until(() -> servedPids().stream().allMatch(ServeProcessTest::gone));
-      assertThat(worker.output()).contains("received SIGTERM: draining");
+      return worker.output();
     }
   }
 }
