@@ -12,6 +12,8 @@ import dev.tally.core.store.RunSpec;
 import dev.tally.core.store.RunView;
 import dev.tally.datasets.ReadOptions;
 import dev.tally.worker.eval.CommandTemplate;
+import dev.tally.worker.eval.EvaluatorFactory;
+import dev.tally.worker.eval.ServeEvaluator;
 import dev.tally.worker.eval.ModelSettings;
 import dev.tally.worker.eval.PromptTemplate;
 import java.io.PrintWriter;
@@ -194,6 +196,9 @@ public final class RunCommand extends RunnerCommand {
     @Option(names = "--cmd", description = "exec: the command per case; {field} is replaced by the case's field, as one argument (shell-quoted inside the script of sh -c and the like; {raw:field} is inserted as it is). The case JSON is on stdin, TALLY_* variables describe the attempt.")
     String cmd;
 
+    @Option(names = "--serve", description = "exec: start --cmd once per slot and hand it the cases one JSON line each on stdin, answering one verdict line per case on stdout (a scorer with a heavy start-up pays it once); --cmd then has no {field} placeholders.")
+    boolean serve;
+
     @Option(names = "--millis", description = "sleep: milliseconds per case when the case has no \"millis\" field (default 0).")
     Long millis;
 
@@ -214,6 +219,15 @@ public final class RunCommand extends RunnerCommand {
             throw new ParameterException(cl, "--evaluator exec needs --cmd TEMPLATE, e.g. --cmd 'python3 -m test {id}'");
           }
           options.put("cmd", cmd);
+          if (serve) {
+            options.put(ServeEvaluator.OPTION, "true");
+            template(new EvaluatorSpec(evaluator.name(), options, Duration.ofDays(1)), cl); // --cmd's own errors first
+            try {
+              EvaluatorFactory.create(evaluator.name(), options); // the worker's own checks: no placeholders
+            } catch (IllegalArgumentException e) {
+              throw new ParameterException(cl, "--serve: " + e.getMessage());
+            }
+          }
           break;
         case sleep:
           if (millis != null) {
@@ -239,6 +253,9 @@ public final class RunCommand extends RunnerCommand {
       }
       if (millis != null && evaluator != Kind.sleep) {
         throw new ParameterException(cl, "--millis is only for --evaluator sleep");
+      }
+      if (serve && evaluator != Kind.exec) {
+        throw new ParameterException(cl, "--serve is only for --evaluator exec");
       }
       if (cmd != null && evaluator != Kind.exec) {
         throw new ParameterException(cl, "--cmd is only for --evaluator exec");

@@ -16,6 +16,7 @@ import dev.tally.http.ApiServer;
 import dev.tally.http.dto.RunObject;
 import dev.tally.worker.eval.CommandTemplate;
 import dev.tally.worker.eval.ModelSettings;
+import dev.tally.worker.eval.ServeEvaluator;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Path;
@@ -237,6 +238,9 @@ public final class SubmitCommand extends ClientCommand {
     e.put("kind", evaluator.kind());
     if (evaluator.options().containsKey("cmd")) {
       e.put("cmd", evaluator.options().get("cmd"));
+    }
+    if (evaluator.options().containsKey(ServeEvaluator.OPTION)) {
+      e.put(ServeEvaluator.OPTION, Boolean.parseBoolean(evaluator.options().get(ServeEvaluator.OPTION)));
     }
     if (evaluator.options().containsKey("millis")) {
       e.put("millis", Long.parseLong(evaluator.options().get("millis")));

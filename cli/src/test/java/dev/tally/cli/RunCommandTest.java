@@ -612,6 +612,19 @@ class RunCommandTest {
   }
 
   @Test
+  void serveIsOnlyForExecAndRefusesPlaceholdersBeforeAnythingRuns() throws Exception {
+    Path dataset = dir.resolve("c.jsonl");
+    Files.write(dataset, List.of("{\"id\":\"a\"}"));
+    assertThat(tally("run", dataset.toString(), "--evaluator=exec", "--serve", "--cmd=python3 score.py {id}",
+        "--db=" + dir.resolve("s.db"))).isEqualTo(Main.EXIT_USAGE);
+    assertThat(err.toString()).contains("--serve: exec --serve starts its command once for many cases")
+        .contains("(it has {id})");
+    assertThat(dir.resolve("s.db")).doesNotExist();
+    assertThat(tally("run", dataset.toString(), "--evaluator=noop", "--serve")).isEqualTo(Main.EXIT_USAGE);
+    assertThat(err.toString()).contains("--serve is only for --evaluator exec");
+  }
+
+  @Test
   void theModelEvaluatorsFlagsAreCheckedBeforeAnythingRuns() throws Exception {
     Path dataset = dir.resolve("c.jsonl");
     Files.write(dataset, List.of("{\"id\":\"a\",\"input\":\"What is 1 + 1?\"}"));

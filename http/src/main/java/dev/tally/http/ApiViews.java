@@ -21,6 +21,7 @@ import dev.tally.http.dto.UsageObject;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.tally.worker.eval.ModelSettings;
+import dev.tally.worker.eval.ServeEvaluator;
 import dev.tally.http.dto.RunObject;
 import dev.tally.http.dto.SettingsObject;
 import dev.tally.http.dto.WorkerObject;
@@ -102,6 +103,9 @@ public final class ApiViews {
     ObjectNode e = EVALUATOR_JSON.createObjectNode();
     e.put("kind", spec.kind());
     e.put("cmd", spec.options().get("cmd"));
+    if ("true".equals(spec.options().get(ServeEvaluator.OPTION))) {
+      e.put(ServeEvaluator.OPTION, true);
+    }
     String millis = spec.options().get("millis");
     if (millis != null) {
       e.put("millis", Long.valueOf(millis));

@@ -8,6 +8,7 @@ import dev.tally.core.RedeliveryPolicy.AttemptLimits;
 import dev.tally.worker.eval.CommandTemplate;
 import dev.tally.worker.eval.EvaluatorFactory;
 import dev.tally.worker.eval.ModelSettings;
+import dev.tally.worker.eval.ServeEvaluator;
 import java.time.Duration;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
@@ -18,7 +19,7 @@ import java.util.Optional;
 
 /**
  * What a {@code POST /api/v1/runs} says besides its cases: {@code {"name": ..., "evaluator": {"kind":
- * "exec", "cmd": "..."} | {"kind": "model", "baseUrl": "...", "model": "...", ...} | {"kind": "sleep", "millis": N} |
+ * "exec", "cmd": "...", "serve": false} | {"kind": "model", "baseUrl": "...", "model": "...", ...} | {"kind": "sleep", "millis": N} |
  * {"kind": "noop"}, "settings": {"maxAttempts": N,
  * "timeoutRetries": N, "caseTimeout": "10m"}}}. Every field but {@code evaluator} may be left out (the
  * settings' defaults are {@code tally run}'s: {@link AttemptLimits#DEFAULT_MAX_ATTEMPTS}, {@link
@@ -119,7 +120,7 @@ record Submission(String name, EvaluatorSpec evaluator, AttemptLimits limits, Co
     CommandTemplate template = null;
     switch (kind) {
       case "exec" -> {
-        f.onlyKnown(evaluator, "/evaluator", List.of("kind", "cmd"));
+        f.onlyKnown(evaluator, "/evaluator", List.of("kind", "cmd", ServeEvaluator.OPTION));
         JsonNode cmd = evaluator.get("cmd");
         if (cmd == null || !cmd.isTextual() || cmd.asText().isBlank()) {
           throw f.problem("/evaluator/cmd", "exec needs cmd, the command per case, e.g. \"python3 -m test {id}\"");
@@ -130,6 +131,20 @@ record Submission(String name, EvaluatorSpec evaluator, AttemptLimits limits, Co
           throw f.problem("/evaluator/cmd", "cmd: " + e.getMessage());
         }
         options.put("cmd", cmd.asText());
+        JsonNode serve = evaluator.get(ServeEvaluator.OPTION);
+        if (serve != null && !serve.isNull()) {
+          if (!serve.isBoolean()) {
+            throw f.problem("/evaluator/" + ServeEvaluator.OPTION, "serve must be true or false, got " + serve);
+          }
+          if (serve.booleanValue()) {
+            options.put(ServeEvaluator.OPTION, "true");
+            try {
+              EvaluatorFactory.create(kind, options); // the worker's own check: no placeholders
+            } catch (IllegalArgumentException e) {
+              throw f.problem("/evaluator/cmd", e.getMessage());
+            }
+          }
+        }
       }
       case "sleep" -> {
         f.onlyKnown(evaluator, "/evaluator", List.of("kind", "millis"));

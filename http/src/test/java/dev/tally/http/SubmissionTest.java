@@ -47,6 +47,23 @@ class SubmissionTest {
   }
 
   @Test
+  void execServeIsCarriedAsAnOptionAndTheRunObjectSaysIt() throws Exception {
+    Submission served = parse("{\"evaluator\":{\"kind\":\"exec\",\"cmd\":\"python3 score.py\",\"serve\":true}}", 0);
+    assertThat(served.evaluator().options()).containsEntry("serve", "true");
+    assertThat(ApiViews.evaluator(served.evaluator()).serve()).isTrue();
+    Submission plain = parse("{\"evaluator\":{\"kind\":\"exec\",\"cmd\":\"python3 score.py\",\"serve\":false}}", 0);
+    assertThat(plain.evaluator().options()).doesNotContainKey("serve");
+    assertThat(ApiViews.evaluator(plain.evaluator()).serve()).isNull();
+
+    Problem placeholders = refusal("{\"evaluator\":{\"kind\":\"exec\",\"cmd\":\"python3 score.py {id}\",\"serve\":true}}", 0);
+    assertThat(placeholders.field()).isEqualTo("/evaluator/cmd");
+    assertThat(placeholders.detail()).contains("cannot use case fields (it has {id})");
+    Problem notBoolean = refusal("{\"evaluator\":{\"kind\":\"exec\",\"cmd\":\"x\",\"serve\":\"yes\"}}", 0);
+    assertThat(notBoolean.field()).isEqualTo("/evaluator/serve");
+    assertThat(refusal("{\"evaluator\":{\"kind\":\"noop\",\"serve\":true}}", 0).field()).isEqualTo("/evaluator/serve");
+  }
+
+  @Test
   void anUnknownFieldIsRefusedNamingIt() {
     Problem p = refusal("{\"evaluator\":{\"kind\":\"noop\"},\"settings\":{\"maxAttempt\":3}}", 0);
     assertThat(p.status()).isEqualTo(400);

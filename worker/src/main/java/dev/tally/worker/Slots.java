@@ -4,6 +4,7 @@ import dev.tally.core.InfraFailure;
 import dev.tally.core.Ticker;
 import dev.tally.worker.eval.EvalContext;
 import dev.tally.worker.eval.Evaluation;
+import dev.tally.worker.eval.ServeEvaluator;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -185,6 +186,14 @@ final class Slots implements CaseRunner {
   }
 
   private void loop() {
+    try {
+      loopUntilStopped();
+    } finally {
+      ServeEvaluator.closeForCurrentSlot(); // a served command does not outlive its slot
+    }
+  }
+
+  private void loopUntilStopped() {
     while (!stopping) {
       try {
         if (!room.await()) {

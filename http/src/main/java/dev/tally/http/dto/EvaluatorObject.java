@@ -4,7 +4,8 @@ import com.fasterxml.jackson.annotation.JsonInclude;
 import java.util.List;
 
 /**
- * How a run's cases are evaluated: {@code {"kind": "exec", "cmd": "..."}}, {@code {"kind": "model", "baseUrl":
+ * How a run's cases are evaluated: {@code {"kind": "exec", "cmd": "..."}} (with {@code "serve": true}: the command
+ * started once per slot, the cases one per line on its stdin), {@code {"kind": "model", "baseUrl":
  * "...", "model": "...", ...}}, {@code {"kind": "sleep", "millis": N}} (millis absent: each case's own {@code
  * millis} field, else 0) or {@code {"kind": "noop"}}. Fields that do not apply to the kind, or were not given,
  * are absent. The model's fields are the {@code tally run} flags of the same names; none is the API key, which
@@ -12,6 +13,8 @@ import java.util.List;
  *
  * @param kind {@code exec}, {@code model}, {@code sleep} or {@code noop}
  * @param cmd exec's command template
+ * @param serve exec: true when the command is started once per slot and serves the cases one per line; absent
+ *     otherwise
  * @param millis sleep's milliseconds per case
  * @param baseUrl model: the endpoint's base URL (requests go to {@code baseUrl/chat/completions})
  * @param model model: the model's name
@@ -35,6 +38,7 @@ import java.util.List;
 public record EvaluatorObject(
     String kind,
     String cmd,
+    Boolean serve,
     Long millis,
     String baseUrl,
     String model,

@@ -14,7 +14,8 @@ import java.util.Objects;
  *   <li>{@code noop}: passes at once, no score. No options.
  *   <li>{@code sleep}: waits the case's {@code millis} field, else option {@code millis} (default 0),
  *       then passes.
- *   <li>{@code exec}: runs option {@code cmd} per case, see {@link ExecEvaluator}.
+ *   <li>{@code exec}: runs option {@code cmd} per case, see {@link ExecEvaluator}; with option {@code
+ *       serve=true}, starts it once per slot and hands it the cases one per line, see {@link ServeEvaluator}.
  *   <li>{@code model}: asks an OpenAI-compatible Chat Completions endpoint per case, see {@link
  *       ModelEvaluator}; its options are {@link ModelSettings}'.
  * </ul>
@@ -35,7 +36,8 @@ public final class EvaluatorFactory {
    * @param options the run's evaluator options
    * @return a thread-safe evaluator, to be shared by every slot running the run's cases
    * @throws IllegalArgumentException if {@code kind} is none of {@link #KINDS} (the message names it and
-   *     the known ones), if {@code exec} has no {@code cmd} or an unusable one, or if {@code sleep}'s
+   *     the known ones), if {@code exec} has no {@code cmd} or an unusable one (with {@code serve}, one with
+   *     placeholders), or a {@code serve} that is neither {@code true} nor {@code false}, or if {@code sleep}'s
    *     {@code millis} is not a non-negative integer, or if {@code model}'s options are refused by {@link
    *     ModelSettings#parse} (a {@link ModelSettings.OptionException} naming the option), or if the scorers option is malformed or a spec in it
    *     is refused by {@link Scorers#parse(List)}
@@ -65,7 +67,8 @@ public final class EvaluatorFactory {
         if (cmd == null || cmd.isBlank()) {
           throw new IllegalArgumentException("exec needs option cmd (the command template), got " + options);
         }
-        return new ExecEvaluator(CommandTemplate.parse(cmd));
+        CommandTemplate template = CommandTemplate.parse(cmd);
+        return ServeEvaluator.requested(options) ? new ServeEvaluator(template) : new ExecEvaluator(template);
       case "model":
         return new ModelEvaluator(ModelSettings.parse(options));
       default:

@@ -163,7 +163,8 @@ public final class ExecEvaluator implements Evaluator {
    *       {@code /dev/null} as its stdin; the case's JSON is on the supervisor's stdin, so the command gets
    *       a copy of it through fd 3 (explicit redirections come after that {@code /dev/null}). The
    *       supervisor then drops its own copies, so a command that closes its stdin early makes Java's write
-   *       fail as before instead of filling the pipe. ({@code set -m} would give the job its own group, but
+   *       fail as before instead of filling the pipe; it drops its copies of stdout and stderr too, so that
+   *       the command closing its stdout is seen as the pipe's end (what {@code exec --serve} watches for). ({@code set -m} would give the job its own group, but
    *       a non-interactive dash with no terminal refuses it: "can't access tty; job control turned off".)
    *   <li>{@code setsid ... &}: {@code setsid} is not a group leader here (a background child of a shell
    *       without job control), so it calls {@code setsid()} and execs in place: {@code $!} is the command's
@@ -180,7 +181,7 @@ public final class ExecEvaluator implements Evaluator {
           + "trap 'kill -s KILL -- \"-$!\" \"$!\" 2>/dev/null; exit 130' INT\n"
           + "exec 3<&0\n"
           + "%s \"$@\" 0<&3 3<&- &\n"
-          + "exec 0</dev/null 3<&-\n"
+          + "exec 0</dev/null 1>/dev/null 2>&1 3<&-\n"
           + "wait \"$!\"\n"
           + "s=$?\n"
           + "kill -s KILL -- \"-$!\" 2>/dev/null\n"
