@@ -44,7 +44,11 @@ export function mount(main, [idText]) {
       <section class="card"><h2>Settings</h2><dl class="kv" id="settings"></dl></section>
       <section class="card"><h2>Progress</h2><div id="chart"></div></section>
     </div>
-    <section id="summary-section" hidden><h2>Summary</h2><div class="card"><dl class="kv" id="summary"></dl></div></section>
+    <section id="summary-section" hidden><h2>Summary</h2><div class="card"><dl class="kv" id="summary"></dl>
+      <form class="filters" id="group-form"><label>Group by <input name="groupBy" placeholder="a case field, e.g. subject"></label>
+        <button type="submit">Show</button></form>
+      <table id="groups" hidden><thead><tr><th>group</th><th class="num">cases</th><th>accuracy</th><th>mean score</th></tr></thead><tbody></tbody></table>
+    </div></section>
     <h2>Cases</h2>
     <form class="filters" id="filters">
       <label>Verdict <select name="verdict"><option value="">any</option><option>pass</option><option>fail</option><option>error</option></select></label>
@@ -119,10 +123,10 @@ export function mount(main, [idText]) {
       <dt>fail fast</dt><dd>${s.failFast ? `after ${n(s.failFast)} errors alike` : 'never'}</dd>
       <dt>created</dt><dd>${time(run.createdAt)}</dd>
       <dt>finished</dt><dd>${time(run.finishedAt)}</dd>`;
-    const ended = run.state === 'finished' || run.state === 'cancelled';
-    $('#results').disabled = !ended;
-    $('#results').title = ended ? '' : 'results.jsonl exists once the run finishes';
-    $('#cancel').hidden = ended;
+    const over = run.state === 'finished' || run.state === 'cancelled';
+    $('#results').disabled = !over;
+    $('#results').title = over ? '' : 'results.jsonl exists once the run finishes';
+    $('#cancel').hidden = over;
   }
 
   async function renderSummary() {
@@ -130,7 +134,8 @@ export function mount(main, [idText]) {
       return; // a summary is a finished run's (a paused run has none yet)
     }
     try {
-      const s = await getJson(`${BASE}/runs/${id}/summary`);
+      const groupBy = main.querySelector('#group-form input[name=groupBy]').value.trim();
+      const s = await getJson(`${BASE}/runs/${id}/summary${groupBy ? `?groupBy=${encodeURIComponent(groupBy)}` : ''}`);
       // The same rows, in the same order and words, as tally run's summary on the command line.
       const rows = [['total', s.total], ['passed', s.passed], ['failed', s.failed], ['errored', s.errored],
         ['  of which out of attempts', s.jobsFailed], ['recorded', s.recorded], ['redeliveries', s.redeliveries],
@@ -139,7 +144,21 @@ export function mount(main, [idText]) {
       if (s.meanScore) {
         rows.push(['mean score', estimateText(s.meanScore, 3)]);
       }
+      for (const v of (s.passAtK ? s.passAtK.values : [])) {
+        rows.push([`pass@${v.k}`, estimateText(v.estimate, 3)]);
+      }
+      if (s.usage) {
+        rows.push(['tokens', `${n(s.usage.promptTokens)} prompt + ${n(s.usage.completionTokens)} completion`]);
+        if (s.usage.costUsd != null) {
+          rows.push(['cost', `$${s.usage.costUsd.toFixed(4)}`]);
+        }
+      }
       rows.push(['run wall time', duration(s.runWallMillis)]);
+      const groups = main.querySelector('#groups');
+      groups.hidden = !s.groups;
+      groups.querySelector('tbody').innerHTML = (s.groups ? s.groups.values : []).map(g => `<tr><td>${escapeHtml(g.value)}</td>`
+        + `<td class="num">${n(g.n)}</td><td class="mono">${estimateText(g.accuracy, 1, 100, '%')}</td>`
+        + `<td class="mono">${g.meanScore ? estimateText(g.meanScore, 3) : '—'}</td></tr>`).join('');
       $('#summary').innerHTML = rows.map(([k, v]) => `<dt>${escapeHtml(k)}</dt><dd class="mono">${typeof v === 'number' ? n(v) : escapeHtml(v)}</dd>`).join('');
       $('#summary-section').hidden = false;
     } catch (e) {
@@ -293,6 +312,10 @@ export function mount(main, [idText]) {
     e.preventDefault();
     pageNumber = 1;
     loadCases(casesUrl());
+  });
+  $('#group-form').addEventListener('submit', e => {
+    e.preventDefault();
+    renderSummary(); // the API states the figures by group: the page computes none of its own
   });
   $('#filters').addEventListener('change', e => {
     if (e.target.tagName === 'SELECT') { // a choice applies at once; typed text on Enter or Filter

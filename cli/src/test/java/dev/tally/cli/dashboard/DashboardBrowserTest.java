@@ -295,6 +295,12 @@ class DashboardBrowserTest {
     String low = String.format(java.util.Locale.ROOT, "%.1f", 100 * run.get("accuracy").get("low").asDouble());
     assertThat(b.text("#summary")).contains("accuracy").contains("70.0%").contains("Wilson").contains(low)
         .contains("mean score").contains("0.550").contains("Student's t").contains("n = 10");
+    // Figures by a field of the cases, as the API states them (its summary's groupBy).
+    b.find("#group-form input[name=groupBy]").sendKeys("verdict");
+    b.find("#group-form button[type=submit]").click();
+    b.waiting().until(d -> b.all("#groups tbody tr").size() == 2);
+    List<String> groupRows = b.texts("#groups tbody tr");
+    assertThat(groupRows).anyMatch(r -> r.startsWith("pass7100.0%")).anyMatch(r -> r.startsWith("fail30.0%")); // cells: group, cases, accuracy
     b.screenshot("statistics");
     assertThat(b.scriptErrors()).isEmpty();
   }
