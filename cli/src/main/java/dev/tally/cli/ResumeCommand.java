@@ -93,11 +93,9 @@ public class ResumeCommand extends RunnerCommand {
     if (caps.isEmpty()) {
       return true;
     }
-    java.util.Map<String, String> options = new java.util.LinkedHashMap<>(run.spec().evaluator().options());
-    options.putAll(caps);
     try {
-      dev.tally.core.FleetLimits.parse(options);
-    } catch (IllegalArgumentException e) {
+      dev.tally.core.FleetLimits.withCaps(run.spec().evaluator().options(), caps);
+    } catch (dev.tally.core.FleetLimits.LimitException e) {
       err.println("tally: " + e.getMessage());
       return false;
     }

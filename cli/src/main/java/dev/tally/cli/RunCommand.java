@@ -262,8 +262,7 @@ public final class RunCommand extends RunnerCommand {
       }
       if (failFast != null) {
         try {
-          options.put(EvaluatorSpec.FAIL_FAST_OPTION, Integer.toString(
-              EvaluatorSpec.failFastCases(Map.of(EvaluatorSpec.FAIL_FAST_OPTION, Integer.toString(failFast)))));
+          options.put(EvaluatorSpec.FAIL_FAST_OPTION, EvaluatorSpec.failFastOption(failFast));
         } catch (IllegalArgumentException e) {
           throw new ParameterException(cl, e.getMessage());
         }

@@ -12,7 +12,6 @@ import dev.tally.coordinator.report.ResultLines;
 import dev.tally.coordinator.report.RunReport;
 import dev.tally.coordinator.net.WorkerServer;
 import dev.tally.core.security.Secret;
-import dev.tally.core.FleetLimits;
 import dev.tally.core.store.RunCounters;
 import dev.tally.core.store.RunView;
 import dev.tally.core.store.StoreException;
@@ -270,7 +269,10 @@ public abstract class RunnerCommand implements Callable<Integer> {
     ResultLines lines = ResultLines.of(coordinator.store(), runId);
     Map<String, String> cases = new java.util.HashMap<>(); // the HTML report's inputs, as the store keeps them
     if (reports.any()) {
-      coordinator.store().forEachCase(runId, cases::put);
+      coordinator.store().forEachCase(runId, (caseId, json) -> {
+        cases.put(caseId, json);
+        return true;
+      });
     }
     ObjectNode caseFigures = RunReport.caseFigures(coordinator.store(), runId, groupBy());
     ObjectNode groups = caseFigures.has("groups") ? (ObjectNode) caseFigures.get("groups") : null;
@@ -436,18 +438,8 @@ public abstract class RunnerCommand implements Callable<Integer> {
     }
   }
 
-  /** Why the run stopped before its end (a cap of its own), or null: set by {@link #await}. */
+  /** Why the run stopped before its end (paused: a cap of its own, or fail fast), or null: set by {@link #await}. */
   private String pausedReason;
-
-  /** The run's fleet-wide limits and caps (none if its options cannot be read: they were checked). */
-  private static FleetLimits limitsOf(Coordinator coordinator, long runId) {
-    try {
-      return coordinator.store().run(runId).map(r -> FleetLimits.parse(r.spec().evaluator().options()))
-          .orElse(FleetLimits.NONE);
-    } catch (FleetLimits.LimitException e) {
-      return FleetLimits.NONE;
-    }
-  }
 
   /** The run's progress bar, drawn as a {@link ProgressLine} by {@code consumer}; close it when done. */
   static ProgressBar progressBar(long runId, long total, ProgressLine line, ProgressBarConsumer consumer) {

@@ -146,17 +146,10 @@ public final class Coordinator implements AutoCloseable {
   }
 
   /**
-   * Runs an ended run's errored cases again ({@link dev.tally.core.store.Store#retryErrors}) and, if any
-   * were put back in the queue, serves the run again: what a server does for {@code POST
-   * /api/v1/runs/{id}/retry-errors}.
-   *
-   * @return what the store did
-   * @throws dev.tally.core.store.StoreException if the store fails; nothing is changed
-   */
-  /**
    * Goes on with a paused run: sets its raised caps ({@code caps}: {@link dev.tally.core.FleetLimits#capKeys()}
-   * options, checked by the caller), clears a stored pause (fail fast), and serves the run again, which
-   * reads its spec afresh: what {@code POST /api/v1/runs/{id}/resume} does.
+   * options, checked by the caller with {@link dev.tally.core.FleetLimits#withCaps}), clears a stored pause
+   * (fail fast), and serves the run again, which reads its spec afresh: what {@code POST
+   * /api/v1/runs/{id}/resume} does.
    *
    * @return the run as it is now, or empty if there is no such run
    * @throws dev.tally.core.store.StoreException if the store fails
@@ -175,6 +168,14 @@ public final class Coordinator implements AutoCloseable {
     return run;
   }
 
+  /**
+   * Runs an ended run's errored cases again ({@link dev.tally.core.store.Store#retryErrors}) and, if any
+   * were put back in the queue, serves the run again: what a server does for {@code POST
+   * /api/v1/runs/{id}/retry-errors}.
+   *
+   * @return what the store did
+   * @throws dev.tally.core.store.StoreException if the store fails; nothing is changed
+   */
   public dev.tally.core.store.RetryResult retryErrors(long runId) {
     dev.tally.core.store.RetryResult r = store.retryErrors(runId, System.currentTimeMillis());
     if (r.status() == dev.tally.core.store.RetryResult.Status.RETRIED) {

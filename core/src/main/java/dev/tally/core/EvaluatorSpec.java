@@ -45,8 +45,25 @@ public record EvaluatorSpec(String kind, Map<String, String> options, Duration c
     } catch (NumberFormatException e) {
       // said below
     }
-    throw new IllegalArgumentException("--" + FAIL_FAST_OPTION + " must be a whole number from 0 (off) to "
-        + MAX_FAIL_FAST_CASES + ", got '" + v + "'");
+    throw failFastRefused(v);
+  }
+
+  /**
+   * The option's value for fail fast after {@code cases} (the command line's and the API's setting).
+   *
+   * @throws IllegalArgumentException naming the option if {@code cases} is not from 0 to {@link
+   *     #MAX_FAIL_FAST_CASES}
+   */
+  public static String failFastOption(int cases) {
+    if (cases < 0 || cases > MAX_FAIL_FAST_CASES) {
+      throw failFastRefused(Integer.toString(cases));
+    }
+    return Integer.toString(cases);
+  }
+
+  private static IllegalArgumentException failFastRefused(String value) {
+    return new IllegalArgumentException("--" + FAIL_FAST_OPTION + " must be a whole number from 0 (off) to "
+        + MAX_FAIL_FAST_CASES + ", got '" + value + "'");
   }
 
   public EvaluatorSpec {

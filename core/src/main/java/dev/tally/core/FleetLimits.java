@@ -118,6 +118,27 @@ public record FleetLimits(Integer maxConcurrency, Double requestsPerMinute, Doub
   }
 
   /**
+   * Checks new caps for a run: what {@code tally resume --max-tokens/--max-cost} and {@code POST
+   * /runs/{id}/resume} check before they write anything.
+   *
+   * @param options the run's options now
+   * @param caps the new caps, by key ({@link #capKeys()})
+   * @return the run's limits with the new caps
+   * @throws LimitException naming the option if a key is not a cap, or the caps with the run's other options
+   *     are refused ({@link #parse}: a cost cap without a price, say)
+   */
+  public static FleetLimits withCaps(Map<String, String> options, Map<String, String> caps) {
+    for (String key : caps.keySet()) {
+      if (!capKeys().contains(key)) {
+        throw new LimitException(key, "--" + key + " is not a cap; the caps are " + capKeys());
+      }
+    }
+    Map<String, String> merged = new java.util.HashMap<>(options);
+    merged.putAll(caps);
+    return parse(merged);
+  }
+
+  /**
    * What the run's journalled responses cost at its price, in USD, or null without a price.
    *
    * @param counters the run's counters (their token counts)

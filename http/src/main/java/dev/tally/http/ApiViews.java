@@ -15,7 +15,6 @@ import dev.tally.core.store.WorkerStatus;
 import dev.tally.http.dto.AttemptObject;
 import dev.tally.http.dto.CaseObject;
 import dev.tally.http.dto.CountersObject;
-import dev.tally.core.FleetLimits;
 import dev.tally.http.dto.EvaluatorObject;
 import dev.tally.http.dto.UsageObject;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -41,10 +40,9 @@ public final class ApiViews {
   /** A run object. */
   public static RunObject run(RunView run) {
     RunCounters c = run.counters();
-    FleetLimits limits = limits(run);
     String paused = run.paused().orElse(null);
-    UsageObject usage = run.spec().evaluator().kind().equals("model") || c.tokens() > 0
-        ? new UsageObject(c.promptTokens(), c.completionTokens(), limits.costUsd(c)) : null;
+    UsageObject usage = run.usage().map(u -> new UsageObject(u.promptTokens(), u.completionTokens(), u.costUsd()))
+        .orElse(null);
     return new RunObject(run.runId(), run.name(), paused != null ? PAUSED : run.state().wireName(), time(run.createdAtMillis()),
         run.ended() ? time(run.finishedAtMillis()) : null, run.spec().dataset(), evaluator(run.spec().evaluator()),
         dev.tally.core.score.Scorers.specsOf(run.spec().evaluator().options()),
@@ -62,17 +60,8 @@ public final class ApiViews {
     }
   }
 
-  /** A running run's state while one of its caps is reached ({@link FleetLimits#capReached}). */
+  /** A running run's state while it is paused ({@link RunView#paused}: a cap reached, or fail fast). */
   public static final String PAUSED = "paused";
-
-  /** The run's fleet-wide limits and caps, from its options; none if they cannot be read. */
-  static FleetLimits limits(RunView run) {
-    try {
-      return FleetLimits.parse(run.spec().evaluator().options());
-    } catch (FleetLimits.LimitException e) {
-      return FleetLimits.NONE; // checked at submission; the run object still shows
-    }
-  }
 
   /** A run's counters. */
   public static CountersObject counters(RunCounters c) {

@@ -80,9 +80,8 @@ record Submission(String name, EvaluatorSpec evaluator, AttemptLimits limits, Co
       maxAttempts = f.integer(settings, "/settings", "maxAttempts", 1, maxAttempts);
       if (settings.hasNonNull("failFast")) {
         int cases = f.integer(settings, "/settings", "failFast", 0, EvaluatorSpec.DEFAULT_FAIL_FAST_CASES);
-        failFast = Integer.toString(cases);
         try {
-          EvaluatorSpec.failFastCases(Map.of(EvaluatorSpec.FAIL_FAST_OPTION, failFast));
+          failFast = EvaluatorSpec.failFastOption(cases);
         } catch (IllegalArgumentException e) {
           throw f.problem("/settings/failFast", e.getMessage());
         }

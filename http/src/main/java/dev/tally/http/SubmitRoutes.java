@@ -365,10 +365,8 @@ final class SubmitRoutes implements AutoCloseable {
         }
         caps.put(key, v.asText());
       }
-      java.util.Map<String, String> options = new java.util.LinkedHashMap<>(run.spec().evaluator().options());
-      options.putAll(caps);
       try {
-        dev.tally.core.FleetLimits.parse(options); // the coordinator's own rule, before anything is written
+        dev.tally.core.FleetLimits.withCaps(run.spec().evaluator().options(), caps); // before anything is written
       } catch (dev.tally.core.FleetLimits.LimitException e) {
         String field = e.key().equals(dev.tally.core.FleetLimits.MAX_TOKENS) ? "/maxTokens" : "/maxCost";
         throw ProblemException.field(ProblemType.INVALID_REQUEST, field, e.getMessage());

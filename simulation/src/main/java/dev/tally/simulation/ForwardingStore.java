@@ -59,7 +59,7 @@ abstract class ForwardingStore implements Store {
   }
 
   @Override
-  public void forEachCase(long runId, java.util.function.BiConsumer<String, String> each) {
+  public void forEachCase(long runId, java.util.function.BiPredicate<String, String> each) {
     delegate.forEachCase(runId, each);
   }
 

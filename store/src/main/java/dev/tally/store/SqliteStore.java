@@ -844,7 +844,7 @@ public final class SqliteStore implements Store {
 
   /** {@inheritDoc} */
   @Override
-  public void forEachCase(long runId, java.util.function.BiConsumer<String, String> each) {
+  public void forEachCase(long runId, java.util.function.BiPredicate<String, String> each) {
     int after = -1;
     while (true) {
       int from = after;
@@ -864,7 +864,9 @@ public final class SqliteStore implements Store {
         return out;
       });
       for (String[] c : page) {
-        each.accept(c[1], c[2]);
+        if (!each.test(c[1], c[2])) {
+          return;
+        }
       }
       if (page.size() < CASE_PAGE) {
         return;

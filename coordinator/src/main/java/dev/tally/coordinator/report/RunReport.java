@@ -217,16 +217,20 @@ public final class RunReport {
   public static ObjectNode caseFigures(Store store, long runId, String groupBy) throws IOException {
     dev.tally.core.store.RunView run = store.run(runId).orElseThrow(
         () -> new IllegalArgumentException("there is no run " + runId));
+    // Only the cases with something to keep are kept; without a group, only a case that names a sample
+    // (an epoch) is read at all, so a run of plain cases costs a scan of text, not a parse per case.
     java.util.Map<String, JsonNode> kept = new HashMap<>();
-    boolean[] epochs = {false};
+    String sampleField = dev.tally.core.cases.Epochs.SAMPLE_ID_FIELD;
     store.forEachCase(runId, (id, json) -> {
+      if (groupBy == null && !json.contains("\"" + sampleField + "\"")) {
+        return true;
+      }
       ObjectNode small = JSON.createObjectNode();
       try {
         JsonNode c = JSON.readTree(json);
-        JsonNode sample = c.get(dev.tally.core.cases.Epochs.SAMPLE_ID_FIELD);
+        JsonNode sample = c.get(sampleField);
         if (sample != null) {
-          small.set(dev.tally.core.cases.Epochs.SAMPLE_ID_FIELD, sample);
-          epochs[0] = true;
+          small.set(sampleField, sample);
         }
         if (groupBy != null) {
           small.put(groupBy, dev.tally.core.stats.GroupedEstimates.groupOf(c, groupBy));
@@ -234,25 +238,21 @@ public final class RunReport {
       } catch (IOException e) {
         // a case the store kept is JSON; one that is not has no fields to read: its group is the missing one
       }
-      kept.put(id, small);
+      if (!small.isEmpty()) {
+        kept.put(id, small);
+      }
+      return true;
     });
+    boolean epochs = kept.values().stream().anyMatch(c -> c.has(sampleField));
     ObjectNode figures = JSON.createObjectNode();
     ResultLines lines = ResultLines.of(store, runId);
-    if (epochs[0]) {
+    if (epochs) {
       ReportPassAtK.of(lines, kept::get).ifPresent(p -> figures.set("passAtK", p));
     }
     if (groupBy != null) {
       figures.set("groups", ReportGroups.of(lines, kept::get, groupBy));
     }
-    if (run.spec().evaluator().kind().equals("model") || run.counters().tokens() > 0) {
-      dev.tally.core.FleetLimits limits;
-      try {
-        limits = dev.tally.core.FleetLimits.parse(run.spec().evaluator().options());
-      } catch (dev.tally.core.FleetLimits.LimitException e) {
-        limits = dev.tally.core.FleetLimits.NONE;
-      }
-      figures.set("usage", usage(run.counters(), limits));
-    }
+    run.usage().ifPresent(u -> figures.set("usage", usage(u)));
     return figures;
   }
 
@@ -261,13 +261,12 @@ public final class RunReport {
    * completionTokens} (the run's journalled responses, each counted once) and, with a price, {@code
    * costUsd}.
    */
-  public static ObjectNode usage(RunCounters c, dev.tally.core.FleetLimits limits) {
+  public static ObjectNode usage(dev.tally.core.store.RunUsage usage) {
     ObjectNode u = JSON.createObjectNode();
-    u.put("promptTokens", c.promptTokens());
-    u.put("completionTokens", c.completionTokens());
-    Double cost = limits.costUsd(c);
-    if (cost != null) {
-      u.put("costUsd", cost);
+    u.put("promptTokens", usage.promptTokens());
+    u.put("completionTokens", usage.completionTokens());
+    if (usage.costUsd() != null) {
+      u.put("costUsd", usage.costUsd());
     }
     return u;
   }

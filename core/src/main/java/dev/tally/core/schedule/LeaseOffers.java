@@ -48,7 +48,8 @@ final class LeaseOffers implements Duty {
 
   @Override
   public void plan(Step step) {
-    if (step.nowMillis >= nextNotBeforeMillis || step.nowMillis >= governor.nextChangeMillis(step.nowMillis)) {
+    if (step.nowMillis >= nextNotBeforeMillis
+        || (governor.any() && step.nowMillis >= governor.nextChangeMillis(step.nowMillis))) {
       pendingMayBeAvailable = true;
     }
     if (stopped || !pendingMayBeAvailable || !runs.anyActive()) {

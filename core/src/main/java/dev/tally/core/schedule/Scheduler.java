@@ -1,6 +1,5 @@
 package dev.tally.core.schedule;
 
-import dev.tally.core.FleetLimits;
 import dev.tally.core.InfraFailure;
 import dev.tally.core.RedeliveryPolicy;
 import dev.tally.core.RedeliveryPolicy.CaseState;
@@ -452,22 +451,22 @@ public final class Scheduler implements WorkerEvents {
     public void activated(long runId) {
       offers.wake();
       runs.activate(runId);
+      RunView view = runs.view(runId);
+      RunCounters counters = runs.counters(runId);
+      governor.govern(runId, view.limits(), nowMillis);
+      if (view.pausedReason() != null) {
+        governor.pause(runId, view.pausedReason());
+        log.warn("run {} is paused: {}; tally resume goes on with it", runId, view.pausedReason());
+      }
       try {
-        governor.govern(runId, FleetLimits.parse(runs.view(runId).spec().evaluator().options()), nowMillis);
-        RunCounters counters = runs.counters(runId);
-        RunView view = runs.view(runId);
-        if (view.pausedReason() != null) {
-          governor.pause(runId, view.pausedReason());
-          log.warn("run {} is paused: {}; tally resume goes on with it", runId, view.pausedReason());
-        }
         failFast.activated(runId, view.spec().evaluator().options(), counters);
-        String cap = counters == null ? null : governor.spent(runId, counters, nowMillis);
-        if (cap != null) {
-          log.warn("run {} leases nothing: {}; raise the cap to go on", runId, cap);
-        }
-      } catch (IllegalArgumentException e) { // FleetLimits.LimitException is one
+      } catch (IllegalArgumentException e) {
         // Checked when the run was submitted; a store edited by hand since is not worth stopping for.
-        log.warn("run {}: its fleet-wide limits cannot be read ({}); it runs without them", runId, e.getMessage());
+        log.warn("run {}: its fail-fast setting cannot be read ({}); it is not judged", runId, e.getMessage());
+      }
+      String cap = counters == null ? null : governor.spent(runId, counters, nowMillis);
+      if (cap != null) {
+        log.warn("run {} leases nothing: {}; raise the cap to go on", runId, cap);
       }
     }
 

@@ -353,9 +353,11 @@ public final class BatchRules {
 
     /** Notes {@code n} new leases of the run. */
     void leasedMore(long runId, int n) {
-      leasedCounts.put(runId, leasedCount(runId) + n);
       if (leaseLimits.containsKey(runId)) {
+        leasedCounts.put(runId, leasedCount(runId) + n); // its limit needs the count: read it if not yet
         newLeases.merge(runId, n, Integer::sum);
+      } else {
+        leasedCounts.computeIfPresent(runId, (r, c) -> c + n); // counted only if fair share read it
       }
     }
 
@@ -503,11 +505,7 @@ public final class BatchRules {
             tx.lease(runId, l.worker(), allowed, now, l.leaseExpiryMillis(), avoidOwnRetries));
         if (!got.isEmpty()) {
           delta(runId);
-          if (leaseLimits.containsKey(runId)) {
-            leasedMore(runId, got.size());
-          } else {
-            leasedCounts.computeIfPresent(runId, (r, n) -> n + got.size());
-          }
+          leasedMore(runId, got.size());
         }
         return new ArrayList<>(got); // the caller adds the second pass's leases to it
       }

@@ -45,11 +45,32 @@ public record RunView(
     if (pausedReason != null) {
       return java.util.Optional.of(pausedReason);
     }
+    return limits().capReached(counters);
+  }
+
+  /**
+   * The run's fleet-wide limits, caps and price, from its options ({@link dev.tally.core.FleetLimits#parse});
+   * none if they cannot be read (they were checked at submission, so only a store edited by hand has such a
+   * run, and showing it matters more than its limits).
+   */
+  public dev.tally.core.FleetLimits limits() {
     try {
-      return dev.tally.core.FleetLimits.parse(spec.evaluator().options()).capReached(counters);
+      return dev.tally.core.FleetLimits.parse(spec.evaluator().options());
     } catch (dev.tally.core.FleetLimits.LimitException e) {
-      return java.util.Optional.empty(); // checked at submission; a run whose options cannot be read has no caps
+      return dev.tally.core.FleetLimits.NONE;
     }
+  }
+
+  /**
+   * What the run's paid calls used, for a run that pays for its calls (the model evaluator's, or any run
+   * whose responses counted tokens); empty for the others. The one rule of when usage is shown.
+   */
+  public java.util.Optional<RunUsage> usage() {
+    if (!spec.evaluator().kind().equals("model") && counters.tokens() == 0) {
+      return java.util.Optional.empty();
+    }
+    return java.util.Optional.of(new RunUsage(counters.promptTokens(), counters.completionTokens(),
+        limits().costUsd(counters)));
   }
 
   /** Whether every job has ended: the run finished or was cancelled. */

@@ -262,11 +262,13 @@ public interface Store extends AutoCloseable {
 
   /**
    * Gives each of a run's cases, in dataset order, to {@code each} as its id and JSON, reading them a page
-   * at a time (what the summary's figures by a case's own fields need; nothing holds every case at once).
+   * at a time (what the summary's figures by a case's own fields need; nothing holds every case at once),
+   * until {@code each} answers false.
    *
+   * @param each takes a case's id and JSON; true to go on to the next case
    * @throws StoreException if the store fails
    */
-  void forEachCase(long runId, java.util.function.BiConsumer<String, String> each);
+  void forEachCase(long runId, java.util.function.BiPredicate<String, String> each);
 
   /**
    * Reads the ended attempts of a run's jobs, by job, then token.

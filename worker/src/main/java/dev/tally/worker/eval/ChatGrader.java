@@ -100,11 +100,10 @@ final class ChatGrader implements Grader {
       return content(scorer, text);
     }
     String message = said + ": " + ModelEvaluator.redact(head(text), key);
-    if (ModelEvaluator.rateLimited(status) && !text.contains(ModelEvaluator.INSUFFICIENT_QUOTA)) {
-      long wait = ModelEvaluator.retryAfter(response.headers().firstValue("Retry-After").orElse(null))
-          .map(Duration::toMillis).orElse(0L);
-      throw new Grader.Unavailable(new InfraFailure(InfraFailure.Kind.RATE_LIMITED, message,
-          Math.min(wait, InfraFailure.MAX_RETRY_AFTER_MILLIS)));
+    Optional<InfraFailure> limited = ModelEvaluator.rateLimit(status, text,
+        response.headers().firstValue("Retry-After").orElse(null), message);
+    if (limited.isPresent()) {
+      throw new Grader.Unavailable(limited.get());
     }
     if (status >= 500) {
       throw new Grader.Unavailable(new InfraFailure(InfraFailure.Kind.EVALUATOR_CRASHED, message));

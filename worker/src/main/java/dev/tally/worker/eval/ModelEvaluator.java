@@ -174,14 +174,9 @@ final class ModelEvaluator implements Evaluator {
         return outcome(text, false, key, ctx);
       }
       String said = "HTTP " + status + " from " + settings.endpoint() + ": " + serverMessage(text, key);
-      if (rateLimited(status) && !text.contains(INSUFFICIENT_QUOTA)) {
-        // The fleet's condition, not this slot's: the attempt ends at once, uncharged, and the
-        // coordinator backs the whole run off together (RunGovernor) rather than each slot on its own.
-        long wait = retryAfter(exchange.retryAfter()).map(Duration::toMillis).orElse(0L);
-        wait = Math.min(wait, InfraFailure.MAX_RETRY_AFTER_MILLIS);
-        return new Evaluation.Failed(new InfraFailure(InfraFailure.Kind.RATE_LIMITED,
-            said + (exchange.retryAfter() == null ? "" : " (Retry-After: " + exchange.retryAfter() + ")"), wait),
-            ctx.elapsedMillis());
+      Optional<InfraFailure> limited = rateLimit(status, text, exchange.retryAfter(), said);
+      if (limited.isPresent()) {
+        return new Evaluation.Failed(limited.get(), ctx.elapsedMillis());
       }
       if (!retryable(status) || text.contains(INSUFFICIENT_QUOTA)) {
         String hint = status == 401 || status == 403
@@ -223,6 +218,29 @@ final class ModelEvaluator implements Evaluator {
    */
   static boolean rateLimited(int status) {
     return status == 429 || status == 503;
+  }
+
+  /**
+   * How an attempt ends when an endpoint's answer says it is rate limiting or overloaded: the fleet's
+   * condition, not this slot's, so the attempt ends at once as {@code RATE_LIMITED}, uncharged, with the
+   * {@code Retry-After} it asked (delta-seconds, at most {@link InfraFailure#MAX_RETRY_AFTER_MILLIS}), and
+   * the coordinator backs the whole run off together ({@code RunGovernor}). The one reading, for the
+   * evaluator's calls and a model-graded scorer's ({@link ChatGrader}).
+   *
+   * @param status the answer's HTTP status
+   * @param body its body (a 429 saying {@link #INSUFFICIENT_QUOTA} is not a rate limit: no wait clears it)
+   * @param retryAfterHeader its {@code Retry-After}, or null
+   * @param said the sentence naming the status and the endpoint, for the attempt's history
+   * @return the failure, or empty if the answer is not a rate limit
+   */
+  static Optional<InfraFailure> rateLimit(int status, String body, String retryAfterHeader, String said) {
+    if (!rateLimited(status) || body.contains(INSUFFICIENT_QUOTA)) {
+      return Optional.empty();
+    }
+    long wait = Math.min(retryAfter(retryAfterHeader).map(Duration::toMillis).orElse(0L),
+        InfraFailure.MAX_RETRY_AFTER_MILLIS);
+    return Optional.of(new InfraFailure(InfraFailure.Kind.RATE_LIMITED,
+        said + (retryAfterHeader == null ? "" : " (Retry-After: " + retryAfterHeader + ")"), wait));
   }
 
   /**

@@ -1232,7 +1232,7 @@ public final class InMemoryStore implements Store {
 
   /** {@inheritDoc} */
   @Override
-  public void forEachCase(long runId, java.util.function.BiConsumer<String, String> each) {
+  public void forEachCase(long runId, java.util.function.BiPredicate<String, String> each) {
     List<String[]> cases = new ArrayList<>();
     synchronized (state) {
       ensureOpen("forEachCase");
@@ -1241,7 +1241,11 @@ public final class InMemoryStore implements Store {
         cases.add(new String[] {state.jobs.get(id).caseId, state.jobs.get(id).caseJson});
       }
     }
-    cases.forEach(c -> each.accept(c[0], c[1])); // outside the lock: the caller may read the store
+    for (String[] c : cases) { // outside the lock: the caller may read the store
+      if (!each.test(c[0], c[1])) {
+        return;
+      }
+    }
   }
 
   /** {@inheritDoc} */
