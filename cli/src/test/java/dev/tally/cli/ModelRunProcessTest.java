@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.tally.worker.eval.FakeChatServer;
+import java.time.Duration;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -25,6 +26,8 @@ import org.junit.jupiter.api.io.TempDir;
  * (logs at DEBUG, results, summary, store) holds it.
  */
 class ModelRunProcessTest {
+  /** How long a test waits for the fake server's handlers to count the answers a client has read. */
+  private static final Duration SETTLE = Duration.ofSeconds(10);
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final Path DATASET = Path.of("..", "examples", "eval-formats", "openai-evals.jsonl").toAbsolutePath().normalize();
   private static final int CASES = 30;
@@ -104,7 +107,7 @@ class ModelRunProcessTest {
   @Test
   void everyCaseIsAnsweredByOneBilledRequestAndJudgedWithItsUsageAndCostKept() throws Exception {
     assertThat(run(KEY)).isEqualTo(Main.EXIT_PASSED);
-    assertThat(server.billed()).isEqualTo(CASES);
+    assertThat(server.billedOnceSettled(SETTLE)).isEqualTo(CASES);
     assertThat(server.requests()).isEqualTo(CASES);
     JsonNode summary = JSON.readTree(dir.resolve("s.json").toFile());
     assertThat(summary.get("passed").asInt()).isEqualTo(CASES);
@@ -153,7 +156,7 @@ class ModelRunProcessTest {
     server.failNext(6, 429, "1");
     assertThat(run(KEY)).isEqualTo(Main.EXIT_PASSED);
     assertThat(server.requests()).isEqualTo(CASES + 6);
-    assertThat(server.billed()).isEqualTo(CASES);
+    assertThat(server.billedOnceSettled(SETTLE)).isEqualTo(CASES);
     assertThat(JSON.readTree(dir.resolve("s.json").toFile()).get("passed").asInt()).isEqualTo(CASES);
   }
 
@@ -164,7 +167,7 @@ class ModelRunProcessTest {
     // 12 slots, 3 permits: without the coordinator's limit up to 12 requests would be in flight at once.
     assertThat(run(KEY, "--workers=3", "--slots=4", "--max-concurrency=3")).isEqualTo(Main.EXIT_PASSED);
     assertThat(server.maxInFlight()).as("requests in flight at once, across 3 worker processes").isBetween(1, 3);
-    assertThat(server.billed()).isEqualTo(CASES);
+    assertThat(server.billedOnceSettled(SETTLE)).isEqualTo(CASES);
     assertThat(server.requests()).as("each 429 answered once, then the case asked again").isEqualTo(CASES + 4);
     JsonNode summary = JSON.readTree(dir.resolve("s.json").toFile());
     assertThat(summary.get("passed").asInt()).isEqualTo(CASES);
@@ -209,7 +212,7 @@ class ModelRunProcessTest {
           .contains((CASES - negative) + " cases changed verdict");
     }
     assertThat(server.requests()).as("the model was asked nothing").isEqualTo(requests);
-    assertThat(server.billed()).isEqualTo(CASES);
+    assertThat(server.billedOnceSettled(SETTLE)).isEqualTo(CASES);
     JsonNode summary = JSON.readTree(dir.resolve("s.json").toFile());
     assertThat(summary.get("passed").asLong()).as("only the negative answers match ^-").isEqualTo(negative);
     for (JsonNode r : results()) {
@@ -227,14 +230,14 @@ class ModelRunProcessTest {
     assertThat(summary.get("paused").asText()).startsWith("fail fast: its first 5 cases all ended in error alike: HTTP 401 from ")
         .contains("[redacted]").doesNotContain(WRONG_KEY);
     assertThat(server.requests()).as("the fifth, and what was in flight then").isBetween(5, 15);
-    assertThat(server.billed()).isZero();
+    assertThat(server.billedOnceSettled(SETTLE)).isZero();
   }
 
   @Test
   void aWrongKeyErrorsEveryCaseWithTheStatusAndTheServersMessageAndTheKeyIsWrittenNowhere() throws Exception {
     // Fail fast off: every case is asked, and every message checked.
     assertThat(run(WRONG_KEY, "--workers=1", "--slots=4", "--fail-fast=0")).isEqualTo(Main.EXIT_FAILED);
-    assertThat(server.billed()).isZero();
+    assertThat(server.billedOnceSettled(SETTLE)).isZero();
     List<JsonNode> rows = results();
     assertThat(rows).hasSize(CASES);
     for (JsonNode r : rows) {

@@ -77,6 +77,8 @@ public final class FakeChatServer implements AutoCloseable {
   private final AtomicInteger billed = new AtomicInteger();
   private final AtomicInteger inFlight = new AtomicInteger();
   private final AtomicInteger maxInFlight = new AtomicInteger();
+  /** Requests whose handler has not yet finished counting them; guarded by itself, notified at zero. */
+  private final int[] unsettled = new int[1];
   private final AtomicInteger failuresLeft = new AtomicInteger();
   private final List<String> bodies = new CopyOnWriteArrayList<>();
   private volatile int failureStatus;
@@ -159,6 +161,29 @@ public final class FakeChatServer implements AutoCloseable {
     return billed.get();
   }
 
+  /**
+   * {@link #billed()} once every request that has arrived is counted: a client reads its answer before the
+   * server's handler has counted it, so a test that asserts a bill right after an answer asks this.
+   *
+   * @param timeout how long to wait for the handlers still counting
+   * @return the requests billed
+   * @throws IllegalStateException if a handler is still counting after {@code timeout} (a held answer)
+   * @throws InterruptedException if interrupted while waiting
+   */
+  public int billedOnceSettled(Duration timeout) throws InterruptedException {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    synchronized (unsettled) {
+      while (unsettled[0] > 0) {
+        long leftMillis = (deadline - System.nanoTime()) / 1_000_000;
+        if (leftMillis <= 0) {
+          throw new IllegalStateException(unsettled[0] + " requests still being answered after " + timeout);
+        }
+        unsettled.wait(leftMillis);
+      }
+    }
+    return billed.get();
+  }
+
   /** Requests arrived and not yet answered, now. */
   public int inFlight() {
     return inFlight.get();
@@ -207,6 +232,21 @@ public final class FakeChatServer implements AutoCloseable {
   }
 
   private void handle(HttpExchange exchange) throws IOException {
+    synchronized (unsettled) {
+      unsettled[0]++;
+    }
+    try {
+      handleCounted(exchange);
+    } finally {
+      synchronized (unsettled) {
+        if (--unsettled[0] == 0) {
+          unsettled.notifyAll();
+        }
+      }
+    }
+  }
+
+  private void handleCounted(HttpExchange exchange) throws IOException {
     int now = inFlight.incrementAndGet();
     maxInFlight.accumulateAndGet(now, Math::max);
     boolean answered = false;

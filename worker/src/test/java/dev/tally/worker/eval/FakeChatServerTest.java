@@ -24,6 +24,8 @@ import org.junit.jupiter.api.Test;
  * stay in flight; the counters route agrees with the methods; it listens on loopback only.
  */
 class FakeChatServerTest {
+  /** How long a test waits for the fake server's handlers to count the answers a client has read. */
+  private static final Duration SETTLE = Duration.ofSeconds(10);
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final String QUESTION = "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"What is 38 + 4?\"}]}";
 
@@ -94,7 +96,7 @@ class FakeChatServerTest {
     assertThat(ask().get(30, TimeUnit.SECONDS).statusCode()).isEqualTo(500);
     assertThat(ask().get(30, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
     assertThat(server.requests()).isEqualTo(4);
-    assertThat(server.billed()).isEqualTo(1);
+    assertThat(server.billedOnceSettled(SETTLE)).isEqualTo(1);
   }
 
   @Test
@@ -103,7 +105,7 @@ class FakeChatServerTest {
     long t0 = System.nanoTime();
     assertThat(ask().get(30, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
     assertThat(Duration.ofNanos(System.nanoTime() - t0)).isGreaterThanOrEqualTo(Duration.ofMillis(300));
-    assertThat(server.billed()).isEqualTo(1);
+    assertThat(server.billedOnceSettled(SETTLE)).isEqualTo(1);
   }
 
   @Test

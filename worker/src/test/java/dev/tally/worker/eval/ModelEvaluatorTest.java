@@ -29,6 +29,8 @@ import org.junit.jupiter.api.Test;
  * onto an outcome or a retryable failure.
  */
 class ModelEvaluatorTest {
+  /** How long a test waits for the fake server's handlers to count the answers a client has read. */
+  private static final Duration SETTLE = Duration.ofSeconds(10);
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final String KEY = "sk-test-7f3a9c-secret";
   private static final String KEY_ENV = "FAKE_MODEL_KEY";
@@ -127,7 +129,7 @@ class ModelEvaluatorTest {
     assertThat(limited.kind()).isEqualTo(InfraFailure.Kind.RATE_LIMITED);
     assertThat(limited.retryAfterMillis()).isEqualTo(3_000);
     assertThat(limited.detail()).startsWith("grader model-graded: HTTP 429 from ");
-    assertThat(server.billed()).isEqualTo(2);
+    assertThat(server.billedOnceSettled(SETTLE)).isEqualTo(2);
   }
 
   private static Outcome finished(Evaluation e) {
@@ -209,15 +211,15 @@ class ModelEvaluatorTest {
     assertThat(fields.get("costUsd").asDouble()).isEqualTo((5 * 2 + 1 * 10) / 1e6);
     assertThat(fields.get("journalled").asBoolean()).isFalse();
     assertThat(journal.responses).hasSize(1);
-    assertThat(server.billed()).isEqualTo(1);
+    assertThat(server.billedOnceSettled(SETTLE)).isEqualTo(1);
   }
 
   @Test
-  void aJournalledResponseIsUsedWithoutACall() {
+  void aJournalledResponseIsUsedWithoutACall() throws Exception {
     MemoryJournal journal = new MemoryJournal();
     String caseJson = "{\"id\": \"c1\", \"input\": \"What is 6 * 7?\"}";
     Outcome first = finished(evaluator().evaluate(context(caseJson, journal)));
-    assertThat(server.billed()).isEqualTo(1);
+    assertThat(server.billedOnceSettled(SETTLE)).isEqualTo(1);
 
     // a later attempt of the same case (a redelivery, a resumed run): the same request, no second call
     Outcome again = finished(evaluator().evaluate(context(caseJson, journal)));
@@ -228,7 +230,7 @@ class ModelEvaluatorTest {
 
     // a changed setting is a new request, paid for
     finished(evaluator("temperature", "1").evaluate(context(caseJson, journal)));
-    assertThat(server.billed()).isEqualTo(2);
+    assertThat(server.billedOnceSettled(SETTLE)).isEqualTo(2);
   }
 
   @Test
@@ -249,14 +251,14 @@ class ModelEvaluatorTest {
   }
 
   @Test
-  void aRateLimitEndsTheAttemptAtOnceUnchargedWithTheWaitItAskedFor() {
+  void aRateLimitEndsTheAttemptAtOnceUnchargedWithTheWaitItAskedFor() throws Exception {
     server.failNext(1, 429, "2");
     InfraFailure f = failed(evaluator().evaluate(context("{\"id\": \"c1\", \"input\": \"What is 1 + 1?\"}", new MemoryJournal())));
     assertThat(f.kind()).isEqualTo(InfraFailure.Kind.RATE_LIMITED);
     assertThat(f.retryAfterMillis()).isEqualTo(2_000);
     assertThat(f.detail()).contains("HTTP 429").contains("Rate limit reached").contains("Retry-After: 2");
     assertThat(server.requests()).as("the fleet backs off, not this slot: one request").isEqualTo(1);
-    assertThat(server.billed()).isZero();
+    assertThat(server.billedOnceSettled(SETTLE)).isZero();
     assertThat(dev.tally.core.RedeliveryPolicy.chargesAttempt(f.kind())).isFalse();
   }
 
@@ -287,7 +289,7 @@ class ModelEvaluatorTest {
   }
 
   @Test
-  void aBadKeyIsTheCasesErrorNamingTheStatusAndTheServersMessageWithoutTheKey() {
+  void aBadKeyIsTheCasesErrorNamingTheStatusAndTheServersMessageWithoutTheKey() throws Exception {
     ModelEvaluator e = evaluator(options(), "sk-wrong-key-123456");
     Outcome o = finished(e.evaluate(context("{\"id\": \"c1\", \"input\": \"What is 1 + 1?\"}", new MemoryJournal())));
     assertThat(o.verdict()).isEqualTo(Verdict.ERROR);
@@ -297,7 +299,7 @@ class ModelEvaluatorTest {
 
     Outcome unset = finished(evaluator(options(), null).evaluate(context("{\"id\": \"c1\", \"input\": \"x\"}", new MemoryJournal())));
     assertThat(unset.outputTail()).contains("HTTP 401").contains("no API key was sent: " + KEY_ENV + " is not set on this worker");
-    assertThat(server.billed()).isZero();
+    assertThat(server.billedOnceSettled(SETTLE)).isZero();
   }
 
   @Test
