@@ -52,6 +52,8 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
 import org.flywaydb.core.api.MigrationInfo;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import org.flywaydb.core.api.MigrationInfoService;
 import org.flywaydb.core.api.MigrationState;
 
@@ -91,6 +93,21 @@ import org.flywaydb.core.api.MigrationState;
  */
 public abstract class JdbcStore implements Store {
 
+  private static final Logger log = LoggerFactory.getLogger(JdbcStore.class);
+
+  /**
+   * How long a write waits for a lost connection to come back before it fails: a database's restart or a
+   * managed server's failover takes seconds to tens of seconds; longer is an outage, which the caller (the
+   * scheduler, which retries a failed batch a few times before it gives up) should hear of.
+   */
+  static final Duration RECONNECT_PATIENCE = Duration.ofSeconds(30);
+
+  /** The first wait before reconnecting: a restart is not over sooner, and a cut link may be back already. */
+  static final Duration FIRST_RECONNECT_DELAY = Duration.ofMillis(100);
+
+  /** The longest wait between reconnection attempts: the database is back within this of being ready. */
+  static final Duration MAX_RECONNECT_DELAY = Duration.ofSeconds(2);
+
   private static final String JOB_COLUMNS = StoreSql.JOB_COLUMNS;
   private static final int JOB_COLUMN_COUNT = StoreSql.JOB_COLUMN_COUNT;
   private static final String RUN_COLUMNS = StoreSql.RUN_COLUMNS;
@@ -114,7 +131,8 @@ public abstract class JdbcStore implements Store {
    */
   private final AtomicLong specGeneration = new AtomicLong();
 
-  private final Connection writer;
+  /** The write connection; replaced after it was lost (guarded by the write lock). */
+  private Connection writer;
   private final ReadPool readers;
   /** The write connection's prepared statements; renewed after a failed write (guarded by the write lock). */
   private JdbcTransaction.Statements w;
@@ -349,70 +367,115 @@ public abstract class JdbcStore implements Store {
         tx -> BatchRules.releaseAllLeases(runId, nowMillis, redelivery, tx), true);
   }
 
-  /** Runs {@code work} in one write transaction over the primitives; rolls back whole on any failure. */
+  /**
+   * Runs {@code work} in one write transaction over the primitives; rolls back whole on any failure. If the
+   * connection was lost (the database restarting, a network cut: {@link Dialect.Failure#CONNECTION_LOST}),
+   * the same work is run again, whole, on a new connection, backing off from {@link #FIRST_RECONNECT_DELAY}
+   * to {@link #MAX_RECONNECT_DELAY}, for up to {@link #RECONNECT_PATIENCE}; meanwhile the caller waits (the
+   * scheduler's results stay unacknowledged in the workers' outboxes). A commit cut off midway may have
+   * landed: running the batch again then finds its records already done under their tokens (duplicates,
+   * never recorded twice) and its leases' jobs already leased (they expire and are redelivered).
+   */
   private <T> T write(String failure, java.util.function.Function<JdbcTransaction, T> work, boolean counts) {
     writeLock.lock();
     try {
       ensureWritable(failure.substring(0, failure.indexOf(':')));
-      try {
-        begin();
-        JdbcTransaction tx = new JdbcTransaction(w, runId -> spec(runId, writer));
-        T result = work.apply(tx);
-        tx.flush();
-        w.commit.execute();
-        if (counts) {
-          commits.incrementAndGet();
+      long giveUpAt = System.nanoTime() + RECONNECT_PATIENCE.toNanos();
+      Duration delay = FIRST_RECONNECT_DELAY;
+      while (true) {
+        try {
+          begin();
+          JdbcTransaction tx = new JdbcTransaction(w, runId -> spec(runId, writer));
+          T result = work.apply(tx);
+          tx.flush();
+          w.commit.execute();
+          if (counts) {
+            commits.incrementAndGet();
+          }
+          return result;
+        } catch (SQLException | RuntimeException | Error e) {
+          Throwable cause = e instanceof JdbcTransaction.SqlFailure f ? f.sqlCause() : e;
+          if (!(cause instanceof SQLException sql) || dialect.classify(sql) != Dialect.Failure.CONNECTION_LOST
+              || System.nanoTime() - giveUpAt > 0) {
+            throw abort(cause, failure);
+          }
+          log.warn("{}: lost the connection to {} ({}); trying the same transaction again on a new connection",
+              failure.substring(0, failure.indexOf(':')), where, sql.getMessage());
+          delay = reconnect(giveUpAt, delay, cause);
         }
-        return result;
-      } catch (SQLException | RuntimeException | Error e) {
-        throw abort(e instanceof JdbcTransaction.SqlFailure f ? f.sqlCause() : e, failure);
       }
     } finally {
       writeLock.unlock();
     }
   }
 
+  /**
+   * Replaces the lost write connection with a new one, waiting {@code delay} first and doubling it (up to
+   * {@link #MAX_RECONNECT_DELAY}) after each failed attempt, until one opens or {@code giveUpAt}
+   * ({@link System#nanoTime()}) passes. Called under the write lock.
+   *
+   * @return the delay to wait before the next reconnection, should this connection be lost too
+   * @throws StoreException if no connection opened in time, or this store cannot open one
+   */
+  private Duration reconnect(long giveUpAt, Duration delay, Throwable lost) {
+    closeQuietly(writer);
+    while (true) {
+      try {
+        Thread.sleep(delay.toMillis());
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new StoreException("reconnecting to " + where + " was interrupted", lost);
+      }
+      delay = delay.multipliedBy(2).compareTo(MAX_RECONNECT_DELAY) > 0 ? MAX_RECONNECT_DELAY : delay.multipliedBy(2);
+      try {
+        Connection fresh = openWriter();
+        if (fresh == null) {
+          throw new StoreException("the connection to " + where + " was lost", lost);
+        }
+        JdbcTransaction.Statements renewed;
+        try {
+          renewed = new JdbcTransaction.Statements(fresh, sql);
+        } catch (SQLException e) {
+          closeQuietly(fresh);
+          throw e;
+        }
+        w.closeQuietly();
+        w = renewed;
+        writer = fresh;
+        log.info("connected to {} again", where);
+        return delay;
+      } catch (SQLException e) {
+        if (dialect.classify(e) != Dialect.Failure.CONNECTION_LOST || System.nanoTime() - giveUpAt > 0) {
+          StoreException out = new StoreException("the connection to " + where + " was lost and could not be opened"
+              + " again within " + RECONNECT_PATIENCE.toSeconds() + " s: " + rootMessage(e), e);
+          out.addSuppressed(lost);
+          throw out;
+        }
+        log.debug("{} is not taking connections yet: {}", where, e.getMessage());
+      }
+    }
+  }
+
+  /**
+   * Opens a new write connection, its session configured as the dialect's {@link Dialect#configureWriter},
+   * to replace one that was lost; {@code null} if this store cannot (a file's connection is never lost).
+   *
+   * @throws SQLException if the database does not take the connection
+   */
+  Connection openWriter() throws SQLException {
+    return null;
+  }
+
+  /** {@inheritDoc} */
   @Override
   public void saveWorkerStatuses(List<WorkerStatus> statuses) {
     if (statuses.isEmpty()) {
       return;
     }
-    writeLock.lock();
-    try {
-      ensureWritable("saveWorkerStatuses");
-      try {
-        begin();
-        try (PreparedStatement p = writer.prepareStatement(
-            sql.upsertWorker)) {
-          for (WorkerStatus w : statuses) {
-            p.setString(1, w.workerId());
-            p.setString(2, w.name());
-            p.setString(3, w.suspicion());
-            p.setInt(4, w.acceptingWork() ? 1 : 0);
-            p.setLong(5, w.ejectedUntilMillis());
-            p.setString(6, w.ejectionReason());
-            p.setInt(7, w.timesEjected());
-            p.setInt(8, w.inFlight());
-            p.setLong(9, w.reportedAtMillis());
-            p.setString(10, w.leftReason());
-            if (Double.isNaN(w.suspicionLevel())) {
-              p.setNull(11, java.sql.Types.REAL);
-            } else {
-              p.setDouble(11, w.suspicionLevel());
-            }
-            p.setInt(12, w.slots());
-            p.addBatch();
-          }
-          p.executeBatch();
-        }
-        w.commit.execute();
-        commits.incrementAndGet();
-      } catch (SQLException | RuntimeException | Error e) {
-        throw abort(e, "saveWorkerStatuses: saving " + statuses.size() + " worker reports in " + where + " failed");
-      }
-    } finally {
-      writeLock.unlock();
-    }
+    write("saveWorkerStatuses: saving " + statuses.size() + " worker reports in " + where + " failed", tx -> {
+      tx.saveWorkers(statuses);
+      return null;
+    }, true);
   }
 
   /** {@inheritDoc} */
@@ -880,7 +943,7 @@ public abstract class JdbcStore implements Store {
   }
 
   private void clearBatches() {
-    for (PreparedStatement s : new PreparedStatement[] {w.insertAttempt, w.insertOption}) {
+    for (PreparedStatement s : new PreparedStatement[] {w.insertAttempt, w.insertOption, w.upsertWorker}) {
       try {
         s.clearBatch();
       } catch (SQLException ignored) {

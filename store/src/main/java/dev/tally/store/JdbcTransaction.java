@@ -304,7 +304,7 @@ final class JdbcTransaction implements StoreTransaction {
   private static void bindOutcome(PreparedStatement q, Outcome o) throws SQLException {
       q.setString(1, o.verdict().wireName());
       if (o.score() == null) {
-        q.setNull(2, Types.REAL);
+        q.setNull(2, Types.DOUBLE);
       } else {
         q.setDouble(2, o.score());
       }
@@ -558,6 +558,33 @@ final class JdbcTransaction implements StoreTransaction {
     });
   }
 
+  /** Saves the workers' reports, each replacing the last one of its worker (not a primitive of the rules). */
+  void saveWorkers(List<dev.tally.core.store.WorkerStatus> statuses) {
+    sql(() -> {
+      PreparedStatement p = s.upsertWorker;
+      for (dev.tally.core.store.WorkerStatus w : statuses) {
+        p.setString(1, w.workerId());
+        p.setString(2, w.name());
+        p.setString(3, w.suspicion());
+        p.setInt(4, w.acceptingWork() ? 1 : 0);
+        p.setLong(5, w.ejectedUntilMillis());
+        p.setString(6, w.ejectionReason());
+        p.setInt(7, w.timesEjected());
+        p.setInt(8, w.inFlight());
+        p.setLong(9, w.reportedAtMillis());
+        p.setString(10, w.leftReason());
+        if (Double.isNaN(w.suspicionLevel())) {
+          p.setNull(11, Types.DOUBLE);
+        } else {
+          p.setDouble(11, w.suspicionLevel());
+        }
+        p.setInt(12, w.slots());
+        p.addBatch();
+      }
+      return p.executeBatch();
+    });
+  }
+
   /** Inserts the attempt rows gathered so far; called before the commit. */
   void flush() {
     sql(() -> s.insertAttempt.executeBatch());
@@ -739,6 +766,7 @@ final class JdbcTransaction implements StoreTransaction {
     final PreparedStatement replaceOutcome;
     final PreparedStatement upsertOption;
     final PreparedStatement selectOption;
+    final PreparedStatement upsertWorker;
 
     /** Closes every statement, ignoring failures: they are being replaced. */
     void closeQuietly() {
@@ -748,7 +776,7 @@ final class JdbcTransaction implements StoreTransaction {
           countErrors, requeueErrors, reopenRun,
           cancelLeased, cancelPending, cancelRun, positionOfCase, setRunTotal, selectKey, insertKey, updateKey, deleteKey,
           deleteKeys, deleteHeldKeys, insertResponse, selectResponses, selectRecordedCases, replaceOutcome, upsertOption,
-          selectOption}) {
+          selectOption, upsertWorker}) {
         try {
           p.close();
         } catch (SQLException ignored) {
@@ -802,6 +830,7 @@ final class JdbcTransaction implements StoreTransaction {
       replaceOutcome = c.prepareStatement(sql.replaceOutcome);
       upsertOption = c.prepareStatement(sql.upsertOption);
       selectOption = c.prepareStatement(sql.selectOption);
+      upsertWorker = c.prepareStatement(sql.upsertWorker);
     }
   }
 }

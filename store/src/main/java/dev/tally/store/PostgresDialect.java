@@ -1,0 +1,122 @@
+package dev.tally.store;
+
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.SQLTransientConnectionException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.Set;
+
+/**
+ * PostgreSQL's side of {@link Dialect}: {@code synchronous_commit=on} (the server's default: a commit is
+ * flushed to the WAL on disk before it returns), plain {@code BEGIN} (READ COMMITTED: the one writer is
+ * the only one changing rows, and its {@code UPDATE ... WHERE} statements re-check their conditions on
+ * the rows they change), no index hints (the planner finds the partial indexes), and errors classified
+ * by SQLSTATE.
+ *
+ * <p>Thread-safety: stateless; safe from any thread.
+ */
+final class PostgresDialect implements Dialect {
+
+  /** The one instance: the dialect has no state. */
+  static final PostgresDialect INSTANCE = new PostgresDialect();
+
+  /**
+   * SQLSTATEs that mean the server went away or is not taking connections yet, so the same work may
+   * succeed on a new connection later: class 08 (connection exception) is matched by its prefix; these
+   * are the others. 57P01 admin_shutdown (a fast or immediate stop), 57P02 crash_shutdown (another
+   * backend crashed and the server is resetting), 57P03 cannot_connect_now (starting up or recovering),
+   * 53300 too_many_connections (a restart's clients reconnecting at once).
+   */
+  private static final Set<String> CONNECTION_STATES = Set.of("57P01", "57P02", "57P03", "53300");
+
+  /** SQLSTATEs of a transaction the server aborted to keep order: 40001 serialization, 40P01 deadlock. */
+  private static final Set<String> CONTENDED_STATES = Set.of("40001", "40P01");
+
+  /**
+   * How long a write waits for a row lock another session holds (a person's session, another coordinator)
+   * before it fails: far beyond any batch of Tally's own, short enough that a stuck lock shows up as an
+   * error rather than a hang.
+   */
+  static final Duration LOCK_TIMEOUT = Duration.ofSeconds(10);
+
+  private PostgresDialect() {}
+
+  @Override
+  public String name() {
+    return "PostgreSQL";
+  }
+
+  @Override
+  public String migrations() {
+    return "classpath:db/migration/postgresql";
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>{@code synchronous_commit=on} is stated, not assumed from the server's configuration: an acked
+   * result must be on the server's disk. A statement that waits on a lock longer than the writer's
+   * patience fails rather than hangs ({@code lock_timeout}).
+   */
+  @Override
+  public void configureWriter(Connection writer) throws SQLException {
+    try (Statement s = writer.createStatement()) {
+      s.execute("SET synchronous_commit = on");
+      s.execute("SET lock_timeout = '" + LOCK_TIMEOUT.toMillis() + "ms'");
+    }
+  }
+
+  @Override
+  public String begin() {
+    return "BEGIN";
+  }
+
+  /** {@inheritDoc} PostgreSQL takes no hints; its planner uses the partial indexes on its own. */
+  @Override
+  public String indexedBy(String index) {
+    return "";
+  }
+
+  /** {@inheritDoc} The identity column {@code seq} stands for SQLite's rowid (see the V1 migration). */
+  @Override
+  public String responsesInInsertionOrder() {
+    return "seq";
+  }
+
+  @Override
+  public String greatest(String a, String b) {
+    return "GREATEST(" + a + ", " + b + ")";
+  }
+
+  @Override
+  public String containsLiteral(String haystack, String needle) {
+    return "strpos(" + haystack + ", " + needle + ") > 0";
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>By SQLSTATE, walking the chain of causes (the driver wraps an I/O error in a {@link SQLException}
+   * of class 08; Hikari reports a pool that found no live connection as a
+   * {@link SQLTransientConnectionException}).
+   */
+  @Override
+  public Failure classify(SQLException e) {
+    for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+      if (t instanceof SQLTransientConnectionException) {
+        return Failure.CONNECTION_LOST;
+      }
+      if (t instanceof SQLException s && s.getSQLState() != null) {
+        String state = s.getSQLState();
+        if (state.startsWith("08") || CONNECTION_STATES.contains(state)) {
+          return Failure.CONNECTION_LOST;
+        }
+        if (CONTENDED_STATES.contains(state)) {
+          return Failure.CONTENDED;
+        }
+      }
+    }
+    return Failure.PERMANENT;
+  }
+}

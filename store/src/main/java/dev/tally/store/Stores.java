@@ -1,0 +1,73 @@
+package dev.tally.store;
+
+import dev.tally.core.store.StoreException;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.util.Map;
+
+/**
+ * The one way to open a store from a {@link StoreLocation}: a SQLite file or a PostgreSQL database, for
+ * writing (migrated to this Tally's schema) or for reading only (never migrated).
+ *
+ * <p>Thread-safety: stateless.
+ */
+public final class Stores {
+
+  private Stores() {}
+
+  /**
+   * How a store is opened, beyond where it is.
+   *
+   * @param clock the wall clock for run creation times
+   * @param passwordFile a file whose first line is a PostgreSQL password ({@code --db-password-file}), or
+   *     {@code null}
+   * @param env the environment, for {@code PGPASSWORD} and {@code PGPASSFILE} ({@link PostgresPassword})
+   */
+  public record Options(Clock clock, Path passwordFile, Map<String, String> env) {
+    /** The system clock, no password file, this process's environment. */
+    public static Options defaults() {
+      return new Options(Clock.systemUTC(), null, System.getenv());
+    }
+
+    /** These options with the password file {@code file} ({@code null}: none). */
+    public Options withPasswordFile(Path file) {
+      return new Options(clock, file, env);
+    }
+
+    /** These options with the clock {@code clock}. */
+    public Options withClock(Clock clock) {
+      return new Options(clock, passwordFile, env);
+    }
+  }
+
+  /**
+   * Opens the store at {@code location}, creating it if it is a missing SQLite file, and brings its
+   * schema up to date.
+   *
+   * @return an open store; close it when done
+   * @throws StoreException if it cannot be opened or migrated, or its password cannot be read (each
+   *     message names the store, never a password)
+   */
+  public static JdbcStore open(StoreLocation location, Options options) {
+    if (location instanceof StoreLocation.SqliteFile f) {
+      return SqliteStore.open(f.file(), options.clock());
+    }
+    StoreLocation.Postgres pg = (StoreLocation.Postgres) location;
+    return PostgresStore.open(pg, PostgresPassword.find(pg, options.passwordFile(), options.env()), options.clock());
+  }
+
+  /**
+   * Opens an existing store whose schema is this Tally's, for reading only; nothing is created or
+   * migrated (see {@link SqliteStore#openExisting} and {@link PostgresStore#openExisting}).
+   *
+   * @return an open, read-only store; close it when done
+   * @throws StoreException if there is no such store, its schema is not this Tally's, or it cannot be opened
+   */
+  public static JdbcStore openExisting(StoreLocation location, Options options) {
+    if (location instanceof StoreLocation.SqliteFile f) {
+      return SqliteStore.openExisting(f.file());
+    }
+    StoreLocation.Postgres pg = (StoreLocation.Postgres) location;
+    return PostgresStore.openExisting(pg, PostgresPassword.find(pg, options.passwordFile(), options.env()));
+  }
+}

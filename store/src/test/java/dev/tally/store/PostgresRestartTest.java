@@ -1,0 +1,53 @@
+package dev.tally.store;
+
+import static dev.tally.store.StoreContractTest.T0;
+import static dev.tally.store.StoreContractTest.cases;
+import static dev.tally.store.StoreContractTest.lease;
+import static dev.tally.store.StoreContractTest.rec;
+import static dev.tally.store.StoreContractTest.record;
+import static dev.tally.store.StoreContractTest.spec;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.tally.core.Assignment;
+import dev.tally.core.RecordStatus;
+import dev.tally.core.Verdict;
+import dev.tally.core.store.JobState;
+import dev.tally.core.store.JobView;
+import dev.tally.core.store.StoreBatchResult;
+import java.time.Clock;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A {@link PostgresStore} whose server is stopped at once ({@code pg_ctl stop -m immediate}) and started
+ * again under it: the write waiting meanwhile is applied whole once the server is back, and nothing is
+ * recorded twice.
+ */
+class PostgresRestartTest {
+
+  @Test
+  void aBatchWaitsOutTheServersRestartAndIsAppliedWholeOnce() throws Exception {
+    try (PostgresFixture.Dedicated server = PostgresFixture.Dedicated.start()) {
+      StoreLocation.Postgres db = server.createDatabase("restarted");
+      try (PostgresStore store = PostgresStore.open(db, null, Clock.systemUTC())) {
+        long runId = store.createRun(spec(3), cases(4));
+        List<Assignment> leased = store.apply(lease(T0, "w1", 4)).leases().get(0);
+        assertThat(leased).hasSize(4);
+
+        server.stopImmediately();
+        CompletableFuture<StoreBatchResult> applying = CompletableFuture.supplyAsync(
+            () -> store.apply(record(T0 + 1, leased.stream().map(a -> rec(a, "w1", Verdict.PASS))
+                .toArray(dev.tally.core.store.StoreBatch.RecordRequest[]::new))));
+        server.restart();
+        StoreBatchResult result = applying.get(60, TimeUnit.SECONDS);
+
+        assertThat(result.recordStatuses()).hasSize(4).containsOnly(RecordStatus.RECORDED);
+        assertThat(store.jobs(runId)).extracting(JobView::state).containsOnly(JobState.DONE);
+        assertThat(store.run(runId).orElseThrow().counters().passed()).isEqualTo(4);
+        assertThat(store.attempts(runId)).as("one attempt per case").hasSize(4);
+      }
+    }
+  }
+}
