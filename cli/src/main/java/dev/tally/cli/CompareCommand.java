@@ -8,13 +8,15 @@ import dev.tally.core.store.RunView;
 import dev.tally.core.store.Store;
 import dev.tally.core.store.StoreException;
 import dev.tally.http.ApiServer;
-import dev.tally.store.SqliteStore;
+import dev.tally.store.StoreLocation;
+import dev.tally.store.Stores;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
@@ -44,8 +46,11 @@ public final class CompareCommand extends ClientCommand {
   @Parameters(index = "1", paramLabel = "RUN_B", description = "The second run's id (compared against the first).")
   String runB;
 
-  @Option(names = "--db", paramLabel = "FILE", description = "Read the runs from this SQLite store instead of a server.")
-  Path db;
+  @Option(names = "--db", converter = DbOptions.Converter.class, paramLabel = "STORE",
+      description = "Read the runs from this store instead of a server: " + DbOptions.GRAMMAR + ".")
+  StoreLocation db;
+
+  @Mixin DbOptions dbOptions;
 
   @Override
   int run(ApiClient client, PrintWriter out, PrintWriter err) throws Exception {
@@ -53,22 +58,22 @@ public final class CompareCommand extends ClientCommand {
     long b = runId(runB);
     RunComparison comparison;
     if (db != null) {
-      if (!Files.isRegularFile(db)) {
-        err.println("tally: no store at " + db);
+      if (db instanceof StoreLocation.SqliteFile f && !Files.isRegularFile(f.file())) {
+        err.println("tally: no store at " + f.file());
         return Main.EXIT_USAGE;
       }
-      try (Store store = SqliteStore.openExisting(db)) {
+      try (Store store = Stores.openExisting(db, dbOptions.storeOptions())) {
         for (long id : new long[] {a, b}) {
           RunView run = store.run(id).orElse(null);
           if (run == null || !run.ended()) {
-            err.println("tally: run " + id + (run == null ? " is not in " + db + " (tally status --db " + db + " lists its runs)"
+            err.println("tally: run " + id + (run == null ? " is not in " + db.describe() + " (tally status --db " + db.describe() + " lists its runs)"
                 : " has not finished (its results are not final yet)"));
             return Main.EXIT_USAGE;
           }
         }
         comparison = RunComparison.of(ResultLines.of(store, a), ResultLines.of(store, b));
       } catch (StoreException e) {
-        err.println("tally: " + db + " cannot be read: " + e.getMessage());
+        err.println("tally: " + db.describe() + " cannot be read: " + e.getMessage());
         return Main.EXIT_FAILED;
       }
     } else {

@@ -67,12 +67,12 @@ public final class RescoreCommand extends ResumeCommand {
     String run = "run " + runId;
     switch (r.status()) {
       case UNKNOWN_RUN -> {
-        err.println("tally: there is no run " + runId + " in " + db);
+        err.println("tally: there is no run " + runId + " in " + db.describe());
         return -1;
       }
       case NOT_ENDED -> {
         err.println("tally: " + run + " has not finished (its outcomes are still being recorded); finish it first: tally resume "
-            + runId + " --db " + db);
+            + runId + " --db " + db.describe());
         return -1;
       }
       case SUPERSEDED -> {
@@ -92,7 +92,7 @@ public final class RescoreCommand extends ResumeCommand {
   }
 
   @Override
-  String resumeCommand(long unused, Path dbFile) {
-    return "tally rescore " + runId + " --db " + dbFile + " with the same --scorer options";
+  String resumeCommand(long unused, String db) {
+    return "tally rescore " + runId + " --db " + db + " with the same --scorer options";
   }
 }

@@ -7,6 +7,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Optional;
 import picocli.CommandLine.Command;
+import dev.tally.store.StoreLocation;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
@@ -27,8 +28,9 @@ public class ResumeCommand extends RunnerCommand {
   @Parameters(index = "0", paramLabel = "RUN", description = "The run's id (see tally status).")
   long runId;
 
-  @Option(names = "--db", required = true, description = "The SQLite store that holds the run.")
-  Path db;
+  @Option(names = "--db", required = true, converter = DbOptions.Converter.class, paramLabel = "STORE",
+      description = "The store that holds the run: " + DbOptions.GRAMMAR + ".")
+  StoreLocation db;
 
   @Option(names = "--max-tokens", paramLabel = "N", description = "model: a new token cap for the run (a run paused at its cap goes on up to this one).")
   String maxTokens;
@@ -47,15 +49,15 @@ public class ResumeCommand extends RunnerCommand {
       throw new picocli.CommandLine.ParameterException(spec.commandLine(),
           "--max-tokens and --max-cost raise a paused run's caps: they are tally resume's");
     }
-    if (!Files.isRegularFile(db)) {
-      err.println("tally: no store at " + db);
+    if (db instanceof StoreLocation.SqliteFile f && !Files.isRegularFile(f.file())) {
+      err.println("tally: no store at " + f.file());
       return false;
     }
     return true;
   }
 
   @Override
-  Path dbFile() {
+  StoreLocation db() {
     return db;
   }
 
@@ -63,7 +65,7 @@ public class ResumeCommand extends RunnerCommand {
   long chooseRun(Coordinator coordinator, PrintWriter err) {
     Optional<RunView> run = coordinator.store().run(runId);
     if (run.isEmpty()) {
-      err.println("tally: there is no run " + runId + " in " + db);
+      err.println("tally: there is no run " + runId + " in " + db.describe());
       return -1;
     }
     if (run.get().ended()) {
@@ -105,7 +107,7 @@ public class ResumeCommand extends RunnerCommand {
   }
 
   @Override
-  String resumeCommand(long unused, Path dbFile) {
-    return "tally resume " + runId + " --db " + dbFile;
+  String resumeCommand(long unused, String db) {
+    return "tally resume " + runId + " --db " + db;
   }
 }

@@ -34,12 +34,12 @@ public final class RetryErrorsCommand extends ResumeCommand {
     String run = "run " + runId;
     switch (r.status()) {
       case UNKNOWN_RUN -> {
-        err.println("tally: there is no run " + runId + " in " + db);
+        err.println("tally: there is no run " + runId + " in " + db.describe());
         return -1;
       }
       case NOT_ENDED -> {
         err.println("tally: " + run + " has not finished (its own attempts still retry); finish it first: tally resume "
-            + runId + " --db " + db);
+            + runId + " --db " + db.describe());
         return -1;
       }
       case CANCELLED -> {

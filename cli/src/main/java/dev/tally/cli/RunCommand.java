@@ -22,6 +22,7 @@ import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import picocli.CommandLine.Command;
+import dev.tally.store.StoreLocation;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -44,8 +45,9 @@ import picocli.CommandLine.ParameterException;
 public final class RunCommand extends RunnerCommand {
   @Mixin EvaluatorOptions evaluatorOptions;
 
-  @Option(names = "--db", description = "SQLite store file (default: tally.db beside the dataset).")
-  Path db;
+  @Option(names = "--db", converter = DbOptions.Converter.class, paramLabel = "STORE",
+      description = "The store: " + DbOptions.GRAMMAR + " (default: tally.db beside the dataset).")
+  StoreLocation db;
 
   @Parameters(index = "0", paramLabel = "DATASET", description = "Dataset file: JSON Lines (one case per line, each an object"
       + " with a unique string \"id\"; a case without one gets an id from its content), a JSON array, CSV with a header row,"
@@ -86,8 +88,8 @@ public final class RunCommand extends RunnerCommand {
   }
 
   @Override
-  Path dbFile() {
-    return db != null ? db : datasetPath().getParent().resolve("tally.db");
+  StoreLocation db() {
+    return db != null ? db : new StoreLocation.SqliteFile(datasetPath().getParent().resolve("tally.db"));
   }
 
   /**
@@ -116,7 +118,7 @@ public final class RunCommand extends RunnerCommand {
     for (RunView old : choice.changedSince()) {
       err.printf("tally: %s changed since unfinished run %d was made from it; starting a new run"
           + " (tally resume %d --db %s finishes the old one with the cases it stored)%n",
-          dataset, old.runId(), old.runId(), dbFile());
+          dataset, old.runId(), old.runId(), db().describe());
     }
     choice.resumed().ifPresent(t -> reportTakeOver(t, err));
     return choice.runId();
@@ -128,8 +130,8 @@ public final class RunCommand extends RunnerCommand {
   }
 
   @Override
-  String resumeCommand(long runId, Path dbFile) {
-    return runId < 0 ? "the same tally run command" : "the same tally run command (or tally resume " + runId + " --db " + dbFile + ")";
+  String resumeCommand(long runId, String db) {
+    return runId < 0 ? "the same tally run command" : "the same tally run command (or tally resume " + runId + " --db " + db + ")";
   }
 
   /** The options that choose and configure the evaluator; shared by run and submit. */

@@ -37,6 +37,7 @@ import me.tongfei.progressbar.ConsoleProgressBarConsumer;
 import me.tongfei.progressbar.ProgressBar;
 import me.tongfei.progressbar.ProgressBarBuilder;
 import me.tongfei.progressbar.ProgressBarConsumer;
+import dev.tally.store.StoreLocation;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -72,6 +73,8 @@ public abstract class RunnerCommand implements Callable<Integer> {
   @Mixin CoordinatorOptions coordinatorOptions;
 
   @Mixin ApiOptions apiOptions;
+
+  @Mixin DbOptions dbOptions;
 
   @Mixin ReportOptions reports;
 
@@ -122,7 +125,9 @@ public abstract class RunnerCommand implements Callable<Integer> {
     requireDirectoryOf("--out", out);
     requireDirectoryOf("--summary", summary);
     reports.requireDirectories(spec.commandLine());
-    requireDirectoryOf("--db", dbFile());
+    if (db() instanceof StoreLocation.SqliteFile file) {
+      requireDirectoryOf("--db", file.file());
+    }
     if (!prepare(err)) {
       return Main.EXIT_USAGE;
     }
@@ -134,9 +139,9 @@ public abstract class RunnerCommand implements Callable<Integer> {
       if (listen != null) {
         builder.listen(new InetSocketAddress(listen.host(), listen.port()));
       }
-      coordinator = builder.storeFile(dbFile).start();
+      coordinator = builder.storeLocation(db(), dbOptions.storeOptions()).start();
     } catch (CoordinatorBuilder.StartException e) {
-      return refused(e, dbFile, err);
+      return refused(e, err);
     }
     ApiServer served = null;
     if (api != null) {
@@ -165,7 +170,7 @@ public abstract class RunnerCommand implements Callable<Integer> {
       }
       return runChosen(coordinator, runId, workerSlots, dbFile, started, err);
     } catch (StoreException e) {
-      err.println(StoreFailure.stopped(runId, dbFile, resumeCommand(runId, dbFile), e));
+      err.println(StoreFailure.stopped(runId, db(), resumeCommand(runId, db().describe()), e));
       return Main.EXIT_FAILED;
     } catch (IOException e) {
       err.println("tally: " + e.getMessage());
@@ -199,15 +204,15 @@ public abstract class RunnerCommand implements Callable<Integer> {
   }
 
   /** Says why the coordinator could not start; the exit code says whose fault it is. */
-  private int refused(CoordinatorBuilder.StartException e, Path dbFile, PrintWriter err) {
+  private int refused(CoordinatorBuilder.StartException e, PrintWriter err) {
     switch (e.reason()) {
       case STORE_LOCKED:
-        err.println("tally: another coordinator (tally run or tally resume) is running on " + dbFile + " (it holds "
-            + CoordinatorLock.lockFile(dbFile) + "); wait for it to finish or stop it first");
+        err.println("tally: another coordinator (tally run or tally resume) is running on " + db().describe() + " (it holds "
+            + CoordinatorLock.lockFile(dbFile()) + "); wait for it to finish or stop it first");
         return Main.EXIT_USAGE;
       case STORE_UNUSABLE:
-        if (StoreFailure.isDiskFull(e, dbFile)) {
-          err.println(StoreFailure.stopped(-1, dbFile, resumeCommand(-1, dbFile), e));
+        if (StoreFailure.isDiskFull(e, db())) {
+          err.println(StoreFailure.stopped(-1, db(), resumeCommand(-1, db().describe()), e));
           return Main.EXIT_FAILED;
         }
         err.println("tally: " + e.getMessage());
@@ -228,10 +233,11 @@ public abstract class RunnerCommand implements Callable<Integer> {
             coordinator.store().storeId()) : null)) {
       RunView run = coordinator.store().run(runId).orElseThrow();
       err.printf("tally: run %d: %s; %s; store %s%n", runId, Words.count(run.counters().total(), "case"),
-          fleet(workerSlots, bound), dbFile);
+          fleet(workerSlots, bound), db().describe());
       Thread hook = new Thread(() -> {
         err.printf("tally: stopped before run %d finished; what is recorded stays in %s. The same command, or"
-            + " tally resume %d --db %s, finishes it without running a recorded case again.%n", runId, dbFile, runId, dbFile);
+            + " tally resume %d --db %s, finishes it without running a recorded case again.%n", runId, db().describe(), runId,
+            db().describe());
         err.flush();
         // The scheduler first: workers that stop after it are no losses to redeliver, and their jobs stay
         // leased for the next coordinator to take over, as after a kill -9 (at once on a random port).
@@ -302,10 +308,10 @@ public abstract class RunnerCommand implements Callable<Integer> {
         .map(Path::toString).collect(java.util.stream.Collectors.joining(", ")));
     if (pausedReason != null) {
       long left = counters.total() - counters.ended();
-      String resume = "tally resume " + runId + " --db " + dbFile();
+      String resume = "tally resume " + runId + " --db " + db().describe();
       String goOn = pausedReason.startsWith("its token cap") ? "with a raised cap: " + resume + " --max-tokens N"
           : pausedReason.startsWith("its spend cap") ? "with a raised cap: " + resume + " --max-cost USD"
-          : "once the cause is fixed: " + resume + "; then tally retry-errors " + runId + " --db " + dbFile()
+          : "once the cause is fixed: " + resume + "; then tally retry-errors " + runId + " --db " + db().describe()
               + " runs the cases that erred again";
       err.printf("tally: run %d paused: %s; %s not run (not in the results). Go on %s%n", runId, pausedReason,
           Words.count(left, "case"), goOn);
@@ -338,8 +344,13 @@ public abstract class RunnerCommand implements Callable<Integer> {
    */
   abstract boolean prepare(PrintWriter err);
 
-  /** The store file. */
-  abstract Path dbFile();
+  /** Where the store is ({@code --db}). */
+  abstract StoreLocation db();
+
+  /** What the store's side files (worker logs, uploads) are named after and put beside ({@link DbOptions#besideStore}). */
+  final Path dbFile() {
+    return DbOptions.besideStore(db());
+  }
 
   /** The field of {@code --group-by}, or null (tally run has the option). */
   String groupBy() {
@@ -367,7 +378,7 @@ public abstract class RunnerCommand implements Callable<Integer> {
   }
 
   /** The command that finishes this run later (run id unknown: -1). */
-  abstract String resumeCommand(long runId, Path dbFile);
+  abstract String resumeCommand(long runId, String db);
 
   /** Where local workers reach a coordinator listening on {@code host}: loopback for a wildcard address. */
   static String loopbackFor(String host) {
@@ -428,7 +439,7 @@ public abstract class RunnerCommand implements Callable<Integer> {
             throw storeFailure;
           }
           throw new IOException("run " + runId + " could not finish: " + e.getCause().getMessage() + "; "
-              + resumeCommand(runId, dbFile()) + " finishes it without running a recorded case again", e.getCause());
+              + resumeCommand(runId, db().describe()) + " finishes it without running a recorded case again", e.getCause());
         }
       }
     } finally {

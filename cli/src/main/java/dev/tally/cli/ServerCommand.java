@@ -18,6 +18,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import picocli.CommandLine.Command;
+import dev.tally.store.StoreLocation;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -63,8 +64,11 @@ public final class ServerCommand implements java.util.concurrent.Callable<Intege
 
   @Mixin ApiOptions apiOptions;
 
-  @Option(names = "--db", defaultValue = "tally.db", description = "SQLite store file (default: ${DEFAULT-VALUE}).")
-  Path db;
+  @Option(names = "--db", defaultValue = "tally.db", converter = DbOptions.Converter.class, paramLabel = "STORE",
+      description = "The store: " + DbOptions.GRAMMAR + " (default: ${DEFAULT-VALUE}).")
+  StoreLocation db;
+
+  @Mixin DbOptions dbOptions;
 
   @Option(names = "--listen", converter = HostPort.Converter.class, description = "Address for workers to connect to (default: ${DEFAULT-VALUE}, a free loopback port).")
   HostPort listen;
@@ -101,11 +105,11 @@ public final class ServerCommand implements java.util.concurrent.Callable<Intege
     }
     CoordinatorBuilder builder = coordinatorOptions.applyTo(Coordinator.builder());
     ApiServer.Settings api = apiOptions.settings(new HostPort(ApiServer.Settings.DEFAULT_HOST, ApiServer.Settings.DEFAULT_PORT), builder,
-        coordinatorOptions.environment, db);
+        coordinatorOptions.environment, DbOptions.besideStore(db));
     if (listen != null) {
       builder.listen(new InetSocketAddress(listen.host(), listen.port()));
     }
-    builder.storeFile(db);
+    builder.storeLocation(db, dbOptions.storeOptions());
 
     CountDownLatch stop = new CountDownLatch(1);
     AtomicReference<String> stopSignal = new AtomicReference<>();
@@ -134,7 +138,7 @@ public final class ServerCommand implements java.util.concurrent.Callable<Intege
     HostPort connectTo = new HostPort(RunnerCommand.loopbackFor(bound.host()), bound.port());
     LocalWorkerProcesses local;
     try {
-      local = LocalWorkerProcesses.start(workers, workerSlots, connectTo, logDir(db), builder.workerToken().orElse(null));
+      local = LocalWorkerProcesses.start(workers, workerSlots, connectTo, logDir(DbOptions.besideStore(db)), builder.workerToken().orElse(null));
     } catch (IOException e) {
       server.close();
       err.println("tally server: cannot start the local workers: " + e.getMessage());
@@ -146,14 +150,14 @@ public final class ServerCommand implements java.util.concurrent.Callable<Intege
     String url = server.api().url();
     out.printf("tally server: API %s%s (OpenAPI %s%s, metrics %s%s); dashboard %s; workers connect to %s; %s; store %s%n",
         url, ApiServer.BASE, url, ApiServer.OPENAPI_PATH, url, ApiServer.METRICS_PATH, server.api().dashboardUrl(), connectTo,
-        fleet(workerSlots), db);
+        fleet(workerSlots), db.describe());
     out.flush();
 
     int exit = Main.EXIT_PASSED;
     while (!stop.await(WATCH_MILLIS, TimeUnit.MILLISECONDS)) {
       if (coordinator.failure() != null) {
         err.println("tally server: the scheduler stopped: " + coordinator.failure().getMessage()
-            + "; what is recorded stays in " + db + ", and the next tally server on it resumes the unfinished runs");
+            + "; what is recorded stays in " + db.describe() + ", and the next tally server on it resumes the unfinished runs");
         exit = Main.EXIT_FAILED;
         break;
       }
@@ -171,7 +175,7 @@ public final class ServerCommand implements java.util.concurrent.Callable<Intege
     server.close();
     err.printf("tally server: stopped%s; unfinished runs stay in %s, and the next tally server on it resumes them%n",
         left == 0 ? ", every result in flight recorded" : " with " + Words.count(left, "case") + " still leased (run again by the next server)",
-        db);
+        db.describe());
     return exit;
   }
 

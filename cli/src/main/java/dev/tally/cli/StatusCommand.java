@@ -7,7 +7,8 @@ import dev.tally.core.store.RunView;
 import dev.tally.core.store.Store;
 import dev.tally.core.store.StoreException;
 import dev.tally.core.store.WorkerStatus;
-import dev.tally.store.SqliteStore;
+import dev.tally.store.StoreLocation;
+import dev.tally.store.Stores;
 import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -19,6 +20,7 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
@@ -31,27 +33,31 @@ import picocli.CommandLine.Spec;
 public final class StatusCommand implements Callable<Integer> {
   @Spec CommandSpec spec;
 
-  @Option(names = "--db", required = true, description = "SQLite store file.")
-  Path db;
+  @Option(names = "--db", required = true, converter = DbOptions.Converter.class, paramLabel = "STORE",
+      description = "The store: " + DbOptions.GRAMMAR + ".")
+  StoreLocation db;
+
+  @Mixin DbOptions dbOptions;
 
   @Override
   public Integer call() {
     PrintWriter out = spec.commandLine().getOut();
-    if (!Files.isRegularFile(db)) {
-      spec.commandLine().getErr().println("tally: no store at " + db);
+    if (db instanceof StoreLocation.SqliteFile f && !Files.isRegularFile(f.file())) {
+      spec.commandLine().getErr().println("tally: no store at " + f.file());
       return Main.EXIT_USAGE;
     }
     Store opened;
     try {
-      opened = SqliteStore.openExisting(db); // never migrates: a coordinator may be creating it right now
+      // Never migrates: a coordinator may be creating it right now.
+      opened = Stores.openExisting(db, dbOptions.storeOptions());
     } catch (StoreException e) {
-      spec.commandLine().getErr().println("tally: " + db + " is not a usable Tally store: " + e.getMessage());
+      spec.commandLine().getErr().println("tally: " + db.describe() + " is not a usable Tally store: " + e.getMessage());
       return Main.EXIT_USAGE;
     }
     try (Store store = opened) {
       List<RunView> runs = store.runs();
       if (runs.isEmpty()) {
-        out.println("no runs in " + db);
+        out.println("no runs in " + db.describe());
       } else {
         printRuns(out, runs);
       }

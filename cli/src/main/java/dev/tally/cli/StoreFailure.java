@@ -2,6 +2,7 @@ package dev.tally.cli;
 
 import java.io.IOException;
 import java.nio.file.Files;
+import dev.tally.store.StoreLocation;
 import java.nio.file.Path;
 
 /**
@@ -36,22 +37,22 @@ final class StoreFailure {
    * The line for a run (or, before a run is chosen, a start) stopped by a store failure.
    *
    * @param runId the run, or -1 if none was chosen yet
-   * @param dbFile the store
+   * @param db the store
    * @param resume the command that finishes the run
    * @param failure the store failure
    */
-  static String stopped(long runId, Path dbFile, String resume, Throwable failure) {
-    long free = usableSpace(dbFile);
+  static String stopped(long runId, StoreLocation db, String resume, Throwable failure) {
+    long free = usableSpace(db);
     boolean full = saysFull(failure) || (free >= 0 && free < LOW_SPACE_BYTES);
     String cause = full ? DISK_FULL + (free >= 0 ? " (its disk has " + free / 1024 + " KiB free)" : "") : rootMessage(failure);
-    return "tally: " + (runId >= 0 ? "run " + runId + " stopped" : "stopped") + ": the store " + dbFile + " failed: "
+    return "tally: " + (runId >= 0 ? "run " + runId + " stopped" : "stopped") + ": the store " + db.describe() + " failed: "
         + cause + ". Nothing recorded is lost; once " + (full ? "there is room on its disk" : "that is mended")
         + ", " + resume + " finishes " + (runId >= 0 ? "the run" : "it") + " without running a recorded case again.";
   }
 
   /** Whether the failure is a full disk: SQLite's or the file system's words for it, or a nearly full disk. */
-  static boolean isDiskFull(Throwable failure, Path dbFile) {
-    long free = usableSpace(dbFile);
+  static boolean isDiskFull(Throwable failure, StoreLocation db) {
+    long free = usableSpace(db);
     return saysFull(failure) || (free >= 0 && free < LOW_SPACE_BYTES);
   }
 
@@ -75,10 +76,16 @@ final class StoreFailure {
     return m != null && (m.contains(DISK_FULL) || m.contains("SQLITE_FULL") || m.contains(NO_SPACE));
   }
 
-  /** Bytes free for this process on the disk that holds the store, or -1 if that cannot be told. */
-  private static long usableSpace(Path dbFile) {
+  /**
+   * Bytes free for this process on the disk that holds the store, or -1 if that cannot be told (a
+   * PostgreSQL store's disk is its server's).
+   */
+  private static long usableSpace(StoreLocation db) {
+    if (!(db instanceof StoreLocation.SqliteFile f)) {
+      return -1;
+    }
     try {
-      Path dir = dbFile.toAbsolutePath().getParent();
+      Path dir = f.file().toAbsolutePath().getParent();
       return dir == null ? -1 : Files.getFileStore(dir).getUsableSpace();
     } catch (IOException | SecurityException e) {
       return -1;

@@ -10,7 +10,7 @@ import dev.tally.core.store.JobState;
 import dev.tally.core.store.JobView;
 import dev.tally.core.store.RunCounters;
 import dev.tally.core.store.RunView;
-import dev.tally.store.SqliteStore;
+import dev.tally.store.JdbcStore;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -19,13 +19,15 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The promise under the two plain deaths, with real processes and real signals: a worker killed with
  * {@code kill -9} (its socket closes) and a worker frozen with {@code SIGSTOP} (its socket stays open,
  * silent) while {@code tally run} works through 300 sleep cases on 3 worker JVMs; the killed worker is
- * started again by its supervisor.
+ * started again by its supervisor. On both stores: a SQLite file and a PostgreSQL database.
  */
 class WorkerFailureProcessTest {
   private static final ObjectMapper JSON = new ObjectMapper();
@@ -33,27 +35,28 @@ class WorkerFailureProcessTest {
 
   @TempDir Path dir;
 
-  @Test
-  void runFinishesEveryCaseExactlyOnceThroughKillAndFreeze() throws Exception {
+  @ParameterizedTest(name = "on {0}")
+  @ValueSource(strings = {"sqlite", "postgresql"})
+  void runFinishesEveryCaseExactlyOnceThroughKillAndFreeze(String storeKind) throws Exception {
     int total = 300;
     Path dataset = TallyProcess.sleepDataset(dir.resolve("cases.jsonl"), total, "sleep-", 42);
-    Path db = dir.resolve("t.db");
+    StoreUnderTest db = StoreUnderTest.of(storeKind, dir);
 
     // One slot per worker keeps the run long enough (about 5 s of sleeping per worker) that the thawed
     // worker is back, with its late results, well before the last case ends; a window of 3 jobs per
     // worker (1 slot + 2 prefetched) means the frozen one surely holds a running job when it stops.
     try (TallyProcess tally =
         TallyProcess.start(dir, "tally.log", List.of(
-            "run", dataset.toString(), "--workers=3", "--slots=1", "--prefetch=2", "--evaluator=sleep", "--db=" + db,
+            "run", dataset.toString(), "--workers=3", "--slots=1", "--prefetch=2", "--evaluator=sleep", db.dbArgument(),
             "--out=" + dir.resolve("results.jsonl"), "--summary=" + dir.resolve("summary.json"),
-            "--heartbeat-interval=200ms", "--detection-window=" + WINDOW.toMillis() + "ms", "--no-progress"))) {
+            "--heartbeat-interval=200ms", "--detection-window=" + WINDOW.toMillis() + "ms", "--no-progress"), db.env())) {
       await("three workers started").atMost(Duration.ofSeconds(30))
           .until(() -> tally.worker("local-1").isPresent() && tally.worker("local-2").isPresent() && tally.worker("local-3").isPresent());
       ProcessHandle killed = tally.worker("local-1").orElseThrow();
       ProcessHandle frozen = tally.worker("local-2").orElseThrow();
 
       await("40% recorded").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100))
-          .until(() -> TallyProcess.counters(db).map(c -> c.recorded() >= total * 4 / 10).orElse(false));
+          .until(() -> db.counters().map(c -> c.recorded() >= total * 4 / 10).orElse(false));
       Signals.send(killed.pid(), "KILL");
       Signals.send(frozen.pid(), "STOP");
       int outputAtFreeze = tally.output().length(); // a reap of local-2 before the freeze must not count
@@ -89,7 +92,7 @@ class WorkerFailureProcessTest {
       assertThat(summary.get("redeliveries").asLong()).as("the killed and the frozen worker's jobs were redelivered").isPositive();
       assertThat(summary.get("staleResultsFenced").asLong()).as("the frozen worker's late results are fenced; output:%n%s", tally.output()).isPositive();
 
-      try (SqliteStore store = SqliteStore.open(db)) {
+      try (JdbcStore store = db.open()) {
         RunView run = store.runs().get(0);
         assertThat(run.ended()).isTrue();
         assertThat(run.counters().recorded()).isEqualTo(total);

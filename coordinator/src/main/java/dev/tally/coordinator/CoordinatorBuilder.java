@@ -13,7 +13,8 @@ import dev.tally.core.schedule.SchedulerObserver;
 import dev.tally.core.store.Store;
 import dev.tally.core.store.StoreException;
 import dev.tally.core.security.Secret;
-import dev.tally.store.SqliteStore;
+import dev.tally.store.StoreLocation;
+import dev.tally.store.Stores;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
@@ -116,7 +117,9 @@ public final class CoordinatorBuilder {
   private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(CoordinatorBuilder.class);
 
   private Store store;
-  private Path storeFile;
+  /** Where the store is when the coordinator opens it itself; {@code null} with {@link #store(Store)}. */
+  private StoreLocation storeLocation;
+  private Stores.Options storeOptions = Stores.Options.defaults();
   private InetSocketAddress listen = new InetSocketAddress(DEFAULT_LISTEN_HOST, 0);
   private Duration heartbeatInterval = DetectorSettings.DEFAULT_HEARTBEAT_INTERVAL;
   /** Null: {@link #DEFAULT_DETECTOR}, or fixed when a window is given. */
@@ -179,11 +182,11 @@ public final class CoordinatorBuilder {
 
   /**
    * Works on a store the caller opened (already migrated); the coordinator does not close it and takes
-   * no {@link CoordinatorLock} (the caller may). Replaces {@link #storeFile}.
+   * no {@link CoordinatorLock} (the caller may). Replaces {@link #storeFile} and {@link #storeLocation}.
    */
   public CoordinatorBuilder store(Store store) {
     this.store = Objects.requireNonNull(store, "store");
-    this.storeFile = null;
+    this.storeLocation = null;
     return this;
   }
 
@@ -193,7 +196,20 @@ public final class CoordinatorBuilder {
    * Replaces {@link #store(Store)}.
    */
   public CoordinatorBuilder storeFile(Path file) {
-    this.storeFile = Objects.requireNonNull(file, "file");
+    return storeLocation(new StoreLocation.SqliteFile(Objects.requireNonNull(file, "file")), Stores.Options.defaults());
+  }
+
+  /**
+   * Works on the store at {@code location} (a {@code --db} value, {@link StoreLocation#parse}): {@link
+   * #start()} opens it through {@link Stores#open} (creating and migrating it as needed), a SQLite file
+   * under its {@link CoordinatorLock}; the coordinator closes it when it closes. Replaces {@link
+   * #store(Store)} and {@link #storeFile}.
+   *
+   * @param options the clock, and where a PostgreSQL password comes from
+   */
+  public CoordinatorBuilder storeLocation(StoreLocation location, Stores.Options options) {
+    this.storeLocation = Objects.requireNonNull(location, "location");
+    this.storeOptions = Objects.requireNonNull(options, "options");
     this.store = null;
     return this;
   }
@@ -385,11 +401,11 @@ public final class CoordinatorBuilder {
   }
 
   /**
-   * Starts the coordinator: with {@link #storeFile}, takes the store's lock and opens it; binds the worker
+   * Starts the coordinator: with {@link #storeLocation} (or {@link #storeFile}), opens the store (a SQLite file under its lock); binds the worker
    * port; starts the scheduler's loop. On failure everything already taken is released.
    *
    * @return the running coordinator; close it when done
-   * @throws IllegalStateException if neither {@link #store} nor {@link #storeFile} was given
+   * @throws IllegalStateException if none of {@link #store}, {@link #storeFile} and {@link #storeLocation} was given
    * @throws IllegalArgumentException as {@link #workerServerSettings()} does
    * @throws StartException if the worker port would listen on a non-loopback address without a token and
    *     without {@link #insecure} (the open-port rule, {@link ListenerSecurity}), the store is locked by
@@ -397,8 +413,8 @@ public final class CoordinatorBuilder {
    *     StartException#reason()} says which
    */
   public Coordinator start() throws StartException {
-    if (store == null && storeFile == null) {
-      throw new IllegalStateException("a coordinator needs a store: call store(Store) or storeFile(Path)");
+    if (store == null && storeLocation == null) {
+      throw new IllegalStateException("a coordinator needs a store: call store(Store), storeFile(Path) or storeLocation");
     }
     try {
       ListenerSecurity.enforce(ListenerSecurity.Listener.WORKER_PORT, listen, workerToken != null, tls != null, insecure);
@@ -410,10 +426,12 @@ public final class CoordinatorBuilder {
     CoordinatorLock lock = null;
     Store opened = store;
     try {
-      if (storeFile != null) {
-        lock = takeLock(storeFile);
-        opened = openStore(storeFile);
-        releaseEarlierHolds(opened, storeFile);
+      if (storeLocation != null) {
+        if (storeLocation instanceof StoreLocation.SqliteFile file) {
+          lock = takeLock(file.file());
+        }
+        opened = openStore(storeLocation, storeOptions);
+        releaseEarlierHolds(opened, storeLocation.describe());
       }
       Clock clock = Clock.systemUTC();
       SchedulerLoop loop = new SchedulerLoop(clock);
@@ -430,9 +448,9 @@ public final class CoordinatorBuilder {
       }
       loop.start(scheduler, server::close);
       return new Coordinator(scheduler, loop, server, opened, clock, listen.getPort() == 0, detectorSettings,
-          storeFile != null ? opened : null, lock, tls, idempotencyTtl, keyHold);
+          storeLocation != null ? opened : null, lock, tls, idempotencyTtl, keyHold);
     } catch (StartException | RuntimeException e) {
-      if (storeFile != null && opened != null) {
+      if (storeLocation != null && opened != null) {
         opened.close();
       }
       closeQuietly(lock, e);
@@ -459,7 +477,7 @@ public final class CoordinatorBuilder {
    * Releases the idempotency keys requests of earlier processes held: this process holds the store's lock,
    * so none of them is being served.
    */
-  private static void releaseEarlierHolds(Store store, Path storeFile) throws StartException {
+  private static void releaseEarlierHolds(Store store, String storeFile) throws StartException {
     try {
       int released = store.releaseHeldKeys();
       if (released > 0) {
@@ -471,12 +489,12 @@ public final class CoordinatorBuilder {
     }
   }
 
-  private static Store openStore(Path storeFile) throws StartException {
+  private static Store openStore(StoreLocation location, Stores.Options options) throws StartException {
     try {
-      return SqliteStore.open(storeFile);
+      return Stores.open(location, options);
     } catch (StoreException e) {
       throw new StartException(StartException.Reason.STORE_UNUSABLE,
-          storeFile + " is not a usable Tally store: " + e.getMessage(), e);
+          location.describe() + " is not a usable Tally store: " + e.getMessage(), e);
     }
   }
 

@@ -12,6 +12,7 @@ import dev.tally.core.EvaluatorSpec;
 import dev.tally.core.store.RunCounters;
 import dev.tally.core.store.RunSpec;
 import dev.tally.core.store.Store;
+import dev.tally.store.StoreLocation;
 import dev.tally.worker.eval.ModelSettings;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -70,8 +71,11 @@ public final class BenchCommand implements Callable<Integer> {
       description = "model: how long the fake endpoint waits before each answer (default: " + MODEL_LATENCY_TEXT + ").")
   Duration latency;
 
-  @Option(names = "--db", description = "Store file (default: a fresh temporary file, deleted afterwards).")
-  Path db;
+  @Option(names = "--db", converter = dev.tally.cli.DbOptions.Converter.class, paramLabel = "STORE",
+      description = "The store: " + dev.tally.cli.DbOptions.GRAMMAR + " (default: a fresh temporary SQLite file, deleted afterwards).")
+  StoreLocation db;
+
+  @Mixin dev.tally.cli.DbOptions dbOptions;
 
   @Mixin CoordinatorOptions coordinatorOptions;
 
@@ -121,28 +125,30 @@ public final class BenchCommand implements Callable<Integer> {
       // and a deeper one only makes queued cases look slow to outlier detection.
       builder.prefetch(BENCH_PREFETCH);
     }
-    Path dir = db == null ? Files.createTempDirectory("tally-bench") : db.toAbsolutePath().getParent();
-    Path dbFile = db == null ? dir.resolve("bench.db") : db;
+    // Logs (and a temporary store) go in a temporary directory, or beside the store's file.
+    Path dir = db instanceof StoreLocation.SqliteFile f ? f.file().toAbsolutePath().getParent() : Files.createTempDirectory("tally-bench");
+    StoreLocation store = db != null ? db : new StoreLocation.SqliteFile(dir.resolve("bench.db"));
     Path logs = Files.createDirectories(dir.resolve("bench-logs"));
     try (FakeEndpoint endpoint = evaluator == Kind.model ? FakeEndpoint.start(endpointLatency, logs.resolve("fake-endpoint.log")) : null;
-        Coordinator coordinator = start(builder.storeFile(dbFile));
+        Coordinator coordinator = start(builder.storeLocation(store, dbOptions.storeOptions()));
         LocalWorkerProcesses local = LocalWorkerProcesses.start(workers, slots, new HostPort("127.0.0.1", coordinator.port()), logs,
             builder.workerToken().orElse(null))) {
       EvaluatorSpec spec = endpoint == null ? new EvaluatorSpec("noop", Map.of(), Duration.ofMinutes(1)) : modelSpec(endpoint.baseUrl());
-      Store store = coordinator.store();
-      Measurement warmup = measure(store, coordinator, spec, Math.max(1, n / 10), "warmup", endpoint);
-      long waitedMillis = awaitEjectionsEnded(store);
-      Measurement m = measure(store, coordinator, spec, n, "measured", endpoint);
+      Store opened = coordinator.store();
+      Measurement warmup = measure(opened, coordinator, spec, Math.max(1, n / 10), "warmup", endpoint);
+      long waitedMillis = awaitEjectionsEnded(opened);
+      Measurement m = measure(opened, coordinator, spec, n, "measured", endpoint);
       out.printf("tally bench: %d cores, %s %s, %s %s; java %s%n",
           Runtime.getRuntime().availableProcessors(), System.getProperty("os.name"), System.getProperty("os.arch"),
           System.getProperty("java.vm.name"), System.getProperty("java.vm.version"), System.getProperty("java.version"));
       // the parse result's arguments are the whole command line, from the subcommand's name on
       out.printf("command: tally %s%n", String.join(" ", this.spec.commandLine().getParseResult().originalArgs()));
-      out.printf("settings: --workers %d --slots %d --cases %d --prefetch %d, evaluator %s, SQLite WAL synchronous=NORMAL, store %s%n",
+      out.printf("settings: --workers %d --slots %d --cases %d --prefetch %d, evaluator %s, %s, store %s%n",
           workers, slots, n, coordinator.serverSettings().prefetch(),
           endpoint == null ? "noop" : "model against a fake endpoint on loopback (its own process), latency "
               + dev.tally.cli.DurationConverter.text(endpointLatency) + ", concurrency " + (long) workers * slots + " (workers x slots)",
-          dbFile);
+          store instanceof StoreLocation.SqliteFile ? "SQLite WAL synchronous=NORMAL" : "PostgreSQL synchronous_commit=on",
+          store.describe());
       out.printf("warm-up: %d evals in %d ms%s%n", warmup.evals, warmup.millis,
           waitedMillis > 0 ? "; then " + waitedMillis + " ms until workers ejected by outlier detection in it (cold JVMs) were back" : "");
       out.printf("%d evals in %d ms, %d store commits%n", m.evals, m.millis, m.commits);
@@ -167,7 +173,7 @@ public final class BenchCommand implements Callable<Integer> {
           exact ? "" : "  <-- NOT EXACT");
       return exact && billedOnce ? Main.EXIT_PASSED : Main.EXIT_FAILED;
     } finally {
-      if (db == null) {
+      if (!(db instanceof StoreLocation.SqliteFile)) {
         deleteTree(dir);
       }
     }
