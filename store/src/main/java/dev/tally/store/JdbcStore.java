@@ -63,7 +63,7 @@ import org.flywaydb.core.api.MigrationState;
  * pool of read connections ({@link ReadPool}), the cache of run specs, and closing. The SQL is written once
  * ({@link StoreSql}, and beside each read here); what differs between databases is the {@link Dialect}'s.
  * A subclass opens the database, migrates its schema and hands its connections over:
- * {@link SqliteStore}.
+ * {@link SqliteStore}, {@link PostgresStore}.
  *
  * <p><b>Writes</b> go through one connection under one lock, so this process never contends with
  * itself for the database's write lock. Each write is one transaction begun with the dialect's

@@ -5,7 +5,9 @@
  * connection that applies each scheduler step as one transaction (Tally's group commit), a small pool of read
  * connections for status and the API. Its schema is the Flyway migrations under
  * {@code db/migration/sqlite}. The work is {@link dev.tally.store.JdbcStore}'s, in SQL written once; what
- * SQLite does its own way is {@code SqliteDialect}'s. The shared contract test suite,
+ * SQLite does its own way is {@code SqliteDialect}'s. {@link dev.tally.store.PostgresStore} is the same
+ * store on a PostgreSQL server ({@code db/migration/postgresql}). A {@code --db} value is parsed by
+ * {@link dev.tally.store.StoreLocation} and opened by {@link dev.tally.store.Stores}. The shared contract test suite,
  * {@code StoreContractTest}, ships in this module's test jar so every other store implementation can run it.
  */
 package dev.tally.store;
