@@ -16,6 +16,7 @@ import dev.tally.core.store.CancelResult;
 import dev.tally.core.store.CaseQuery;
 import dev.tally.core.store.CaseView;
 import dev.tally.core.store.CreatedRun;
+import dev.tally.core.store.Durability;
 import dev.tally.core.store.IdempotencyRules;
 import dev.tally.core.store.KeyClaim;
 import dev.tally.core.store.KeyCompletion;
@@ -78,12 +79,13 @@ import org.sqlite.SQLiteDataSource;
 /**
  * The embedded {@link Store}: one SQLite file in WAL mode, written by one connection, read by another.
  *
- * <p><b>Durability.</b> The file runs with {@code journal_mode=WAL} and {@code synchronous=NORMAL}: a
- * commit is written to the WAL file (the operating system's page cache) before {@link #apply} returns, but
- * is not fsynced; fsync happens at checkpoints. So an acked result survives a {@code kill -9} of the
- * process (invariant I5), but the last commits before a power loss or kernel crash may be lost. That
- * trade buys the commit rate the group-commit writer needs. Surviving a power loss would take
- * {@code synchronous=FULL}, which Tally does not offer yet.
+ * <p><b>Durability.</b> The file runs with {@code journal_mode=WAL}, and {@code synchronous} as the
+ * {@link Durability} it is opened with: {@link Durability#FULL} ({@code synchronous=FULL}) fsyncs the WAL
+ * at every commit, before {@link #apply} returns, so an acked result survives a power loss; {@link
+ * Durability#RELAXED} ({@code synchronous=NORMAL}) writes the commit to the WAL file (the operating
+ * system's page cache) and fsyncs only at checkpoints, so an acked result survives a {@code kill -9} of
+ * the process (invariant I5) but the last commits before a power loss or kernel crash may be lost. With
+ * group commit either costs one commit per batch, not per eval.
  *
  * <p><b>Writes</b> go through one connection under one lock, in {@code BEGIN IMMEDIATE} transactions, so
  * this process never meets {@code SQLITE_BUSY} from itself (SQLite admits one writer and does not queue
@@ -199,8 +201,23 @@ public final class SqliteStore implements Store {
   }
 
   /**
+   * Opens the store file as {@link #open(Path, Clock)} does, with {@code durability} instead of {@link
+   * Durability#FULL}.
+   *
+   * @param file the SQLite file; its parent directories are created if missing
+   * @param clock the wall clock for run creation times
+   * @param durability what an acknowledged result survives (the write connection's {@code synchronous})
+   * @return an open store; close it when done
+   * @throws StoreException if the file cannot be created or opened, or a migration fails
+   */
+  public static SqliteStore open(Path file, Clock clock, Durability durability) {
+    return openWith(file, clock, durability);
+  }
+
+  /**
    * Opens (creating it if missing) the store file and brings its schema up to date with the Flyway
-   * migrations in {@code db/migration/sqlite}.
+   * migrations in {@code db/migration/sqlite}, with {@link Durability#FULL}: the strict level, for callers
+   * that do not choose (a coordinator's level is {@code CoordinatorBuilder}'s).
    *
    * @param file the SQLite file; its parent directories are created if missing
    * @param clock the wall clock for run creation times
@@ -208,6 +225,10 @@ public final class SqliteStore implements Store {
    * @throws StoreException if the file cannot be created or opened, or a migration fails
    */
   public static SqliteStore open(Path file, Clock clock) {
+    return openWith(file, clock, Durability.FULL);
+  }
+
+  private static SqliteStore openWith(Path file, Clock clock, Durability durability) {
     Path absolute = file.toAbsolutePath();
     String url = "jdbc:sqlite:" + absolute;
     try {
@@ -227,7 +248,7 @@ public final class SqliteStore implements Store {
       throw new StoreException("open: migrating the schema of " + absolute + " failed: " + rootMessage(e), e);
     }
     refuseNewerSchema(absolute, current);
-    return connectBoth(absolute, url, clock);
+    return connectBoth(absolute, url, clock, durability);
   }
 
   /**
@@ -332,11 +353,11 @@ public final class SqliteStore implements Store {
         .load();
   }
 
-  private static SqliteStore connectBoth(Path absolute, String url, Clock clock) {
+  private static SqliteStore connectBoth(Path absolute, String url, Clock clock, Durability durability) {
     Connection writer = null;
     ReadPool readers = null;
     try {
-      writer = connect(url);
+      writer = connect(url, durability);
       readers = ReadPool.open(url, ReadPool.SIZE, BUSY_TIMEOUT);
       return new SqliteStore(absolute, clock, writer, readers, false);
     } catch (SQLException e) {
@@ -348,7 +369,7 @@ public final class SqliteStore implements Store {
     }
   }
 
-  private static Connection connect(String url) throws SQLException {
+  private static Connection connect(String url, Durability durability) throws SQLException {
     // The connection stays in JDBC auto-commit mode and transactions are begun explicitly: the driver's
     // own non-auto-commit mode opens the next transaction right after each commit, which would hold
     // SQLite's write lock between batches and lock every other process out of writing.
@@ -356,13 +377,32 @@ public final class SqliteStore implements Store {
     try (Statement s = c.createStatement()) {
       s.execute("PRAGMA busy_timeout = " + BUSY_TIMEOUT.toMillis());
       s.execute("PRAGMA journal_mode = WAL");
-      s.execute("PRAGMA synchronous = NORMAL");
+      s.execute("PRAGMA synchronous = " + synchronous(durability));
       s.execute("PRAGMA foreign_keys = ON");
     } catch (SQLException e) {
       closeQuietly(c);
       throw e;
     }
     return c;
+  }
+
+  /** SQLite's {@code synchronous} level for {@code durability}, in WAL mode. */
+  static String synchronous(Durability durability) {
+    return switch (durability) {
+      case FULL -> "FULL";
+      case RELAXED -> "NORMAL";
+    };
+  }
+
+  /**
+   * What this store does for {@code durability}, in words, for a benchmark's report: the setting, and the
+   * fsyncs SQLite makes in WAL mode (as its documentation of {@code PRAGMA synchronous} states).
+   */
+  public static String describe(Durability durability) {
+    return "SQLite WAL synchronous=" + synchronous(durability) + switch (durability) {
+      case FULL -> " (fsyncs the WAL at every commit, and the WAL and the database file at each checkpoint)";
+      case RELAXED -> " (fsyncs only at checkpoints: the WAL, then the database file; none per commit)";
+    };
   }
 
   // ---------------------------------------------------------------------------------------------
