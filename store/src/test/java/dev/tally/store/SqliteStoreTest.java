@@ -259,7 +259,7 @@ class SqliteStoreTest extends StoreContractTest {
     String expected = durability == dev.tally.core.store.Durability.FULL ? "2" : "1";
     try (SqliteStore store = SqliteStore.open(dir.resolve(FILE), java.time.Clock.systemUTC(), durability)) {
       assertThat(store.pragma(true, "journal_mode")).isEqualTo("wal");
-      assertThat(store.pragma(true, "synchronous")).as(durability + " is synchronous=" + SqliteStore.synchronous(durability))
+      assertThat(store.pragma(true, "synchronous")).as(durability + " is synchronous=" + SqliteDialect.synchronous(durability))
           .isEqualTo(expected);
       store.createRun(spec(1), cases(1)); // a commit under that setting
       assertThat(store.commits()).isEqualTo(1);
