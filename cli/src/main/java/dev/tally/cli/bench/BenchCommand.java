@@ -171,7 +171,7 @@ public final class BenchCommand implements Callable<Integer> {
         out.printf("%.4f fsyncs/eval (measured: strace counted %d fsync and fdatasync calls of the coordinator over the"
             + " measured run, which it slowed)%n", (double) m.fsyncs / m.evals, m.fsyncs);
       } else {
-        out.printf("fsyncs/eval: not measured (--count-fsyncs counts them with strace); per commit the store %s%n",
+        out.printf("fsyncs/eval: not measured (--count-fsyncs counts them with strace); the store %s%n",
             fsyncsPerCommit(builder.durability()));
       }
       if (m.cpuNanos >= 0) {
@@ -203,7 +203,7 @@ public final class BenchCommand implements Callable<Integer> {
     }
   }
 
-  /** What the store fsyncs per commit at {@code durability}, in words: its own description, from the SQLite store. */
+  /** When the store fsyncs at {@code durability}, in words: its own description's, from the SQLite store. */
   private static String fsyncsPerCommit(Durability durability) {
     String described = SqliteStore.describe(durability);
     int open = described.indexOf('(');
