@@ -56,6 +56,12 @@ interface Dialect {
   String describe(Durability durability);
 
   /**
+   * When the database forces its log to disk at {@code durability}, in words for a report (for example
+   * {@code fsyncs the WAL at every commit, ...}); the part of {@link #describe} in parentheses.
+   */
+  String fsyncs(Durability durability);
+
+  /**
    * The statement that begins a write transaction on the write connection (which stays in JDBC
    * auto-commit mode; {@code COMMIT} ends it).
    */

@@ -78,12 +78,18 @@ final class SqliteDialect implements Dialect {
     };
   }
 
-  /** {@inheritDoc} What SQLite's documentation of {@code PRAGMA synchronous} says it does in WAL mode. */
+  /** {@inheritDoc} */
   @Override
   public String describe(Durability durability) {
-    return "SQLite WAL synchronous=" + synchronous(durability) + switch (durability) {
-      case FULL -> " (fsyncs the WAL at every commit, and the WAL and the database file at each checkpoint)";
-      case RELAXED -> " (fsyncs only at checkpoints: the WAL, then the database file; none per commit)";
+    return "SQLite WAL synchronous=" + synchronous(durability) + " (" + fsyncs(durability) + ")";
+  }
+
+  /** {@inheritDoc} What SQLite's documentation of {@code PRAGMA synchronous} says it does in WAL mode. */
+  @Override
+  public String fsyncs(Durability durability) {
+    return switch (durability) {
+      case FULL -> "fsyncs the WAL at every commit, and the WAL and the database file at each checkpoint";
+      case RELAXED -> "fsyncs only at checkpoints: the WAL, then the database file; none per commit";
     };
   }
 

@@ -217,6 +217,11 @@ public final class SqliteStore extends JdbcStore {
     return SqliteDialect.INSTANCE.describe(durability);
   }
 
+  /** When this store fsyncs at {@code durability}, in words: the part of {@link #describe} in parentheses. */
+  public static String fsyncs(Durability durability) {
+    return SqliteDialect.INSTANCE.fsyncs(durability);
+  }
+
   /** The store file, absolute. */
   public Path file() {
     return file;

@@ -11,7 +11,6 @@ import dev.tally.core.CaseRecord;
 import dev.tally.core.EvaluatorSpec;
 import dev.tally.core.store.RunCounters;
 import dev.tally.core.store.RunSpec;
-import dev.tally.core.store.Durability;
 import dev.tally.core.store.Store;
 import dev.tally.store.SqliteStore;
 import dev.tally.worker.eval.ModelSettings;
@@ -172,7 +171,7 @@ public final class BenchCommand implements Callable<Integer> {
             + " measured run, which it slowed)%n", (double) m.fsyncs / m.evals, m.fsyncs);
       } else {
         out.printf("fsyncs/eval: not measured (--count-fsyncs counts them with strace); the store %s%n",
-            fsyncsPerCommit(builder.durability()));
+            SqliteStore.fsyncs(builder.durability()));
       }
       if (m.cpuNanos >= 0) {
         out.printf("coordinator CPU: %d ms, %.1f us/eval (this process: coordinator and benchmark; not the workers, not the endpoint)%n",
@@ -201,13 +200,6 @@ public final class BenchCommand implements Callable<Integer> {
         deleteTree(dir);
       }
     }
-  }
-
-  /** When the store fsyncs at {@code durability}, in words: its own description's, from the SQLite store. */
-  private static String fsyncsPerCommit(Durability durability) {
-    String described = SqliteStore.describe(durability);
-    int open = described.indexOf('(');
-    return open < 0 ? described : described.substring(open + 1, described.length() - 1);
   }
 
   /**
