@@ -54,7 +54,7 @@ record StoreUnderTest(StoreLocation location, Map<String, String> env) {
   }
 
   private Stores.Options options() {
-    return new Stores.Options(Clock.systemUTC(), null, env);
+    return new Stores.Options(Clock.systemUTC(), null, env, dev.tally.core.store.Durability.FULL);
   }
 
   @Override

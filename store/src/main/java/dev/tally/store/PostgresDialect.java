@@ -1,5 +1,6 @@
 package dev.tally.store;
 
+import dev.tally.core.store.Durability;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.SQLTransientConnectionException;
@@ -8,8 +9,8 @@ import java.time.Duration;
 import java.util.Set;
 
 /**
- * PostgreSQL's side of {@link Dialect}: {@code synchronous_commit=on} (the server's default: a commit is
- * flushed to the WAL on disk before it returns), plain {@code BEGIN} (READ COMMITTED: the one writer is
+ * PostgreSQL's side of {@link Dialect}: {@code synchronous_commit} as the {@link Durability} says
+ * ({@code on} for FULL: a commit is flushed to the WAL on disk before it returns), plain {@code BEGIN} (READ COMMITTED: the one writer is
  * the only one changing rows, and its {@code UPDATE ... WHERE} statements re-check their conditions on
  * the rows they change), no index hints (the planner finds the partial indexes), and errors classified
  * by SQLSTATE.
@@ -55,16 +56,38 @@ final class PostgresDialect implements Dialect {
   /**
    * {@inheritDoc}
    *
-   * <p>{@code synchronous_commit=on} is stated, not assumed from the server's configuration: an acked
-   * result must be on the server's disk. A statement that waits on a lock longer than the writer's
-   * patience fails rather than hangs ({@code lock_timeout}).
+   * <p>{@code synchronous_commit} as {@link #synchronousCommit} maps {@code durability}, stated rather
+   * than assumed from the server's configuration. A statement that waits on a lock longer than
+   * {@link #LOCK_TIMEOUT} fails rather than hangs ({@code lock_timeout}).
    */
   @Override
-  public void configureWriter(Connection writer) throws SQLException {
+  public void configureWriter(Connection writer, Durability durability) throws SQLException {
     try (Statement s = writer.createStatement()) {
-      s.execute("SET synchronous_commit = on");
+      s.execute("SET synchronous_commit = " + synchronousCommit(durability));
       s.execute("SET lock_timeout = '" + LOCK_TIMEOUT.toMillis() + "ms'");
     }
+  }
+
+  /** PostgreSQL's {@code synchronous_commit} for {@code durability}: {@code on} (its default) or {@code off}. */
+  static String synchronousCommit(Durability durability) {
+    return switch (durability) {
+      case FULL -> "on";
+      case RELAXED -> "off";
+    };
+  }
+
+  @Override
+  public String describe(Durability durability) {
+    return "PostgreSQL synchronous_commit=" + synchronousCommit(durability) + " (" + fsyncs(durability) + ")";
+  }
+
+  /** {@inheritDoc} What PostgreSQL's documentation of {@code synchronous_commit} says, on the server's disk. */
+  @Override
+  public String fsyncs(Durability durability) {
+    return switch (durability) {
+      case FULL -> "the server flushes its WAL to disk before each commit returns";
+      case RELAXED -> "the server's WAL writer flushes commits a moment after they return (wal_writer_delay); none per commit";
+    };
   }
 
   @Override

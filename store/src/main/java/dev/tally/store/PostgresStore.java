@@ -1,6 +1,7 @@
 package dev.tally.store;
 
 import com.zaxxer.hikari.HikariConfig;
+import dev.tally.core.store.Durability;
 import dev.tally.core.store.StoreException;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -16,8 +17,10 @@ import org.postgresql.ds.PGSimpleDataSource;
  * (Flyway, {@code db/migration/postgresql}) and its connections; the store's work is {@link JdbcStore}'s,
  * in the same SQL as on SQLite, and what PostgreSQL does its own way is {@link PostgresDialect}'s.
  *
- * <p><b>Durability.</b> {@code synchronous_commit=on}: a commit is on the server's disk (its WAL flushed)
- * before {@link #apply} returns, so an acked result survives the server's crash too.
+ * <p><b>Durability.</b> {@link Durability#FULL} is {@code synchronous_commit=on}: a commit is on the
+ * server's disk (its WAL flushed) before {@link #apply} returns, so an acked result survives the server's
+ * crash too; {@link Durability#RELAXED} is {@code off}: the server flushes a moment later
+ * ({@link PostgresDialect#configureWriter}).
  *
  * <p><b>Writes</b> go through one connection under one lock, one transaction per scheduler step (group
  * commit), as on SQLite. The fencing check is in the {@code UPDATE ... WHERE token = ?} that records: a
@@ -43,12 +46,14 @@ public final class PostgresStore extends JdbcStore {
 
   private final StoreLocation.Postgres location;
   private final PGSimpleDataSource source;
+  private final Durability durability;
 
-  private PostgresStore(StoreLocation.Postgres location, PGSimpleDataSource source, Clock clock, Connection writer,
-      ReadPool readers, boolean readOnly) throws SQLException {
+  private PostgresStore(StoreLocation.Postgres location, PGSimpleDataSource source, Durability durability, Clock clock,
+      Connection writer, ReadPool readers, boolean readOnly) throws SQLException {
     super(PostgresDialect.INSTANCE, location.describe(), clock, writer, readers, readOnly);
     this.location = location;
     this.source = source;
+    this.durability = durability;
   }
 
   /**
@@ -59,11 +64,12 @@ public final class PostgresStore extends JdbcStore {
    * @param location the database
    * @param password its password, or {@code null} (see {@link PostgresPassword})
    * @param clock the wall clock for run creation times
+   * @param durability what an acknowledged result must survive ({@code synchronous_commit})
    * @return an open store; close it when done
    * @throws StoreException if the server cannot be reached or refuses the connection, a migration
    *     fails, or the schema is from a newer Tally
    */
-  public static PostgresStore open(StoreLocation.Postgres location, String password, Clock clock) {
+  public static PostgresStore open(StoreLocation.Postgres location, String password, Clock clock, Durability durability) {
     PGSimpleDataSource source = dataSource(location, password);
     MigrationInfo current;
     try {
@@ -74,7 +80,7 @@ public final class PostgresStore extends JdbcStore {
       throw new StoreException("open: migrating the schema of " + location.describe() + " failed: " + rootMessage(e), e);
     }
     refuseNewerSchema(location.describe(), current);
-    return connect(location, source, clock, false);
+    return connect(location, source, durability, clock, false);
   }
 
   /**
@@ -97,15 +103,15 @@ public final class PostgresStore extends JdbcStore {
     } catch (RuntimeException e) {
       throw new StoreException("open: cannot read the schema version of " + location.describe() + ": " + rootMessage(e), e);
     }
-    return connect(location, source, Clock.systemUTC(), true);
+    return connect(location, source, Durability.FULL, Clock.systemUTC(), true);
   }
 
-  private static PostgresStore connect(StoreLocation.Postgres location, PGSimpleDataSource source, Clock clock,
-      boolean readOnly) {
+  private static PostgresStore connect(StoreLocation.Postgres location, PGSimpleDataSource source, Durability durability,
+      Clock clock, boolean readOnly) {
     Connection writer = null;
     ReadPool readers = null;
     try {
-      writer = writerOf(source);
+      writer = writerOf(source, durability);
       if (readOnly) {
         writer.setReadOnly(true);
       }
@@ -115,7 +121,7 @@ public final class PostgresStore extends JdbcStore {
       // One snapshot per read: the pages of the API and a report's counters agree with each other.
       h.setTransactionIsolation("TRANSACTION_REPEATABLE_READ");
       readers = ReadPool.open(h, readOnly ? ReadPool.SIZE_READ_ONLY : ReadPool.SIZE);
-      return new PostgresStore(location, source, clock, writer, readers, readOnly);
+      return new PostgresStore(location, source, durability, clock, writer, readers, readOnly);
     } catch (SQLException e) {
       closeQuietly(writer);
       if (readers != null) {
@@ -148,11 +154,11 @@ public final class PostgresStore extends JdbcStore {
   }
 
   /** A new write connection: auto-commit (transactions are begun by the store), its session configured. */
-  private static Connection writerOf(PGSimpleDataSource source) throws SQLException {
+  private static Connection writerOf(PGSimpleDataSource source, Durability durability) throws SQLException {
     Connection c = source.getConnection();
     try {
       c.setAutoCommit(true);
-      PostgresDialect.INSTANCE.configureWriter(c);
+      PostgresDialect.INSTANCE.configureWriter(c, durability);
       return c;
     } catch (SQLException e) {
       closeQuietly(c);
@@ -162,7 +168,7 @@ public final class PostgresStore extends JdbcStore {
 
   @Override
   Connection openWriter() throws SQLException {
-    return writerOf(source);
+    return writerOf(source, durability);
   }
 
   /** The database. */

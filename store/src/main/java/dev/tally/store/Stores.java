@@ -1,5 +1,6 @@
 package dev.tally.store;
 
+import dev.tally.core.store.Durability;
 import dev.tally.core.store.StoreException;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -22,21 +23,27 @@ public final class Stores {
    * @param passwordFile a file whose first line is a PostgreSQL password ({@code --db-password-file}), or
    *     {@code null}
    * @param env the environment, for {@code PGPASSWORD} and {@code PGPASSFILE} ({@link PostgresPassword})
+   * @param durability what an acknowledged result must survive (the dialect maps it to its settings)
    */
-  public record Options(Clock clock, Path passwordFile, Map<String, String> env) {
-    /** The system clock, no password file, this process's environment. */
+  public record Options(Clock clock, Path passwordFile, Map<String, String> env, Durability durability) {
+    /** The system clock, no password file, this process's environment, {@link Durability#FULL}. */
     public static Options defaults() {
-      return new Options(Clock.systemUTC(), null, System.getenv());
+      return new Options(Clock.systemUTC(), null, System.getenv(), Durability.FULL);
     }
 
     /** These options with the password file {@code file} ({@code null}: none). */
     public Options withPasswordFile(Path file) {
-      return new Options(clock, file, env);
+      return new Options(clock, file, env, durability);
     }
 
     /** These options with the clock {@code clock}. */
     public Options withClock(Clock clock) {
-      return new Options(clock, passwordFile, env);
+      return new Options(clock, passwordFile, env, durability);
+    }
+
+    /** These options with the durability {@code durability}. */
+    public Options withDurability(Durability durability) {
+      return new Options(clock, passwordFile, env, durability);
     }
   }
 
@@ -50,10 +57,28 @@ public final class Stores {
    */
   public static JdbcStore open(StoreLocation location, Options options) {
     if (location instanceof StoreLocation.SqliteFile f) {
-      return SqliteStore.open(f.file(), options.clock());
+      return SqliteStore.open(f.file(), options.clock(), options.durability());
     }
     StoreLocation.Postgres pg = (StoreLocation.Postgres) location;
-    return PostgresStore.open(pg, PostgresPassword.find(pg, options.passwordFile(), options.env()), options.clock());
+    return PostgresStore.open(pg, PostgresPassword.find(pg, options.passwordFile(), options.env()), options.clock(),
+        options.durability());
+  }
+
+  /**
+   * What the store at {@code location} does at {@code durability}, in words for a report: the setting,
+   * and when the database forces its log to disk ({@link Dialect#describe}).
+   */
+  public static String describe(StoreLocation location, Durability durability) {
+    return dialect(location).describe(durability);
+  }
+
+  /** When the store at {@code location} forces its log to disk at {@code durability}, in words ({@link Dialect#fsyncs}). */
+  public static String fsyncs(StoreLocation location, Durability durability) {
+    return dialect(location).fsyncs(durability);
+  }
+
+  private static Dialect dialect(StoreLocation location) {
+    return location instanceof StoreLocation.SqliteFile ? SqliteDialect.INSTANCE : PostgresDialect.INSTANCE;
   }
 
   /**

@@ -130,7 +130,7 @@ public final class PostgresFixture {
 
   /** Opens a store (migrated) on {@code location} with the test server's password. */
   public static PostgresStore open(StoreLocation.Postgres location) {
-    return PostgresStore.open(location, password(), java.time.Clock.systemUTC());
+    return PostgresStore.open(location, password(), java.time.Clock.systemUTC(), dev.tally.core.store.Durability.FULL);
   }
 
   /** A plain connection to {@code location}, for a test to look at or change the database behind the store. */

@@ -31,7 +31,7 @@ class PostgresRestartTest {
   void aBatchWaitsOutTheServersRestartAndIsAppliedWholeOnce() throws Exception {
     try (PostgresFixture.Dedicated server = PostgresFixture.Dedicated.start()) {
       StoreLocation.Postgres db = server.createDatabase("restarted");
-      try (PostgresStore store = PostgresStore.open(db, null, Clock.systemUTC())) {
+      try (PostgresStore store = PostgresStore.open(db, null, Clock.systemUTC(), dev.tally.core.store.Durability.FULL)) {
         long runId = store.createRun(spec(3), cases(4));
         List<Assignment> leased = store.apply(lease(T0, "w1", 4)).leases().get(0);
         assertThat(leased).hasSize(4);
