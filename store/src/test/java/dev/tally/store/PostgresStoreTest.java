@@ -100,6 +100,15 @@ class PostgresStoreTest extends StoreContractTest {
     }
   }
 
+  @Test
+  void relaxedDurabilityTurnsSynchronousCommitOffForTheWriterOnly() {
+    try (PostgresStore store = PostgresStore.open(PostgresFixture.freshDatabase(), PostgresFixture.password(),
+        java.time.Clock.systemUTC(), dev.tally.core.store.Durability.RELAXED)) {
+      String synchronousCommit = store.onWriter("test", c -> show(c, "synchronous_commit"));
+      assertThat(synchronousCommit).isEqualTo("off");
+    }
+  }
+
   private static String show(Connection c, String setting) throws SQLException {
     try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SHOW " + setting)) {
       rs.next();
