@@ -129,9 +129,9 @@ public final class ConnectionsBenchCommand implements Callable<Integer> {
       return simulate();
     }
     if (workers < processes || processes < 3 || load <= 0 || load > 1 || caseMillis < 0 || (cases != null && cases < 1)) {
-      System.err.println("tally bench-connections: --processes must be >= 3 and <= --workers, --load in (0, 1],"
-          + " --case-millis >= 0, --cases >= 1");
-      return Main.EXIT_USAGE;
+      // Three processes at least: the detection phase freezes one and kills another, and a third runs on.
+      throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--processes must be >= 3 and <= --workers,"
+          + " --load in (0, 1], --case-millis >= 0, --cases >= 1");
     }
     int concurrency = Math.max(1, (int) Math.round(workers * load));
     int n = cases != null ? cases : (int) Math.max(1_000, concurrency * 20_000L / Math.max(1, caseMillis));
@@ -190,6 +190,9 @@ public final class ConnectionsBenchCommand implements Callable<Integer> {
       out.printf("dispatch latency, lease to the case's start (%d paired of %d): p50 %.3f ms, p90 %.3f ms, p99 %.3f ms, max %.3f ms%n",
           latencies.length, n, percentileMillis(latencies, 50), percentileMillis(latencies, 90), percentileMillis(latencies, 99),
           percentileMillis(latencies, 100));
+      long[] onWorker = store.attempts(runId).stream().mapToLong(a -> a.timing().queuedMillis()).filter(q -> q >= 0).sorted().toArray();
+      out.printf("  of which on the worker, from the assignment's arrival to the start (its own figure, whole ms): p50 %d ms, p99 %d ms, max %d ms%n",
+          percentile(onWorker, 50), percentile(onWorker, 99), percentile(onWorker, 100));
       boolean exact = c.recorded() == n && c.passed() == n;
 
       // Detection: one process frozen, another killed.
@@ -345,8 +348,16 @@ public final class ConnectionsBenchCommand implements Callable<Integer> {
     if (sorted.length == 0) {
       return Double.NaN;
     }
+    return percentile(sorted, p) / 1e6;
+  }
+
+  /** The exact percentile {@code p} (nearest rank) of sorted values; -1 for none. */
+  static long percentile(long[] sorted, double p) {
+    if (sorted.length == 0) {
+      return -1;
+    }
     int i = (int) Math.ceil(p / 100.0 * sorted.length) - 1;
-    return sorted[Math.max(0, Math.min(sorted.length - 1, i))] / 1e6;
+    return sorted[Math.max(0, Math.min(sorted.length - 1, i))];
   }
 
   /** This process's CPU time from a start. */
