@@ -24,6 +24,10 @@ import dev.tally.worker.eval.EvalContext;
 import dev.tally.worker.eval.Evaluation;
 import dev.tally.worker.eval.Evaluator;
 import dev.tally.worker.eval.EvaluatorFactory;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.nio.NioIoHandler;
+import io.netty.util.concurrent.DefaultThreadFactory;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.lang.management.ManagementFactory;
@@ -91,6 +95,9 @@ public final class ConnectionsBenchCommand implements Callable<Integer> {
 
   /** Simulated worker JVMs are small: sessions are mostly idle threads and buffers. */
   private static final List<String> SIMULATOR_JVM_OPTIONS = List.of("-Xmx384m", "-XX:+UseSerialGC", "-Xss256k");
+
+  /** Event-loop threads per simulator process: one per core of this machine's kind is plenty for idle sessions. */
+  private static final int SIMULATOR_IO_THREADS = 2;
 
   @picocli.CommandLine.Spec picocli.CommandLine.Model.CommandSpec spec;
 
@@ -276,11 +283,15 @@ public final class ConnectionsBenchCommand implements Callable<Integer> {
       return Main.EXIT_USAGE;
     }
     List<WorkerSession> sessions = new ArrayList<>(simulate);
+    // The sessions share a few event-loop threads (each keeps to one of them), so that a process holds
+    // hundreds of sessions without a thread each: what makes the workers light, not the protocol.
+    EventLoopGroup loops = new MultiThreadIoEventLoopGroup(SIMULATOR_IO_THREADS, new DefaultThreadFactory("sim-io", true),
+        NioIoHandler.newFactory());
     for (int i = 0; i < simulate; i++) {
       WorkerSession s = new WorkerSession(WorkerSettings.builder(coordinatorAddress.host(), coordinatorAddress.port())
           .slots(1).name(namePrefix + i).drainTimeout(Duration.ZERO)
           .evaluatorFactory((kind, options) -> STAMP_KIND.equals(kind) ? new StampEvaluator(options) : EvaluatorFactory.create(kind, options))
-          .build());
+          .build(), loops);
       sessions.add(s);
       s.start();
     }
@@ -290,6 +301,7 @@ public final class ConnectionsBenchCommand implements Callable<Integer> {
     for (WorkerSession s : sessions) {
       s.close("bench over");
     }
+    loops.shutdownGracefully(0, 1, TimeUnit.SECONDS);
     return Main.EXIT_PASSED;
   }
 
