@@ -25,7 +25,7 @@ awk -v n="$cases" 'BEGIN { for (i = 0; i < n; i++) printf "{\"id\":\"case-%d\",\
 echo "tally million-cases bench: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'),"\
   "$(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo), load average $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "java: $(java -version 2>&1 | head -1)"
-echo "dataset: $cases cases, $(du -h "$dir/cases.jsonl" | cut -f1) of JSON Lines"
+echo "dataset: $cases cases, $(du -h "$dir/cases.jsonl" | cut -f1) of JSON Lines; store: SQLite at tally run's default durability"
 cmd=(run "$dir/cases.jsonl" --evaluator noop --workers "$workers" --slots "$slots" --prefetch 128 --no-progress
   --db "$dir/tally.db" --out "$dir/results.jsonl" --summary "$dir/summary.json")
 echo "command: TALLY_JAVA_OPTS='-Xmx$heap -Xlog:gc:file=GC_LOG' tally ${cmd[*]}"
