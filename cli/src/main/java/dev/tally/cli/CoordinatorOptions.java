@@ -5,6 +5,7 @@ import dev.tally.coordinator.security.Secrets;
 import dev.tally.coordinator.security.TlsFileException;
 import dev.tally.coordinator.security.TlsIdentity;
 import dev.tally.core.detect.DetectorSettings;
+import dev.tally.core.schedule.SpeculationPolicy;
 import dev.tally.core.security.Secret;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -46,6 +47,12 @@ public final class CoordinatorOptions {
   @Option(names = "--prefetch",
       description = "Assignments a worker may hold beyond its slots; 0 means as many again as it has slots (default: ${DEFAULT-VALUE}).")
   int prefetch;
+
+  @Option(names = "--speculation", paramLabel = "on|off|auto",
+      description = "Backup attempts of straggling cases near a run's end, on an idle fast worker; the first result is"
+          + " recorded, the other attempt abandoned. auto: for every evaluator but model (a backup of a paid call pays"
+          + " twice); on: for every evaluator; off: never (default: ${DEFAULT-VALUE}).")
+  String speculation;
 
   @Option(names = "--worker-token-file", paramLabel = "FILE",
       description = "File holding the token every worker must present (one line; default: $" + Secret.WORKER_TOKEN_VARIABLE
@@ -89,6 +96,9 @@ public final class CoordinatorOptions {
     }
     if (given("--prefetch")) {
       set("--prefetch", b -> b.prefetch(prefetch), builder);
+    }
+    if (given("--speculation")) {
+      set("--speculation", b -> b.speculation(SpeculationPolicy.Mode.parse(speculation)), builder);
     }
     applySecurity(builder);
     try {

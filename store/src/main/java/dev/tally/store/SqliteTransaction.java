@@ -10,6 +10,7 @@ import dev.tally.core.store.AttemptView;
 import dev.tally.core.store.CounterDelta;
 import dev.tally.core.store.JobRecord;
 import dev.tally.core.store.JobState;
+import dev.tally.core.store.LiveLease;
 import dev.tally.core.store.RunCounters;
 import dev.tally.core.store.RequeuedErrors;
 import dev.tally.core.store.IdempotencyKey;
@@ -37,7 +38,8 @@ import org.sqlite.SQLiteException;
  * SQLite's primitives for {@link dev.tally.core.store.BatchRules}: each a prepared statement (prepared once
  * per connection, reused), run inside the write transaction {@link SqliteStore} opened. The fencing check
  * and the write of a record are one statement ({@code UPDATE ... WHERE state = 'leased' AND token = ?}): a
- * stale token updates no row.
+ * token that is not the job's own lease updates no row, and is then looked for among the job's live backup
+ * attempts ({@code backup_leases}) only if the job has any.
  *
  * <p>A database error surfaces as {@link SqlFailure} (unchecked, wrapping the {@link SQLException}), which
  * {@link SqliteStore} unwraps when it rolls back. Attempt rows are inserted as one JDBC batch, by {@link
@@ -65,7 +67,9 @@ final class SqliteTransaction implements StoreTransaction {
   }
 
   static final String JOB_RECORD_COLUMNS =
-      "id, run_id, state, token, owner, leased_at_millis, lease_expiry_millis, attempts, lost_streak, timeouts";
+      "id, run_id, state, token, owner, leased_at_millis, lease_expiry_millis, attempts, lost_streak, timeouts, backups";
+
+  static final String BACKUP_COLUMNS = "job_id, run_id, token, owner, leased_at_millis, lease_expiry_millis";
 
   private final Statements s;
   private final Specs specs;
@@ -91,7 +95,17 @@ final class SqliteTransaction implements StoreTransaction {
   private static JobRecord jobRecord(ResultSet rs) throws SQLException {
     return new JobRecord(rs.getLong(1), rs.getLong(2), JobState.valueOf(rs.getString(3).toUpperCase(Locale.ROOT)),
         rs.getLong(4), rs.getString(5), rs.getLong(6), rs.getLong(7),
-        new JobHistory(rs.getInt(8), rs.getInt(9), rs.getInt(10)));
+        new JobHistory(rs.getInt(8), rs.getInt(9), rs.getInt(10)), rs.getInt(11));
+  }
+
+  private static List<LiveLease> liveLeases(PreparedStatement q) throws SQLException {
+    List<LiveLease> out = new ArrayList<>();
+    try (ResultSet rs = q.executeQuery()) {
+      while (rs.next()) {
+        out.add(new LiveLease(rs.getLong(1), rs.getLong(2), rs.getLong(3), rs.getString(4), rs.getLong(5), rs.getLong(6)));
+      }
+    }
+    return out;
   }
 
   private static List<JobRecord> jobRecords(PreparedStatement q) throws SQLException {
@@ -115,7 +129,7 @@ final class SqliteTransaction implements StoreTransaction {
   }
 
   @Override
-  public JobRecord recordIfCurrent(long jobId, long token, String worker, Outcome o) {
+  public RecordedAttempt recordIfLive(long jobId, long token, String worker, Outcome o) {
     return sql(() -> {
       PreparedStatement q = s.recordOutcome;
       bindOutcome(q, o);
@@ -123,12 +137,130 @@ final class SqliteTransaction implements StoreTransaction {
       q.setLong(10, jobId);
       q.setLong(11, token);
       try (ResultSet rs = q.executeQuery()) {
-        if (!rs.next()) {
-          return null;
+        if (rs.next()) {
+          int backups = rs.getInt(6);
+          JobRecord before = new JobRecord(jobId, rs.getLong(1), JobState.LEASED, token, worker, rs.getLong(2), 0,
+              new JobHistory(rs.getInt(3), rs.getInt(4), rs.getInt(5)), backups);
+          if (backups == 0) {
+            return new RecordedAttempt(before, List.of());
+          }
+          s.clearBackups.setLong(1, jobId);
+          s.clearBackups.executeUpdate();
+          return new RecordedAttempt(before, endBackups(jobId));
         }
-        return new JobRecord(jobId, rs.getLong(1), JobState.LEASED, token, null, rs.getLong(2), 0,
-            new JobHistory(rs.getInt(3), rs.getInt(4), rs.getInt(5)));
       }
+      // Not the job's own lease: one of its live backups, if it has any.
+      JobRecord j = job(jobId);
+      if (j == null || j.state() != JobState.LEASED || j.backups() == 0) {
+        return null;
+      }
+      LiveLease winner = null;
+      for (LiveLease b : backups(jobId)) {
+        if (b.token() == token) {
+          winner = b;
+        }
+      }
+      if (winner == null) {
+        return null;
+      }
+      PreparedStatement r = s.recordBackupOutcome;
+      bindOutcome(r, o);
+      r.setString(9, worker);
+      r.setLong(10, token);
+      r.setLong(11, winner.leasedAtMillis());
+      r.setLong(12, jobId);
+      r.executeUpdate();
+      List<LiveLease> abandoned = new ArrayList<>();
+      abandoned.add(j.lease());
+      for (LiveLease b : endBackups(jobId)) {
+        if (b.token() != token) {
+          abandoned.add(b);
+        }
+      }
+      JobRecord before = new JobRecord(jobId, j.runId(), JobState.LEASED, token, winner.owner(),
+          winner.leasedAtMillis(), winner.leaseExpiryMillis(), j.history(), j.backups());
+      return new RecordedAttempt(before, abandoned);
+    });
+  }
+
+  /** Deletes every live backup of a job (it ended), returning them. */
+  private List<LiveLease> endBackups(long jobId) throws SQLException {
+    s.deleteBackups.setLong(1, jobId);
+    List<LiveLease> out = liveLeases(s.deleteBackups);
+    out.sort(Comparator.comparingLong(LiveLease::token));
+    return out;
+  }
+
+  @Override
+  public List<LiveLease> backups(long jobId) {
+    return sql(() -> {
+      s.selectBackups.setLong(1, jobId);
+      return liveLeases(s.selectBackups);
+    });
+  }
+
+  @Override
+  public List<LiveLease> runBackups(long runId) {
+    return sql(() -> {
+      s.selectRunBackups.setLong(1, runId);
+      return liveLeases(s.selectRunBackups);
+    });
+  }
+
+  @Override
+  public Assignment leaseBackup(long jobId, String worker, long nowMillis, long leaseExpiryMillis) {
+    return sql(() -> {
+      s.issueBackup.setLong(1, jobId);
+      long runId;
+      long token;
+      int attempt;
+      String caseId;
+      String caseJson;
+      try (ResultSet rs = s.issueBackup.executeQuery()) {
+        if (!rs.next()) {
+          throw new SQLException("job " + jobId + " vanished while a backup attempt was issued");
+        }
+        runId = rs.getLong(1);
+        token = rs.getLong(2);
+        attempt = rs.getInt(3);
+        caseId = rs.getString(4);
+        caseJson = rs.getString(5);
+      }
+      PreparedStatement q = s.insertBackup;
+      q.setLong(1, jobId);
+      q.setLong(2, runId);
+      q.setLong(3, token);
+      q.setString(4, worker);
+      q.setLong(5, nowMillis);
+      q.setLong(6, leaseExpiryMillis);
+      q.executeUpdate();
+      return new Assignment(jobId, runId, token, attempt, caseId, caseJson, specs.spec(runId).evaluator());
+    });
+  }
+
+  @Override
+  public void endBackup(long jobId, long token) {
+    sql(() -> {
+      s.deleteBackup.setLong(1, jobId);
+      s.deleteBackup.setLong(2, token);
+      if (s.deleteBackup.executeUpdate() == 1) {
+        s.countBackupEnded.setLong(1, jobId);
+        s.countBackupEnded.executeUpdate();
+      }
+      return null;
+    });
+  }
+
+  @Override
+  public void promoteBackup(long jobId, long token) {
+    sql(() -> {
+      s.promoteBackup.setLong(1, jobId);
+      s.promoteBackup.setLong(2, token);
+      s.promoteBackup.setLong(3, jobId);
+      s.promoteBackup.executeUpdate();
+      s.deleteBackup.setLong(1, jobId);
+      s.deleteBackup.setLong(2, token);
+      return s.deleteBackup.executeUpdate();
     });
   }
 
@@ -231,7 +363,9 @@ final class SqliteTransaction implements StoreTransaction {
   public void cancelLeased(long jobId) {
     sql(() -> {
       s.cancelLeased.setLong(1, jobId);
-      return s.cancelLeased.executeUpdate();
+      int changed = s.cancelLeased.executeUpdate();
+      endBackups(jobId);
+      return changed;
     });
   }
 
@@ -619,6 +753,15 @@ final class SqliteTransaction implements StoreTransaction {
       q.setLong(2, r.jobId());
       q.setLong(3, r.token());
       try (ResultSet rs = q.executeQuery()) {
+        if (rs.next()) {
+          return new RenewResult(true, rs.getLong(1), rs.getInt(2));
+        }
+      }
+      PreparedStatement b = s.renewBackup; // a backup row exists only while its job is leased
+      b.setLong(1, r.leaseExpiryMillis());
+      b.setLong(2, r.jobId());
+      b.setLong(3, r.token());
+      try (ResultSet rs = b.executeQuery()) {
         return rs.next() ? new RenewResult(true, rs.getLong(1), rs.getInt(2)) : RenewResult.NOT_CURRENT;
       }
     });
@@ -714,6 +857,17 @@ final class SqliteTransaction implements StoreTransaction {
     final PreparedStatement setPause;
     final PreparedStatement insertJob;
     final PreparedStatement recordOutcome;
+    final PreparedStatement recordBackupOutcome;
+    final PreparedStatement selectBackups;
+    final PreparedStatement selectRunBackups;
+    final PreparedStatement deleteBackups;
+    final PreparedStatement deleteBackup;
+    final PreparedStatement countBackupEnded;
+    final PreparedStatement clearBackups;
+    final PreparedStatement issueBackup;
+    final PreparedStatement insertBackup;
+    final PreparedStatement promoteBackup;
+    final PreparedStatement renewBackup;
     final PreparedStatement selectJob;
     final PreparedStatement failJob;
     final PreparedStatement requeueJob;
@@ -790,7 +944,7 @@ final class SqliteTransaction implements StoreTransaction {
           "SELECT " + JOB_RECORD_COLUMNS + " FROM jobs INDEXED BY jobs_leased_by_run_expiry"
               + " WHERE run_id = ? AND state = 'leased' ORDER BY id");
       cancelLeased = c.prepareStatement(
-          "UPDATE jobs SET state = 'cancelled', owner = NULL, lease_expiry_millis = NULL WHERE id = ?");
+          "UPDATE jobs SET state = 'cancelled', owner = NULL, lease_expiry_millis = NULL, backups = 0 WHERE id = ?");
       cancelPending = c.prepareStatement("UPDATE jobs SET state = 'cancelled' WHERE run_id = ? AND state = 'pending'");
       cancelRun = c.prepareStatement("UPDATE runs SET state = 'cancelled', finished_at_millis = ? WHERE id = ?");
       String errored = "run_id = ? AND ((state = 'done' AND verdict = 'error') OR state = 'failed')";
@@ -839,7 +993,31 @@ final class SqliteTransaction implements StoreTransaction {
           "UPDATE jobs SET state = 'done', verdict = ?, score = ?, output_tail = ?, duration_millis = ?,"
               + " answer = ?, fields_json = ?, exit_code = ?, stderr_tail = ?, worker = ?, owner = NULL, lease_expiry_millis = NULL"
               + " WHERE id = ? AND state = 'leased' AND token = ?"
-              + " RETURNING run_id, leased_at_millis, attempts, lost_streak, timeouts");
+              + " RETURNING run_id, leased_at_millis, attempts, lost_streak, timeouts, backups");
+      // A backup attempt's outcome: the job is done under the backup's token (the caller checked it is live).
+      recordBackupOutcome = c.prepareStatement(
+          "UPDATE jobs SET state = 'done', verdict = ?, score = ?, output_tail = ?, duration_millis = ?,"
+              + " answer = ?, fields_json = ?, exit_code = ?, stderr_tail = ?, worker = ?, owner = NULL, lease_expiry_millis = NULL,"
+              + " token = ?, leased_at_millis = ?, backups = 0 WHERE id = ? AND state = 'leased'");
+      selectBackups = c.prepareStatement("SELECT " + BACKUP_COLUMNS + " FROM backup_leases WHERE job_id = ? ORDER BY token");
+      selectRunBackups = c.prepareStatement(
+          "SELECT " + BACKUP_COLUMNS + " FROM backup_leases WHERE run_id = ? ORDER BY job_id, token");
+      deleteBackups = c.prepareStatement("DELETE FROM backup_leases WHERE job_id = ? RETURNING " + BACKUP_COLUMNS);
+      deleteBackup = c.prepareStatement("DELETE FROM backup_leases WHERE job_id = ? AND token = ?");
+      countBackupEnded = c.prepareStatement("UPDATE jobs SET backups = backups - 1 WHERE id = ?");
+      clearBackups = c.prepareStatement("UPDATE jobs SET backups = 0 WHERE id = ?");
+      // SET expressions see the old row: the backup's token is one above the highest issued.
+      issueBackup = c.prepareStatement(
+          "UPDATE jobs SET issued_token = issued_token + 1, attempts = attempts + 1, backups = backups + 1"
+              + " WHERE id = ? AND state = 'leased' RETURNING run_id, issued_token, attempts, case_id, case_json");
+      insertBackup = c.prepareStatement("INSERT INTO backup_leases (" + BACKUP_COLUMNS + ") VALUES (?, ?, ?, ?, ?, ?)");
+      promoteBackup = c.prepareStatement(
+          "UPDATE jobs SET (token, owner, leased_at_millis, lease_expiry_millis) ="
+              + " (SELECT token, owner, leased_at_millis, lease_expiry_millis FROM backup_leases WHERE job_id = ? AND token = ?),"
+              + " backups = backups - 1 WHERE id = ?");
+      renewBackup = c.prepareStatement(
+          "UPDATE backup_leases SET lease_expiry_millis = ? WHERE job_id = ? AND token = ?"
+              + " RETURNING run_id, (SELECT attempts FROM jobs WHERE id = job_id)");
       selectJob = c.prepareStatement("SELECT " + JOB_RECORD_COLUMNS + " FROM jobs WHERE id = ?");
       failJob = c.prepareStatement(
           "UPDATE jobs SET state = 'failed', owner = NULL, lease_expiry_millis = NULL, failure_reason = ?,"
@@ -856,7 +1034,9 @@ final class SqliteTransaction implements StoreTransaction {
               + " elapsed_millis, queued_millis, run_millis) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
       // One run at a time, walking that run's part of the partial index in dataset order.
       leaseJobs = c.prepareStatement(
-          "UPDATE jobs SET state = 'leased', token = token + 1, attempts = attempts + 1, owner = ?,"
+          // SET expressions see the old row: token and issued_token both become one above the highest issued.
+          "UPDATE jobs SET state = 'leased', token = issued_token + 1, issued_token = issued_token + 1,"
+              + " attempts = attempts + 1, owner = ?,"
               + " leased_at_millis = ?, lease_expiry_millis = ?"
               + " WHERE id IN (SELECT id FROM jobs INDEXED BY jobs_pending_in_order"
               + "   WHERE run_id = ? AND state = 'pending' AND not_before_millis <= ?"
