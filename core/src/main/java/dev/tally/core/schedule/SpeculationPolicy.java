@@ -19,8 +19,10 @@ import java.util.Set;
  * <em>fast</em> nodes, and cap the copies in flight. Tally's workers report no progress within a case, so a
  * case's time left is estimated from its run's typical duration (the median of its recorded attempts) scaled
  * by its holder's slowness (how much longer than typical the holder's recorded attempts took, a running
- * average), less the time it has already run: {@code left = typical * slowness(holder) - elapsed}. An
- * attempt on a worker ten times slower than the rest thus ranks first even before it is far past typical.
+ * average), less the time it has already run; once it has run past that, as much again as it has run (a case
+ * that outlived its estimate is expected to last about as long again): {@code left = max(typical *
+ * slowness(holder), 2 * elapsed) - elapsed}. An attempt on a worker ten times slower than the rest thus ranks
+ * first even before it is far past typical, and among overdue attempts the longest-running does.
  *
  * <p><b>When.</b> Only near the end of a run, when nothing is left to lease (a free slot would otherwise
  * take new work: a backup never displaces a first attempt), and only for an attempt that has run past
@@ -162,9 +164,12 @@ public record SpeculationPolicy(Mode mode, double slownessFactor, Duration minEl
    * @param holderSlowness how many times typical the holder's attempts take (1 if unknown)
    */
   public record Candidate(long jobId, String holder, long elapsedMillis, long typicalMillis, double holderSlowness) {
-    /** LATE's estimate of the time left, in ms: typical scaled by the holder's slowness, less what has run. */
+    /**
+     * LATE's estimate of the time left, in ms: typical scaled by the holder's slowness, less what has run; at
+     * least as much again as has run.
+     */
     double estimatedLeftMillis() {
-      return typicalMillis * holderSlowness - elapsedMillis;
+      return Math.max(typicalMillis * holderSlowness, 2.0 * elapsedMillis) - elapsedMillis;
     }
   }
 
