@@ -249,8 +249,9 @@ public final class Checker {
         v.add("I1: " + q + "attempts " + j.attempts() + " (and " + handedBack + " handed back) but " + issued + " leases");
       }
       for (int i = 1; i < mine.size(); i++) {
-        // Two leases overlap only while a backup runs: the earlier one then ended without requeueing its job.
-        if (mine.get(i).startedAtMillis() < mine.get(i - 1).endedAtMillis() && !keptJob(mine.get(i - 1))) {
+        // Two leases overlap only while a backup runs: then at most one of them put the job back in the queue,
+        // and only as the last to end (a job goes back when its last live attempt ends).
+        if (mine.get(i).startedAtMillis() < mine.get(i - 1).endedAtMillis() && !overlapAllowed(mine.get(i - 1), mine.get(i))) {
           v.add("I3: " + q + "lease " + mine.get(i).token() + " was issued at " + mine.get(i).startedAtMillis()
               + ", before lease " + mine.get(i - 1).token() + " ended at " + mine.get(i - 1).endedAtMillis());
         }
@@ -421,6 +422,20 @@ public final class Checker {
    */
   private static boolean livedBeside(AttemptView a) {
     return a.ending().equals(BatchRules.ABANDONED_ENDING) || a.ending().equals(BatchRules.DROPPED_ENDING);
+  }
+
+  /**
+   * Whether two leases of one job that were live at once could both have been: at most one put the job back,
+   * and that one ended last.
+   */
+  private static boolean overlapAllowed(AttemptView earlier, AttemptView later) {
+    if (keptJob(earlier) && keptJob(later)) {
+      return true;
+    }
+    if (keptJob(earlier)) {
+      return later.endedAtMillis() >= earlier.endedAtMillis();
+    }
+    return keptJob(later) && earlier.endedAtMillis() >= later.endedAtMillis();
   }
 
   /** Whether an ended attempt left its job where it was (recorded, cancelled, or beside another attempt). */
