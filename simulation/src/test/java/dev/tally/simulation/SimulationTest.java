@@ -59,7 +59,7 @@ class SimulationTest {
   @ParameterizedTest(name = "{0} is caught within the CI budget")
   @CsvSource({"count-duplicates, I2", "skip-fencing, I3", "drop-on-reap, I4", "join-before-loss, WE", "reap-without-loss, WE",
       "starve-later-runs, FS",
-      "accept-any-token, AUTH"})
+      "accept-any-token, AUTH", "keep-ended-lease, I1"})
   void aPlantedFaultIsCaughtWithinTheCiBudget(String fault, String invariant) {
     SimulationRunner runner = new SimulationRunner(PlantedFault.parse(fault));
     SimulationResult failed = runner.firstFailure(1, PLANTED_BUDGET);

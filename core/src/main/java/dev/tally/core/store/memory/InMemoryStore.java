@@ -100,7 +100,13 @@ public final class InMemoryStore implements Store {
      * looks less loaded than a newer one, so the oldest run with leasable jobs takes every slot and later runs
      * starve (breaks fair share).
      */
-    MISCOUNT_RUN_LEASES
+    MISCOUNT_RUN_LEASES,
+    /**
+     * Ending a job's own lease while a backup attempt of it lives leaves the ended lease in force and forgets
+     * the backup (promotion goes wrong): the ended holder can still be recorded, the backup never ends
+     * (breaks I1 and I3, fencing by the set of live attempts).
+     */
+    KEEP_ENDED_LEASE_ON_PROMOTE
   }
 
   private static final Map<Path, State> BY_DIRECTORY = new ConcurrentHashMap<>();
@@ -467,7 +473,7 @@ public final class InMemoryStore implements Store {
     @Override
     public void promoteBackup(long jobId, long token) {
       JobRow w = write(jobId);
-      for (LiveLease b : w.backups) {
+      for (LiveLease b : bug == PlantedBug.KEEP_ENDED_LEASE_ON_PROMOTE ? List.<LiveLease>of() : w.backups) {
         if (b.token() == token) {
           w.token = b.token();
           w.owner = b.owner();
