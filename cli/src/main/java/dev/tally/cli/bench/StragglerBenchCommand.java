@@ -30,6 +30,7 @@ import java.util.concurrent.TimeUnit;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
 
 /**
  * {@code tally bench-stragglers}: the makespan of one run of {@code sleep} cases on local worker processes,
@@ -78,18 +79,19 @@ public final class StragglerBenchCommand implements Callable<Integer> {
   @Override
   public Integer call() throws Exception {
     PrintStream out = System.out;
-    if (workers < 2 || slots < 1 || cases < 1 || caseMillis < 1) {
-      System.err.println("tally bench-stragglers: --workers must be >= 2 (one straggler and the others), --slots, --cases"
-          + " and --case-millis >= 1");
-      return Main.EXIT_USAGE;
+    if (workers < 2) {
+      throw new ParameterException(spec.commandLine(), "--workers must be >= 2 (one straggler and the others), got " + workers);
+    }
+    if (slots < 1 || cases < 1 || caseMillis < 1) {
+      throw new ParameterException(spec.commandLine(), "--slots, --cases and --case-millis must be >= 1");
     }
     if (!(stretch >= 1 && stretch <= StretchedEvaluator.MAX_FACTOR)) {
-      System.err.println("tally bench-stragglers: --stretch must be from 1 to " + (long) StretchedEvaluator.MAX_FACTOR);
-      return Main.EXIT_USAGE;
+      throw new ParameterException(spec.commandLine(),
+          "--stretch must be from 1 to " + (long) StretchedEvaluator.MAX_FACTOR + ", got " + trim(stretch));
     }
     if (coordinatorOptions.given("--speculation")) {
-      System.err.println("tally bench-stragglers: --speculation is the benchmark's to set (off, then its default)");
-      return Main.EXIT_USAGE;
+      throw new ParameterException(spec.commandLine(),
+          "--speculation is the benchmark's to set: it measures the fleet without it, then with its default");
     }
     List<Sitting> sittings = new ArrayList<>();
     sittings.add(sit("healthy fleet", 1.0, CoordinatorBuilder.DEFAULT_SPECULATION));

@@ -34,7 +34,8 @@ import java.util.Set;
  * fast.
  *
  * <p><b>How many.</b> At most {@link #maxBackups(int)} backups in flight at once (LATE's SpeculativeCap: a
- * share of the fleet's slots, at least one), and one per case ({@code BatchRules.MAX_BACKUPS_PER_JOB}).
+ * share of the fleet's slots, at least {@value #MIN_BACKUPS}), and one per case ({@code
+ * BatchRules.MAX_BACKUPS_PER_JOB}).
  *
  * <p><b>Which runs.</b> {@link Mode#AUTO} copies cases of every run but those whose evaluator is paid per
  * call ({@link #PAID_EVALUATORS}: a backup of a model call pays twice); {@link Mode#ON} copies every run's,
@@ -92,8 +93,16 @@ public record SpeculationPolicy(Mode mode, double slownessFactor, Duration minEl
   /** 1 second: below that a backup's dispatch and a slot's turnover cost as much as the wait they save. */
   public static final Duration DEFAULT_MIN_ELAPSED = Duration.ofSeconds(1);
 
-  /** 10% of the fleet's slots, LATE's SpeculativeCap (at least one backup is always allowed). */
+  /** 10% of the fleet's slots, LATE's SpeculativeCap (at least {@value #MIN_BACKUPS} are always allowed). */
   public static final double DEFAULT_CAP_SHARE = 0.1;
+
+  /**
+   * Backups allowed at once however small the fleet: 2, because a straggling worker holds two assignments
+   * per slot by default (its running case and the one prefetched behind it, which waits as long), and both
+   * hold the run's end. Copying them one after the other would add a case's time to the tail. Speculation
+   * only uses slots that have nothing else to do (the run has nothing left to lease).
+   */
+  public static final int MIN_BACKUPS = 2;
 
   /** 5 recorded attempts: a median of fewer moves with every case. */
   public static final int DEFAULT_MIN_SAMPLES = 5;
@@ -141,9 +150,12 @@ public record SpeculationPolicy(Mode mode, double slownessFactor, Duration minEl
     };
   }
 
-  /** How many backups may be in flight at once in a fleet of {@code totalSlots} slots: at least 1. */
+  /**
+   * How many backups may be in flight at once in a fleet of {@code totalSlots} slots: {@link #capShare()} of
+   * them, at least {@value #MIN_BACKUPS}.
+   */
   public int maxBackups(int totalSlots) {
-    return Math.max(1, (int) Math.floor(capShare * totalSlots));
+    return Math.max(MIN_BACKUPS, (int) Math.floor(capShare * totalSlots));
   }
 
   /**

@@ -58,7 +58,6 @@ final class Speculations implements Duty {
   private final Map<String, Double> slowness = new HashMap<>();
   private final List<WorkerHandle> planned = new ArrayList<>();
   private long dueMillis = Long.MAX_VALUE;
-  private long started;
 
   Speculations(Fleet fleet, Runs runs, LeaseOffers offers, OutlierWatch outliers, RunGovernor governor,
       SpeculationPolicy policy, Duration leaseDuration) {
@@ -110,17 +109,15 @@ final class Speculations implements Duty {
     s.add(m);
   }
 
-  /** A run ended: its samples go. */
-  void forget(long runId) {
-    durations.remove(runId);
-  }
-
   @Override
   public void plan(Step step) {
     planned.clear();
     dueMillis = Long.MAX_VALUE;
     if (policy.mode() == SpeculationPolicy.Mode.OFF || offers.mayLeaseMore() || !runs.anyActive()) {
       return; // a free slot takes a first attempt before any copy
+    }
+    if (durations.size() > 1) {
+      durations.keySet().retainAll(new java.util.HashSet<>(runs.activeIds())); // ended runs' samples go
     }
     Map<Long, Integer> attemptsPerJob = new HashMap<>();
     int totalSlots = 0;
@@ -187,7 +184,6 @@ final class Speculations implements Duty {
       Holdings h = fleet.holdings(target);
       h.inFlight.put(a.jobId(), new InFlight(a.runId(), a.token(), a.attempt(), step.nowMillis, step.nowNanos));
       target.assign(List.of(a));
-      started++;
       log.info("job {}: backup attempt {} started on {} (a straggler near the run's end)", a.jobId(), a.token(),
           target.name());
     }
@@ -205,8 +201,4 @@ final class Speculations implements Duty {
     return dueMillis;
   }
 
-  /** How many backup attempts this scheduler started. */
-  long started() {
-    return started;
-  }
 }

@@ -44,15 +44,15 @@ class SpeculationPolicyTest {
   }
 
   @Test
-  void capsTheBackupsInFlightAtATenthOfTheSlotsButAlwaysAllowsOne() {
-    assertThat(POLICY.maxBackups(4)).isEqualTo(1);
+  void capsTheBackupsInFlightAtATenthOfTheSlotsButAlwaysAllowsTwo() {
+    assertThat(POLICY.maxBackups(4)).as("a straggler's running case and its prefetched one").isEqualTo(2);
     assertThat(POLICY.maxBackups(40)).isEqualTo(4);
     List<Candidate> many = List.of(new Candidate(1, "w1", 9_000, 1_000, 1.0), new Candidate(2, "w1", 8_000, 1_000, 1.0),
-        new Candidate(3, "w1", 7_000, 1_000, 1.0));
+        new Candidate(3, "w1", 7_000, 1_000, 1.0), new Candidate(4, "w1", 6_000, 1_000, 1.0));
     List<Target> room = List.of(new Target("w2", 8, 1.0));
-    assertThat(POLICY.choose(many, room, 0, 20)).extracting(Backup::jobId).containsExactly(1L, 2L);
-    assertThat(POLICY.choose(many, room, 1, 20)).extracting(Backup::jobId).containsExactly(1L);
-    assertThat(POLICY.choose(many, room, 2, 20)).isEmpty();
+    assertThat(POLICY.choose(many, room, 0, 30)).extracting(Backup::jobId).containsExactly(1L, 2L, 3L);
+    assertThat(POLICY.choose(many, room, 2, 30)).extracting(Backup::jobId).containsExactly(1L);
+    assertThat(POLICY.choose(many, room, 3, 30)).isEmpty();
   }
 
   @Test
