@@ -26,7 +26,10 @@ import java.util.Set;
  *
  * <p><b>When.</b> Only near the end of a run, when nothing is left to lease (a free slot would otherwise
  * take new work: a backup never displaces a first attempt), and only for an attempt that has run past
- * {@link #slownessFactor()} times its run's typical duration and at least {@link #minElapsed()}.
+ * {@link #slownessFactor()} times its run's typical duration and at least {@link #minElapsed()}; or, on a
+ * worker known to be slow, at once if a fresh copy is expected to end at least {@link #minElapsed()} sooner
+ * ({@code typical * slowness(holder) - elapsed - typical >= minElapsed}: LATE copies a task as soon as its
+ * progress rate marks it slow, not when it is already late).
  *
  * <p><b>Where.</b> A worker with a free slot that holds no attempt of the case and is not slow: its slowness
  * is at most the {@value #FAST_WORKER_QUANTILE} quantile of the fleet's known slownesses (LATE's
@@ -167,6 +170,15 @@ public record SpeculationPolicy(Mode mode, double slownessFactor, Duration minEl
   }
 
   /**
+   * Whether an attempt is worth copying now: it has run past {@link #stragglerAfterMillis}, or its holder is
+   * so slow that a fresh copy is expected to end at least {@link #minElapsed()} before it.
+   */
+  public boolean isStraggler(Candidate c) {
+    double saved = c.typicalMillis() * c.holderSlowness() - c.elapsedMillis() - c.typicalMillis();
+    return c.elapsedMillis() >= stragglerAfterMillis(c.typicalMillis()) || saved >= minElapsed.toMillis();
+  }
+
+  /**
    * A case's only live attempt, a candidate for a copy.
    *
    * @param jobId the job
@@ -221,7 +233,7 @@ public record SpeculationPolicy(Mode mode, double slownessFactor, Duration minEl
     double slowAbove = slowThreshold(targets, candidates);
     List<Candidate> stragglers = new ArrayList<>();
     for (Candidate c : candidates) {
-      if (c.elapsedMillis() >= stragglerAfterMillis(c.typicalMillis())) {
+      if (isStraggler(c)) {
         stragglers.add(c);
       }
     }

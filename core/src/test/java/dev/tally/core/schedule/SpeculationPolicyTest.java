@@ -27,6 +27,16 @@ class SpeculationPolicyTest {
   }
 
   @Test
+  void copiesACaseOnAKnownSlowWorkerAtOnceWhenACopyWouldEndAtLeastASecondSooner() {
+    Target idle = new Target("w2", 1, 1.0);
+    // Typical 500 ms on a 10x worker: about 5 s, so a fresh copy ends 4.5 s sooner.
+    assertThat(POLICY.choose(List.of(new Candidate(1, "slow", 10, 500, 10.0)), List.of(idle), 0, 4))
+        .containsExactly(new Backup(1, "w2"));
+    // On a 2x worker a copy saves 500 ms at best: not worth it before the usual threshold.
+    assertThat(POLICY.choose(List.of(new Candidate(1, "meh", 10, 500, 2.0)), List.of(idle), 0, 4)).isEmpty();
+  }
+
+  @Test
   void copiesTheCaseWithTheLongestEstimatedTimeLeftFirst() {
     // Both are past the threshold; the one on the 10x worker has far more left, though it ran less.
     List<Candidate> cs = List.of(new Candidate(1, "w1", 5_000, 1_000, 1.0), new Candidate(2, "slow", 2_500, 1_000, 10.0));
