@@ -81,7 +81,9 @@ import org.slf4j.LoggerFactory;
  *       UNAUTHENTICATED} or {@code TLS_REQUIRED} (its worker token was refused, or it spoke plaintext to a
  *       TLS port from elsewhere) ends the session {@link Termination.Kind#REFUSED}: reconnecting with the
  *       same configuration would be refused again, for ever.
- *   <li><b>Heartbeats</b> every Welcome interval, listing the jobs held; a frame before the Welcome, a
+ *   <li><b>Heartbeats</b> every Welcome interval, listing the jobs held and how late this worker's own
+ *       timer ran at worst since the previous one (its scheduling lag: a starved worker says so, and the
+ *       coordinator allows for it); a frame before the Welcome, a
  *       second Welcome or an Envelope without a body is a protocol violation and closes the connection.
  *   <li><b>The coordinator's liveness</b>: every frame from it feeds a φ accrual detector (see {@link
  *       #COORDINATOR_ACCEPTABLE_PAUSE}); when it convicts, the connection is closed and the worker
@@ -191,6 +193,12 @@ public final class SessionCore {
   private long heartbeatIntervalNanos;
   private long nextHeartbeatNanos;
   private long heartbeatSeq;
+  /**
+   * The worst lateness of a {@link #tick} since the last heartbeat went out: how much later than {@link
+   * #nextTickNanos()} asked it came. Sent in the next heartbeat, so that the coordinator allows for this
+   * worker being starved (see {@code Heartbeat.scheduling_lag_millis}).
+   */
+  private long worstTickLagNanos;
   private FailureDetector coordinatorDetector;
   private long lastFrameNanos;
   private long lastCheckNanos;
@@ -749,6 +757,10 @@ public final class SessionCore {
 
   /** Time passed: sends a due heartbeat, judges the coordinator, enforces the Welcome and drain deadlines. */
   public void tick(long nowNanos) {
+    long due = nextTickNanos();
+    if (due != NO_TICK && nowNanos - due > worstTickLagNanos) {
+      worstTickLagNanos = nowNanos - due; // the driver asked to be woken at due: the rest was starvation
+    }
     if (state == State.AWAITING_WELCOME && nowNanos - welcomeDeadlineNanos >= 0) {
       closeConnection("the coordinator sent no Welcome within " + WELCOME_TIMEOUT.toSeconds() + " s of the Hello", false);
     }
@@ -791,6 +803,8 @@ public final class SessionCore {
         previous = k.jobId();
       }
     }
+    hb.setSchedulingLagMillis((int) Math.min(0xFFFF_FFFFL, TimeUnit.NANOSECONDS.toMillis(worstTickLagNanos)));
+    worstTickLagNanos = 0;
     send(Envelope.newBuilder().setHeartbeat(hb).build());
     flush();
     nextHeartbeatNanos += heartbeatIntervalNanos;
