@@ -72,8 +72,8 @@ import org.slf4j.LoggerFactory;
  *       convicted ("reaped after ...ms of silence (...)"). A check that comes more than {@value
  *       #LATE_CHECKS} periods after the previous one does not judge: this process was paused, not the
  *       worker, and what it sent may still be unread. Each check also tells the local health whether
- *       the worker's raw silence (unstretched) is past its drain level, so that many silent at once
- *       count against the observer, not against each of them.
+ *       the worker has become silent ({@link LocalHealth#isSilent}: a couple of heartbeats missed) or was
+ *       heard from again, so that many silent at once count against the observer, not against each.
  *   <li>The coordinator heartbeats too: on each heartbeat tick of a joined session, a {@code Heartbeat}
  *       goes out if nothing else was written for half an interval, so that the worker can tell a silent
  *       coordinator from an idle one.
@@ -220,7 +220,7 @@ public final class ConnectionCore {
   private Phase phase = Phase.AWAITING_HELLO;
   private HealthAwareDetector detector;
   private boolean drainingLogged;
-  /** Whether this session last told the local health its raw silence is past the drain level. */
+  /** Whether this session last told the local health it is silent. */
   private boolean silentReported;
   private long lastFrameNanos;
   private long lastCheckNanos;
@@ -342,7 +342,7 @@ public final class ConnectionCore {
       return;
     }
     if (phase == Phase.JOINED) {
-      boolean silent = detector.rawDraining(nowNanos);
+      boolean silent = health.isSilent(nowNanos - lastFrameNanos, heartbeatIntervalNanos);
       if (silent != silentReported) {
         silentReported = silent;
         health.silenceChanged(silent);

@@ -68,11 +68,6 @@ public final class HealthAwareDetector implements FailureDetector {
     return inner.suspicion(nowNanos);
   }
 
-  /** Whether the raw suspicion is at or above the drain level: the silence alone says "suspect". */
-  public boolean rawDraining(long nowNanos) {
-    return inner.suspicion(nowNanos) >= inner.drainLevel();
-  }
-
   /**
    * The time at which the inner detector is asked: the last arrival plus the silence since, less the
    * worker's allowance, divided by the multiplier.

@@ -26,10 +26,14 @@ import java.util.Objects;
  *       frame that arrived may not yet have been read, and a heartbeat a worker meant to send may not
  *       have been scheduled either (the machine is shared). Score + 1.
  *   <li><b>Correlated silence.</b> Workers fail independently; a machine or a coordinator starves them
- *       all at once. When at least {@link Config#minSessions()} sessions are joined and at least {@link
- *       Config#silentShare()} of them are silent past their detector's drain level (before any
- *       stretching), a tick raises the score by 1, as Lifeguard's suspicions confirmed by nobody else are
- *       worth less.
+ *       all at once. A session is <em>silent</em> once no frame came from it for {@link
+ *       Config#silentAfterHeartbeats()} heartbeat intervals ({@link #isSilent}): a busy or idle live
+ *       worker sends something every interval, so two missed ones are already unusual, yet it is well
+ *       before any detector convicts, leaving time to raise the score first. When at least {@link
+ *       Config#minSessions()} sessions are joined and at least {@link Config#silentShare()} of them, and
+ *       never fewer than {@value #MIN_SILENT_SESSIONS}, are silent at once, a tick raises the score by 1:
+ *       one frozen worker is its own problem and is convicted on time, many at once are more likely the
+ *       observer's.
  *   <li><b>Recovery.</b> The score falls by 1 for every {@link Config#decayAfter()} without a raise, so a
  *       healthy coordinator is back to judging with the detectors' own settings within {@code maxScore x
  *       decayAfter}.
@@ -62,8 +66,12 @@ import java.util.Objects;
  *       falls between two bouts of a sustained starvation (a loaded machine is late in bursts, seconds
  *       apart); too long and detection stays slow long after the machine has recovered.
  *   <li>{@code silentShare} (default {@link #DEFAULT_SILENT_SHARE}, a quarter) and {@code minSessions}
- *       (default {@link #DEFAULT_MIN_SESSIONS}, 3): too low and one frozen worker among few makes every
- *       other death slow to find; too high and a fleet starved together is reaped before it counts.
+ *       (default {@link #DEFAULT_MIN_SESSIONS}, 3): too low and a few frozen workers make every other
+ *       death slow to find; too high and a fleet starved together is reaped before it counts. Either
+ *       way a single silent worker never counts ({@link #MIN_SILENT_SESSIONS}).
+ *   <li>{@code silentAfterHeartbeats} (default {@link #DEFAULT_SILENT_AFTER_HEARTBEATS}): too low and
+ *       ordinary jitter looks correlated; too high (near the detector's window) and the workers are
+ *       reaped before their silence is seen to be shared.
  * </ul>
  *
  * <p>Time is passed in (monotonic nanoseconds); no clock, no I/O, so the simulation can drive it.
@@ -96,6 +104,20 @@ public final class LocalHealth {
 
   /** The default {@link Config#minSessions()}: 3; with fewer, "many at once" means nothing. */
   public static final int DEFAULT_MIN_SESSIONS = 3;
+
+  /**
+   * The fewest silent sessions that are ever "many at once": 2. One frozen or dead worker, whatever the
+   * fleet's size, must be convicted on its detector's own time (the failover promise), so it must never
+   * stretch its own judgement.
+   */
+  public static final int MIN_SILENT_SESSIONS = 2;
+
+  /**
+   * The default {@link Config#silentAfterHeartbeats()}: 2 intervals (1 s at the default 500 ms), well
+   * before the drain (about 2.1 s for phi) and conviction (about 2.5 s), so that correlated silence raises
+   * the multiplier before anyone is reaped.
+   */
+  public static final int DEFAULT_SILENT_AFTER_HEARTBEATS = 2;
 
   private final Config config;
   private final Object lock = new Object();
@@ -147,8 +169,8 @@ public final class LocalHealth {
       long lateNanos = Math.max(0, nowNanos - lastTickNanos - config.tickPeriodNanos);
       lastTickNanos = nowNanos;
       boolean late = lateNanos >= config.lateTickNanos;
-      boolean correlated = sessions >= config.minSessions && silent > 0
-          && silent >= Math.ceil(config.silentShare * sessions);
+      boolean correlated = sessions >= config.minSessions
+          && silent >= Math.max(MIN_SILENT_SESSIONS, Math.ceil(config.silentShare * sessions));
       if (late) {
         lateTicks++;
       }
@@ -190,8 +212,17 @@ public final class LocalHealth {
   }
 
   /**
-   * A joined session's raw silence crossed its detector's drain level, upwards ({@code nowSilent}) or
-   * back. Each session reports only crossings, so the count stays the number silent now.
+   * Whether a session silent for {@code silenceNanos}, whose worker heartbeats every {@code
+   * heartbeatIntervalNanos}, counts as silent for correlated silence: {@link
+   * Config#silentAfterHeartbeats()} intervals or more.
+   */
+  public boolean isSilent(long silenceNanos, long heartbeatIntervalNanos) {
+    return silenceNanos >= config.silentAfterHeartbeats * heartbeatIntervalNanos;
+  }
+
+  /**
+   * A joined session became silent ({@code nowSilent}, by {@link #isSilent}) or was heard from again.
+   * Each session reports only changes, so the count stays the number silent now.
    */
   public void silenceChanged(boolean nowSilent) {
     synchronized (lock) {
@@ -276,6 +307,7 @@ public final class LocalHealth {
     private final long decayAfterNanos;
     private final double silentShare;
     private final int minSessions;
+    private final int silentAfterHeartbeats;
     private final PeerLag.Config peerLag;
 
     private Config(Builder b) {
@@ -286,6 +318,7 @@ public final class LocalHealth {
       this.decayAfterNanos = b.decayAfter.toNanos();
       this.silentShare = b.silentShare;
       this.minSessions = b.minSessions;
+      this.silentAfterHeartbeats = b.silentAfterHeartbeats;
       this.peerLag = b.enabled ? b.peerLag : PeerLag.Config.off();
     }
 
@@ -342,6 +375,11 @@ public final class LocalHealth {
       return minSessions;
     }
 
+    /** How many heartbeat intervals without a frame make a session silent ({@link #isSilent}). */
+    public int silentAfterHeartbeats() {
+      return silentAfterHeartbeats;
+    }
+
     /** How a worker's reported scheduling lag is allowed for ({@link PeerLag}). */
     public PeerLag.Config peerLag() {
       return peerLag;
@@ -353,8 +391,9 @@ public final class LocalHealth {
         return "local health off";
       }
       return String.format(Locale.ROOT, "local health (tick %d ms, late at %d ms, multiplier up to %d, decay %d ms, "
-              + "%.0f%% of at least %d sessions silent at once; %s)", tickPeriod().toMillis(), lateTick().toMillis(),
-          maxScore + 1, decayAfter().toMillis(), silentShare * 100, minSessions, peerLag.describe());
+              + "%.0f%% of at least %d sessions silent for %d heartbeats at once; %s)", tickPeriod().toMillis(),
+          lateTick().toMillis(), maxScore + 1, decayAfter().toMillis(), silentShare * 100, minSessions,
+          silentAfterHeartbeats, peerLag.describe());
     }
 
     @Override
@@ -372,6 +411,7 @@ public final class LocalHealth {
     private Duration decayAfter = DEFAULT_DECAY_AFTER;
     private double silentShare = DEFAULT_SILENT_SHARE;
     private int minSessions = DEFAULT_MIN_SESSIONS;
+    private int silentAfterHeartbeats = DEFAULT_SILENT_AFTER_HEARTBEATS;
     private PeerLag.Config peerLag = PeerLag.Config.defaults();
 
     private Builder() {}
@@ -426,6 +466,18 @@ public final class LocalHealth {
             + " nothing), got " + minSessions);
       }
       this.minSessions = minSessions;
+      return this;
+    }
+
+    /**
+     * @throws IllegalArgumentException if below 2 (one late heartbeat is ordinary jitter) or above 100 (no
+     *     detector waits that long)
+     */
+    public Builder silentAfterHeartbeats(int heartbeats) {
+      if (heartbeats < 2 || heartbeats > 100) {
+        throw new IllegalArgumentException("silentAfterHeartbeats must be from 2 to 100, got " + heartbeats);
+      }
+      this.silentAfterHeartbeats = heartbeats;
       return this;
     }
 

@@ -45,7 +45,7 @@ class HealthAwareDetectorTest {
     assertThat(d.draining(t + 9 * S)).isTrue();
     assertThat(d.convicted(t + 15 * S - MS)).isFalse();
     assertThat(d.convicted(t + 15 * S)).isTrue();
-    assertThat(d.rawDraining(t + 3 * S)).isTrue(); // what the silence alone says, for the correlation count
+    assertThat(d.rawSuspicion(t + 3 * S)).isEqualTo(0.6); // what the silence alone says
     assertThat(d.describe(t + 15 * S)).endsWith("; local health x3, lag allowance 0 ms");
   }
 

@@ -90,6 +90,20 @@ class LocalHealthTest {
   }
 
   @Test
+  void oneSilentWorkerNeverStretchesItsOwnJudgement() {
+    LocalHealth h = new LocalHealth(LocalHealth.Config.defaults());
+    for (int i = 0; i < 3; i++) {
+      h.sessionJoined();
+    }
+    h.silenceChanged(true); // a third of the fleet, but one worker: frozen or dead, convicted on time
+    h.tick(0);
+    tickEvery(h, 0, 10, 0);
+    assertThat(h.multiplier()).isEqualTo(1.0);
+    assertThat(h.isSilent(999 * MS, 500 * MS)).isFalse();
+    assertThat(h.isSilent(1_000 * MS, 500 * MS)).isTrue();
+  }
+
+  @Test
   void twoWorkersAreNotAFleet() {
     LocalHealth h = new LocalHealth(LocalHealth.Config.defaults());
     h.sessionJoined();
