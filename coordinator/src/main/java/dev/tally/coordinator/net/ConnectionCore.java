@@ -220,7 +220,7 @@ public final class ConnectionCore {
   private Phase phase = Phase.AWAITING_HELLO;
   private HealthAwareDetector detector;
   private boolean drainingLogged;
-  /** Whether this session last told the local health it is silent. */
+  /** Whether this connection last told the local health it is silent (before its Hello too). */
   private boolean silentReported;
   private long lastFrameNanos;
   private long lastCheckNanos;
@@ -283,6 +283,7 @@ public final class ConnectionCore {
     }
     detector = new HealthAwareDetector(settings.detectorFactory().apply(nowNanos), health,
         new PeerLag(health.config().peerLag()), nowNanos);
+    health.sessionOpened();
     lastFrameNanos = nowNanos;
     lastCheckNanos = nowNanos;
     log.debug("connection from {}", peer);
@@ -341,12 +342,10 @@ public final class ConnectionCore {
           TimeUnit.NANOSECONDS.toMillis(sinceLastCheck - reapCheckPeriodNanos));
       return;
     }
-    if (phase == Phase.JOINED) {
-      boolean silent = health.isSilent(nowNanos - lastFrameNanos, heartbeatIntervalNanos);
-      if (silent != silentReported) {
-        silentReported = silent;
-        health.silenceChanged(silent);
-      }
+    boolean silent = health.isSilent(nowNanos - lastFrameNanos, heartbeatIntervalNanos);
+    if (silent != silentReported) {
+      silentReported = silent;
+      health.silenceChanged(silent);
     }
     double level = detector.suspicion(nowNanos);
     boolean draining = detector.draining(nowNanos);
@@ -426,8 +425,8 @@ public final class ConnectionCore {
     }
     inactive = true;
     phase = Phase.CLOSED;
-    if (joined) {
-      health.sessionEnded(silentReported);
+    if (detector != null) {
+      health.sessionClosed(silentReported);
       silentReported = false;
     }
     heldWhileJoining.clear();
@@ -684,7 +683,6 @@ public final class ConnectionCore {
     }
     phase = Phase.JOINED;
     joined = true;
-    health.sessionJoined();
     lastWriteNanos = nowNanos;
     log.info("worker {} ({}) joined from {}: {} slots, version {}, session {}", workerId, hello.getName(),
         peer, hello.getSlots(), hello.getVersion(), sessionId);

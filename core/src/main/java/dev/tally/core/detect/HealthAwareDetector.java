@@ -6,9 +6,10 @@ import java.util.Objects;
 /**
  * A connection's failure detector judged with the observer's {@link LocalHealth} and the worker's own
  * {@link PeerLag}: a silence of {@code s} is judged as the inner detector would judge a silence of {@code
- * max(0, s - allowance) / multiplier}. Every level (drain and conviction) of every detector kind is thus
- * reached {@code multiplier} times later, plus the allowance; with a healthy observer and a worker that
- * reported no lag (multiplier 1, allowance 0) it judges exactly as the inner detector.
+ * max(0, s - allowance) / multiplier}, where the allowance is the worker's reported lag plus the
+ * observer's own ({@link LocalHealth#ownLagAllowanceNanos}). Every level (drain and conviction) of every
+ * detector kind is thus reached {@code multiplier} times later, plus the allowance; with a healthy observer
+ * and a worker that reported no lag (multiplier 1, allowance 0) it judges exactly as the inner detector.
  *
  * <p>Stretching the silence rather than raising the threshold is what works for all three kinds alike: for
  * {@link FixedTimeoutDetector} and {@link MissedHeartbeatsDetector} the two are the same thing; for {@link
@@ -17,8 +18,11 @@ import java.util.Objects;
  * Lifeguard's scaling of timeouts by the local health multiplier (Dadgar et al., 2017).
  *
  * <p>The bound: a truly dead worker whose socket stays open is convicted after at most {@code
- * window x (1 + maxScore) + maxAllowance} of silence, where {@code window} is what the inner detector
- * alone would wait ({@link LocalHealth.Config#maxScore()}, {@link PeerLag.Config#maxAllowance()}).
+ * window x (1 + maxScore) + maxAllowance + maxOwnAllowance} of silence, where {@code window} is what the
+ * inner detector alone would wait ({@link LocalHealth.Config#maxScore()}, the {@link
+ * PeerLag.Config#maxAllowance()} of {@link LocalHealth.Config#peerLag()} and of {@link
+ * LocalHealth.Config#ownLag()}): 10 + 5 + 10 s with phi's defaults, on a machine starved enough to push
+ * every one to its cap; on a healthy one, the detector's own 2.5 s.
  *
  * <p>Thread-safety: not thread-safe, like the detector it wraps; one instance per connection, touched
  * only on its event loop ({@link LocalHealth} itself is shared and thread-safe).
@@ -77,7 +81,7 @@ public final class HealthAwareDetector implements FailureDetector {
     if (silence <= 0) {
       return nowNanos;
     }
-    long forgiven = Math.max(0, silence - lag.allowanceNanos(nowNanos));
+    long forgiven = Math.max(0, silence - allowanceNanos(nowNanos));
     return lastArrivalNanos + (long) (forgiven / health.multiplier());
   }
 
@@ -86,9 +90,9 @@ public final class HealthAwareDetector implements FailureDetector {
     return health.multiplier();
   }
 
-  /** The worker's own allowance at {@code nowNanos}, in nanoseconds. */
+  /** The silence forgiven at {@code nowNanos}: the worker's reported lag and the observer's own, in nanoseconds. */
   public long allowanceNanos(long nowNanos) {
-    return lag.allowanceNanos(nowNanos);
+    return lag.allowanceNanos(nowNanos) + health.ownLagAllowanceNanos(nowNanos);
   }
 
   @Override
@@ -113,7 +117,7 @@ public final class HealthAwareDetector implements FailureDetector {
    */
   public String describe(long nowNanos) {
     double m = health.multiplier();
-    long allowance = lag.allowanceNanos(nowNanos);
+    long allowance = allowanceNanos(nowNanos);
     if (m == 1 && allowance == 0) {
       return inner.describe();
     }

@@ -26,14 +26,20 @@ import java.util.Objects;
  *       frame that arrived may not yet have been read, and a heartbeat a worker meant to send may not
  *       have been scheduled either (the machine is shared). Score + 1.
  *   <li><b>Correlated silence.</b> Workers fail independently; a machine or a coordinator starves them
- *       all at once. A session is <em>silent</em> once no frame came from it for {@link
+ *       all at once. A connection (joined or still to say Hello) is <em>silent</em> once no frame came from it for {@link
  *       Config#silentAfterHeartbeats()} heartbeat intervals ({@link #isSilent}): a busy or idle live
  *       worker sends something every interval, so two missed ones are already unusual, yet it is well
  *       before any detector convicts, leaving time to raise the score first. When at least {@link
- *       Config#minSessions()} sessions are joined and at least {@link Config#silentShare()} of them, and
+ *       Config#minSessions()} connections are open and at least {@link Config#silentShare()} of them, and
  *       never fewer than {@value #MIN_SILENT_SESSIONS}, are silent at once, a tick raises the score by 1:
  *       one frozen worker is its own problem and is convicted on time, many at once are more likely the
  *       observer's.
+ *   <li><b>Its own lag.</b> A late tick also says by how much: while this process was not running, frames
+ *       that arrived went unread and heartbeats that were due may not have been sent either, so that much
+ *       silence is forgiven every worker, on top of the multiplier, by the same rule a worker's reported
+ *       lag is forgiven ({@link PeerLag}, with {@link Config#ownLag()}'s settings: the worst lateness,
+ *       fading over a minute, capped). A starved machine stalls for seconds at a time (10 s at a load of
+ *       90 on 2 cores), longer than any multiplier sensible for a healthy one covers.
  *   <li><b>Recovery.</b> The score falls by 1 for every {@link Config#decayAfter()} without a raise, so a
  *       healthy coordinator is back to judging with the detectors' own settings within {@code maxScore x
  *       decayAfter}.
@@ -99,6 +105,14 @@ public final class LocalHealth {
   /** The default {@link Config#decayAfter()}: 5 s, see the class doc. */
   public static final Duration DEFAULT_DECAY_AFTER = Duration.ofSeconds(5);
 
+  /**
+   * The largest silence forgiven for this process's own lateness by default: 10 s. The longest stalls
+   * measured on a 2-core machine at a load of 90 ({@code tally bench-failover --starved} beside other
+   * builds) left live workers silent for 10 s; a coordinator stalled longer than that is no longer
+   * judging anything, and its workers' own detectors (10 s) give up on it too.
+   */
+  public static final Duration DEFAULT_OWN_LAG_ALLOWANCE = Duration.ofSeconds(10);
+
   /** The default {@link Config#silentShare()}: a quarter of the joined sessions. */
   public static final double DEFAULT_SILENT_SHARE = 0.25;
 
@@ -122,7 +136,7 @@ public final class LocalHealth {
   private final Config config;
   private final Object lock = new Object();
   private volatile int score;
-  /** Sessions joined and not ended, and those of them silent past their drain level; under {@link #lock}. */
+  /** Connections open, and those of them silent now ({@link #isSilent}); under {@link #lock}. */
   private int sessions;
   private int silent;
   private long lastTickNanos;
@@ -130,6 +144,8 @@ public final class LocalHealth {
   private long lastChangeNanos;
   private long lateTicks;
   private long correlatedTicks;
+  /** This process's own lag, by the rule of a worker's reported lag; under {@link #lock}. */
+  private final PeerLag ownLag;
 
   /**
    * A healthy observer (multiplier 1) with {@code config}'s rule.
@@ -138,6 +154,7 @@ public final class LocalHealth {
    */
   public LocalHealth(Config config) {
     this.config = Objects.requireNonNull(config, "config");
+    this.ownLag = new PeerLag(config.ownLag());
   }
 
   /** The rule this instance applies. */
@@ -169,6 +186,9 @@ public final class LocalHealth {
       long lateNanos = Math.max(0, nowNanos - lastTickNanos - config.tickPeriodNanos);
       lastTickNanos = nowNanos;
       boolean late = lateNanos >= config.lateTickNanos;
+      if (late) {
+        ownLag.report(nowNanos, lateNanos);
+      }
       boolean correlated = sessions >= config.minSessions
           && silent >= Math.max(MIN_SILENT_SESSIONS, Math.ceil(config.silentShare * sessions));
       if (late) {
@@ -190,19 +210,23 @@ public final class LocalHealth {
     }
   }
 
-  /** A session joined: it counts towards {@link Config#minSessions()} and the silent share. */
-  public void sessionJoined() {
+  /**
+   * A worker connection opened: it counts towards {@link Config#minSessions()} and the silent share from
+   * now on, before its Hello too, since a fleet starting on a starved machine is silent together before
+   * it has said anything.
+   */
+  public void sessionOpened() {
     synchronized (lock) {
       sessions++;
     }
   }
 
   /**
-   * A joined session ended.
+   * A worker connection closed.
    *
    * @param wasSilent whether its last report ({@link #silenceChanged}) said it was silent
    */
-  public void sessionEnded(boolean wasSilent) {
+  public void sessionClosed(boolean wasSilent) {
     synchronized (lock) {
       sessions = Math.max(0, sessions - 1);
       if (wasSilent) {
@@ -221,7 +245,7 @@ public final class LocalHealth {
   }
 
   /**
-   * A joined session became silent ({@code nowSilent}, by {@link #isSilent}) or was heard from again.
+   * An open connection became silent ({@code nowSilent}, by {@link #isSilent}) or was heard from again.
    * Each session reports only changes, so the count stays the number silent now.
    */
   public void silenceChanged(boolean nowSilent) {
@@ -241,6 +265,16 @@ public final class LocalHealth {
    */
   public double multiplier() {
     return 1 + score;
+  }
+
+  /**
+   * The silence forgiven every worker at {@code nowNanos} for this process's own recent lag: 0 to {@link
+   * Config#ownLag()}'s cap (0 when the rule is off). Safe from any thread.
+   */
+  public long ownLagAllowanceNanos(long nowNanos) {
+    synchronized (lock) {
+      return ownLag.allowanceNanos(nowNanos);
+    }
   }
 
   /** For the API and logs: the multiplier, the score's causes so far, and the sessions silent now. */
@@ -289,7 +323,7 @@ public final class LocalHealth {
    * @param score the current score
    * @param lateTicks late ticks seen since start
    * @param correlatedTicks ticks that found correlated silence since start
-   * @param sessions joined sessions now
+   * @param sessions worker connections open now
    * @param silentSessions of them, silent past their drain level now
    */
   public record Snapshot(boolean enabled, double multiplier, int score, long lateTicks, long correlatedTicks,
@@ -309,6 +343,7 @@ public final class LocalHealth {
     private final int minSessions;
     private final int silentAfterHeartbeats;
     private final PeerLag.Config peerLag;
+    private final PeerLag.Config ownLag;
 
     private Config(Builder b) {
       this.enabled = b.enabled;
@@ -320,6 +355,7 @@ public final class LocalHealth {
       this.minSessions = b.minSessions;
       this.silentAfterHeartbeats = b.silentAfterHeartbeats;
       this.peerLag = b.enabled ? b.peerLag : PeerLag.Config.off();
+      this.ownLag = b.enabled ? b.ownLag : PeerLag.Config.off();
     }
 
     /** Every default: the rule is on. */
@@ -385,15 +421,21 @@ public final class LocalHealth {
       return peerLag;
     }
 
+    /** How this process's own lateness (its late ticks) is allowed for, every worker alike. */
+    public PeerLag.Config ownLag() {
+      return ownLag;
+    }
+
     /** For logs. */
     public String describe() {
       if (!enabled) {
         return "local health off";
       }
       return String.format(Locale.ROOT, "local health (tick %d ms, late at %d ms, multiplier up to %d, decay %d ms, "
-              + "%.0f%% of at least %d sessions silent for %d heartbeats at once; %s)", tickPeriod().toMillis(),
+              + "%.0f%% of at least %d sessions silent for %d heartbeats at once; %s", tickPeriod().toMillis(),
           lateTick().toMillis(), maxScore + 1, decayAfter().toMillis(), silentShare * 100, minSessions,
-          silentAfterHeartbeats, peerLag.describe());
+          silentAfterHeartbeats, peerLag.describe()) + "; own lateness forgiven up to "
+          + ownLag.maxAllowance().toMillis() + " ms)";
     }
 
     @Override
@@ -413,6 +455,7 @@ public final class LocalHealth {
     private int minSessions = DEFAULT_MIN_SESSIONS;
     private int silentAfterHeartbeats = DEFAULT_SILENT_AFTER_HEARTBEATS;
     private PeerLag.Config peerLag = PeerLag.Config.defaults();
+    private PeerLag.Config ownLag = PeerLag.Config.of(DEFAULT_OWN_LAG_ALLOWANCE, PeerLag.DEFAULT_MEMORY);
 
     private Builder() {}
 
@@ -484,6 +527,12 @@ public final class LocalHealth {
     /** @throws NullPointerException if null */
     public Builder peerLag(PeerLag.Config peerLag) {
       this.peerLag = Objects.requireNonNull(peerLag, "peerLag");
+      return this;
+    }
+
+    /** @throws NullPointerException if null */
+    public Builder ownLag(PeerLag.Config ownLag) {
+      this.ownLag = Objects.requireNonNull(ownLag, "ownLag");
       return this;
     }
 

@@ -21,6 +21,12 @@ class HealthAwareDetectorTest {
     return t;
   }
 
+  /** The defaults without the own-lag allowance, so that the multiplier's effect is seen alone. */
+  private static LocalHealth multiplierOnly() {
+    return new LocalHealth(LocalHealth.Config.builder()
+        .ownLag(PeerLag.Config.of(Duration.ofNanos(1), Duration.ofNanos(1))).build());
+  }
+
   private static HealthAwareDetector fixed5s(LocalHealth h, long start) {
     return new HealthAwareDetector(new FixedTimeoutDetector(Duration.ofSeconds(5), start), h,
         new PeerLag(h.config().peerLag()), start);
@@ -38,7 +44,7 @@ class HealthAwareDetectorTest {
 
   @Test
   void aLateObserverStretchesConvictionAndDrainByItsMultiplier() {
-    LocalHealth h = new LocalHealth(LocalHealth.Config.defaults());
+    LocalHealth h = multiplierOnly();
     long t = raise(h, 2); // x3
     HealthAwareDetector d = fixed5s(h, t);
     assertThat(d.draining(t + 9 * S - MS)).isFalse();
@@ -52,7 +58,7 @@ class HealthAwareDetectorTest {
   @Test
   void phiIsStretchedAsMuchAsTheOthers() {
     LocalHealth healthy = new LocalHealth(LocalHealth.Config.defaults());
-    LocalHealth starved = new LocalHealth(LocalHealth.Config.defaults());
+    LocalHealth starved = multiplierOnly();
     long t = raise(starved, 1); // x2
     PhiAccrualDetector.Config phi = PhiAccrualDetector.builder().build();
     HealthAwareDetector a = new HealthAwareDetector(phi.newDetector(t), healthy, new PeerLag(PeerLag.Config.off()), t);
@@ -99,9 +105,23 @@ class HealthAwareDetectorTest {
       }
       d.lagReported(last, 60 * S);
       long bound = settings.detectionWindow().toNanos() * (1 + LocalHealth.DEFAULT_MAX_SCORE)
-          + PeerLag.DEFAULT_MAX_ALLOWANCE.toNanos();
+          + PeerLag.DEFAULT_MAX_ALLOWANCE.toNanos() + LocalHealth.DEFAULT_OWN_LAG_ALLOWANCE.toNanos();
       assertThat(firstConviction(d, last)).as(kind.configName()).isPositive().isLessThanOrEqualTo(bound);
     }
+  }
+
+  @Test
+  void anObserverThatRanLateForgivesEveryWorkerThatMuchSilence() {
+    LocalHealth h = new LocalHealth(LocalHealth.Config.defaults());
+    h.tick(0);
+    h.tick(100 * MS + 3 * S); // this process did not run for 3 s
+    assertThat(h.ownLagAllowanceNanos(100 * MS + 3 * S)).isEqualTo(3 * S);
+    HealthAwareDetector d = fixed5s(h, 100 * MS + 3 * S);
+    // x2 and 3 s forgiven, fading over a minute: conviction when (s - 3 s x (1 - s/60)) / 2 reaches 5 s.
+    long s = 12_381 * MS;
+    assertThat(d.convicted(100 * MS + 3 * S + s - 10 * MS)).isFalse();
+    assertThat(d.convicted(100 * MS + 3 * S + s + 10 * MS)).isTrue();
+    assertThat(d.describe(100 * MS + 3 * S)).endsWith("; local health x2, lag allowance 3000 ms");
   }
 
   @Test

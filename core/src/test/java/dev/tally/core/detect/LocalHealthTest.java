@@ -70,7 +70,7 @@ class LocalHealthTest {
   void manyWorkersSilentAtOnceCountAgainstTheObserver() {
     LocalHealth h = new LocalHealth(LocalHealth.Config.defaults());
     for (int i = 0; i < 8; i++) {
-      h.sessionJoined();
+      h.sessionOpened();
     }
     h.tick(0);
     h.silenceChanged(true); // one of eight: a worker's own problem
@@ -82,7 +82,7 @@ class LocalHealthTest {
     assertThat(o.reason()).isEqualTo("many workers silent at once");
     assertThat(h.multiplier()).isEqualTo(2.0);
     h.silenceChanged(false);
-    h.sessionEnded(true); // the other silent one ended: none silent now
+    h.sessionClosed(true); // the other silent one ended: none silent now
     assertThat(h.snapshot().silentSessions()).isZero();
     assertThat(h.snapshot().sessions()).isEqualTo(7);
     tickEvery(h, t + 100 * MS, 10, 0);
@@ -93,7 +93,7 @@ class LocalHealthTest {
   void oneSilentWorkerNeverStretchesItsOwnJudgement() {
     LocalHealth h = new LocalHealth(LocalHealth.Config.defaults());
     for (int i = 0; i < 3; i++) {
-      h.sessionJoined();
+      h.sessionOpened();
     }
     h.silenceChanged(true); // a third of the fleet, but one worker: frozen or dead, convicted on time
     h.tick(0);
@@ -106,8 +106,8 @@ class LocalHealthTest {
   @Test
   void twoWorkersAreNotAFleet() {
     LocalHealth h = new LocalHealth(LocalHealth.Config.defaults());
-    h.sessionJoined();
-    h.sessionJoined();
+    h.sessionOpened();
+    h.sessionOpened();
     h.silenceChanged(true);
     h.silenceChanged(true);
     h.tick(0);
