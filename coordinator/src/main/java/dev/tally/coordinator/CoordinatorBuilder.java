@@ -52,8 +52,8 @@ import java.util.SplittableRandom;
  *       the fixed detector ({@link #detectorSettings(DetectorSettings.Kind, Duration, Duration)} is the
  *       rule);
  *   <li>local health: {@link #DEFAULT_LOCAL_HEALTH}, on: a starved coordinator, or many workers silent at
- *       once, stretch every detector's judgement up to 4 times, and a worker's reported scheduling lag is
- *       forgiven up to 5 s ({@link LocalHealth});
+ *       once, stretch every detector's judgement up to 9 times, the coordinator's own lateness is forgiven
+ *       up to 10 s and a worker's reported scheduling lag up to 5 s ({@link LocalHealth});
  *   <li>prefetch: {@value #DEFAULT_PREFETCH}, meaning as many assignments again as a worker has slots;
  *   <li>largest frame: {@link dev.tally.protocol.codec.FrameCodec#DEFAULT_MAX_FRAME_BYTES};
  *   <li>lease duration, store-failure limits and the poison limit: {@link Scheduler.Settings#defaults()};

@@ -537,7 +537,7 @@ public final class FailoverBenchCommand implements Callable<Integer> {
   // ------------------------------------------------------------------ part 3: a starved machine
 
   /** What one starved pass found. */
-  private record StarvedPass(String label, long reapedSessions, long lostJobs, long workerLostCoordinator,
+  private record StarvedPass(String label, long reapedSessions, long reapedAtStartup, long lostJobs, long workerLostCoordinator,
       long redeliveries, long recorded, long quietNanos, double maxLoad, double maxMultiplier, long lateTicks,
       long correlatedTicks, long detectionMillis, long releaseNanos) {}
 
@@ -553,9 +553,9 @@ public final class FailoverBenchCommand implements Callable<Integer> {
     StarvedPass on = starvedPass(out, base.resolve("starved-on"), "local health on", null, new Random(seed));
     boolean met = on.reapedSessions == 0 && on.lostJobs == 0 && on.detectionMillis >= 0
         && on.detectionMillis <= KILL_DETECTION_TARGET_SECONDS * 1000L;
-    out.printf("starved: false reaps %d without local health, %d with it (target 0: %s); kill -9 detected in %s without,"
+    out.printf("starved: false reaps %d without local health (%d at start-up), %d with it (%d at start-up) (target 0: %s); kill -9 detected in %s without,"
             + " %s with (target <= %d s: %s); jobs run again after a false reap %d without, %d with%n",
-        off.reapedSessions, on.reapedSessions, on.reapedSessions == 0 && on.lostJobs == 0 ? "met" : "MISSED",
+        off.reapedSessions, off.reapedAtStartup, on.reapedSessions, on.reapedAtStartup, on.reapedSessions == 0 && on.lostJobs == 0 ? "met" : "MISSED",
         millisText(off.detectionMillis), millisText(on.detectionMillis), KILL_DETECTION_TARGET_SECONDS,
         on.detectionMillis >= 0 && on.detectionMillis <= KILL_DETECTION_TARGET_SECONDS * 1000L ? "met" : "MISSED",
         off.lostJobs, on.lostJobs);
@@ -584,6 +584,7 @@ public final class FailoverBenchCommand implements Callable<Integer> {
     List<AttemptView> attempts = new ArrayList<>();
     long redeliveries = 0;
     long reapedBeforeKill;
+    long reapedAtStartup;
     long lostCoordinatorLines = 0;
     LocalHealth.Snapshot healthAtEnd;
     out.printf("  %s: starting %d workers%n", label, workers);
@@ -612,7 +613,10 @@ public final class FailoverBenchCommand implements Callable<Integer> {
         }
         sleepFeeding(200, feed);
       }
-      out.printf("  %s: all %d workers busy after %s%n", label, workers, sec((System.currentTimeMillis() - passStartMillis) * 1_000_000L));
+      long busyAtMillis = System.currentTimeMillis();
+      reapedAtStartup = fleet.tap.reaps.stream().filter(r -> r.atMillis() < busyAtMillis).count();
+      out.printf("  %s: all %d workers busy after %s (sessions reaped meanwhile: %d)%n", label, workers,
+          sec((busyAtMillis - passStartMillis) * 1_000_000L), reapedAtStartup);
       out.flush();
       sleepFeeding(settle.toMillis(), feed);
       long recordedBefore = recorded(fleet.store, runIds);
@@ -668,15 +672,15 @@ public final class FailoverBenchCommand implements Callable<Integer> {
     long lostJobs = attempts.stream().filter(a -> isWorkerLost(a) && a.endedAtMillis() < victimKill).count();
     long detectionMillis = attempts.stream().filter(a -> isWorkerLost(a) && victim.equals(a.worker()) && a.endedAtMillis() >= victimKill)
         .mapToLong(a -> a.endedAtMillis() - victimKill).min().orElse(-1);
-    StarvedPass p = new StarvedPass(label, reapedBeforeKill, lostJobs, lostCoordinatorLines, redeliveries, recorded, quietNanos,
+    StarvedPass p = new StarvedPass(label, reapedBeforeKill, reapedAtStartup, lostJobs, lostCoordinatorLines, redeliveries, recorded, quietNanos,
         maxLoad[0], maxMultiplier[0], healthAtEnd.lateTicks(), healthAtEnd.correlatedTicks(), detectionMillis, releaseNanos);
     out.printf("  %s: %d evals recorded in %s of quiet (%.0f/s); load average up to %.1f; local health multiplier up to x%.0f"
             + " (late ticks %d, ticks with many workers silent %d)%n",
         label, p.recorded, sec(p.quietNanos), p.recorded * 1e9 / Math.max(1, p.quietNanos), p.maxLoad, p.maxMultiplier,
         p.lateTicks, p.correlatedTicks);
-    out.printf("  %s: false reaps %d (sessions reaped before the kill; %d jobs ended worker_lost by them, redeliveries %d in all;"
+    out.printf("  %s: false reaps %d (sessions reaped before the kill, %d of them while the fleet was starting; %d jobs ended worker_lost by them, redeliveries %d in all;"
             + " \"%s\" in the workers' logs: %d); kill -9 of %s: detected in %s, a job of it re-leased in %s%n",
-        label, p.reapedSessions, p.lostJobs, p.redeliveries, LOST_SESSION_LINE, p.workerLostCoordinator, victim,
+        label, p.reapedSessions, p.reapedAtStartup, p.lostJobs, p.redeliveries, LOST_SESSION_LINE, p.workerLostCoordinator, victim,
         millisText(p.detectionMillis), p.releaseNanos < 0 ? "(not within " + WAIT_LIMIT.toSeconds() + " s)" : sec(p.releaseNanos));
     out.flush();
     return p;

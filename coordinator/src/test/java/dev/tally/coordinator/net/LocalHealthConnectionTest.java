@@ -105,7 +105,7 @@ class LocalHealthConnectionTest {
   @Test
   void aWorkerThatDiesWhileTheObserverIsStarvedIsStillConvictedWithinTheBound() {
     long deathAt = 10_000;
-    Outcome o = run(world(LocalHealth.Config.defaults()), 20_000, true, WORKERS - 1, deathAt, null);
+    Outcome o = run(world(LocalHealth.Config.defaults()), 25_000, true, WORKERS - 1, deathAt, null);
     // The stretched window, the observer's own lag (its timers ran 150 ms late) and one late check.
     long bound = CoreWorld.WINDOW_MILLIS * (1 + LocalHealth.DEFAULT_MAX_SCORE)
         + (STARVED_TIMER_MILLIS - CoreWorld.CHECK_MILLIS) + STARVED_TIMER_MILLIS;

@@ -21,7 +21,7 @@ import java.util.Objects;
  * window x (1 + maxScore) + maxAllowance + maxOwnAllowance} of silence, where {@code window} is what the
  * inner detector alone would wait ({@link LocalHealth.Config#maxScore()}, the {@link
  * PeerLag.Config#maxAllowance()} of {@link LocalHealth.Config#peerLag()} and of {@link
- * LocalHealth.Config#ownLag()}): 10 + 5 + 10 s with phi's defaults, on a machine starved enough to push
+ * LocalHealth.Config#ownLag()}): 23 + 5 + 10 s with phi's defaults, on a machine starved enough to push
  * every one to its cap; on a healthy one, the detector's own 2.5 s.
  *
  * <p>Thread-safety: not thread-safe, like the detector it wraps; one instance per connection, touched

@@ -45,7 +45,7 @@ import java.util.Objects;
  *       decayAfter}.
  * </ul>
  *
- * <p>The multiplier is {@code 1 + score}, at most {@code 1 + maxScore}: {@link HealthAwareDetector}
+ * <p>The multiplier is {@code 1 + score}, at most {@code 1 + maxScore} (9 by default): {@link HealthAwareDetector}
  * judges a silence of {@code s} as if it were {@code s / multiplier}, so every detector kind's conviction
  * and drain windows are stretched by it. That bounds the cost: a worker that is truly dead (and whose
  * socket stays open: a frozen process, a dropped network path) is convicted at most {@code 1 + maxScore}
@@ -63,11 +63,12 @@ import java.util.Objects;
  *       noise or a young GC (a few ms to tens of ms) keeps the multiplier up, so a frozen worker is found
  *       later for nothing; too high and a starved coordinator (whose ticks run a few hundred ms late at a
  *       load of 15 per core) is not noticed until it has already reaped.
- *   <li>{@code maxScore} (default {@link #DEFAULT_MAX_SCORE}, 3: conviction waits at most 4 times its
- *       usual silence): too low and a coordinator starved for longer than the stretched window still
- *       reaps live workers; too high and a frozen worker on a starved machine holds its jobs for that
- *       many windows (Lifeguard's 8 suits probes every second with a 500 ms timeout; Tally's phi window
- *       at the defaults is already 2.5 s).
+ *   <li>{@code maxScore} (default {@link #DEFAULT_MAX_SCORE}, 8, Lifeguard's own: conviction waits at
+ *       most 9 times its usual silence, about 23 s for phi at the defaults): too low and a machine starved
+ *       for longer than the stretched window still reaps live workers (with 3, x4 or about 10 s, 30 worker
+ *       JVMs starting on 2 cores at a load of 100 were silent 10.5 to 12 s each and 26 of them were
+ *       reaped); too high and a frozen worker on a starved machine holds its jobs for that many windows.
+ *       A killed worker is not concerned: its socket closes.
  *   <li>{@code decayAfter} (default {@link #DEFAULT_DECAY_AFTER}, 5 s): too short and the multiplier
  *       falls between two bouts of a sustained starvation (a loaded machine is late in bursts, seconds
  *       apart); too long and detection stays slow long after the machine has recovered.
@@ -93,8 +94,8 @@ public final class LocalHealth {
   /** The default {@link Config#lateTick()}: 100 ms, see the class doc. */
   public static final Duration DEFAULT_LATE_TICK = Duration.ofMillis(100);
 
-  /** The default {@link Config#maxScore()}: 3, a multiplier of at most 4; see the class doc. */
-  public static final int DEFAULT_MAX_SCORE = 3;
+  /** The default {@link Config#maxScore()}: 8, a multiplier of at most 9, Lifeguard's; see the class doc. */
+  public static final int DEFAULT_MAX_SCORE = 8;
 
   /**
    * The largest {@code maxScore} allowed: 8, Lifeguard's own ceiling. Conviction waiting more than nine

@@ -48,7 +48,7 @@ class LocalHealthTest {
   void decaysOneStepPerQuietDecayPeriodBackToOne() {
     LocalHealth h = new LocalHealth(LocalHealth.Config.defaults());
     h.tick(0);
-    long t = tickEvery(h, 0, 5, 500);
+    long t = tickEvery(h, 0, 3, 500);
     assertThat(h.multiplier()).isEqualTo(4.0);
     // On time from now on: one step down per 5 s without a raise.
     t = tickEvery(h, t, 49, 0); // 4.9 s

@@ -20,7 +20,7 @@ public record SuspicionHistory(String detector, double drainLevel, double convic
    *
    * @param enabled whether local health is on
    * @param multiplier how many times its usual silence a worker's detector waits now: 1 when healthy, up to
-   *     4 with the defaults when the coordinator's timers run late or many workers fall silent at once
+   *     9 with the defaults when the coordinator's timers run late or many workers fall silent at once
    * @param lateTicks the coordinator's timer ticks that ran late since it started
    * @param correlatedTicks the ticks that found many workers silent at once since it started
    */
