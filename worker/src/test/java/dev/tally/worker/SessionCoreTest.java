@@ -436,6 +436,17 @@ class SessionCoreTest {
     assertThat(port.connects).hasSize(2);
   }
 
+  @Test
+  void aWorkerStarvedPastItsWelcomeDeadlineLooksOnceMoreBeforeLeaving() {
+    core.start(0);
+    core.connected(0);
+    core.tick(SessionCore.WELCOME_TIMEOUT.toNanos() + 3 * S); // this process did not run for 3 s
+    assertThat(port.closes).isEmpty();
+    assertThat(core.nextTickNanos()).isEqualTo(SessionCore.WELCOME_TIMEOUT.toNanos() + 3 * S + 250 * MS);
+    core.tick(SessionCore.WELCOME_TIMEOUT.toNanos() + 3 * S + 250 * MS); // on time, and still no Welcome
+    assertThat(port.closes).containsExactly(false);
+  }
+
   /** A core that gives up at its first failed attempt, so that the attempt's reason is in its end. */
   private SessionCore givingUpAtOnce(RecordingPort to) {
     return new SessionCore(settings, to, runner, outbox, new Reconnector("coord:7070",
