@@ -5,6 +5,7 @@ import dev.tally.coordinator.security.Secrets;
 import dev.tally.coordinator.security.TlsFileException;
 import dev.tally.coordinator.security.TlsIdentity;
 import dev.tally.core.detect.DetectorSettings;
+import dev.tally.core.schedule.SpeculationPolicy;
 import dev.tally.core.store.Durability;
 import dev.tally.core.security.Secret;
 import java.nio.file.Path;
@@ -47,6 +48,12 @@ public final class CoordinatorOptions {
   @Option(names = "--prefetch",
       description = "Assignments a worker may hold beyond its slots; 0 means as many again as it has slots (default: ${DEFAULT-VALUE}).")
   int prefetch;
+
+  @Option(names = "--speculation", paramLabel = "on|off|auto",
+      description = "Backup attempts of straggling cases near a run's end, on an idle fast worker; the first result is"
+          + " recorded, the other attempt abandoned. auto: for every evaluator but model (a backup of a paid call pays"
+          + " twice); on: for every evaluator; off: never (default: ${DEFAULT-VALUE}).")
+  String speculation;
 
   @Option(names = "--durability", paramLabel = "full|relaxed",
       description = "What an acknowledged result survives (default: ${DEFAULT-VALUE}). full: a power loss (the store"
@@ -96,6 +103,9 @@ public final class CoordinatorOptions {
     }
     if (given("--prefetch")) {
       set("--prefetch", b -> b.prefetch(prefetch), builder);
+    }
+    if (given("--speculation")) {
+      set("--speculation", b -> b.speculation(SpeculationPolicy.Mode.parse(speculation)), builder);
     }
     if (given("--durability")) {
       set("--durability", b -> b.durability(Durability.parse(durability)), builder);

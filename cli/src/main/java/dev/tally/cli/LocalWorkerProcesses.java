@@ -78,6 +78,8 @@ public final class LocalWorkerProcesses implements AutoCloseable {
         return t;
       });
   private volatile boolean closing;
+  /** Each worker's options beyond the usual ones, by its 1-based index. */
+  private java.util.function.IntFunction<List<String>> extraArgs = i -> List.of();
   private final AtomicLong restarts = new AtomicLong();
 
   private LocalWorkerProcesses(Path logDir, int slots, HostPort coordinator, Secret workerToken) {
@@ -100,8 +102,20 @@ public final class LocalWorkerProcesses implements AutoCloseable {
    */
   public static LocalWorkerProcesses start(int count, int slots, HostPort coordinator, Path logDir, Secret workerToken)
       throws IOException {
+    return start(count, slots, coordinator, logDir, workerToken, i -> List.of());
+  }
+
+  /**
+   * As {@link #start(int, int, HostPort, Path, Secret)}, each worker with more options of {@code tally worker}
+   * (for benchmarks: {@code --stretch} makes one a straggler).
+   *
+   * @param extraArgs the options of worker {@code i} (1-based), kept across its restarts
+   */
+  public static LocalWorkerProcesses start(int count, int slots, HostPort coordinator, Path logDir, Secret workerToken,
+      java.util.function.IntFunction<List<String>> extraArgs) throws IOException {
     Files.createDirectories(logDir);
     LocalWorkerProcesses workers = new LocalWorkerProcesses(logDir, slots, coordinator, workerToken);
+    workers.extraArgs = extraArgs;
     try {
       for (int i = 1; i <= count; i++) {
         workers.processes.add(null);
@@ -130,6 +144,7 @@ public final class LocalWorkerProcesses implements AutoCloseable {
     command.add("--name=local-" + index);
     command.add("--drain-timeout=0s"); // see the class doc: no graceful drain for local workers
     command.add("--parent-pid=" + ProcessHandle.current().pid());
+    command.addAll(extraArgs.apply(index));
     if (workerToken != null) {
       command.add("--token-stdin");
     }
