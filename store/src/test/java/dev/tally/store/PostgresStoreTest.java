@@ -10,6 +10,7 @@ import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.util.List;
 import net.jqwik.api.lifecycle.AfterProperty;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -66,6 +67,8 @@ class PostgresStoreTest extends StoreContractTest {
       storeId = store.storeId();
       assertThat(storeId).matches("[0-9a-f]{32}");
     }
+    List<String> migrated = appliedVersions(db);
+    assertThat(migrated).as("the whole schema first, then the later migrations").startsWith("1");
     try (PostgresStore again = PostgresFixture.open(db);
         PostgresStore reader = PostgresStore.openExisting(db, PostgresFixture.password())) {
       assertThat(again.storeId()).as("the same store").isEqualTo(storeId);
@@ -73,11 +76,20 @@ class PostgresStoreTest extends StoreContractTest {
       assertThatThrownBy(() -> reader.createRun(spec(3), cases(2))).isInstanceOf(StoreException.class)
           .hasMessageContaining("reading only");
     }
+    assertThat(appliedVersions(db)).as("opening it again migrated nothing").isEqualTo(migrated);
+  }
+
+  /** The versions of the migrations applied to {@code db}, in the order they were applied; all succeeded. */
+  private static List<String> appliedVersions(StoreLocation.Postgres db) throws SQLException {
+    List<String> out = new java.util.ArrayList<>();
     try (Connection c = PostgresFixture.connect(db); Statement s = c.createStatement();
-        ResultSet rs = s.executeQuery("SELECT count(*) FROM flyway_schema_history WHERE success")) {
-      rs.next();
-      assertThat(rs.getInt(1)).as("one migration: the whole schema").isEqualTo(1);
+        ResultSet rs = s.executeQuery("SELECT version, success FROM flyway_schema_history ORDER BY installed_rank")) {
+      while (rs.next()) {
+        assertThat(rs.getBoolean(2)).as("migration %s succeeded", rs.getString(1)).isTrue();
+        out.add(rs.getString(1));
+      }
     }
+    return out;
   }
 
   @Test
