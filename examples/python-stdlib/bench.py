@@ -7,6 +7,8 @@ The same modules (make_dataset.py's, --limit of them) run as:
   xargs      xargs -PN -n1 python3 -m test < modules            one `python3 -m test MODULE` per module
   tally      tally run cases.jsonl --workers N --slots 1 --evaluator exec --cmd 'python3 -m test {id}'
   tally-in-process   the same, with --workers 0 --in-process N: one JVM, no worker processes
+  tally-baseline     with --baseline-tally PATH: the tally variant run by another launcher (say, a build
+                     from before a change), in the same sitting
 
 and prints each one's wall time and CPU time (user + system of it and every process it waited for: the
 tally JVMs, the shells and the Pythons), with ratios to xargs, which runs exactly the command tally runs
@@ -34,18 +36,18 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-VARIANTS = ("cpython", "xargs", "tally", "tally-in-process")
+VARIANTS = ("cpython", "xargs", "tally", "tally-in-process", "tally-baseline")
 
 
-def command(variant: str, jobs: int, tally: str, modules: list, dataset: Path) -> list:
+def command(variant: str, jobs: int, tally: str, modules: list, dataset: Path, baseline: str = None) -> list:
     """The argv of one variant; each reads what it runs from `dataset` (or the modules list)."""
     if variant == "cpython":
         return [sys.executable, "-m", "test", f"-j{jobs}", *modules]
     if variant == "xargs":
         return ["xargs", f"-P{jobs}", "-n1", sys.executable, "-m", "test"]
-    run = [tally, "run", str(dataset), "--evaluator", "exec", "--cmd", f"{shlex.quote(sys.executable)} -m test {{id}}",
+    run = [baseline if variant == "tally-baseline" else tally, "run", str(dataset), "--evaluator", "exec", "--cmd", f"{shlex.quote(sys.executable)} -m test {{id}}",
            "--case-timeout", "5m", "--db", "tally.db", "--out", "results.jsonl", "--summary", "summary.json", "--no-progress"]
-    if variant == "tally":
+    if variant in ("tally", "tally-baseline"):
         return run + ["--workers", str(jobs), "--slots", "1"]
     if variant == "tally-in-process":
         return run + ["--workers", "0", "--in-process", str(jobs)]
@@ -82,7 +84,7 @@ def check_tally(cwd: Path, modules: list) -> str:
 def text_of(argv: list) -> str:
     try:
         done = subprocess.run(argv, capture_output=True, text=True, timeout=60)
-        return (done.stdout + done.stderr).strip().splitlines()[0]
+        return (done.stdout + done.stderr).strip().splitlines()[0] if done.returncode == 0 else "unknown"
     except (OSError, subprocess.SubprocessError, IndexError):
         return "unknown"
 
@@ -106,16 +108,21 @@ def main() -> int:
     parser.add_argument("--limit", type=int, default=60, help="modules (make_dataset.py --limit; default: 60)")
     parser.add_argument("--jobs", type=int, default=3, help="modules at a time, N (default: 3)")
     parser.add_argument("--rounds", type=int, default=1, help="times each variant runs, interleaved (default: 1)")
-    parser.add_argument("--variants", default=",".join(VARIANTS), help=f"comma-separated, of {', '.join(VARIANTS)} (default: all)")
+    parser.add_argument("--variants", help=f"comma-separated, of {', '.join(VARIANTS)} (default: all but tally-baseline,"
+                        " and it too with --baseline-tally)")
+    parser.add_argument("--baseline-tally", help="another tally launcher (or a script running another jar) for tally-baseline")
     parser.add_argument("--work", help="scratch directory (default: a new temporary one)")
     parser.add_argument("--keep", action="store_true", help="keep the scratch directory")
     args = parser.parse_args()
-    variants = [v.strip() for v in args.variants.split(",") if v.strip()]
+    default = VARIANTS if args.baseline_tally else VARIANTS[:-1]
+    variants = [v.strip() for v in (args.variants or ",".join(default)).split(",") if v.strip()]
     for v in variants:
         if v not in VARIANTS:
             parser.error(f"--variants: unknown {v!r}; known: {', '.join(VARIANTS)}")
     if args.limit < 1 or args.jobs < 1 or args.rounds < 1:
         parser.error("--limit, --jobs and --rounds must be at least 1")
+    if "tally-baseline" in variants and not args.baseline_tally:
+        parser.error("the tally-baseline variant needs --baseline-tally PATH")
 
     work = Path(args.work or tempfile.mkdtemp(prefix="tally-bench-exec-")).resolve()
     work.mkdir(parents=True, exist_ok=True)
@@ -126,12 +133,15 @@ def main() -> int:
     if any(v.startswith("tally") for v in variants):
         # The launcher builds the jar (and its class-data archive) on first use: not part of any measurement.
         subprocess.run([args.tally, "--version"], check=True, stdout=subprocess.DEVNULL)
+        if args.baseline_tally:
+            subprocess.run([args.baseline_tally, "--version"], check=True, stdout=subprocess.DEVNULL)
 
     print(f"machine: {machine(args.tally)}")
     print(f"settings: {len(modules)} modules of make_dataset.py --limit {args.limit}, {args.jobs} at a time,"
           f" {args.rounds} round(s), variants in rotated order per round")
     for v in variants:
-        print(f"  {v}: {' '.join(shlex.quote(a) for a in command(v, args.jobs, args.tally, ['MODULE...'], Path('cases.jsonl')))}")
+        argv = command(v, args.jobs, args.tally, ["MODULE..."], Path("cases.jsonl"), args.baseline_tally)
+        print(f"  {v}: {' '.join(shlex.quote(a) for a in argv)}")
     sys.stdout.flush()
 
     results = {v: [] for v in variants}
@@ -140,7 +150,7 @@ def main() -> int:
         for v in order:
             cwd = work / f"round-{r + 1}" / v
             cwd.mkdir(parents=True, exist_ok=True)
-            m = measure(command(v, args.jobs, args.tally, modules, dataset), cwd, "\n".join(modules) + "\n")
+            m = measure(command(v, args.jobs, args.tally, modules, dataset, args.baseline_tally), cwd, "\n".join(modules) + "\n")
             m["check"] = check_tally(cwd, modules) if v.startswith("tally") else "-"
             results[v].append(m)
             print(f"round {r + 1} {v:17} wall {m['wall']:7.1f} s  CPU {m['cpu']:7.1f} s (user {m['user']:.1f}, sys {m['sys']:.1f})"
