@@ -7,6 +7,8 @@ The same modules (make_dataset.py's, --limit of them) run as:
   xargs      xargs -PN -n1 python3 -m test < modules            one `python3 -m test MODULE` per module
   tally      tally run cases.jsonl --workers N --slots 1 --evaluator exec --cmd 'python3 -m test {id}'
   tally-in-process   the same, with --workers 0 --in-process N: one JVM, no worker processes
+  tally-no-prefetch  the tally variant with --prefetch none: a module goes to a worker only when its slot is
+                     free, in dataset order, as xargs hands them out
   tally-baseline     with --baseline-tally PATH: the tally variant run by another launcher (say, a build
                      from before a change), in the same sitting
 
@@ -36,7 +38,7 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-VARIANTS = ("cpython", "xargs", "tally", "tally-in-process", "tally-baseline")
+VARIANTS = ("cpython", "xargs", "tally", "tally-no-prefetch", "tally-in-process", "tally-baseline")
 
 
 def command(variant: str, jobs: int, tally: str, modules: list, dataset: Path, baseline: str = None) -> list:
@@ -47,6 +49,8 @@ def command(variant: str, jobs: int, tally: str, modules: list, dataset: Path, b
         return ["xargs", f"-P{jobs}", "-n1", sys.executable, "-m", "test"]
     run = [baseline if variant == "tally-baseline" else tally, "run", str(dataset), "--evaluator", "exec", "--cmd", f"{shlex.quote(sys.executable)} -m test {{id}}",
            "--case-timeout", "5m", "--db", "tally.db", "--out", "results.jsonl", "--summary", "summary.json", "--no-progress"]
+    if variant == "tally-no-prefetch":
+        return run + ["--workers", str(jobs), "--slots", "1", "--prefetch", "none"]
     if variant in ("tally", "tally-baseline"):
         return run + ["--workers", str(jobs), "--slots", "1"]
     if variant == "tally-in-process":
