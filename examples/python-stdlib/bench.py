@@ -4,7 +4,7 @@
 The same modules (make_dataset.py's, --limit of them) run as:
 
   cpython    python3 -m test -jN MODULE...                      CPython's parallel runner (light workers)
-  xargs      xargs -PN -n1 python3 -m test < modules            one `python3 -m test MODULE` per module
+  xargs      xargs -PN -n1 setsid -w python3 -m test < modules  one `python3 -m test MODULE` per module
   tally      tally run cases.jsonl --workers N --slots 1 --evaluator exec --cmd 'python3 -m test {id}'
   tally-in-process   the same, with --workers 0 --in-process N: one JVM, no worker processes
   tally-no-prefetch  the tally variant with --prefetch none: a module goes to a worker only when its slot is
@@ -30,6 +30,7 @@ import json
 import os
 import platform
 import shlex
+import shutil
 import statistics
 import subprocess
 import sys
@@ -46,7 +47,11 @@ def command(variant: str, jobs: int, tally: str, modules: list, dataset: Path, b
     if variant == "cpython":
         return [sys.executable, "-m", "test", f"-j{jobs}", *modules]
     if variant == "xargs":
-        return ["xargs", f"-P{jobs}", "-n1", sys.executable, "-m", "test"]
+        # In a session of its own, as tally runs each case (and CPython's runner its workers): Linux's
+        # autogroup scheduler gives each session a share of the CPU, so on a machine busy with other work
+        # three modules in one session get a third of what three sessions get, and run minutes slower.
+        session = ["setsid", "-w"] if shutil.which("setsid") else []
+        return ["xargs", f"-P{jobs}", "-n1", *session, sys.executable, "-m", "test"]
     run = [baseline if variant == "tally-baseline" else tally, "run", str(dataset), "--evaluator", "exec", "--cmd", f"{shlex.quote(sys.executable)} -m test {{id}}",
            "--case-timeout", "5m", "--db", "tally.db", "--out", "results.jsonl", "--summary", "summary.json", "--no-progress"]
     if variant == "tally-no-prefetch":
@@ -101,6 +106,11 @@ def machine(tally: str) -> str:
     except OSError:
         pass
     java = text_of(["java", "-version"])
+    try:
+        with open("/proc/sys/kernel/sched_autogroup_enabled", encoding="utf-8") as f:
+            model += ", autogroup scheduling " + ("on" if f.read().strip() == "1" else "off")
+    except OSError:
+        pass
     commit = text_of(["git", "-C", str(Path(tally).resolve().parent), "log", "-1", "--format=%h %cs"])
     return (f"{os.cpu_count()} cores ({model}), {platform.system()} {platform.release()}; Python {platform.python_version()}"
             f" ({sys.executable}); {java}; tally {tally} at {commit}")
@@ -177,7 +187,6 @@ def main() -> int:
     for line in bad:
         print(f"CHECK FAILED: {line}")
     if args.work is None and not args.keep:
-        import shutil
         shutil.rmtree(work, ignore_errors=True)
     else:
         print(f"scratch: {work}")

@@ -74,21 +74,29 @@ public final class LocalWorkerProcesses implements AutoCloseable {
      * is small; C2 spends seconds of CPU at start-up compiling it, taken from the cases on a small machine
      * ({@code examples/python-stdlib/bench.py} measures it), for nothing a worker waiting on its cases can use.
      */
-    CASES(List.of("-Xmx512m", "-XX:+UseSerialGC", "-Xss512k", "-XX:TieredStopAtLevel=1")),
+    CASES("-XX:TieredStopAtLevel=1"),
     /** Small, but with the JVM's full compilers: for a worker whose own code is the load. */
-    THROUGHPUT(List.of("-Xmx512m", "-XX:+UseSerialGC", "-Xss512k"));
+    THROUGHPUT();
 
-    private final List<String> options;
+    private final List<String> own;
 
-    Jvm(List<String> options) {
-      this.options = options;
+    Jvm(String... own) {
+      this.own = List.of(own);
     }
 
-    /** The JVM options, before those {@link #workerJvmOptions} adds. */
+    /** The JVM options, {@link #SMALL_JVM} then this tuning's own, before those {@link #workerJvmOptions} adds. */
     public List<String> options() {
+      List<String> options = new ArrayList<>(SMALL_JVM);
+      options.addAll(own);
       return options;
     }
   }
+
+  /**
+   * Every worker JVM is small: a worker holds a few cases and their output tails, and the serial collector
+   * keeps a 2-core machine's cores for the cases.
+   */
+  static final List<String> SMALL_JVM = List.of("-Xmx512m", "-XX:+UseSerialGC", "-Xss512k");
 
   /**
    * Extra options for every local worker's JVM, split at whitespace and put after Tally's own (so they win):
