@@ -19,7 +19,7 @@ per case; tally's own cost is its gap to xargs. The machine and the settings are
 With --rounds R every variant runs R times, interleaved (round r runs them in a rotated order), so that a
 shared machine's load falls on all of them alike; each round's ratios are printed, then the medians.
 
-    python3 bench.py --tally ~/src/tally/tally              # about 4 minutes on 2 cores
+    python3 bench.py --tally ~/src/tally/tally              # roughly 5 minutes on an idle 2-core machine
     python3 bench.py --tally ~/src/tally/tally --rounds 3 --variants xargs,tally
 
 Every run happens in a scratch directory of its own under --work (a temporary directory by default,
