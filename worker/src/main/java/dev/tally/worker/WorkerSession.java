@@ -93,6 +93,8 @@ public final class WorkerSession implements AutoCloseable {
   // ---- Shared ----
   private final ConcurrentLinkedQueue<CaseEnd> caseEnds = new ConcurrentLinkedQueue<>();
   private final AtomicBoolean caseEndsScheduled = new AtomicBoolean();
+  /** Whether an ended case's result waits for the ones right behind it (one frame write for them all). */
+  private final ResultLinger linger = new ResultLinger(ResultLinger.DEFAULT);
   private final AtomicBoolean started = new AtomicBoolean();
   private final AtomicBoolean stopping = new AtomicBoolean();
   private final CountDownLatch terminated = new CountDownLatch(1);
@@ -299,12 +301,20 @@ public final class WorkerSession implements AutoCloseable {
     }
   }
 
-  /** Called on a slot thread: one drain task (one flush) serves every case that ended by then. */
+  /**
+   * Called on a slot thread: one drain task (one flush) serves every case that ended by then. When results
+   * are coming thick ({@link ResultLinger}), the drain waits out the linger and takes them all.
+   */
   private void onCaseEnd(CaseEnd end) {
     caseEnds.add(end);
+    boolean thick = linger.ended(now(), slots.queued());
     if (caseEndsScheduled.compareAndSet(false, true)) {
       try {
-        loop.execute(this::drainCaseEnds);
+        if (thick) {
+          loop.schedule(this::drainCaseEnds, linger.linger().toNanos(), TimeUnit.NANOSECONDS);
+        } else {
+          loop.execute(this::drainCaseEnds);
+        }
       } catch (RejectedExecutionException e) {
         // Ending: the event loop is gone and so is the connection; the coordinator re-queues the job.
       }
