@@ -5,6 +5,7 @@ import dev.tally.coordinator.security.Secrets;
 import dev.tally.coordinator.security.TlsFileException;
 import dev.tally.coordinator.security.TlsIdentity;
 import dev.tally.core.detect.DetectorSettings;
+import dev.tally.core.schedule.SpeculationPolicy;
 import dev.tally.core.store.Durability;
 import dev.tally.core.security.Secret;
 import java.nio.file.Path;
@@ -73,6 +74,12 @@ public final class CoordinatorOptions {
     }
   }
 
+  @Option(names = "--speculation", paramLabel = "on|off|auto",
+      description = "Backup attempts of straggling cases near a run's end, on an idle fast worker; the first result is"
+          + " recorded, the other attempt abandoned. auto: for every evaluator but model (a backup of a paid call pays"
+          + " twice); on: for every evaluator; off: never (default: ${DEFAULT-VALUE}).")
+  String speculation;
+
   @Option(names = "--durability", paramLabel = "full|relaxed",
       description = "What an acknowledged result survives (default: ${DEFAULT-VALUE}). full: a power loss (the store"
           + " fsyncs each commit; group commit pays it once per batch). relaxed: a crash of the coordinator's process,"
@@ -122,6 +129,9 @@ public final class CoordinatorOptions {
     if (given("--prefetch")) {
       int n = prefetch();
       set("--prefetch", b -> b.prefetch(n), builder);
+    }
+    if (given("--speculation")) {
+      set("--speculation", b -> b.speculation(SpeculationPolicy.Mode.parse(speculation)), builder);
     }
     if (given("--durability")) {
       set("--durability", b -> b.durability(Durability.parse(durability)), builder);

@@ -123,6 +123,8 @@ public final class LocalWorkerProcesses implements AutoCloseable {
         return t;
       });
   private volatile boolean closing;
+  /** Each worker's options beyond the usual ones, by its 1-based index. */
+  private java.util.function.IntFunction<List<String>> extraArgs = i -> List.of();
   private final AtomicLong restarts = new AtomicLong();
 
   private LocalWorkerProcesses(Path logDir, int slots, HostPort coordinator, Secret workerToken, List<String> jvmOptions) {
@@ -144,6 +146,23 @@ public final class LocalWorkerProcesses implements AutoCloseable {
     return start(count, slots, coordinator, logDir, workerToken, Jvm.CASES);
   }
 
+  /** As {@link #start(int, int, HostPort, Path, Secret)}, with JVMs tuned as {@code jvm} says. */
+  public static LocalWorkerProcesses start(int count, int slots, HostPort coordinator, Path logDir, Secret workerToken, Jvm jvm)
+      throws IOException {
+    return start(count, slots, coordinator, logDir, workerToken, jvm, i -> List.of());
+  }
+
+  /**
+   * As {@link #start(int, int, HostPort, Path, Secret)}, each worker with more options of {@code tally worker}
+   * (for benchmarks: {@code --stretch} makes one a straggler).
+   *
+   * @param extraArgs the options of worker {@code i} (1-based), kept across its restarts
+   */
+  public static LocalWorkerProcesses start(int count, int slots, HostPort coordinator, Path logDir, Secret workerToken,
+      java.util.function.IntFunction<List<String>> extraArgs) throws IOException {
+    return start(count, slots, coordinator, logDir, workerToken, Jvm.CASES, extraArgs);
+  }
+
   /**
    * Starts {@code count} workers connecting to {@code coordinator}.
    *
@@ -154,11 +173,12 @@ public final class LocalWorkerProcesses implements AutoCloseable {
    *     it as the first line of its stdin ({@code --token-stdin}), never on its command line, which every user
    *     of the machine can read, nor in its environment, which every case it runs can read
    * @param jvm how the workers' JVMs are tuned
+   * @param extraArgs the options of {@code tally worker} for worker {@code i} (1-based), kept across its restarts
    * @throws IOException if a process cannot be started (those already started are stopped), or {@value
    *     #WORKER_JAVA_OPTS_VARIABLE} holds something that is not a JVM option (a word not starting with {@code -})
    */
-  public static LocalWorkerProcesses start(int count, int slots, HostPort coordinator, Path logDir, Secret workerToken, Jvm jvm)
-      throws IOException {
+  public static LocalWorkerProcesses start(int count, int slots, HostPort coordinator, Path logDir, Secret workerToken, Jvm jvm,
+      java.util.function.IntFunction<List<String>> extraArgs) throws IOException {
     List<String> options;
     try {
       options = workerJvmOptions(jvm, java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments(),
@@ -168,6 +188,7 @@ public final class LocalWorkerProcesses implements AutoCloseable {
     }
     Files.createDirectories(logDir);
     LocalWorkerProcesses workers = new LocalWorkerProcesses(logDir, slots, coordinator, workerToken, options);
+    workers.extraArgs = extraArgs;
     try {
       for (int i = 1; i <= count; i++) {
         workers.processes.add(null);
@@ -196,6 +217,7 @@ public final class LocalWorkerProcesses implements AutoCloseable {
     command.add("--name=local-" + index);
     command.add("--drain-timeout=0s"); // see the class doc: no graceful drain for local workers
     command.add("--parent-pid=" + ProcessHandle.current().pid());
+    command.addAll(extraArgs.apply(index));
     if (workerToken != null) {
       command.add("--token-stdin");
     }

@@ -9,6 +9,7 @@ import dev.tally.core.detect.MissedHeartbeatsDetector;
 import dev.tally.core.RedeliveryPolicy;
 import dev.tally.core.Ticker;
 import dev.tally.core.schedule.Scheduler;
+import dev.tally.core.schedule.SpeculationPolicy;
 import dev.tally.core.schedule.SchedulerObserver;
 import dev.tally.core.store.Durability;
 import dev.tally.core.store.Store;
@@ -55,6 +56,8 @@ import java.util.SplittableRandom;
  *   <li>largest frame: {@link dev.tally.protocol.codec.FrameCodec#DEFAULT_MAX_FRAME_BYTES};
  *   <li>lease duration, store-failure limits and the poison limit: {@link Scheduler.Settings#defaults()};
  *   <li>redelivery (backoff, poison limit): {@link RedeliveryPolicy#defaults()}; attempt limits are each run's;
+ *   <li>speculative execution: {@link #DEFAULT_SPECULATION}, backup attempts of stragglers near a run's end
+ *       for every evaluator but the paid model evaluator ({@link SpeculationPolicy#defaults()});
  *   <li>idempotency keys: kept {@link #DEFAULT_IDEMPOTENCY_TTL} after their response, held {@link
  *       #DEFAULT_KEY_HOLD} at a time by a request in progress;
  *   <li>durability of an acknowledged result: {@link #DEFAULT_DURABILITY} (it survives a power loss);
@@ -116,6 +119,14 @@ public final class CoordinatorBuilder {
   public static final Duration DEFAULT_KEY_HOLD = Duration.ofSeconds(30);
 
   /**
+   * The default speculative execution, {@link SpeculationPolicy.Mode#AUTO}: near a run's end a straggling
+   * case gets a backup attempt on an idle fast worker, and the first result is recorded. A worker ten times
+   * slower than the rest otherwise holds every run's end for ten case durations. A model call is not copied
+   * unless asked ({@code --speculation on}): its backup pays twice.
+   */
+  public static final SpeculationPolicy.Mode DEFAULT_SPECULATION = SpeculationPolicy.Mode.AUTO;
+
+  /**
    * The default durability, {@link Durability#FULL}: an acknowledged result survives a power loss, not
    * only a crash of the coordinator, which is what an ack promises a worker that then forgets the result.
    * Group commit pays the fsync once per batch, so the default costs little throughput; {@link
@@ -138,6 +149,7 @@ public final class CoordinatorBuilder {
   private final WorkerServer.Settings.Builder server = WorkerServer.Settings.builder();
   private RedeliveryPolicy redelivery = RedeliveryPolicy.defaults();
   private Scheduler.Settings schedulerSettings = Scheduler.Settings.defaults();
+  private SpeculationPolicy speculation = SpeculationPolicy.defaults().withMode(DEFAULT_SPECULATION);
   private final java.util.List<SchedulerObserver> observers = new java.util.ArrayList<>();
   private Duration idempotencyTtl = DEFAULT_IDEMPOTENCY_TTL;
   private Duration keyHold = DEFAULT_KEY_HOLD;
@@ -290,6 +302,21 @@ public final class CoordinatorBuilder {
   public CoordinatorBuilder redelivery(RedeliveryPolicy policy) {
     this.redelivery = Objects.requireNonNull(policy, "policy");
     return this;
+  }
+
+  /**
+   * Which runs' stragglers get backup attempts ({@code --speculation on|off}; default {@link
+   * #DEFAULT_SPECULATION}): {@link SpeculationPolicy.Mode#ON} every run's, the model evaluator's included;
+   * {@link SpeculationPolicy.Mode#OFF} none.
+   */
+  public CoordinatorBuilder speculation(SpeculationPolicy.Mode mode) {
+    this.speculation = speculation.withMode(Objects.requireNonNull(mode, "mode"));
+    return this;
+  }
+
+  /** The speculation policy the coordinator will use. */
+  public SpeculationPolicy speculation() {
+    return speculation;
   }
 
   /** Lease duration, store-failure limits and poison limit (default {@link Scheduler.Settings#defaults()}). */
@@ -445,7 +472,7 @@ public final class CoordinatorBuilder {
       Clock clock = Clock.systemUTC();
       SchedulerLoop loop = new SchedulerLoop(clock);
       Scheduler.Builder schedulerBuilder = Scheduler.builder(opened, clock, Ticker.system(), new SplittableRandom())
-          .redelivery(redelivery).settings(schedulerSettings).wakeup(loop::wake);
+          .redelivery(redelivery).settings(schedulerSettings).speculation(speculation).wakeup(loop::wake);
       observers.forEach(schedulerBuilder::observer);
       Scheduler scheduler = schedulerBuilder.build();
       WorkerServer server;

@@ -10,6 +10,7 @@ import dev.tally.core.EvaluatorSpec;
 import dev.tally.core.RedeliveryPolicy.AttemptLimits;
 import dev.tally.core.Verdict;
 import dev.tally.core.schedule.Scheduler;
+import dev.tally.core.schedule.SpeculationPolicy;
 import dev.tally.core.store.CancelResult;
 import dev.tally.core.security.Secret;
 import dev.tally.core.store.RunCounters;
@@ -140,6 +141,12 @@ public final class Simulation {
   private int plannedRuns = 1;
   private final Map<Long, RunCounters> reportedCounters = new LinkedHashMap<>();
   private FairShareWatch fairShare;
+  /**
+   * Whether this history's coordinators start backup attempts of stragglers: in three seeds of four (with the
+   * product's policy), so that the fencing rule of live attempts is proved under every fault, and the
+   * fourth keeps the history of one attempt at a time.
+   */
+  private SpeculationPolicy speculation;
   private long stepAt = -1;
   private long stepToken;
   private boolean stopped;
@@ -233,8 +240,11 @@ public final class Simulation {
     long runId = durable.createRun(spec, records);
     runIds.add(runId);
     casesByRun.put(runId, n);
+    speculation = SpeculationPolicy.defaults().withMode(random.nextInt(4) == 0 ? SpeculationPolicy.Mode.OFF
+        : SpeculationPolicy.Mode.ON);
     trace("seed " + seed + (planted == null ? "" : ", planted " + planted.cliName()) + ": run " + runId + " of " + n
-        + " cases" + (poisoned.isEmpty() ? "" : ", poison at " + poisoned));
+        + " cases" + (poisoned.isEmpty() ? "" : ", poison at " + poisoned) + ", speculation "
+        + speculation.mode().name().toLowerCase(java.util.Locale.ROOT));
     startCoordinator();
 
     spawnWorker(true);
@@ -574,7 +584,7 @@ public final class Simulation {
     if (planted == PlantedFault.DROP_ON_REAP) {
       store = new ReapDroppingStore(store);
     }
-    scheduler = Scheduler.builder(store, clock, clock, random.split()).wakeup(this::wake).build();
+    scheduler = Scheduler.builder(store, clock, clock, random.split()).wakeup(this::wake).speculation(speculation).build();
     eventsChecker = new WorkerEventsChecker(scheduler);
     coordinatorContext = new ConnectionCore.Context(serverSettings, store.storeId(), eventsChecker, new LiveSessions());
     trace("coordinator " + coordinatorEpoch + " starts on the store");
