@@ -4,6 +4,7 @@ import dev.tally.coordinator.net.WorkerServer;
 import dev.tally.coordinator.security.ListenerSecurity;
 import dev.tally.coordinator.security.TlsIdentity;
 import dev.tally.core.detect.DetectorSettings;
+import dev.tally.core.detect.LocalHealth;
 import dev.tally.core.detect.FixedTimeoutDetector;
 import dev.tally.core.detect.MissedHeartbeatsDetector;
 import dev.tally.core.RedeliveryPolicy;
@@ -52,6 +53,9 @@ import java.util.SplittableRandom;
  *       its kind's defaults} for the heartbeat interval; a detection window given without a kind selects
  *       the fixed detector ({@link #detectorSettings(DetectorSettings.Kind, Duration, Duration)} is the
  *       rule);
+ *   <li>local health: {@link #DEFAULT_LOCAL_HEALTH}, on: a starved coordinator, or many workers silent at
+ *       once, stretch every detector's judgement up to 9 times, the coordinator's own lateness is forgiven
+ *       up to 10 s and a worker's reported scheduling lag up to 5 s ({@link LocalHealth});
  *   <li>prefetch: {@value #DEFAULT_PREFETCH}, meaning as many assignments again as a worker has slots;
  *   <li>largest frame: {@link dev.tally.protocol.codec.FrameCodec#DEFAULT_MAX_FRAME_BYTES};
  *   <li>lease duration, store-failure limits and the poison limit: {@link Scheduler.Settings#defaults()};
@@ -103,6 +107,14 @@ public final class CoordinatorBuilder {
    * next case at hand while its slots run, and a long run's tail is not held back on one worker.
    */
   public static final int DEFAULT_PREFETCH = 0;
+
+  /**
+   * The default local health rule: on, with {@link LocalHealth}'s and {@link
+   * dev.tally.core.detect.PeerLag}'s defaults. On a machine with more busy processes than cores it is
+   * what keeps live workers from being reaped ({@code tally bench-failover --starved} measures both);
+   * on a healthy one it changes nothing, since the multiplier stays 1 and workers report no lag.
+   */
+  public static final LocalHealth.Config DEFAULT_LOCAL_HEALTH = LocalHealth.Config.defaults();
 
   /**
    * How long a completed idempotency key is kept (its response replayed to a retry): 24 hours, the
@@ -285,6 +297,17 @@ public final class CoordinatorBuilder {
    */
   public CoordinatorBuilder prefetch(int prefetch) {
     server.prefetch(prefetch);
+    return this;
+  }
+
+  /**
+   * How the coordinator's own health stretches failure detection (default {@link #DEFAULT_LOCAL_HEALTH});
+   * {@link LocalHealth.Config#off()} judges workers by the detector's settings alone.
+   *
+   * @throws NullPointerException if null
+   */
+  public CoordinatorBuilder localHealth(LocalHealth.Config localHealth) {
+    server.localHealth(localHealth);
     return this;
   }
 

@@ -9,6 +9,7 @@ import dev.tally.core.CaseRecord;
 import dev.tally.core.EvaluatorSpec;
 import dev.tally.core.RedeliveryPolicy.AttemptLimits;
 import dev.tally.core.Verdict;
+import dev.tally.core.detect.LocalHealth;
 import dev.tally.core.schedule.Scheduler;
 import dev.tally.core.schedule.SpeculationPolicy;
 import dev.tally.core.store.CancelResult;
@@ -50,7 +51,8 @@ import java.util.concurrent.CompletableFuture;
  * after any event is queued (the wake-up hook), when a backoff ends, and at least every {@value
  * #IDLE_STEP_MILLIS} ms. Each connection's core gets its liveness check every {@link
  * WorkerServer.Settings#reapCheckPeriod()} and its heartbeat tick every heartbeat interval, as {@code
- * WorkerConnection}'s timers give them; each worker's core gets its tick at its own next deadline. The
+ * WorkerConnection}'s timers give them, and the port's {@code LocalHealth} its tick as {@code WorkerServer}
+ * gives it; each worker's core gets its tick at its own next deadline. The
  * coordinator's settings are the product's defaults ({@link WorkerServer.Settings#defaults()}).
  *
  * <p><b>Fault sites</b> ({@link FaultKind}), drawn per seed: workers crash (connection closes, cases and
@@ -588,6 +590,12 @@ public final class Simulation {
     eventsChecker = new WorkerEventsChecker(scheduler);
     coordinatorContext = new ConnectionCore.Context(serverSettings, store.storeId(), eventsChecker, new LiveSessions());
     trace("coordinator " + coordinatorEpoch + " starts on the store");
+    // The worker port's local health, ticked as WorkerServer ticks it (a fixed delay), so that correlated
+    // silence (a heartbeat delay or a freeze of several workers at once) stretches the detectors here too.
+    long epoch = coordinatorEpoch;
+    long healthMillis = Math.max(1, serverSettings.localHealth().tickPeriod().toMillis());
+    coordinatorContext.health().tick(nanos());
+    events.at(now() + healthMillis, () -> healthTick(epoch, healthMillis));
     for (long runId : runIds) {
       scheduler.activate(runId);
     }
@@ -712,6 +720,18 @@ public final class Simulation {
     }
     c.core.onLivenessCheck(nanos());
     events.at(now() + periodMillis, () -> livenessCheck(c, periodMillis));
+  }
+
+  /** The local health's timer, for one coordinator's life. */
+  private void healthTick(long epoch, long periodMillis) {
+    if (stopped || !coordinatorUp || epoch != coordinatorEpoch) {
+      return;
+    }
+    LocalHealth.Observation o = coordinatorContext.health().tick(nanos());
+    if (o.changed()) {
+      trace("local health of coordinator " + epoch + ": " + o.reason() + "; multiplier x" + (o.scoreAfter() + 1));
+    }
+    events.at(now() + periodMillis, () -> healthTick(epoch, periodMillis));
   }
 
   /** The connection's heartbeat timer. */
