@@ -305,9 +305,11 @@ public final class CoordinatorBuilder {
   }
 
   /**
-   * Assignments a worker may hold beyond its slots; 0 (the default) means as many as its slots.
+   * Assignments a worker may hold beyond its slots; 0 (the default) means as many as its slots, {@link
+   * WorkerServer.Settings#NO_PREFETCH} none (a case is sent only to a free slot).
    *
-   * @throws IllegalArgumentException if negative or above {@link WorkerServer.Settings#MAX_PREFETCH}
+   * @throws IllegalArgumentException if below {@link WorkerServer.Settings#NO_PREFETCH} or above {@link
+   *     WorkerServer.Settings#MAX_PREFETCH}
    */
   public CoordinatorBuilder prefetch(int prefetch) {
     server.prefetch(prefetch);

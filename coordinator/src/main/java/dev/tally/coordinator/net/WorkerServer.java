@@ -298,6 +298,15 @@ public final class WorkerServer implements AutoCloseable {
     public static final int MAX_PREFETCH = ProtocolLimits.MAX_PREFETCH;
 
     /**
+     * The prefetch that holds nothing beyond a worker's slots: a worker is sent a case only when one of its
+     * slots is free. For cases of seconds or more (a test module, a model call with retries) the round trip
+     * to the next case is nothing beside them, and no case waits queued behind a long one on one worker
+     * while another worker idles at the end of the run, as a prefetched case can; {@code tally run --prefetch
+     * none}.
+     */
+    public static final int NO_PREFETCH = -1;
+
+    /**
      * The slowest the reaper looks for convicted connections (it looks every tenth of the window if less):
      * every check can add this much to the time a dead worker's jobs wait, and a check is a few
      * arithmetic operations on the connection's own event loop. Detection times measured on a detector
@@ -366,7 +375,10 @@ public final class WorkerServer implements AutoCloseable {
       return maxFrameBytes;
     }
 
-    /** Extra assignments a worker may hold beyond its slots; 0 means "as many as its slots". */
+    /**
+     * Extra assignments a worker may hold beyond its slots; 0 means "as many as its slots", {@link
+     * #NO_PREFETCH} none.
+     */
     public int prefetch() {
       return prefetch;
     }
@@ -404,7 +416,7 @@ public final class WorkerServer implements AutoCloseable {
 
     /** The dispatch window of a worker with {@code slots} slots: slots plus the prefetch. */
     public int dispatchWindow(int slots) {
-      return slots + (prefetch == 0 ? slots : prefetch);
+      return slots + (prefetch == 0 ? slots : prefetch == NO_PREFETCH ? 0 : prefetch);
     }
 
     /**
@@ -422,7 +434,7 @@ public final class WorkerServer implements AutoCloseable {
     public String toString() {
       return "heartbeat every " + heartbeatInterval.toMillis() + "ms, detection window "
           + detectionWindow.toMillis() + "ms, max frame " + maxFrameBytes + " bytes, prefetch "
-          + (prefetch == 0 ? "= slots" : prefetch) + ", " + localHealth.describe()
+          + (prefetch == 0 ? "= slots" : prefetch == NO_PREFETCH ? "none" : prefetch) + ", " + localHealth.describe()
           + (workerToken != null ? ", worker token required" : "")
           + (tls != null ? ", TLS" : "");
     }
@@ -519,14 +531,15 @@ public final class WorkerServer implements AutoCloseable {
       }
 
       /**
-       * Extra assignments per worker beyond its slots; 0 (the default) means "as many as its slots".
+       * Extra assignments per worker beyond its slots; 0 (the default) means "as many as its slots", {@link
+       * #NO_PREFETCH} none.
        *
-       * @throws IllegalArgumentException if negative or above {@link #MAX_PREFETCH}
+       * @throws IllegalArgumentException if below {@link #NO_PREFETCH} or above {@link #MAX_PREFETCH}
        */
       public Builder prefetch(int prefetch) {
-        if (prefetch < 0 || prefetch > MAX_PREFETCH) {
+        if (prefetch < NO_PREFETCH || prefetch > MAX_PREFETCH) {
           throw new IllegalArgumentException(
-              "prefetch must be between 0 and " + MAX_PREFETCH + " (0 = as many as the worker's slots), got "
+              "prefetch must be between 0 and " + MAX_PREFETCH + " (0 = as many as the worker's slots), or none, got "
                   + prefetch);
         }
         this.prefetch = prefetch;
