@@ -538,6 +538,59 @@ public final class SqliteStore implements Store {
     }
   }
 
+  // ---------------------------------------------------------------------------------------------
+  // the leader row
+
+  /** The epoch this instance's writes carry ({@link #writeAs}); checked by {@link #begin}. */
+  private volatile long writeEpoch = UNFENCED;
+
+  /**
+   * {@inheritDoc} The store's clock is this process's ({@link #open(Path, Clock)}'s clock): every coordinator
+   * of one SQLite file runs on the file's machine, so they read one clock.
+   */
+  @Override
+  public dev.tally.core.lead.LeaderRead leader() {
+    return read("leader", reader -> new dev.tally.core.lead.LeaderRead(LeaderSql.read(reader), clock.millis()));
+  }
+
+  /**
+   * {@inheritDoc} Not counted in {@link #commits()}: a renewal a second is the lease's bookkeeping, not the
+   * scheduler's work.
+   */
+  @Override
+  public boolean swapLeader(dev.tally.core.lead.LeaderRow expected, dev.tally.core.lead.LeaderRow next) {
+    dev.tally.core.lead.LeaderRow.checkSwap(expected, next);
+    writeLock.lock();
+    try {
+      ensureWritable("swapLeader");
+      try {
+        w.begin.execute(); // not fenced: this is how an epoch is won
+        boolean swapped = LeaderSql.swap(writer, expected, next, clock.millis());
+        w.commit.execute();
+        return swapped;
+      } catch (SQLException | RuntimeException | Error e) {
+        throw abort(e, "swapLeader: swapping the leader row of " + file + " failed; it is unchanged");
+      }
+    } finally {
+      writeLock.unlock();
+    }
+  }
+
+  /** {@inheritDoc} */
+  @Override
+  public void writeAs(long epoch) {
+    if (epoch < NOT_LEADING) {
+      throw new IllegalArgumentException("a write epoch is a leader's (1 or more), NOT_LEADING or UNFENCED, got " + epoch);
+    }
+    writeEpoch = epoch;
+  }
+
+  /** {@inheritDoc} */
+  @Override
+  public long writeEpoch() {
+    return writeEpoch;
+  }
+
   @Override
   public void saveWorkerStatuses(List<WorkerStatus> statuses) {
     if (statuses.isEmpty()) {
@@ -1013,6 +1066,7 @@ public final class SqliteStore implements Store {
    */
   private void begin() throws SQLException {
     w.begin.execute();
+    LeaderSql.fence(w.fenceLeader, w.countEpochWrite, w.selectLeader, writeEpoch);
   }
 
   /**

@@ -753,6 +753,11 @@ final class SqliteTransaction implements StoreTransaction {
     final PreparedStatement replaceOutcome;
     final PreparedStatement upsertOption;
     final PreparedStatement selectOption;
+    /** Begins every fenced write: 0 rows when the leader row names another epoch. Locks the row on PostgreSQL. */
+    final PreparedStatement fenceLeader;
+    /** Counts a fenced write against its epoch ({@code leader_epochs.writes}). */
+    final PreparedStatement countEpochWrite;
+    final PreparedStatement selectLeader;
 
     /** Closes every statement, ignoring failures: they are being replaced. */
     void closeQuietly() {
@@ -762,7 +767,7 @@ final class SqliteTransaction implements StoreTransaction {
           countErrors, requeueErrors, reopenRun,
           cancelLeased, cancelPending, cancelRun, positionOfCase, setRunTotal, selectKey, insertKey, updateKey, deleteKey,
           deleteKeys, deleteHeldKeys, insertResponse, selectResponses, selectRecordedCases, replaceOutcome, upsertOption,
-          selectOption}) {
+          selectOption, fenceLeader, countEpochWrite, selectLeader}) {
         try {
           p.close();
         } catch (SQLException ignored) {
@@ -775,6 +780,9 @@ final class SqliteTransaction implements StoreTransaction {
       begin = c.prepareStatement("BEGIN IMMEDIATE");
       commit = c.prepareStatement("COMMIT");
       rollback = c.prepareStatement("ROLLBACK");
+      fenceLeader = c.prepareStatement(LeaderSql.FENCE);
+      countEpochWrite = c.prepareStatement(LeaderSql.COUNT_WRITE);
+      selectLeader = c.prepareStatement(LeaderSql.SELECT);
       insertRun = c.prepareStatement(
           "INSERT INTO runs (dataset, evaluator_kind, case_timeout_millis, max_attempts, timeout_retries,"
               + " created_at_millis, dataset_digest, name, state, total)"
