@@ -11,7 +11,7 @@ import java.sql.SQLException;
 /**
  * The leader row in SQL ({@code coordinator_leader}, {@code leader_epochs}; migration V20): reading it,
  * swapping it (taking or renewing the lead), and the fence every write transaction begins with. The one
- * owner of this SQL and of the fence's rule for the SQL stores; the statements are written in SQL that
+ * owner of this SQL and of the fence's rule for the SQL stores ({@link JdbcStore} calls it); the statements are written in SQL that
  * SQLite and PostgreSQL both take. The in-memory store keeps the same rule over its own row.
  *
  * <p><b>The fence.</b> A write transaction of a store whose {@link Store#writeEpoch() write epoch} is a

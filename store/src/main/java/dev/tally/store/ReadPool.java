@@ -5,15 +5,12 @@ import com.zaxxer.hikari.HikariDataSource;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
-import org.sqlite.SQLiteConfig;
-import org.sqlite.SQLiteDataSource;
 
 /**
- * The read connections of a {@link SqliteStore}: a small HikariCP pool of connections SQLite opens read-only
- * ({@code SQLITE_OPEN_READONLY}, so SQLite itself refuses every write). In WAL mode each read runs on a
- * snapshot while the one writer commits: a read never waits for a batch and a batch never waits for a
- * read, and with several connections readers (API pages, status, reports) do not wait for each other
- * either.
+ * The read connections of a {@link JdbcStore}: a small HikariCP pool of read-only connections. Each read
+ * runs on a snapshot while the one writer commits (SQLite's WAL, PostgreSQL's MVCC): a read never waits
+ * for a batch and a batch never waits for a read, and with several connections readers (API pages,
+ * status, reports) do not wait for each other either.
  *
  * <p>Thread-safety: safe from any thread (Hikari's pool).
  */
@@ -43,27 +40,19 @@ final class ReadPool implements AutoCloseable {
   /**
    * Opens the pool's connections.
    *
-   * @param url the store's JDBC URL
+   * @param config where the connections come from (a data source or a JDBC URL) and how they are opened;
+   *     this method sets the pool's name, size and timeouts, and auto-commit on
    * @param size how many connections
-   * @param busyTimeout how long a statement waits for another process's lock
    * @throws SQLException if a connection cannot be opened
    */
-  static ReadPool open(String url, int size, Duration busyTimeout) throws SQLException {
-    SQLiteConfig config = new SQLiteConfig();
-    config.setReadOnly(true);
-    config.setBusyTimeout((int) busyTimeout.toMillis());
-    SQLiteDataSource source = new SQLiteDataSource(config);
-    source.setUrl(url);
-    HikariConfig h = new HikariConfig();
-    h.setDataSource(source);
-    h.setPoolName("tally-store-readers");
-    h.setMaximumPoolSize(size);
-    h.setMinimumIdle(size);
-    h.setConnectionTimeout(WAIT.toMillis());
-    h.setReadOnly(true); // as the connections are opened (sqlite-jdbc refuses to change the flag later)
-    h.setAutoCommit(true); // each read begins and ends its own snapshot (see SqliteStore#read)
+  static ReadPool open(HikariConfig config, int size) throws SQLException {
+    config.setPoolName("tally-store-readers");
+    config.setMaximumPoolSize(size);
+    config.setMinimumIdle(size);
+    config.setConnectionTimeout(WAIT.toMillis());
+    config.setAutoCommit(true); // each read begins and ends its own snapshot (see JdbcStore#read)
     try {
-      return new ReadPool(new HikariDataSource(h));
+      return new ReadPool(new HikariDataSource(config));
     } catch (RuntimeException e) {
       // Hikari reports a connection it could not open as an unchecked PoolInitializationException.
       throw new SQLException(e.getCause() != null ? e.getCause().getMessage() : e.getMessage(), e);

@@ -1,82 +1,26 @@
 package dev.tally.store;
 
-import dev.tally.core.Assignment;
-import dev.tally.core.CaseRecord;
-import dev.tally.core.EvaluatorSpec;
-import dev.tally.core.InfraFailure;
-import dev.tally.core.Outcome;
-import dev.tally.core.RecordStatus;
-import dev.tally.core.Verdict;
-import dev.tally.core.RedeliveryPolicy;
-import dev.tally.core.RedeliveryPolicy.AttemptLimits;
-import dev.tally.core.cases.CaseSource;
-import dev.tally.core.cases.CaseSourceException;
-import dev.tally.core.store.AttemptTiming;
-import dev.tally.core.store.CancelResult;
-import dev.tally.core.store.CaseQuery;
-import dev.tally.core.store.CaseView;
-import dev.tally.core.store.CreatedRun;
-import dev.tally.core.store.IdempotencyRules;
-import dev.tally.core.store.KeyClaim;
-import dev.tally.core.store.KeyCompletion;
-import dev.tally.core.store.KeyReservationLostException;
-import dev.tally.core.store.NewRun;
-import dev.tally.core.store.RunCreation;
-import dev.tally.core.store.RunPage;
-import dev.tally.core.store.RunState;
-import dev.tally.core.store.AttemptView;
-import dev.tally.core.store.BatchRules;
-import dev.tally.core.store.JobState;
-import dev.tally.core.store.JobView;
-import dev.tally.core.store.RunCounters;
-import dev.tally.core.store.RunSpec;
-import dev.tally.core.store.RunView;
-import dev.tally.core.store.Store;
-import dev.tally.core.store.StoreBatch;
-import dev.tally.core.store.StoreBatch.LeaseRequest;
-import dev.tally.core.store.StoreBatch.RecordRequest;
-import dev.tally.core.store.StoreBatch.ReleaseRequest;
-import dev.tally.core.store.StoreBatch.ExpiredLease;
-import dev.tally.core.store.StoreBatch.ReleaseStatus;
-import dev.tally.core.store.StoreBatch.RenewRequest;
-import dev.tally.core.store.StoreBatch.RenewResult;
-import dev.tally.core.store.StoreBatchResult;
+import com.zaxxer.hikari.HikariConfig;
 import dev.tally.core.store.StoreException;
-import dev.tally.core.store.WorkerStatus;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
-import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
-import java.sql.Types;
 import java.time.Clock;
-import java.time.Duration;
-import java.util.ArrayList;
-import java.util.Comparator;
-import java.util.HashMap;
-import java.util.HashSet;
-import java.util.LinkedHashMap;
-import java.util.List;
-import java.util.Locale;
-import java.util.Map;
-import java.util.Optional;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.locks.ReentrantLock;
 import org.flywaydb.core.Flyway;
 import org.flywaydb.core.api.MigrationInfo;
 import org.flywaydb.core.api.MigrationInfoService;
-import org.flywaydb.core.api.MigrationState;
-import org.sqlite.SQLiteConfig;
 import org.sqlite.SQLiteDataSource;
 
 /**
- * The embedded {@link Store}: one SQLite file in WAL mode, written by one connection, read by another.
+ * The embedded {@link dev.tally.core.store.Store}: one SQLite file in WAL mode, written by one connection,
+ * read by a small pool of read-only ones. This class opens the file, migrates its schema (Flyway,
+ * {@code db/migration/sqlite}) and its connections; the store's work is {@link JdbcStore}'s, the settings
+ * particular to SQLite {@link SqliteDialect}'s.
  *
  * <p><b>Durability.</b> The file runs with {@code journal_mode=WAL} and {@code synchronous=NORMAL}: a
  * commit is written to the WAL file (the operating system's page cache) before {@link #apply} returns, but
@@ -88,102 +32,21 @@ import org.sqlite.SQLiteDataSource;
  * <p><b>Writes</b> go through one connection under one lock, in {@code BEGIN IMMEDIATE} transactions, so
  * this process never meets {@code SQLITE_BUSY} from itself (SQLite admits one writer and does not queue
  * waiters fairly; see DESIGN.md section 5). {@code busy_timeout} covers other processes, such as
- * {@code tally status}, that open the file beside the coordinator. Prepared statements are made once per
- * connection and reused.
+ * {@code tally status}, that open the file beside the coordinator.
  *
- * <p><b>Reads</b> ({@link #run}, {@link #runs}, {@link #jobs}, {@link #cases}, {@link #attempts}) use a small
- * pool of read-only connections ({@link ReadPool}, HikariCP). WAL gives each read a consistent snapshot
- * while the writer commits, so a read never waits for a batch and a batch never waits for a read, and
- * readers (the HTTP API's pages, reports, {@code tally status}) do not wait for each other.
- *
- * <p><b>Creating a run</b> inserts its cases as the source yields them, one statement each, in the one
- * write transaction that also completes its idempotency key ({@link RunCreation}): a repeated id is the
- * unique constraint's to find, and a bad case, a repeated id or a lost key reservation roll everything
- * back.
- *
- * <p><b>Fencing.</b> An outcome is {@link RecordStatus#RECORDED} only if its job is {@code leased} under
- * the very token the worker reports; it is {@link RecordStatus#DUPLICATE} if the job is {@code done}
- * under that token (a resend of the accepted result); anything else, including a job that does not
- * exist, is {@link RecordStatus#FENCED}. Tokens are a per-job counter in the jobs row, incremented in the
- * lease's own transaction, so every lease's token is greater than all before it, across restarts.
- *
- * <p><b>Time.</b> Batch times come from the caller ({@link StoreBatch#nowMillis()}); the only time this
- * class reads itself is a run's creation time, from the {@link Clock} given to {@link #open(Path, Clock)}.
+ * <p><b>Reads</b> use a small pool of connections SQLite opens read-only ({@code SQLITE_OPEN_READONLY}, so
+ * SQLite itself refuses every write). WAL gives each read a consistent snapshot while the writer commits,
+ * so a read never waits for a batch and a batch never waits for a read.
  *
  * <p>Thread-safety: safe for use from many threads.
  */
-public final class SqliteStore implements Store {
-
-  /**
-   * How long a statement waits for another process's lock before failing with {@code SQLITE_BUSY}. Long
-   * enough to ride out a reader's checkpoint-blocking transaction or a status query; short enough that a
-   * genuinely stuck file shows up as an error rather than a hang.
-   */
-  static final Duration BUSY_TIMEOUT = Duration.ofSeconds(10);
-
-  private static final String JOB_COLUMNS =
-      "id, run_id, position, case_id, state, token, attempts, owner, worker, verdict, score, output_tail,"
-          + " duration_millis, failure_reason, answer, fields_json, exit_code, stderr_tail";
-
-  /** How many columns {@link #JOB_COLUMNS} has: a query's own columns after them start at this plus one. */
-  private static final int JOB_COLUMN_COUNT = JOB_COLUMNS.split(",").length;
-
-  /** A run's counters, in {@link RunCounters}' order. */
-  static final String COUNTER_COLUMNS =
-      "total, passed, failed, errored, jobs_failed, duplicates_suppressed, stale_results_fenced, redeliveries, cancelled,"
-          + " scored, score_sum, score_sum_of_squares, prompt_tokens, completion_tokens";
-
-  private static final String RUN_COLUMNS =
-      "id, dataset, evaluator_kind, case_timeout_millis, max_attempts, created_at_millis, finished_at_millis,"
-          // The counters last, so that a counter added later shifts no other column's position.
-          + " state, dataset_digest, timeout_retries, name, paused_reason, " + COUNTER_COLUMNS;
+public final class SqliteStore extends JdbcStore {
 
   private final Path file;
-  private final Clock clock;
-  private final ReentrantLock writeLock = new ReentrantLock();
-  private final AtomicLong commits = new AtomicLong();
-  /**
-   * Run specs, so the hot path (building assignments) reads them from here. A spec changes only by a
-   * rescore (its scorers), which forgets the run's entry after its commit ({@link #forgetSpec}).
-   */
-  private final Map<Long, RunSpec> specs = new ConcurrentHashMap<>();
-  /**
-   * Counts the specs forgotten. A reader notes it before it reads a spec's options and caches what it read
-   * only if it has not moved since: a reader whose read began before a rescore's commit cannot put the old
-   * spec back after the rescore forgot it (the rescore commits, then counts, then forgets).
-   */
-  private final java.util.concurrent.atomic.AtomicLong specGeneration = new java.util.concurrent.atomic.AtomicLong();
-
-  private final Connection writer;
-  private final ReadPool readers;
-  /** The write connection's prepared statements; renewed after a failed write (guarded by the write lock). */
-  private SqliteTransaction.Statements w;
-  private volatile boolean closed;
-
-  /** Opened by {@link #openExisting}: every write is refused. */
-  private final boolean readOnly;
-  private final String storeId;
 
   private SqliteStore(Path file, Clock clock, Connection writer, ReadPool readers, boolean readOnly) throws SQLException {
-    this.readOnly = readOnly;
+    super(SqliteDialect.INSTANCE, file.toString(), clock, writer, readers, readOnly);
     this.file = file;
-    this.clock = clock;
-    this.writer = writer;
-    this.readers = readers;
-    this.w = new SqliteTransaction.Statements(writer);
-    try (Connection reader = readers.borrow(); Statement s = reader.createStatement();
-        ResultSet rs = s.executeQuery("SELECT store_id FROM store_info")) {
-      if (!rs.next()) {
-        throw new SQLException("the store has no identity (store_info is empty)");
-      }
-      this.storeId = rs.getString(1);
-    }
-  }
-
-  /** {@inheritDoc} */
-  @Override
-  public String storeId() {
-    return storeId;
   }
 
   /**
@@ -226,8 +89,20 @@ public final class SqliteStore implements Store {
     } catch (RuntimeException e) {
       throw new StoreException("open: migrating the schema of " + absolute + " failed: " + rootMessage(e), e);
     }
-    refuseNewerSchema(absolute, current);
-    return connectBoth(absolute, url, clock);
+    refuseNewerSchema(absolute.toString(), current);
+    Connection writer = null;
+    ReadPool readers = null;
+    try {
+      writer = connectWriter(url);
+      readers = readPool(url, ReadPool.SIZE);
+      return new SqliteStore(absolute, clock, writer, readers, false);
+    } catch (SQLException e) {
+      closeQuietly(writer);
+      if (readers != null) {
+        readers.close();
+      }
+      throw new StoreException("open: cannot open " + absolute + ": " + rootMessage(e), e);
+    }
   }
 
   /**
@@ -263,20 +138,12 @@ public final class SqliteStore implements Store {
     } catch (RuntimeException e) {
       throw new StoreException("open: cannot read the schema version of " + absolute + ": " + rootMessage(e), e);
     }
-    MigrationInfo current = info.current();
-    refuseNewerSchema(absolute, current);
-    MigrationInfo[] pending = info.pending();
-    if (current == null || pending.length > 0) {
-      throw new StoreException("open: the schema of " + absolute + " is "
-          + (current == null ? "missing" : "at version " + current.getVersion())
-          + (pending.length > 0 ? ", this Tally expects version " + pending[pending.length - 1].getVersion() : "")
-          + " (a coordinator may be creating it right now; tally run or tally resume migrates an older one)");
-    }
+    requireCurrentSchema(absolute.toString(), info);
     Connection first = null;
     ReadPool readers = null;
     try {
-      first = connectReadOnly(url);
-      readers = ReadPool.open(url, ReadPool.SIZE_READ_ONLY, BUSY_TIMEOUT);
+      first = SqliteDialect.config(true).createConnection(url);
+      readers = readPool(url, ReadPool.SIZE_READ_ONLY);
       return new SqliteStore(absolute, Clock.systemUTC(), first, readers, true);
     } catch (SQLException e) {
       closeQuietly(first);
@@ -288,695 +155,39 @@ public final class SqliteStore implements Store {
   }
 
   /**
-   * A store whose schema has a migration this Tally does not know was made (or migrated) by a newer
-   * Tally: its tables may mean things this version would get wrong, so it is refused, not guessed at.
-   */
-  private static void refuseNewerSchema(Path absolute, MigrationInfo current) {
-    if (current != null && current.getState() == MigrationState.FUTURE_SUCCESS) {
-      throw new StoreException("open: " + absolute + " has schema version " + current.getVersion()
-          + ", from a newer Tally than this one; use that version");
-    }
-  }
-
-  /** The innermost cause's message: what SQLite or the file system said. */
-  private static String rootMessage(Throwable e) {
-    Throwable root = e;
-    while (root.getCause() != null && root.getCause() != root) {
-      root = root.getCause();
-    }
-    return root.getMessage() != null ? root.getMessage() : root.getClass().getSimpleName();
-  }
-
-  private static Connection connectReadOnly(String url) throws SQLException {
-    return config(true).createConnection(url); // SQLITE_OPEN_READONLY: SQLite itself refuses every write
-  }
-
-  /** Connection settings for Flyway and the readers: the busy timeout, and read-only or not. */
-  private static SQLiteConfig config(boolean readOnly) {
-    SQLiteConfig config = new SQLiteConfig();
-    config.setReadOnly(readOnly);
-    config.setBusyTimeout((int) BUSY_TIMEOUT.toMillis());
-    return config;
-  }
-
-  /**
    * Flyway over this file's migrations. Its connections wait out another process's lock (busy timeout)
    * instead of failing at once, e.g. while a reader's snapshot is being set up.
    */
   private static Flyway flyway(String url, boolean readOnly) {
-    SQLiteDataSource dataSource = new SQLiteDataSource(config(readOnly));
+    SQLiteDataSource dataSource = new SQLiteDataSource(SqliteDialect.config(readOnly));
     dataSource.setUrl(url);
     return Flyway.configure()
         .dataSource(dataSource)
-        .locations("classpath:db/migration/sqlite")
+        .locations(SqliteDialect.INSTANCE.migrations())
         .load();
   }
 
-  private static SqliteStore connectBoth(Path absolute, String url, Clock clock) {
-    Connection writer = null;
-    ReadPool readers = null;
-    try {
-      writer = connect(url);
-      readers = ReadPool.open(url, ReadPool.SIZE, BUSY_TIMEOUT);
-      return new SqliteStore(absolute, clock, writer, readers, false);
-    } catch (SQLException e) {
-      closeQuietly(writer);
-      if (readers != null) {
-        readers.close();
-      }
-      throw new StoreException("open: cannot open " + absolute + ": " + rootMessage(e), e);
-    }
+  private static ReadPool readPool(String url, int size) throws SQLException {
+    SQLiteDataSource source = new SQLiteDataSource(SqliteDialect.config(true));
+    source.setUrl(url);
+    HikariConfig h = new HikariConfig();
+    h.setDataSource(source);
+    h.setReadOnly(true); // as the connections are opened (sqlite-jdbc refuses to change the flag later)
+    return ReadPool.open(h, size);
   }
 
-  private static Connection connect(String url) throws SQLException {
+  private static Connection connectWriter(String url) throws SQLException {
     // The connection stays in JDBC auto-commit mode and transactions are begun explicitly: the driver's
     // own non-auto-commit mode opens the next transaction right after each commit, which would hold
     // SQLite's write lock between batches and lock every other process out of writing.
     Connection c = DriverManager.getConnection(url);
-    try (Statement s = c.createStatement()) {
-      s.execute("PRAGMA busy_timeout = " + BUSY_TIMEOUT.toMillis());
-      s.execute("PRAGMA journal_mode = WAL");
-      s.execute("PRAGMA synchronous = NORMAL");
-      s.execute("PRAGMA foreign_keys = ON");
+    try {
+      SqliteDialect.INSTANCE.configureWriter(c);
     } catch (SQLException e) {
       closeQuietly(c);
       throw e;
     }
     return c;
-  }
-
-  // ---------------------------------------------------------------------------------------------
-  // createRun
-
-  /**
-   * {@inheritDoc}
-   *
-   * <p>The run's creation time is this store's clock's; the case timeout is stored in whole milliseconds.
-   */
-  @Override
-  public CreatedRun createRun(NewRun run, CaseSource cases, KeyCompletion completion)
-      throws CaseSourceException, KeyReservationLostException {
-    writeLock.lock();
-    try {
-      ensureWritable("createRun");
-      long now = clock.millis();
-      try {
-        begin();
-        SqliteTransaction tx = new SqliteTransaction(w, runId -> spec(runId, writer));
-        CreatedRun created = RunCreation.create(tx, run, cases, completion, now);
-        tx.flush();
-        w.commit.execute();
-        commits.incrementAndGet();
-        // The spec is not cached from here: the first lease loads it as stored, so every reader sees the
-        // same spec whether or not this process created the run.
-        return created;
-      } catch (CaseSourceException | KeyReservationLostException e) {
-        abort(e, "createRun"); // rolls back (what it returns only wraps e)
-        throw e;
-      } catch (SQLException | RuntimeException | Error e) {
-        throw abort(e instanceof SqliteTransaction.SqlFailure f ? f.sqlCause() : e,
-            "createRun: creating a run from '" + run.spec().dataset() + "' in " + file + " failed; nothing was written");
-      }
-    } finally {
-      writeLock.unlock();
-    }
-  }
-
-  /** {@inheritDoc} */
-  @Override
-  public CancelResult cancelRun(long runId, long nowMillis) {
-    return write("cancelRun: cancelling run " + runId + " in " + file + " failed; nothing changed",
-        tx -> BatchRules.cancelRun(runId, nowMillis, tx), true);
-  }
-
-  /** {@inheritDoc} */
-  @Override
-  public boolean unpause(long runId) {
-    return write("unpause: resuming run " + runId + " in " + file + " failed; nothing changed",
-        tx -> BatchRules.unpause(runId, tx), true);
-  }
-
-  /** {@inheritDoc} */
-  @Override
-  public boolean putRunOptions(long runId, java.util.Map<String, String> options) {
-    writeLock.lock(); // held until the spec is forgotten, as for a rescore
-    try {
-      return write("putRunOptions: setting run " + runId + "'s options in " + file + " failed; nothing changed",
-          tx -> BatchRules.putRunOptions(runId, options, tx), true);
-    } finally {
-      forgetSpec(runId);
-      writeLock.unlock();
-    }
-  }
-
-  /** {@inheritDoc} */
-  @Override
-  public dev.tally.core.store.RetryResult retryErrors(long runId, long nowMillis) {
-    return write("retryErrors: retrying run " + runId + "'s errors in " + file + " failed; nothing changed",
-        tx -> BatchRules.retryErrors(runId, nowMillis, tx), true);
-  }
-
-  /** {@inheritDoc} */
-  @Override
-  public dev.tally.core.store.RescorePage rescore(long runId, dev.tally.core.score.Judge judge, int afterPosition,
-      long nowMillis) {
-    writeLock.lock(); // held until the spec is forgotten, so no write in between reads the old one from the cache
-    try {
-      return write("rescore: rescoring run " + runId + " in " + file + " failed; nothing of the page changed",
-          tx -> BatchRules.rescore(runId, judge, afterPosition, BatchRules.RESCORE_PAGE_CASES, nowMillis, tx), true);
-    } finally {
-      forgetSpec(runId); // committed or rolled back: what the writer cached inside the transaction may be either
-      writeLock.unlock();
-    }
-  }
-
-  // ---------------------------------------------------------------------------------------------
-  // idempotency keys
-
-  /** {@inheritDoc} */
-  @Override
-  public KeyClaim claimKey(String scope, String key, String fingerprint, long nowMillis, long holdUntilMillis) {
-    return write("claimKey: claiming an idempotency key in " + file + " failed",
-        tx -> IdempotencyRules.claim(tx, scope, key, fingerprint, nowMillis, holdUntilMillis), true);
-  }
-
-  /** {@inheritDoc} */
-  @Override
-  public boolean renewKey(String scope, String key, String reservationToken, long holdUntilMillis) {
-    return write("renewKey: renewing an idempotency key's hold in " + file + " failed",
-        tx -> IdempotencyRules.renew(tx, scope, key, reservationToken, holdUntilMillis), true);
-  }
-
-  /** {@inheritDoc} */
-  @Override
-  public void releaseKey(String scope, String key, String reservationToken) {
-    write("releaseKey: releasing an idempotency key in " + file + " failed",
-        tx -> IdempotencyRules.release(tx, scope, key, reservationToken), true);
-  }
-
-  /** {@inheritDoc} A purge that finds nothing is not counted as a commit. */
-  @Override
-  public int purgeKeys(long nowMillis) {
-    int purged = write("purgeKeys: purging idempotency keys in " + file + " failed",
-        tx -> IdempotencyRules.purge(tx, nowMillis), false);
-    if (purged > 0) {
-      commits.incrementAndGet();
-    }
-    return purged;
-  }
-
-  /** {@inheritDoc} */
-  @Override
-  public int releaseHeldKeys() {
-    return write("releaseHeldKeys: releasing held idempotency keys in " + file + " failed",
-        SqliteTransaction::deleteHeldKeys, true);
-  }
-
-  // ---------------------------------------------------------------------------------------------
-  // apply
-
-  /**
-   * {@inheritDoc}
-   *
-   * <p>The rules are {@link BatchRules}'s; this store supplies the primitives ({@link SqliteTransaction}),
-   * all inside one {@code BEGIN IMMEDIATE} transaction.
-   */
-  @Override
-  public StoreBatchResult apply(StoreBatch batch) {
-    return write("apply: a batch of " + batch.records().size() + " records, " + batch.releases().size()
-        + " releases and " + batch.leases().size() + " lease requests failed in " + file + "; none of it was applied",
-        tx -> BatchRules.apply(batch, tx), !batch.isEmpty());
-  }
-
-  /** {@inheritDoc} */
-  @Override
-  public int releaseLeases(long runId, long nowMillis, RedeliveryPolicy redelivery) {
-    return write("releaseLeases: releasing the leases of run " + runId + " in " + file + " failed; nothing changed",
-        tx -> BatchRules.releaseAllLeases(runId, nowMillis, redelivery, tx), true);
-  }
-
-  /** Runs {@code work} in one write transaction over the primitives; rolls back whole on any failure. */
-  private <T> T write(String failure, java.util.function.Function<SqliteTransaction, T> work, boolean counts) {
-    writeLock.lock();
-    try {
-      ensureWritable(failure.substring(0, failure.indexOf(':')));
-      try {
-        begin();
-        SqliteTransaction tx = new SqliteTransaction(w, runId -> spec(runId, writer));
-        T result = work.apply(tx);
-        tx.flush();
-        w.commit.execute();
-        if (counts) {
-          commits.incrementAndGet();
-        }
-        return result;
-      } catch (SQLException | RuntimeException | Error e) {
-        throw abort(e instanceof SqliteTransaction.SqlFailure f ? f.sqlCause() : e, failure);
-      }
-    } finally {
-      writeLock.unlock();
-    }
-  }
-
-  // ---------------------------------------------------------------------------------------------
-  // the leader row
-
-  /** The epoch this instance's writes carry ({@link #writeAs}); checked by {@link #begin}. */
-  private volatile long writeEpoch = UNFENCED;
-
-  /**
-   * {@inheritDoc} The store's clock is this process's ({@link #open(Path, Clock)}'s clock): every coordinator
-   * of one SQLite file runs on the file's machine, so they read one clock.
-   */
-  @Override
-  public dev.tally.core.lead.LeaderRead leader() {
-    return read("leader", reader -> new dev.tally.core.lead.LeaderRead(LeaderSql.read(reader), clock.millis()));
-  }
-
-  /**
-   * {@inheritDoc} Not counted in {@link #commits()}: a renewal a second is the lease's bookkeeping, not the
-   * scheduler's work.
-   */
-  @Override
-  public boolean swapLeader(dev.tally.core.lead.LeaderRow expected, dev.tally.core.lead.LeaderRow next) {
-    dev.tally.core.lead.LeaderRow.checkSwap(expected, next);
-    writeLock.lock();
-    try {
-      ensureWritable("swapLeader");
-      try {
-        w.begin.execute(); // not fenced: this is how an epoch is won
-        boolean swapped = LeaderSql.swap(writer, expected, next, clock.millis());
-        w.commit.execute();
-        return swapped;
-      } catch (SQLException | RuntimeException | Error e) {
-        throw abort(e, "swapLeader: swapping the leader row of " + file + " failed; it is unchanged");
-      }
-    } finally {
-      writeLock.unlock();
-    }
-  }
-
-  /** {@inheritDoc} */
-  @Override
-  public void writeAs(long epoch) {
-    if (epoch < NOT_LEADING) {
-      throw new IllegalArgumentException("a write epoch is a leader's (1 or more), NOT_LEADING or UNFENCED, got " + epoch);
-    }
-    writeEpoch = epoch;
-  }
-
-  /** {@inheritDoc} */
-  @Override
-  public long writeEpoch() {
-    return writeEpoch;
-  }
-
-  @Override
-  public void saveWorkerStatuses(List<WorkerStatus> statuses) {
-    if (statuses.isEmpty()) {
-      return;
-    }
-    writeLock.lock();
-    try {
-      ensureWritable("saveWorkerStatuses");
-      try {
-        begin();
-        try (PreparedStatement p = writer.prepareStatement(
-            "INSERT OR REPLACE INTO workers (worker_id, name, suspicion, accepting_work, ejected_until_millis,"
-                + " ejection_reason, times_ejected, in_flight, reported_at_millis, left_reason, suspicion_level, slots)"
-                + " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")) {
-          for (WorkerStatus w : statuses) {
-            p.setString(1, w.workerId());
-            p.setString(2, w.name());
-            p.setString(3, w.suspicion());
-            p.setInt(4, w.acceptingWork() ? 1 : 0);
-            p.setLong(5, w.ejectedUntilMillis());
-            p.setString(6, w.ejectionReason());
-            p.setInt(7, w.timesEjected());
-            p.setInt(8, w.inFlight());
-            p.setLong(9, w.reportedAtMillis());
-            p.setString(10, w.leftReason());
-            if (Double.isNaN(w.suspicionLevel())) {
-              p.setNull(11, java.sql.Types.REAL);
-            } else {
-              p.setDouble(11, w.suspicionLevel());
-            }
-            p.setInt(12, w.slots());
-            p.addBatch();
-          }
-          p.executeBatch();
-        }
-        w.commit.execute();
-        commits.incrementAndGet();
-      } catch (SQLException | RuntimeException | Error e) {
-        throw abort(e, "saveWorkerStatuses: saving " + statuses.size() + " worker reports in " + file + " failed");
-      }
-    } finally {
-      writeLock.unlock();
-    }
-  }
-
-  /** {@inheritDoc} */
-  @Override
-  public List<WorkerStatus> workerStatuses() {
-    return read("workerStatuses", reader -> {
-      List<WorkerStatus> out = new ArrayList<>();
-      try (PreparedStatement s = reader.prepareStatement(
-          "SELECT worker_id, name, suspicion, accepting_work, ejected_until_millis, ejection_reason, times_ejected,"
-              + " in_flight, reported_at_millis, left_reason, suspicion_level, slots FROM workers ORDER BY name, worker_id");
-          ResultSet rs = s.executeQuery()) {
-        while (rs.next()) {
-          out.add(new WorkerStatus(rs.getString(1), rs.getString(2), rs.getString(3), rs.getInt(4) != 0, rs.getLong(5),
-              rs.getString(6), rs.getInt(7), rs.getInt(8), rs.getLong(9), rs.getString(10), level(rs, 11), rs.getInt(12)));
-        }
-      }
-      return out;
-    });
-  }
-
-  /** A nullable REAL column as a double, NaN for NULL. */
-  private static double level(ResultSet rs, int column) throws SQLException {
-    double v = rs.getDouble(column);
-    return rs.wasNull() ? Double.NaN : v;
-  }
-
-  // ---------------------------------------------------------------------------------------------
-  // reads
-
-  /** {@inheritDoc} */
-  @Override
-  public Optional<RunView> run(long runId) {
-    return read("run", reader -> {
-      try (PreparedStatement s = reader.prepareStatement("SELECT " + RUN_COLUMNS + " FROM runs WHERE id = ?")) {
-        s.setLong(1, runId);
-        try (ResultSet rs = s.executeQuery()) {
-          return rs.next() ? Optional.of(runView(rs, reader)) : Optional.<RunView>empty();
-        }
-      }
-    });
-  }
-
-  /** {@inheritDoc} */
-  @Override
-  public List<RunView> runs() {
-    return read("runs", reader -> {
-      List<RunView> out = new ArrayList<>();
-      try (PreparedStatement s = reader.prepareStatement("SELECT " + RUN_COLUMNS + " FROM runs ORDER BY id");
-          ResultSet rs = s.executeQuery()) {
-        while (rs.next()) {
-          out.add(runView(rs, reader));
-        }
-      }
-      return out;
-    });
-  }
-
-  /** {@inheritDoc} */
-  @Override
-  public List<RunView> runs(RunPage page) {
-    return read("runs", reader -> {
-      List<RunView> out = new ArrayList<>(Math.min(page.limit(), 64));
-      try (PreparedStatement s = reader.prepareStatement(
-          "SELECT " + RUN_COLUMNS + " FROM runs WHERE id < ? ORDER BY id DESC LIMIT ?")) {
-        s.setLong(1, page.beforeRunId());
-        s.setInt(2, page.limit());
-        try (ResultSet rs = s.executeQuery()) {
-          while (rs.next()) {
-            out.add(runView(rs, reader));
-          }
-        }
-      }
-      return out;
-    });
-  }
-
-  /** {@inheritDoc} One index range of the run's jobs by position, with the recorded attempt's timing. */
-  @Override
-  public List<CaseView> cases(long runId, CaseQuery query) {
-    return read("cases", reader -> {
-      List<CaseView> out = new ArrayList<>(Math.min(query.limit(), 64));
-      StringBuilder sql = new StringBuilder("SELECT ").append(prefixed("j.", JOB_COLUMNS))
-          .append(", a.elapsed_millis, a.queued_millis, a.run_millis FROM jobs j")
-          .append(" LEFT JOIN attempts a ON j.state = 'done' AND a.job_id = j.id AND a.token = j.token")
-          .append(" WHERE j.run_id = ? AND j.position > ?");
-      if (query.state() != null) {
-        sql.append(" AND j.state = ?");
-      }
-      if (query.verdict() != null) {
-        sql.append(" AND j.state = 'done' AND j.verdict = ?");
-      }
-      if (query.idContains() != null) {
-        sql.append(" AND instr(lower(j.case_id), ?) > 0"); // a literal search: no LIKE wildcards to escape
-      }
-      if (query.minAttempts() > 1) {
-        sql.append(" AND j.attempts >= ?");
-      }
-      sql.append(" ORDER BY j.position LIMIT ?");
-      try (PreparedStatement s = reader.prepareStatement(sql.toString())) {
-        int i = 1;
-        s.setLong(i++, runId);
-        s.setInt(i++, query.afterPosition());
-        if (query.state() != null) {
-          s.setString(i++, query.state().name().toLowerCase(Locale.ROOT));
-        }
-        if (query.verdict() != null) {
-          s.setString(i++, query.verdict().wireName());
-        }
-        if (query.idContains() != null) {
-          s.setString(i++, CaseQuery.lowerAscii(query.idContains()));
-        }
-        if (query.minAttempts() > 1) {
-          s.setInt(i++, query.minAttempts());
-        }
-        s.setInt(i, query.limit());
-        try (ResultSet rs = s.executeQuery()) {
-          while (rs.next()) {
-            JobView job = jobView(rs);
-            AttemptTiming timing = job.state() == JobState.DONE
-                ? new AttemptTiming(duration(rs, JOB_COLUMN_COUNT + 1), duration(rs, JOB_COLUMN_COUNT + 2),
-                    duration(rs, JOB_COLUMN_COUNT + 3)) : AttemptTiming.NONE;
-            out.add(new CaseView(job, timing));
-          }
-        }
-      }
-      return out;
-    });
-  }
-
-  /** {@inheritDoc} */
-  @Override
-  public List<dev.tally.core.store.ProgressBucket> progress(long runId, long spanMillis) {
-    if (spanMillis < 1) {
-      throw new IllegalArgumentException("a span is at least 1 ms, got " + spanMillis);
-    }
-    return read("progress", reader -> {
-      List<dev.tally.core.store.ProgressBucket> out = new ArrayList<>();
-      // The attempt whose token is the job's is the one that ended it (recorded, or the last of a failed job).
-      try (PreparedStatement s = reader.prepareStatement(
-          "SELECT MAX(0, a.ended_at_millis - r.created_at_millis) / ? AS span,"
-              + " SUM(j.state = 'done' AND j.verdict = 'pass'), SUM(j.state = 'done' AND j.verdict = 'fail'),"
-              + " SUM(j.state = 'failed' OR (j.state = 'done' AND j.verdict = 'error'))"
-              + " FROM jobs j JOIN runs r ON r.id = j.run_id JOIN attempts a ON a.job_id = j.id AND a.token = j.token"
-              + " WHERE j.run_id = ? AND j.state IN ('done', 'failed') GROUP BY span ORDER BY span")) {
-        s.setLong(1, spanMillis);
-        s.setLong(2, runId);
-        try (ResultSet rs = s.executeQuery()) {
-          while (rs.next()) {
-            out.add(new dev.tally.core.store.ProgressBucket(rs.getLong(1), rs.getLong(2), rs.getLong(3), rs.getLong(4)));
-          }
-        }
-      }
-      return out;
-    });
-  }
-
-  /** {@inheritDoc} */
-  @Override
-  public java.util.Map<String, String> journalledResponses(long runId, String caseId) {
-    return read("journalledResponses", reader -> {
-      try (PreparedStatement s = reader.prepareStatement(
-          "SELECT request_digest, response FROM responses WHERE run_id = ? AND case_id = ? ORDER BY rowid")) {
-        return responses(s, runId, caseId, Integer.MAX_VALUE);
-      }
-    });
-  }
-
-  /**
-   * The journalled responses a prepared {@code SELECT request_digest, response ... WHERE run_id = ? AND
-   * case_id = ?} finds, in its order, up to {@code maxBytes} of digests and responses (UTF-8): the first that
-   * would pass it ends the list.
-   */
-  static java.util.Map<String, String> responses(PreparedStatement select, long runId, String caseId, int maxBytes)
-      throws SQLException {
-    select.setLong(1, runId);
-    select.setString(2, caseId);
-    java.util.Map<String, String> out = new java.util.LinkedHashMap<>();
-    long bytes = 0;
-    try (ResultSet rs = select.executeQuery()) {
-      while (rs.next()) {
-        String digest = rs.getString(1);
-        String response = rs.getString(2);
-        bytes += digest.length() + dev.tally.core.JournalEntry.utf8Length(response);
-        if (bytes > maxBytes) {
-          break;
-        }
-        out.put(digest, response);
-      }
-    }
-    return out.isEmpty() ? java.util.Map.of() : out;
-  }
-
-  /** {@inheritDoc} */
-  @Override
-  public Optional<List<AttemptView>> attempts(long runId, String caseId) {
-    return read("attempts", reader -> {
-      List<AttemptView> out = new ArrayList<>();
-      boolean found = false;
-      // A LEFT JOIN: a case with no attempt yet is one row of nulls, an unknown case no row at all.
-      try (PreparedStatement s = reader.prepareStatement(
-          "SELECT a.job_id, a.token, a.worker, a.started_at_millis, a.ended_at_millis, a.ending, a.detail,"
-              + " a.elapsed_millis, a.queued_millis, a.run_millis, a.duplicate_results, a.fenced_results"
-              + " FROM jobs j LEFT JOIN attempts a ON a.job_id = j.id WHERE j.run_id = ? AND j.case_id = ? ORDER BY a.token")) {
-        s.setLong(1, runId);
-        s.setString(2, caseId);
-        try (ResultSet rs = s.executeQuery()) {
-          while (rs.next()) {
-            found = true;
-            rs.getLong(1);
-            if (!rs.wasNull()) {
-              out.add(attemptView(rs));
-            }
-          }
-        }
-      }
-      return found ? Optional.of(out) : Optional.<List<AttemptView>>empty();
-    });
-  }
-
-  private static AttemptView attemptView(ResultSet rs) throws SQLException {
-    AttemptTiming timing = new AttemptTiming(duration(rs, 8), duration(rs, 9), duration(rs, 10));
-    return new AttemptView(rs.getLong(1), rs.getLong(2), rs.getString(3), rs.getLong(4), rs.getLong(5),
-        rs.getString(6), rs.getString(7), timing, rs.getInt(11), rs.getInt(12));
-  }
-
-  /** The comma-separated columns, each with {@code prefix}. */
-  private static String prefixed(String prefix, String columns) {
-    StringBuilder b = new StringBuilder();
-    for (String c : columns.split(",")) {
-      if (b.length() > 0) {
-        b.append(", ");
-      }
-      b.append(prefix).append(c.strip());
-    }
-    return b.toString();
-  }
-
-  /** {@inheritDoc} */
-  @Override
-  public List<JobView> jobs(long runId) {
-    return read("jobs", reader -> {
-      List<JobView> out = new ArrayList<>();
-      try (PreparedStatement s = reader.prepareStatement(
-          "SELECT " + JOB_COLUMNS + " FROM jobs WHERE run_id = ? ORDER BY position")) {
-        s.setLong(1, runId);
-        try (ResultSet rs = s.executeQuery()) {
-          while (rs.next()) {
-            out.add(jobView(rs));
-          }
-        }
-      }
-      return out;
-    });
-  }
-
-  /**
-   * How many cases {@link #forEachCase} reads per snapshot: a page of case JSON is at most a few megabytes,
-   * and the writer's checkpoints are not held back for the whole walk.
-   */
-  static final int CASE_PAGE = 1_000;
-
-  /** {@inheritDoc} */
-  @Override
-  public void forEachCase(long runId, java.util.function.BiPredicate<String, String> each) {
-    int after = -1;
-    while (true) {
-      int from = after;
-      List<String[]> page = read("forEachCase", reader -> {
-        List<String[]> out = new ArrayList<>();
-        try (PreparedStatement s = reader.prepareStatement("SELECT position, case_id, case_json FROM jobs"
-            + " WHERE run_id = ? AND position > ? ORDER BY position LIMIT ?")) {
-          s.setLong(1, runId);
-          s.setInt(2, from);
-          s.setInt(3, CASE_PAGE);
-          try (ResultSet rs = s.executeQuery()) {
-            while (rs.next()) {
-              out.add(new String[] {Integer.toString(rs.getInt(1)), rs.getString(2), rs.getString(3)});
-            }
-          }
-        }
-        return out;
-      });
-      for (String[] c : page) {
-        if (!each.test(c[1], c[2])) {
-          return;
-        }
-      }
-      if (page.size() < CASE_PAGE) {
-        return;
-      }
-      after = Integer.parseInt(page.get(page.size() - 1)[0]);
-    }
-  }
-
-  /** {@inheritDoc} */
-  @Override
-  public List<AttemptView> attempts(long runId) {
-    return read("attempts", reader -> {
-      List<AttemptView> out = new ArrayList<>();
-      try (PreparedStatement s = reader.prepareStatement(
-          "SELECT a.job_id, a.token, a.worker, a.started_at_millis, a.ended_at_millis, a.ending, a.detail,"
-              + " a.elapsed_millis, a.queued_millis, a.run_millis, a.duplicate_results, a.fenced_results"
-              + " FROM attempts a JOIN jobs j ON j.id = a.job_id WHERE j.run_id = ? ORDER BY a.job_id, a.token")) {
-        s.setLong(1, runId);
-        try (ResultSet rs = s.executeQuery()) {
-          while (rs.next()) {
-            out.add(attemptView(rs));
-          }
-        }
-      }
-      return out;
-    });
-  }
-
-  /** {@inheritDoc} Reads that only look (an empty batch) are not counted. */
-  @Override
-  public long commits() {
-    return commits.get();
-  }
-
-  /**
-   * Closes both connections. Idempotent; waits for a write or read in progress to finish. Every call after
-   * this one fails with {@link StoreException}.
-   *
-   * @throws StoreException if a connection fails to close
-   */
-  @Override
-  public void close() {
-    writeLock.lock();
-    try {
-      if (closed) {
-        return;
-      }
-      closed = true;
-      readers.close(); // waits for reads in progress to give their connections back
-      try {
-        writer.close();
-      } catch (SQLException e) {
-        throw new StoreException("close: closing " + file + " failed", e);
-      }
-    } finally {
-      writeLock.unlock();
-    }
   }
 
   /** The store file, absolute. */
@@ -986,253 +197,16 @@ public final class SqliteStore implements Store {
 
   /** Reads a PRAGMA of the write or the read connection, for tests of the connection settings. */
   String pragma(boolean writeConnection, String name) {
-    if (!writeConnection) {
-      return read("pragma", reader -> {
-        try (Statement s = reader.createStatement(); ResultSet rs = s.executeQuery("PRAGMA " + name)) {
-          return rs.next() ? rs.getString(1) : null;
-        }
-      });
-    }
-    writeLock.lock();
-    try (Statement s = writer.createStatement(); ResultSet rs = s.executeQuery("PRAGMA " + name)) {
-      return rs.next() ? rs.getString(1) : null;
-    } catch (SQLException e) {
-      throw new StoreException("pragma: reading " + name + " failed", e);
-    } finally {
-      writeLock.unlock();
-    }
+    SqlWork<String> query = c -> {
+      try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery("PRAGMA " + name)) {
+        return rs.next() ? rs.getString(1) : null;
+      }
+    };
+    return writeConnection ? onWriter("pragma", query) : read("pragma", query);
   }
 
   @Override
   public String toString() {
     return "SqliteStore[" + file + "]";
-  }
-
-  // ---------------------------------------------------------------------------------------------
-  // helpers
-
-  @FunctionalInterface
-  private interface SqlWork<T> {
-    T run(Connection reader) throws SQLException;
-  }
-
-  /**
-   * Runs {@code work} on a read connection of the pool, in one snapshot. The snapshot is a JDBC
-   * transaction, not a {@code BEGIN} of our own: a read that fails part way is rolled back here, and a
-   * connection handed back still in a transaction is rolled back by the pool, so no pooled connection keeps
-   * an old snapshot (Hikari gives a thread the connection it used last: one stuck in a transaction once made
-   * every later read of the dashboard's fleet sampler fail or go stale).
-   */
-  private <T> T read(String operation, SqlWork<T> work) {
-    ensureOpen(operation);
-    try (Connection reader = readers.borrow()) {
-      // One snapshot for the whole read, ended at once so an idle reader never holds back checkpoints.
-      reader.setAutoCommit(false);
-      try {
-        T result = work.run(reader);
-        reader.commit();
-        return result;
-      } catch (SQLException | RuntimeException | Error e) {
-        try {
-          reader.rollback();
-        } catch (SQLException rollback) {
-          e.addSuppressed(rollback);
-        }
-        throw e;
-      } finally {
-        reader.setAutoCommit(true);
-      }
-    } catch (SQLException e) {
-      throw new StoreException(operation + ": reading " + file + " failed", e);
-    }
-  }
-
-  private void ensureOpen(String operation) {
-    if (closed) {
-      throw new StoreException(operation + ": the store " + file + " is closed");
-    }
-  }
-
-  private void ensureWritable(String operation) {
-    ensureOpen(operation);
-    if (readOnly) {
-      throw new StoreException(operation + ": the store " + file + " was opened for reading only (openExisting)");
-    }
-  }
-
-  /**
-   * Begins a write transaction. IMMEDIATE takes the write lock at once: a deferred transaction that read
-   * first could fail with {@code SQLITE_BUSY_SNAPSHOT} at its first write without calling the busy handler.
-   */
-  private void begin() throws SQLException {
-    w.begin.execute();
-    LeaderSql.fence(w.fenceLeader, w.countEpochWrite, w.selectLeader, writeEpoch);
-  }
-
-  /**
-   * Rolls the write transaction back after {@code e} and returns what to throw: a {@link StoreException}
-   * with {@code message} for a database error, {@code e} itself for anything unchecked.
-   */
-  private RuntimeException abort(Throwable e, String message) {
-    clearBatches();
-    rollback(e);
-    renewStatements(e);
-    if (e instanceof RuntimeException unchecked) {
-      return unchecked;
-    }
-    if (e instanceof Error error) {
-      throw error;
-    }
-    return new StoreException(message, e);
-  }
-
-  private void rollback(Throwable cause) {
-    try {
-      if (!writer.isClosed()) {
-        // A statement of its own: the prepared ones may have been closed by the failure.
-        try (Statement s = writer.createStatement()) {
-          s.execute("ROLLBACK");
-        }
-      }
-    } catch (SQLException e) {
-      // SQLite has already rolled back after some errors (I/O, full disk) and then refuses ROLLBACK.
-      cause.addSuppressed(e);
-    }
-  }
-
-  /**
-   * Prepares the write statements anew after a failed write. sqlite-jdbc closes a prepared statement whose
-   * execution failed (a full disk, an I/O error), so reusing it would fail every later write of this
-   * process ("statement is not executing") even once the cause is gone; fresh statements make the store
-   * writable again as soon as there is room.
-   */
-  private void renewStatements(Throwable cause) {
-    SqliteTransaction.Statements old = w;
-    try {
-      if (!writer.isClosed()) {
-        w = new SqliteTransaction.Statements(writer);
-        old.closeQuietly();
-      }
-    } catch (SQLException e) {
-      cause.addSuppressed(e);
-    }
-  }
-
-  private void clearBatches() {
-    for (PreparedStatement s : new PreparedStatement[] {w.insertAttempt, w.insertOption}) {
-      try {
-        s.clearBatch();
-      } catch (SQLException ignored) {
-        // Only pending parameters are lost, which is the point.
-      }
-    }
-  }
-
-  private RunView runView(ResultSet rs, Connection reader) throws SQLException {
-    long runId = rs.getLong(1);
-    RunSpec spec = specs.get(runId);
-    if (spec == null) {
-      long generation = specGeneration.get();
-      spec = new RunSpec(rs.getString(2),
-          new EvaluatorSpec(rs.getString(3), options(runId, reader), Duration.ofMillis(rs.getLong(4))),
-          new AttemptLimits(rs.getInt(5), rs.getInt(10)), rs.getString(9));
-      cacheSpec(runId, spec, generation);
-    }
-    return new RunView(runId, rs.getString(11), spec, RunState.parse(rs.getString(8)), rs.getLong(6), rs.getLong(7),
-        counters(rs, 13), rs.getString(12));
-  }
-
-  /** The counters in {@link #COUNTER_COLUMNS} from column {@code from} on. */
-  static RunCounters counters(ResultSet rs, int from) throws SQLException {
-    return new RunCounters(rs.getLong(from), rs.getLong(from + 1), rs.getLong(from + 2), rs.getLong(from + 3),
-        rs.getLong(from + 4), rs.getLong(from + 5), rs.getLong(from + 6), rs.getLong(from + 7), rs.getLong(from + 8),
-        rs.getLong(from + 9), rs.getDouble(from + 10), rs.getDouble(from + 11), rs.getLong(from + 12),
-        rs.getLong(from + 13));
-  }
-
-  /** A nullable duration column: NULL (not measured, or an attempt from before V9) is {@link AttemptTiming#UNKNOWN}. */
-  private static long duration(ResultSet rs, int column) throws SQLException {
-    long v = rs.getLong(column);
-    return rs.wasNull() ? AttemptTiming.UNKNOWN : v;
-  }
-
-  private static JobView jobView(ResultSet rs) throws SQLException {
-    JobState state = JobState.valueOf(rs.getString(5).toUpperCase(Locale.ROOT));
-    Outcome outcome = null;
-    if (state == JobState.DONE) {
-      double score = rs.getDouble(11);
-      Double boxed = rs.wasNull() ? null : score;
-      int exit = rs.getInt(17);
-      Integer exitCode = rs.wasNull() ? null : exit;
-      outcome = new Outcome(Verdict.parse(rs.getString(10)), boxed, rs.getString(12), rs.getLong(13),
-          rs.getString(15), rs.getString(16), exitCode, rs.getString(18));
-    }
-    String worker = switch (state) {
-      case LEASED -> rs.getString(8);
-      case DONE -> rs.getString(9);
-      default -> null;
-    };
-    return new JobView(rs.getLong(1), rs.getLong(2), rs.getInt(3), rs.getString(4), state, rs.getLong(6),
-        rs.getInt(7), worker, outcome, state == JobState.FAILED ? rs.getString(14) : null);
-  }
-
-  /** The run's spec, from the cache or (once per run per process) from the given connection. */
-  private RunSpec spec(long runId, Connection c) throws SQLException {
-    RunSpec cached = specs.get(runId);
-    if (cached != null) {
-      return cached;
-    }
-    long generation = specGeneration.get();
-    try (PreparedStatement s = c.prepareStatement(
-        "SELECT dataset, evaluator_kind, case_timeout_millis, max_attempts, dataset_digest, timeout_retries"
-            + " FROM runs WHERE id = ?")) {
-      s.setLong(1, runId);
-      try (ResultSet rs = s.executeQuery()) {
-        if (!rs.next()) {
-          throw new SQLException("run " + runId + " has jobs but no row in runs");
-        }
-        RunSpec spec = new RunSpec(rs.getString(1),
-            new EvaluatorSpec(rs.getString(2), options(runId, c), Duration.ofMillis(rs.getLong(3))),
-            new AttemptLimits(rs.getInt(4), rs.getInt(6)), rs.getString(5));
-        cacheSpec(runId, spec, generation);
-        return spec;
-      }
-    }
-  }
-
-  /** Caches a spec read after {@link #specGeneration} was {@code generation}, unless a spec was forgotten since. */
-  private void cacheSpec(long runId, RunSpec spec, long generation) {
-    if (specGeneration.get() == generation) {
-      specs.putIfAbsent(runId, spec);
-    }
-  }
-
-  /** Forgets a run's cached spec, after a commit that changed it. */
-  private void forgetSpec(long runId) {
-    specGeneration.incrementAndGet();
-    specs.remove(runId);
-  }
-
-  private static Map<String, String> options(long runId, Connection c) throws SQLException {
-    Map<String, String> out = new HashMap<>();
-    try (PreparedStatement s = c.prepareStatement("SELECT key, value FROM run_options WHERE run_id = ?")) {
-      s.setLong(1, runId);
-      try (ResultSet rs = s.executeQuery()) {
-        while (rs.next()) {
-          out.put(rs.getString(1), rs.getString(2));
-        }
-      }
-    }
-    return out;
-  }
-
-  private static void closeQuietly(Connection c) {
-    if (c != null) {
-      try {
-        c.close();
-      } catch (SQLException ignored) {
-        // Already failing; the first error is the one worth reporting.
-      }
-    }
   }
 }

@@ -30,24 +30,23 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
 import java.util.UUID;
-import org.sqlite.SQLiteErrorCode;
-import org.sqlite.SQLiteException;
 
 /**
- * SQLite's primitives for {@link dev.tally.core.store.BatchRules}: each a prepared statement (prepared once
- * per connection, reused), run inside the write transaction {@link SqliteStore} opened. The fencing check
+ * The {@link StoreTransaction} primitives for {@link dev.tally.core.store.BatchRules}, in SQL shared by every
+ * database a {@link JdbcStore} runs on ({@link StoreSql}): each a prepared statement (prepared once per
+ * write connection, reused), run inside the write transaction {@link JdbcStore} began. The fencing check
  * and the write of a record are one statement ({@code UPDATE ... WHERE state = 'leased' AND token = ?}): a
  * stale token updates no row.
  *
  * <p>A database error surfaces as {@link SqlFailure} (unchecked, wrapping the {@link SQLException}), which
- * {@link SqliteStore} unwraps when it rolls back. Attempt rows are inserted as one JDBC batch, by {@link
+ * {@link JdbcStore} unwraps when it rolls back. Attempt rows are inserted as one JDBC batch, by {@link
  * #flush()}, before the commit.
  *
  * <p>Thread-safety: none; used under the store's write lock.
  */
-final class SqliteTransaction implements StoreTransaction {
+final class JdbcTransaction implements StoreTransaction {
 
-  /** A database error inside a primitive; {@link SqliteStore} unwraps it and rolls back. */
+  /** A database error inside a primitive; {@link JdbcStore} unwraps it and rolls back. */
   static final class SqlFailure extends RuntimeException {
     SqlFailure(SQLException cause) {
       super(cause.getMessage(), cause);
@@ -64,13 +63,10 @@ final class SqliteTransaction implements StoreTransaction {
     RunSpec spec(long runId) throws SQLException;
   }
 
-  static final String JOB_RECORD_COLUMNS =
-      "id, run_id, state, token, owner, leased_at_millis, lease_expiry_millis, attempts, lost_streak, timeouts";
-
   private final Statements s;
   private final Specs specs;
 
-  SqliteTransaction(Statements statements, Specs specs) {
+  JdbcTransaction(Statements statements, Specs specs) {
     this.s = statements;
     this.specs = specs;
   }
@@ -397,17 +393,8 @@ final class SqliteTransaction implements StoreTransaction {
       q.setInt(2, c.position());
       q.setString(3, c.caseId());
       q.setString(4, c.caseJson());
-      try {
-        q.executeUpdate();
-        return true;
-      } catch (SQLiteException e) {
-        // A unique constraint: SQLite aborts only this statement and the transaction goes on, so the caller
-        // can ask which case came first before it rolls everything back.
-        if (e.getResultCode() == SQLiteErrorCode.SQLITE_CONSTRAINT_UNIQUE) {
-          return false;
-        }
-        throw e;
-      }
+      // ON CONFLICT DO NOTHING: a repeated case inserts no row, and the transaction goes on.
+      return q.executeUpdate() == 1;
     });
   }
 
@@ -424,7 +411,7 @@ final class SqliteTransaction implements StoreTransaction {
 
   @Override
   public java.util.Map<String, String> responses(long runId, String caseId, int maxBytes) {
-    return sql(() -> SqliteStore.responses(s.selectResponses, runId, caseId, maxBytes));
+    return sql(() -> JdbcStore.responses(s.selectResponses, runId, caseId, maxBytes));
   }
 
   @Override
@@ -498,7 +485,7 @@ final class SqliteTransaction implements StoreTransaction {
       q.setNull(6, Types.INTEGER);
       q.setNull(7, Types.VARCHAR);
       q.setNull(8, Types.VARCHAR);
-      q.setNull(9, Types.BLOB);
+      q.setNull(9, Types.BINARY); // BLOB would be an oid to PostgreSQL's driver, not a bytea
     } else {
       q.setInt(6, r.status());
       q.setString(7, r.contentType());
@@ -598,7 +585,7 @@ final class SqliteTransaction implements StoreTransaction {
               rs.getString(6), rs.getString(7)));
         }
       }
-      // SQLite does not promise RETURNING rows in any order; callers get dataset order.
+      // Neither database promises RETURNING rows in any order; callers get dataset order.
       rows.sort(Comparator.comparingInt(Leased::position));
       List<Assignment> out = new ArrayList<>(rows.size());
       if (!rows.isEmpty()) {
@@ -686,7 +673,7 @@ final class SqliteTransaction implements StoreTransaction {
       if (!rs.next()) {
         throw new SQLException("run " + runId + " vanished while its jobs were being changed");
       }
-      return SqliteStore.counters(rs, 1);
+      return JdbcStore.counters(rs, 1);
     }
   }
 
@@ -729,7 +716,6 @@ final class SqliteTransaction implements StoreTransaction {
     final PreparedStatement selectLeasesIssuedBefore;
     final PreparedStatement begin;
     final PreparedStatement commit;
-    final PreparedStatement rollback;
     final PreparedStatement leasedCount;
     final PreparedStatement runState;
     final PreparedStatement selectLeased;
@@ -763,7 +749,7 @@ final class SqliteTransaction implements StoreTransaction {
     void closeQuietly() {
       for (PreparedStatement p : new PreparedStatement[] {insertRun, insertOption, insertJob, recordOutcome, selectJob,
           failJob, requeueJob, insertAttempt, noteDuplicate, noteFenced, leaseJobs, addCounters, selectCounters, pendingSummary, renewLease,
-          selectExpiredLeases, selectLeasesIssuedBefore, begin, commit, rollback, leasedCount, runState, selectLeased,
+          selectExpiredLeases, selectLeasesIssuedBefore, begin, commit, leasedCount, runState, selectLeased,
           countErrors, requeueErrors, reopenRun,
           cancelLeased, cancelPending, cancelRun, positionOfCase, setRunTotal, selectKey, insertKey, updateKey, deleteKey,
           deleteKeys, deleteHeldKeys, insertResponse, selectResponses, selectRecordedCases, replaceOutcome, upsertOption,
@@ -776,131 +762,54 @@ final class SqliteTransaction implements StoreTransaction {
       }
     }
 
-    Statements(Connection c) throws SQLException {
-      begin = c.prepareStatement("BEGIN IMMEDIATE");
-      commit = c.prepareStatement("COMMIT");
-      rollback = c.prepareStatement("ROLLBACK");
+    /** Prepares every statement of {@code sql} on the write connection {@code c}. */
+    Statements(Connection c, StoreSql sql) throws SQLException {
+      insertRun = c.prepareStatement(sql.insertRun);
+      insertOption = c.prepareStatement(sql.insertOption);
+      setPause = c.prepareStatement(sql.setPause);
+      insertJob = c.prepareStatement(sql.insertJob);
+      recordOutcome = c.prepareStatement(sql.recordOutcome);
+      selectJob = c.prepareStatement(sql.selectJob);
+      failJob = c.prepareStatement(sql.failJob);
+      requeueJob = c.prepareStatement(sql.requeueJob);
+      insertAttempt = c.prepareStatement(sql.insertAttempt);
+      noteDuplicate = c.prepareStatement(sql.noteDuplicate);
+      noteFenced = c.prepareStatement(sql.noteFenced);
+      leaseJobs = c.prepareStatement(sql.leaseJobs);
+      addCounters = c.prepareStatement(sql.addCounters);
+      selectCounters = c.prepareStatement(sql.selectCounters);
+      pendingSummary = c.prepareStatement(sql.pendingSummary);
+      renewLease = c.prepareStatement(sql.renewLease);
+      selectExpiredLeases = c.prepareStatement(sql.selectExpiredLeases);
+      selectLeasesIssuedBefore = c.prepareStatement(sql.selectLeasesIssuedBefore);
+      begin = c.prepareStatement(sql.begin);
+      commit = c.prepareStatement(sql.commit);
+      leasedCount = c.prepareStatement(sql.leasedCount);
+      runState = c.prepareStatement(sql.runState);
+      selectLeased = c.prepareStatement(sql.selectLeased);
+      cancelLeased = c.prepareStatement(sql.cancelLeased);
+      cancelPending = c.prepareStatement(sql.cancelPending);
+      cancelRun = c.prepareStatement(sql.cancelRun);
+      countErrors = c.prepareStatement(sql.countErrors);
+      requeueErrors = c.prepareStatement(sql.requeueErrors);
+      reopenRun = c.prepareStatement(sql.reopenRun);
+      positionOfCase = c.prepareStatement(sql.positionOfCase);
+      setRunTotal = c.prepareStatement(sql.setRunTotal);
+      selectKey = c.prepareStatement(sql.selectKey);
+      insertKey = c.prepareStatement(sql.insertKey);
+      updateKey = c.prepareStatement(sql.updateKey);
+      deleteKey = c.prepareStatement(sql.deleteKey);
+      deleteKeys = c.prepareStatement(sql.deleteKeys);
+      deleteHeldKeys = c.prepareStatement(sql.deleteHeldKeys);
+      insertResponse = c.prepareStatement(sql.insertResponse);
+      selectResponses = c.prepareStatement(sql.selectResponses);
+      selectRecordedCases = c.prepareStatement(sql.selectRecordedCases);
+      replaceOutcome = c.prepareStatement(sql.replaceOutcome);
+      upsertOption = c.prepareStatement(sql.upsertOption);
+      selectOption = c.prepareStatement(sql.selectOption);
       fenceLeader = c.prepareStatement(LeaderSql.FENCE);
       countEpochWrite = c.prepareStatement(LeaderSql.COUNT_WRITE);
       selectLeader = c.prepareStatement(LeaderSql.SELECT);
-      insertRun = c.prepareStatement(
-          "INSERT INTO runs (dataset, evaluator_kind, case_timeout_millis, max_attempts, timeout_retries,"
-              + " created_at_millis, dataset_digest, name, state, total)"
-              + " VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'running', 0) RETURNING id");
-      setRunTotal = c.prepareStatement(
-          "UPDATE runs SET total = ?, state = CASE WHEN ? = 0 THEN 'finished' ELSE state END,"
-              + " finished_at_millis = CASE WHEN ? = 0 THEN ? ELSE finished_at_millis END WHERE id = ?");
-      positionOfCase = c.prepareStatement("SELECT position FROM jobs WHERE run_id = ? AND case_id = ?");
-      leasedCount = c.prepareStatement(
-          "SELECT count(*) FROM jobs INDEXED BY jobs_leased_by_run_expiry WHERE run_id = ? AND state = 'leased'");
-      runState = c.prepareStatement("SELECT state FROM runs WHERE id = ?");
-      selectLeased = c.prepareStatement(
-          "SELECT " + JOB_RECORD_COLUMNS + " FROM jobs INDEXED BY jobs_leased_by_run_expiry"
-              + " WHERE run_id = ? AND state = 'leased' ORDER BY id");
-      cancelLeased = c.prepareStatement(
-          "UPDATE jobs SET state = 'cancelled', owner = NULL, lease_expiry_millis = NULL WHERE id = ?");
-      cancelPending = c.prepareStatement("UPDATE jobs SET state = 'cancelled' WHERE run_id = ? AND state = 'pending'");
-      cancelRun = c.prepareStatement("UPDATE runs SET state = 'cancelled', finished_at_millis = ? WHERE id = ?");
-      String errored = "run_id = ? AND ((state = 'done' AND verdict = 'error') OR state = 'failed')";
-      countErrors = c.prepareStatement("SELECT COUNT(*) FILTER (WHERE state = 'done'), COUNT(*) FILTER (WHERE state = 'failed'),"
-          + " COUNT(score) FILTER (WHERE state = 'done'), COALESCE(SUM(score) FILTER (WHERE state = 'done'), 0),"
-          + " COALESCE(SUM(score * score) FILTER (WHERE state = 'done'), 0) FROM jobs WHERE " + errored);
-      // The outcome's columns stay until a new outcome is recorded over them; the token keeps growing.
-      requeueErrors = c.prepareStatement("UPDATE jobs SET state = 'pending', owner = NULL, lease_expiry_millis = NULL,"
-          + " not_before_millis = 0, failure_reason = NULL, attempts = 0, lost_streak = 0, timeouts = 0 WHERE " + errored);
-      reopenRun = c.prepareStatement("UPDATE runs SET state = 'running', finished_at_millis = 0 WHERE id = ?");
-      String keyColumns = "completed, reservation_token, hold_until_millis, fingerprint, run_id, response_status,"
-          + " response_content_type, response_headers, response_body, created_at_millis, expires_at_millis";
-      selectKey = c.prepareStatement("SELECT " + keyColumns + " FROM idempotency_keys WHERE scope = ? AND key = ?");
-      insertKey = c.prepareStatement("INSERT INTO idempotency_keys (" + keyColumns + ", scope, key)"
-          + " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
-      updateKey = c.prepareStatement("UPDATE idempotency_keys SET completed = ?, reservation_token = ?,"
-          + " hold_until_millis = ?, fingerprint = ?, run_id = ?, response_status = ?, response_content_type = ?,"
-          + " response_headers = ?, response_body = ?, created_at_millis = ?, expires_at_millis = ?"
-          + " WHERE scope = ? AND key = ?");
-      deleteKey = c.prepareStatement("DELETE FROM idempotency_keys WHERE scope = ? AND key = ?");
-      deleteKeys = c.prepareStatement("DELETE FROM idempotency_keys WHERE (completed = 1 AND expires_at_millis <= ?)"
-          + " OR (completed = 0 AND hold_until_millis < ?)");
-      deleteHeldKeys = c.prepareStatement("DELETE FROM idempotency_keys WHERE completed = 0");
-      // The key is the job's run and case; OR IGNORE keeps the first response of a key (the primary key).
-      insertResponse = c.prepareStatement(
-          "INSERT OR IGNORE INTO responses (run_id, case_id, request_digest, response, recorded_at_millis)"
-              + " SELECT run_id, case_id, ?, ?, ? FROM jobs WHERE id = ?");
-      selectResponses = c.prepareStatement(
-          "SELECT request_digest, response FROM responses WHERE run_id = ? AND case_id = ? ORDER BY rowid");
-      insertOption = c.prepareStatement("INSERT INTO run_options (run_id, key, value) VALUES (?, ?, ?)");
-      setPause = c.prepareStatement("UPDATE runs SET paused_reason = ? WHERE id = ? AND state = 'running'");
-      upsertOption = c.prepareStatement("INSERT INTO run_options (run_id, key, value) VALUES (?, ?, ?)"
-          + " ON CONFLICT (run_id, key) DO UPDATE SET value = excluded.value");
-      selectOption = c.prepareStatement("SELECT value FROM run_options WHERE run_id = ? AND key = ?");
-      // A page of a run's done jobs, walking the (run_id, position) unique index from where the last page ended.
-      selectRecordedCases = c.prepareStatement(
-          "SELECT id, position, case_json, verdict, score, output_tail, duration_millis, answer, fields_json, exit_code,"
-              + " stderr_tail FROM jobs WHERE run_id = ? AND position > ? AND state = 'done' ORDER BY position LIMIT ?");
-      replaceOutcome = c.prepareStatement(
-          "UPDATE jobs SET verdict = ?, score = ?, output_tail = ?, duration_millis = ?, answer = ?, fields_json = ?,"
-              + " exit_code = ?, stderr_tail = ? WHERE id = ? AND state = 'done'");
-      insertJob = c.prepareStatement(
-          "INSERT INTO jobs (run_id, position, case_id, case_json) VALUES (?, ?, ?, ?)");
-      // The fencing check and the write are one statement: accepted only under the current lease.
-      recordOutcome = c.prepareStatement(
-          "UPDATE jobs SET state = 'done', verdict = ?, score = ?, output_tail = ?, duration_millis = ?,"
-              + " answer = ?, fields_json = ?, exit_code = ?, stderr_tail = ?, worker = ?, owner = NULL, lease_expiry_millis = NULL"
-              + " WHERE id = ? AND state = 'leased' AND token = ?"
-              + " RETURNING run_id, leased_at_millis, attempts, lost_streak, timeouts");
-      selectJob = c.prepareStatement("SELECT " + JOB_RECORD_COLUMNS + " FROM jobs WHERE id = ?");
-      failJob = c.prepareStatement(
-          "UPDATE jobs SET state = 'failed', owner = NULL, lease_expiry_millis = NULL, failure_reason = ?,"
-              + " attempts = ?, lost_streak = ?, timeouts = ? WHERE id = ?");
-      requeueJob = c.prepareStatement(
-          // SET expressions see the old row: the last worker is the owner whose lease ends here.
-          "UPDATE jobs SET state = 'pending', last_worker = owner, owner = NULL, lease_expiry_millis = NULL,"
-              + " not_before_millis = ?, attempts = ?, lost_streak = ?, timeouts = ? WHERE id = ?");
-      noteDuplicate = c.prepareStatement(
-          "UPDATE attempts SET duplicate_results = duplicate_results + 1 WHERE job_id = ? AND token = ?");
-      noteFenced = c.prepareStatement("UPDATE attempts SET fenced_results = fenced_results + 1 WHERE job_id = ? AND token = ?");
-      insertAttempt = c.prepareStatement(
-          "INSERT INTO attempts (job_id, token, worker, started_at_millis, ended_at_millis, ending, detail,"
-              + " elapsed_millis, queued_millis, run_millis) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
-      // One run at a time, walking that run's part of the partial index in dataset order.
-      leaseJobs = c.prepareStatement(
-          "UPDATE jobs SET state = 'leased', token = token + 1, attempts = attempts + 1, owner = ?,"
-              + " leased_at_millis = ?, lease_expiry_millis = ?"
-              + " WHERE id IN (SELECT id FROM jobs INDEXED BY jobs_pending_in_order"
-              + "   WHERE run_id = ? AND state = 'pending' AND not_before_millis <= ?"
-              + "   AND (? = 0 OR last_worker IS NOT ?) ORDER BY position LIMIT ?)"
-              + " RETURNING id, run_id, position, token, attempts, case_id, case_json");
-      addCounters = c.prepareStatement(
-          "UPDATE runs SET passed = passed + ?, failed = failed + ?, errored = errored + ?,"
-              + " jobs_failed = jobs_failed + ?, duplicates_suppressed = duplicates_suppressed + ?,"
-              + " stale_results_fenced = stale_results_fenced + ?, redeliveries = redeliveries + ?,"
-              + " cancelled = cancelled + ?, scored = scored + ?, score_sum = score_sum + ?,"
-              + " score_sum_of_squares = score_sum_of_squares + ?,"
-              + " prompt_tokens = prompt_tokens + ?, completion_tokens = completion_tokens + ?,"
-              // SET expressions see the old row: old ended + this batch's ended. A cancelled run stays so.
-              + " state = CASE WHEN state = 'running' AND passed + failed + errored + jobs_failed + cancelled + ? >= total"
-              + "   THEN 'finished' ELSE state END,"
-              + " finished_at_millis = CASE WHEN state = 'running'"
-              + "   AND passed + failed + errored + jobs_failed + cancelled + ? >= total THEN ? ELSE finished_at_millis END"
-              + " WHERE id = ?"
-              + " RETURNING " + SqliteStore.COUNTER_COLUMNS);
-      selectCounters = c.prepareStatement("SELECT " + SqliteStore.COUNTER_COLUMNS + " FROM runs WHERE id = ?");
-      renewLease = c.prepareStatement(
-          "UPDATE jobs SET lease_expiry_millis = ? WHERE id = ? AND token = ? AND state = 'leased'"
-              + " RETURNING run_id, attempts");
-      selectExpiredLeases = c.prepareStatement(
-          "SELECT " + JOB_RECORD_COLUMNS + " FROM jobs INDEXED BY jobs_leased_by_run_expiry"
-              + " WHERE run_id = ? AND state = 'leased' AND lease_expiry_millis < ? ORDER BY lease_expiry_millis, id");
-      selectLeasesIssuedBefore = c.prepareStatement(
-          "SELECT " + JOB_RECORD_COLUMNS + " FROM jobs INDEXED BY jobs_leased_by_run_expiry"
-              + " WHERE run_id = ? AND state = 'leased' AND leased_at_millis < ? ORDER BY id");
-      // Two seeks on one run's part of the not-before index: the next backoff to end, and whether anything
-      // is leasable now.
-      pendingSummary = c.prepareStatement(
-          "SELECT (SELECT min(not_before_millis) FROM jobs INDEXED BY jobs_pending_by_run_not_before"
-              + "   WHERE run_id = ? AND state = 'pending' AND not_before_millis > ?),"
-              + " EXISTS (SELECT 1 FROM jobs INDEXED BY jobs_pending_by_run_not_before"
-              + "   WHERE run_id = ? AND state = 'pending' AND not_before_millis <= ?)");
     }
   }
 }

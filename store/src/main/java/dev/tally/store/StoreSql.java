@@ -1,0 +1,191 @@
+package dev.tally.store;
+
+/**
+ * The text of the write path's statements, written once for every database a {@link JdbcStore} runs on,
+ * in the SQL they all accept ({@code INSERT ... ON CONFLICT}, {@code UPDATE ... RETURNING},
+ * {@code FILTER}, {@code IS DISTINCT FROM}: SQLite 3.39+ and PostgreSQL). Where a database needs a
+ * fragment of its own (an index hint), the {@link Dialect} supplies it. {@link JdbcTransaction.Statements}
+ * prepares each once per write connection.
+ *
+ * <p>The fencing rule is in the text: an outcome is recorded only by
+ * {@code UPDATE jobs ... WHERE id = ? AND state = 'leased' AND token = ?}, so a stale token updates no row.
+ *
+ * <p>Thread-safety: immutable.
+ */
+final class StoreSql {
+
+  /** A job's columns as {@link JdbcStore}'s reads map them to a {@link dev.tally.core.store.JobView}. */
+  static final String JOB_COLUMNS =
+      "id, run_id, position, case_id, state, token, attempts, owner, worker, verdict, score, output_tail,"
+          + " duration_millis, failure_reason, answer, fields_json, exit_code, stderr_tail";
+
+  /** How many columns {@link #JOB_COLUMNS} has: a query's own columns after them start at this plus one. */
+  static final int JOB_COLUMN_COUNT = JOB_COLUMNS.split(",").length;
+
+  /** A run's counters, in {@link dev.tally.core.store.RunCounters}' order. */
+  static final String COUNTER_COLUMNS =
+      "total, passed, failed, errored, jobs_failed, duplicates_suppressed, stale_results_fenced, redeliveries, cancelled,"
+          + " scored, score_sum, score_sum_of_squares, prompt_tokens, completion_tokens";
+
+  /** A run's columns as {@link JdbcStore}'s reads map them to a {@link dev.tally.core.store.RunView}. */
+  static final String RUN_COLUMNS =
+      "id, dataset, evaluator_kind, case_timeout_millis, max_attempts, created_at_millis, finished_at_millis,"
+          // The counters last, so that a counter added later shifts no other column's position.
+          + " state, dataset_digest, timeout_retries, name, paused_reason, " + COUNTER_COLUMNS;
+
+  /** A job's columns as the batch rules see it ({@link dev.tally.core.store.JobRecord}). */
+  static final String JOB_RECORD_COLUMNS =
+      "id, run_id, state, token, owner, leased_at_millis, lease_expiry_millis, attempts, lost_streak, timeouts";
+
+  /** An idempotency key's columns, bound in this order by the key's insert and update. */
+  static final String KEY_COLUMNS = "completed, reservation_token, hold_until_millis, fingerprint, run_id, response_status,"
+      + " response_content_type, response_headers, response_body, created_at_millis, expires_at_millis";
+
+  /** A worker report's columns, in {@link dev.tally.core.store.WorkerStatus}' order. */
+  static final String WORKER_COLUMNS = "worker_id, name, suspicion, accepting_work, ejected_until_millis,"
+      + " ejection_reason, times_ejected, in_flight, reported_at_millis, left_reason, suspicion_level, slots";
+
+  /** An attempt's columns as the reads map them to a {@link dev.tally.core.store.AttemptView}. */
+  static final String ATTEMPT_COLUMNS = "a.job_id, a.token, a.worker, a.started_at_millis, a.ended_at_millis, a.ending,"
+      + " a.detail, a.elapsed_millis, a.queued_millis, a.run_millis, a.duplicate_results, a.fenced_results";
+
+  final String commit = "COMMIT";
+  final String begin;
+  final String insertRun =
+      "INSERT INTO runs (dataset, evaluator_kind, case_timeout_millis, max_attempts, timeout_retries,"
+          + " created_at_millis, dataset_digest, name, state, total)"
+          + " VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'running', 0) RETURNING id";
+  final String setRunTotal =
+      "UPDATE runs SET total = ?, state = CASE WHEN ? = 0 THEN 'finished' ELSE state END,"
+          + " finished_at_millis = CASE WHEN ? = 0 THEN ? ELSE finished_at_millis END WHERE id = ?";
+  final String positionOfCase = "SELECT position FROM jobs WHERE run_id = ? AND case_id = ?";
+  final String leasedCount;
+  final String runState = "SELECT state FROM runs WHERE id = ?";
+  final String selectLeased;
+  final String cancelLeased = "UPDATE jobs SET state = 'cancelled', owner = NULL, lease_expiry_millis = NULL WHERE id = ?";
+  final String cancelPending = "UPDATE jobs SET state = 'cancelled' WHERE run_id = ? AND state = 'pending'";
+  final String cancelRun = "UPDATE runs SET state = 'cancelled', finished_at_millis = ? WHERE id = ?";
+  final String countErrors;
+  final String requeueErrors;
+  final String reopenRun = "UPDATE runs SET state = 'running', finished_at_millis = 0 WHERE id = ?";
+  final String selectKey = "SELECT " + KEY_COLUMNS + " FROM idempotency_keys WHERE scope = ? AND key = ?";
+  final String insertKey = "INSERT INTO idempotency_keys (" + KEY_COLUMNS + ", scope, key)"
+      + " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+  final String updateKey = "UPDATE idempotency_keys SET completed = ?, reservation_token = ?,"
+      + " hold_until_millis = ?, fingerprint = ?, run_id = ?, response_status = ?, response_content_type = ?,"
+      + " response_headers = ?, response_body = ?, created_at_millis = ?, expires_at_millis = ?"
+      + " WHERE scope = ? AND key = ?";
+  final String deleteKey = "DELETE FROM idempotency_keys WHERE scope = ? AND key = ?";
+  final String deleteKeys = "DELETE FROM idempotency_keys WHERE (completed = 1 AND expires_at_millis <= ?)"
+      + " OR (completed = 0 AND hold_until_millis < ?)";
+  final String deleteHeldKeys = "DELETE FROM idempotency_keys WHERE completed = 0";
+  /** The key is the job's run and case; DO NOTHING keeps the first response of a key (the primary key). */
+  final String insertResponse =
+      "INSERT INTO responses (run_id, case_id, request_digest, response, recorded_at_millis)"
+          + " SELECT run_id, case_id, ?, ?, ? FROM jobs WHERE id = ? ON CONFLICT DO NOTHING";
+  /** A case's journalled responses, in the order they were paid for. */
+  final String selectResponses;
+  final String insertOption = "INSERT INTO run_options (run_id, key, value) VALUES (?, ?, ?)";
+  final String setPause = "UPDATE runs SET paused_reason = ? WHERE id = ? AND state = 'running'";
+  final String upsertOption = "INSERT INTO run_options (run_id, key, value) VALUES (?, ?, ?)"
+      + " ON CONFLICT (run_id, key) DO UPDATE SET value = excluded.value";
+  final String selectOption = "SELECT value FROM run_options WHERE run_id = ? AND key = ?";
+  /** A page of a run's done jobs, walking the (run_id, position) unique index from where the last page ended. */
+  final String selectRecordedCases =
+      "SELECT id, position, case_json, verdict, score, output_tail, duration_millis, answer, fields_json, exit_code,"
+          + " stderr_tail FROM jobs WHERE run_id = ? AND position > ? AND state = 'done' ORDER BY position LIMIT ?";
+  final String replaceOutcome =
+      "UPDATE jobs SET verdict = ?, score = ?, output_tail = ?, duration_millis = ?, answer = ?, fields_json = ?,"
+          + " exit_code = ?, stderr_tail = ? WHERE id = ? AND state = 'done'";
+  /**
+   * A case of a run being created. A repeated case id (or position) inserts no row rather than failing:
+   * the transaction goes on, so the caller can ask which case came first before it rolls everything back
+   * (a failed statement would end a PostgreSQL transaction there).
+   */
+  final String insertJob = "INSERT INTO jobs (run_id, position, case_id, case_json) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING";
+  /** The fencing check and the write are one statement: accepted only under the current lease. */
+  final String recordOutcome =
+      "UPDATE jobs SET state = 'done', verdict = ?, score = ?, output_tail = ?, duration_millis = ?,"
+          + " answer = ?, fields_json = ?, exit_code = ?, stderr_tail = ?, worker = ?, owner = NULL, lease_expiry_millis = NULL"
+          + " WHERE id = ? AND state = 'leased' AND token = ?"
+          + " RETURNING run_id, leased_at_millis, attempts, lost_streak, timeouts";
+  final String selectJob = "SELECT " + JOB_RECORD_COLUMNS + " FROM jobs WHERE id = ?";
+  final String failJob =
+      "UPDATE jobs SET state = 'failed', owner = NULL, lease_expiry_millis = NULL, failure_reason = ?,"
+          + " attempts = ?, lost_streak = ?, timeouts = ? WHERE id = ?";
+  /** SET expressions see the old row: the last worker is the owner whose lease ends here. */
+  final String requeueJob =
+      "UPDATE jobs SET state = 'pending', last_worker = owner, owner = NULL, lease_expiry_millis = NULL,"
+          + " not_before_millis = ?, attempts = ?, lost_streak = ?, timeouts = ? WHERE id = ?";
+  final String noteDuplicate = "UPDATE attempts SET duplicate_results = duplicate_results + 1 WHERE job_id = ? AND token = ?";
+  final String noteFenced = "UPDATE attempts SET fenced_results = fenced_results + 1 WHERE job_id = ? AND token = ?";
+  final String insertAttempt =
+      "INSERT INTO attempts (job_id, token, worker, started_at_millis, ended_at_millis, ending, detail,"
+          + " elapsed_millis, queued_millis, run_millis) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+  /** One run at a time, walking that run's part of the partial index in dataset order. */
+  final String leaseJobs;
+  final String addCounters =
+      "UPDATE runs SET passed = passed + ?, failed = failed + ?, errored = errored + ?,"
+          + " jobs_failed = jobs_failed + ?, duplicates_suppressed = duplicates_suppressed + ?,"
+          + " stale_results_fenced = stale_results_fenced + ?, redeliveries = redeliveries + ?,"
+          + " cancelled = cancelled + ?, scored = scored + ?, score_sum = score_sum + ?,"
+          + " score_sum_of_squares = score_sum_of_squares + ?,"
+          + " prompt_tokens = prompt_tokens + ?, completion_tokens = completion_tokens + ?,"
+          // SET expressions see the old row: old ended + this batch's ended. A cancelled run stays so.
+          + " state = CASE WHEN state = 'running' AND passed + failed + errored + jobs_failed + cancelled + ? >= total"
+          + "   THEN 'finished' ELSE state END,"
+          + " finished_at_millis = CASE WHEN state = 'running'"
+          + "   AND passed + failed + errored + jobs_failed + cancelled + ? >= total THEN ? ELSE finished_at_millis END"
+          + " WHERE id = ?"
+          + " RETURNING " + COUNTER_COLUMNS;
+  final String selectCounters = "SELECT " + COUNTER_COLUMNS + " FROM runs WHERE id = ?";
+  final String renewLease = "UPDATE jobs SET lease_expiry_millis = ? WHERE id = ? AND token = ? AND state = 'leased'"
+      + " RETURNING run_id, attempts";
+  final String selectExpiredLeases;
+  final String selectLeasesIssuedBefore;
+  /**
+   * Two seeks on one run's part of the not-before index: the next backoff to end, and whether anything is
+   * leasable now.
+   */
+  final String pendingSummary;
+  /** A worker's report replaces the last one of the same worker. */
+  final String upsertWorker = "INSERT INTO workers (" + WORKER_COLUMNS + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+      + " ON CONFLICT (worker_id) DO UPDATE SET name = excluded.name, suspicion = excluded.suspicion,"
+      + " accepting_work = excluded.accepting_work, ejected_until_millis = excluded.ejected_until_millis,"
+      + " ejection_reason = excluded.ejection_reason, times_ejected = excluded.times_ejected,"
+      + " in_flight = excluded.in_flight, reported_at_millis = excluded.reported_at_millis,"
+      + " left_reason = excluded.left_reason, suspicion_level = excluded.suspicion_level, slots = excluded.slots";
+
+  /** The statements as {@code dialect} spells its fragments. */
+  StoreSql(Dialect dialect) {
+    begin = dialect.begin();
+    String leasedByRun = "jobs" + dialect.indexedBy("jobs_leased_by_run_expiry");
+    String pendingInOrder = "jobs" + dialect.indexedBy("jobs_pending_in_order");
+    String pendingByNotBefore = "jobs" + dialect.indexedBy("jobs_pending_by_run_not_before");
+    leasedCount = "SELECT count(*) FROM " + leasedByRun + " WHERE run_id = ? AND state = 'leased'";
+    selectLeased = "SELECT " + JOB_RECORD_COLUMNS + " FROM " + leasedByRun + " WHERE run_id = ? AND state = 'leased' ORDER BY id";
+    String errored = "run_id = ? AND ((state = 'done' AND verdict = 'error') OR state = 'failed')";
+    countErrors = "SELECT COUNT(*) FILTER (WHERE state = 'done'), COUNT(*) FILTER (WHERE state = 'failed'),"
+        + " COUNT(score) FILTER (WHERE state = 'done'), COALESCE(SUM(score) FILTER (WHERE state = 'done'), 0),"
+        + " COALESCE(SUM(score * score) FILTER (WHERE state = 'done'), 0) FROM jobs WHERE " + errored;
+    // The outcome's columns stay until a new outcome is recorded over them; the token keeps growing.
+    requeueErrors = "UPDATE jobs SET state = 'pending', owner = NULL, lease_expiry_millis = NULL,"
+        + " not_before_millis = 0, failure_reason = NULL, attempts = 0, lost_streak = 0, timeouts = 0 WHERE " + errored;
+    selectResponses = "SELECT request_digest, response FROM responses WHERE run_id = ? AND case_id = ? ORDER BY "
+        + dialect.responsesInInsertionOrder();
+    leaseJobs = "UPDATE jobs SET state = 'leased', token = token + 1, attempts = attempts + 1, owner = ?,"
+        + " leased_at_millis = ?, lease_expiry_millis = ?"
+        + " WHERE id IN (SELECT id FROM " + pendingInOrder
+        + "   WHERE run_id = ? AND state = 'pending' AND not_before_millis <= ?"
+        + "   AND (? = 0 OR last_worker IS DISTINCT FROM ?) ORDER BY position LIMIT ?)"
+        + " RETURNING id, run_id, position, token, attempts, case_id, case_json";
+    selectExpiredLeases = "SELECT " + JOB_RECORD_COLUMNS + " FROM " + leasedByRun
+        + " WHERE run_id = ? AND state = 'leased' AND lease_expiry_millis < ? ORDER BY lease_expiry_millis, id";
+    selectLeasesIssuedBefore = "SELECT " + JOB_RECORD_COLUMNS + " FROM " + leasedByRun
+        + " WHERE run_id = ? AND state = 'leased' AND leased_at_millis < ? ORDER BY id";
+    pendingSummary = "SELECT (SELECT min(not_before_millis) FROM " + pendingByNotBefore
+        + "   WHERE run_id = ? AND state = 'pending' AND not_before_millis > ?),"
+        + " EXISTS (SELECT 1 FROM " + pendingByNotBefore
+        + "   WHERE run_id = ? AND state = 'pending' AND not_before_millis <= ?)";
+  }
+}
