@@ -270,8 +270,16 @@ class LeaderTakeoverProcessTest {
       this.portB = portB;
     }
 
-    /** Every process's output, for a failure's report. */
+    /** Every process's output, for a failure's report, and the threads of the standby if it still runs. */
     void printLogs() {
+      if (b != null && b.process.isAlive()) {
+        try {
+          Process dump = new ProcessBuilder("jcmd", Long.toString(b.process.pid()), "Thread.print").redirectErrorStream(true).start();
+          System.out.println("==== threads of server-b\n" + new String(dump.getInputStream().readAllBytes()));
+        } catch (IOException e) {
+          System.out.println("(no thread dump: " + e + ")");
+        }
+      }
       for (TallyProcess p : java.util.stream.Stream.concat(java.util.stream.Stream.of(a, b), workers.stream()).toList()) {
         if (p != null) {
           System.out.println("==== " + p.log.getFileName() + "\n" + p.output());

@@ -22,6 +22,10 @@ import java.util.Optional;
  *       or none of it and a {@link StoreException} is thrown.
  *   <li><b>I2 as a constraint.</b> A run never counts more ended jobs than it has: a transaction that would
  *       break it aborts.
+ *   <li><b>Leader epochs.</b> Every write transaction of an instance given a leader's epoch ({@link #writeAs})
+ *       begins by checking it against the store's leader row, and is refused whole ({@link
+ *       StaleEpochException}) when the row names another: a coordinator deposed while it was frozen writes
+ *       nothing after the takeover.
  * </ul>
  *
  * <p>Thread-safety: implementations are safe for use from many threads; writes are serialized inside.
