@@ -5,6 +5,7 @@ import dev.tally.coordinator.security.Secrets;
 import dev.tally.coordinator.security.TlsFileException;
 import dev.tally.coordinator.security.TlsIdentity;
 import dev.tally.core.detect.DetectorSettings;
+import dev.tally.core.store.Durability;
 import dev.tally.core.security.Secret;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -19,8 +20,8 @@ import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
 
 /**
- * The embedded coordinator's options, shared by {@code run}, {@code resume}, {@code bench} and {@code
- * bench-failover} (and {@code server}). They only carry what the user typed into a {@link CoordinatorBuilder},
+ * The embedded coordinator's options, shared by {@code run}, {@code resume}, {@code bench}, {@code
+ * bench-failover} and {@code bench-submit} (and {@code server}). They only carry what the user typed into a {@link CoordinatorBuilder},
  * which holds the defaults and the rules; the defaults shown in the help come from it too ({@link
  * ProductDefaults}). The security options ({@code --worker-token-file}, {@code --tls-cert}, {@code --tls-key},
  * {@code --insecure}) are read here once, through their owners ({@link Secrets}, {@link TlsIdentity}), so a
@@ -46,6 +47,12 @@ public final class CoordinatorOptions {
   @Option(names = "--prefetch",
       description = "Assignments a worker may hold beyond its slots; 0 means as many again as it has slots (default: ${DEFAULT-VALUE}).")
   int prefetch;
+
+  @Option(names = "--durability", paramLabel = "full|relaxed",
+      description = "What an acknowledged result survives (default: ${DEFAULT-VALUE}). full: a power loss (the store"
+          + " fsyncs each commit; group commit pays it once per batch). relaxed: a crash of the coordinator's process,"
+          + " not of its machine (SQLite synchronous=NORMAL, PostgreSQL synchronous_commit=off).")
+  String durability;
 
   @Option(names = "--worker-token-file", paramLabel = "FILE",
       description = "File holding the token every worker must present (one line; default: $" + Secret.WORKER_TOKEN_VARIABLE
@@ -89,6 +96,9 @@ public final class CoordinatorOptions {
     }
     if (given("--prefetch")) {
       set("--prefetch", b -> b.prefetch(prefetch), builder);
+    }
+    if (given("--durability")) {
+      set("--durability", b -> b.durability(Durability.parse(durability)), builder);
     }
     applySecurity(builder);
     try {

@@ -16,7 +16,7 @@ public record HostPort(String host, int port) {
   }
 
   /** Reads {@code HOST:PORT}. */
-  static final class Converter implements ITypeConverter<HostPort> {
+  public static final class Converter implements ITypeConverter<HostPort> {
     @Override
     public HostPort convert(String value) {
       int colon = value.lastIndexOf(':');

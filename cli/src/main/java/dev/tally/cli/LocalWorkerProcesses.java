@@ -185,6 +185,27 @@ public final class LocalWorkerProcesses implements AutoCloseable {
     }
   }
 
+  /**
+   * The CPU time (user and system) the running workers have used so far, in nanoseconds, or -1 if the
+   * operating system does not say for one of them. A worker started again after it died counts from its
+   * new start.
+   */
+  public long cpuNanos() {
+    List<Process> current;
+    synchronized (processes) {
+      current = processes.stream().filter(Objects::nonNull).toList();
+    }
+    long total = 0;
+    for (Process p : current) {
+      java.util.Optional<java.time.Duration> cpu = p.info().totalCpuDuration();
+      if (cpu.isEmpty()) {
+        return -1;
+      }
+      total += cpu.get().toNanos();
+    }
+    return total;
+  }
+
   /** How many times a worker was started again after it died. */
   long restarts() {
     return restarts.get();

@@ -29,6 +29,11 @@ public final class ReportOptions {
   @Option(names = "--html", paramLabel = "FILE", description = "Also write one self-contained HTML report (opens offline): the summary with its intervals, and every case, a page at a time.")
   Path html;
 
+  /** Whether the HTML report is asked for: the one that shows each case's input beside its result. */
+  boolean html() {
+    return html != null;
+  }
+
   /** Whether any report is asked for. */
   boolean any() {
     return csv != null || junit != null || html != null;

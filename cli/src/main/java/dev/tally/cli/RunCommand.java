@@ -7,6 +7,7 @@ import dev.tally.core.score.Scorers;
 import dev.tally.coordinator.Coordinator;
 import dev.tally.coordinator.RunResumption;
 import dev.tally.core.EvaluatorSpec;
+import dev.tally.core.cases.CaseSourceException;
 import dev.tally.core.RedeliveryPolicy.AttemptLimits;
 import dev.tally.core.store.RunSpec;
 import dev.tally.core.store.RunView;
@@ -74,10 +75,8 @@ public final class RunCommand extends RunnerCommand {
     EvaluatorOptions.FieldCheck fieldCheck = EvaluatorOptions.FieldCheck.of(evaluator, spec.commandLine());
     ReadOptions reading = datasetOptions.readOptions();
     try {
-      cases = Dataset.read(dataset, reading);
-      if (fieldCheck != null) {
-        cases.requireFields(fieldCheck.missingField(), fieldCheck.flag());
-      }
+      cases = fieldCheck == null ? Dataset.read(dataset, reading)
+          : Dataset.read(dataset, reading, fieldCheck.missingField(), fieldCheck.flag());
       return true;
     } catch (DatasetException e) {
       err.println("tally: " + e.getMessage());
@@ -112,7 +111,14 @@ public final class RunCommand extends RunnerCommand {
   long chooseRun(Coordinator coordinator, PrintWriter err) {
     RunSpec runSpec = new RunSpec(datasetPath().toString(), evaluator,
         limits, cases.digest());
-    RunResumption.Choice choice = coordinator.resumption().runFor(runSpec, cases.cases());
+    RunResumption.Choice choice;
+    try {
+      choice = coordinator.resumption().runFor(runSpec, cases::open);
+    } catch (CaseSourceException e) {
+      // The check before the store opened found nothing wrong: the file changed since, or cannot be read now.
+      err.println("tally: " + new DatasetException(cases.file(), e.line(), e.detail()).getMessage());
+      return -1;
+    }
     for (RunView old : choice.changedSince()) {
       err.printf("tally: %s changed since unfinished run %d was made from it; starting a new run"
           + " (tally resume %d --db %s finishes the old one with the cases it stored)%n",

@@ -267,8 +267,10 @@ public abstract class RunnerCommand implements Callable<Integer> {
     var times = new RunReport.Times(wallMillis, RunReport.runWallMillis(finished));
     RunReport.writeResultsFile(coordinator.store(), runId, out);
     ResultLines lines = ResultLines.of(coordinator.store(), runId);
-    Map<String, String> cases = new java.util.HashMap<>(); // the HTML report's inputs, as the store keeps them
-    if (reports.any()) {
+    // The HTML report's inputs, as the store keeps them: every case's, so only read for that report (the
+    // results, the summary, the CSV and JUnit reports stream).
+    Map<String, String> cases = new java.util.HashMap<>();
+    if (reports.html()) {
       coordinator.store().forEachCase(runId, (caseId, json) -> {
         cases.put(caseId, json);
         return true;

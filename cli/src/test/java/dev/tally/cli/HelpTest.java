@@ -63,7 +63,9 @@ class HelpTest {
   void theDefaultsShownAreTheBuildersAndResumeNeedsItsStore() {
     String run = oneLine(help("run", "--help").out());
     assertThat(run).contains("How often workers heartbeat (default: 500ms)").contains("Default: phi,")
-        .contains("(default: 127.0.0.1:0, a free loopback port)").contains("tally.db beside the dataset");
+        .contains("(default: 127.0.0.1:0, a free loopback port)").contains("tally.db beside the dataset")
+        .contains("What an acknowledged result survives (default: "
+            + dev.tally.coordinator.CoordinatorBuilder.DEFAULT_DURABILITY.configName() + ")");
     assertThat(oneLine(help("bench", "--help").out())).contains("as many again as it has slots (default: 128)");
     String resume = oneLine(help("resume", "--help").out());
     assertThat(resume).contains("--db=<db>").doesNotContain("beside the dataset").doesNotContain("[--db=<db>]");

@@ -296,7 +296,7 @@ class RunCommandTest {
     assertThat(tally(run)).isEqualTo(Main.EXIT_PASSED); // run 1
     Path db = dir.resolve("tally.db");
     try (SqliteStore store = SqliteStore.open(db)) { // run 2: as if a coordinator died right after making it
-      store.createRun(store.runs().get(0).spec(), Dataset.read(dataset).cases());
+      store.createRun(dev.tally.core.store.NewRun.of(store.runs().get(0).spec()), Dataset.read(dataset).open(), null);
     }
 
     Files.write(dataset, List.of("{\"id\":\"a\",\"v\":\"NEW\"}", "{\"id\":\"b\",\"v\":\"old\"}"));
@@ -321,7 +321,7 @@ class RunCommandTest {
         "--out=" + dir.resolve("r.jsonl"), "--summary=" + dir.resolve("s.json"), "--db=" + dir.resolve("tally.db")};
     assertThat(tally(concat("run", dataset.toString(), opts))).isEqualTo(Main.EXIT_PASSED); // run 1
     try (SqliteStore store = SqliteStore.open(dir.resolve("tally.db"))) { // run 2: its coordinator died at once
-      store.createRun(store.runs().get(0).spec(), Dataset.read(dataset).cases());
+      store.createRun(dev.tally.core.store.NewRun.of(store.runs().get(0).spec()), Dataset.read(dataset).open(), null);
     }
     assertThat(tally(concat("run", dir.resolve("sub/../cases.jsonl").toString(), opts))).isEqualTo(Main.EXIT_PASSED);
     assertThat(err.toString()).as("./x and x are one dataset").contains("resuming run 2");
@@ -535,7 +535,7 @@ class RunCommandTest {
     Path db = dir.resolve("tally.db");
     java.time.Clock anHourAgo = java.time.Clock.offset(java.time.Clock.systemUTC(), java.time.Duration.ofHours(-1));
     try (SqliteStore store = SqliteStore.open(db, anHourAgo)) { // as if its coordinator died an hour ago
-      store.createRun(store.runs().get(0).spec(), Dataset.read(dataset).cases());
+      store.createRun(dev.tally.core.store.NewRun.of(store.runs().get(0).spec()), Dataset.read(dataset).open(), null);
     }
     assertThat(tally(run)).as("stderr: %s", err).isEqualTo(Main.EXIT_PASSED);
     assertThat(err.toString()).contains("resuming run 2");

@@ -10,6 +10,7 @@ import dev.tally.core.RedeliveryPolicy;
 import dev.tally.core.Ticker;
 import dev.tally.core.schedule.Scheduler;
 import dev.tally.core.schedule.SchedulerObserver;
+import dev.tally.core.store.Durability;
 import dev.tally.core.store.Store;
 import dev.tally.core.store.StoreException;
 import dev.tally.core.security.Secret;
@@ -56,6 +57,7 @@ import java.util.SplittableRandom;
  *   <li>redelivery (backoff, poison limit): {@link RedeliveryPolicy#defaults()}; attempt limits are each run's;
  *   <li>idempotency keys: kept {@link #DEFAULT_IDEMPOTENCY_TTL} after their response, held {@link
  *       #DEFAULT_KEY_HOLD} at a time by a request in progress;
+ *   <li>durability of an acknowledged result: {@link #DEFAULT_DURABILITY} (it survives a power loss);
  *   <li>observers of the scheduler: none;
  *   <li>security: no worker token, no TLS, not {@link #insecure}: so by {@link ListenerSecurity}'s rule the
  *       worker port may listen on a loopback address only until a token (or {@code insecure}) is given.
@@ -129,10 +131,19 @@ public final class CoordinatorBuilder {
    */
   public static final Duration DEFAULT_STANDBY_RETRY = Duration.ofMillis(500);
 
+  /**
+   * The default durability, {@link Durability#FULL}: an acknowledged result survives a power loss, not
+   * only a crash of the coordinator, which is what an ack promises a worker that then forgets the result.
+   * Group commit pays the fsync once per batch, so the default costs little throughput; {@link
+   * Durability#RELAXED} is the opt-out for a store whose machine's crash is not worth an fsync per batch.
+   */
+  public static final Durability DEFAULT_DURABILITY = Durability.FULL;
+
   private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(CoordinatorBuilder.class);
 
   private Store store;
   private Path storeFile;
+  private Durability durability = DEFAULT_DURABILITY;
   private InetSocketAddress listen = new InetSocketAddress(DEFAULT_LISTEN_HOST, 0);
   private Duration heartbeatInterval = DetectorSettings.DEFAULT_HEARTBEAT_INTERVAL;
   /** Null: {@link #DEFAULT_DETECTOR}, or fixed when a window is given. */
@@ -242,6 +253,20 @@ public final class CoordinatorBuilder {
     this.storeFile = Objects.requireNonNull(file, "file");
     this.store = null;
     return this;
+  }
+
+  /**
+   * What an acknowledged result survives (default {@link #DEFAULT_DURABILITY}), for the store {@link
+   * #storeFile} opens; a store given to {@link #store(Store)} keeps the level it was opened with.
+   */
+  public CoordinatorBuilder durability(Durability durability) {
+    this.durability = Objects.requireNonNull(durability, "durability");
+    return this;
+  }
+
+  /** The durability {@link #storeFile}'s store is opened with: {@link #durability(Durability)}'s, or the default. */
+  public Durability durability() {
+    return durability;
   }
 
   /** The address workers connect to; port 0 picks a free port (see {@link Coordinator#port()}). */
@@ -462,7 +487,7 @@ public final class CoordinatorBuilder {
         if (!standby) {
           lock = takeLock(storeFile);
         }
-        opened = openStore(storeFile);
+        opened = openStore(storeFile, durability); // earlier requests' key holds are released on taking the lead
       }
       Clock clock = Clock.systemUTC();
       SchedulerLoop loop = new SchedulerLoop(clock);
@@ -553,9 +578,9 @@ public final class CoordinatorBuilder {
     return lock;
   }
 
-  private static Store openStore(Path storeFile) throws StartException {
+  private static Store openStore(Path storeFile, Durability durability) throws StartException {
     try {
-      return SqliteStore.open(storeFile);
+      return SqliteStore.open(storeFile, Clock.systemUTC(), durability);
     } catch (StoreException e) {
       throw new StartException(StartException.Reason.STORE_UNUSABLE,
           storeFile + " is not a usable Tally store: " + e.getMessage(), e);

@@ -2,7 +2,10 @@ package dev.tally.coordinator;
 
 import dev.tally.core.CaseRecord;
 import dev.tally.core.RedeliveryPolicy;
-import dev.tally.core.store.JobView;
+import dev.tally.core.cases.CaseSource;
+import dev.tally.core.cases.CaseSourceException;
+import dev.tally.core.store.KeyReservationLostException;
+import dev.tally.core.store.NewRun;
 import dev.tally.core.store.RunPage;
 import dev.tally.core.store.RunSpec;
 import dev.tally.core.store.RunView;
@@ -77,21 +80,56 @@ public final class RunResumption {
   public record TakeOver(RunView run, int leasesReleased) {}
 
   /**
+   * Cases that can be read more than once, each time from the first: a dataset file. {@link #runFor} reads
+   * them to compare an unfinished run's ids with them, then again to create a new run.
+   */
+  @FunctionalInterface
+  public interface Cases {
+    /**
+     * A fresh read of the cases, in dataset order; {@link #runFor} closes it if it is {@link AutoCloseable}.
+     *
+     * @throws CaseSourceException if the cases cannot be read
+     */
+    CaseSource open() throws CaseSourceException;
+  }
+
+  /**
    * The run for a submission of {@code cases}: the unfinished run of the same spec and cases, taken over
    * ({@link #takeOver}), or else a new run created in the store.
    *
    * @param spec what the cases are submitted with
    * @param cases the cases, in dataset order
    * @return the choice
+   * @throws IllegalArgumentException if two cases share an id or a position; nothing is written
    * @throws dev.tally.core.store.StoreException if the store fails
    */
   public Choice runFor(RunSpec spec, List<CaseRecord> cases) {
+    try {
+      return runFor(spec, () -> CaseSource.of(cases, "the cases"));
+    } catch (CaseSourceException e) {
+      throw new IllegalArgumentException(e.getMessage(), e);
+    }
+  }
+
+  /**
+   * The run for a submission of {@code cases}, which are read as they are needed and never held: the
+   * unfinished run of the same spec whose cases have the same ids in the same order (compared a page at a
+   * time against a fresh read), taken over ({@link #takeOver}); or else a new run created in the store
+   * from another fresh read ({@link Store#createRun(NewRun, CaseSource, dev.tally.core.store.KeyCompletion)}).
+   *
+   * @param spec what the cases are submitted with
+   * @param cases the cases, read afresh each time they are needed
+   * @return the choice
+   * @throws CaseSourceException if a read of the cases fails or refuses a case, or two cases share an id or a
+   *     position; nothing is written
+   * @throws dev.tally.core.store.StoreException if the store fails
+   */
+  public Choice runFor(RunSpec spec, Cases cases) throws CaseSourceException {
     Objects.requireNonNull(spec, "spec");
-    List<String> ids = cases.stream().map(CaseRecord::caseId).toList();
+    Objects.requireNonNull(cases, "cases");
     List<RunView> runs = store.runs();
     for (RunView r : runs) {
-      if (!r.ended() && r.spec().equals(spec) && r.counters().total() == ids.size()
-          && store.jobs(r.runId()).stream().map(JobView::caseId).toList().equals(ids)) {
+      if (!r.ended() && r.spec().equals(spec) && sameIds(r, cases)) {
         return new Choice(r.runId(), Optional.of(takeOver(r)), List.of());
       }
     }
@@ -103,7 +141,53 @@ public final class RunResumption {
         changed.add(r);
       }
     }
-    return new Choice(store.createRun(spec, cases), Optional.empty(), changed);
+    long runId;
+    CaseSource source = cases.open();
+    try {
+      runId = store.createRun(NewRun.of(spec), source, null).run().runId();
+    } catch (KeyReservationLostException e) {
+      throw new IllegalStateException("a run made without a key cannot lose one", e);
+    } finally {
+      close(source);
+    }
+    return new Choice(runId, Optional.empty(), changed);
+  }
+
+  /** Whether run {@code r}'s cases have the ids of {@code cases}, in the same order (both streamed). */
+  private boolean sameIds(RunView r, Cases cases) throws CaseSourceException {
+    CaseSource source = cases.open();
+    try {
+      CaseSourceException[] failed = new CaseSourceException[1];
+      boolean[] same = {true};
+      long[] compared = {0};
+      store.forEachCase(r.runId(), (id, json) -> {
+        try {
+          CaseRecord c = source.next();
+          same[0] = c != null && c.caseId().equals(id);
+        } catch (CaseSourceException e) {
+          failed[0] = e;
+          same[0] = false;
+        }
+        compared[0]++;
+        return same[0];
+      });
+      if (failed[0] != null) {
+        throw failed[0];
+      }
+      return same[0] && compared[0] == r.counters().total() && source.next() == null;
+    } finally {
+      close(source);
+    }
+  }
+
+  private static void close(CaseSource source) throws CaseSourceException {
+    if (source instanceof AutoCloseable closeable) {
+      try {
+        closeable.close();
+      } catch (Exception e) {
+        throw new CaseSourceException(source.name(), 0, "cannot close: " + e.getMessage());
+      }
+    }
   }
 
   /**

@@ -1,5 +1,6 @@
 package dev.tally.store;
 
+import dev.tally.core.store.Durability;
 import java.sql.Connection;
 import java.sql.SQLException;
 
@@ -38,12 +39,27 @@ interface Dialect {
 
   /**
    * Applies the write connection's session settings (durability, locking, foreign keys), once, right
-   * after it is opened and before any transaction.
+   * after it is opened and before any transaction. The dialect is the one owner of what a {@link
+   * Durability} means in its database's settings.
    *
    * @param writer the store's write connection, in auto-commit mode
+   * @param durability what an acknowledged result must survive
    * @throws SQLException if a setting is refused
    */
-  void configureWriter(Connection writer) throws SQLException;
+  void configureWriter(Connection writer, Durability durability) throws SQLException;
+
+  /**
+   * What {@code durability} is in this database, in words for a report: the setting, and when the
+   * database then forces its log to disk (for example {@code SQLite WAL synchronous=FULL (fsyncs the WAL
+   * at every commit, ...)}).
+   */
+  String describe(Durability durability);
+
+  /**
+   * When the database forces its log to disk at {@code durability}, in words for a report (for example
+   * {@code fsyncs the WAL at every commit, ...}); the part of {@link #describe} in parentheses.
+   */
+  String fsyncs(Durability durability);
 
   /**
    * The statement that begins a write transaction on the write connection (which stays in JDBC

@@ -1,5 +1,6 @@
 package dev.tally.store;
 
+import dev.tally.core.store.Durability;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
@@ -9,8 +10,9 @@ import org.sqlite.SQLiteErrorCode;
 import org.sqlite.SQLiteException;
 
 /**
- * SQLite's side of {@link Dialect}: one file in WAL mode with {@code synchronous=NORMAL}, write
- * transactions begun {@code IMMEDIATE}, index hints ({@code INDEXED BY}) on the hot path's queries.
+ * SQLite's side of {@link Dialect}: one file in WAL mode with {@code synchronous} as the store's {@link
+ * Durability} (FULL, or NORMAL when relaxed), write transactions begun {@code IMMEDIATE}, index hints
+ * ({@code INDEXED BY}) on the hot path's queries.
  *
  * <p>Thread-safety: stateless; safe from any thread.
  */
@@ -52,19 +54,43 @@ final class SqliteDialect implements Dialect {
   /**
    * {@inheritDoc}
    *
-   * <p>WAL with {@code synchronous=NORMAL}: a commit reaches the WAL file (the operating system's page
-   * cache) before it returns and is fsynced at checkpoints, so an acked result survives a {@code kill -9}
-   * of the process but not a power loss. The busy timeout covers other processes that open the file
-   * beside the coordinator, such as {@code tally status}.
+   * <p>WAL, with {@code synchronous} as {@link #synchronous} maps {@code durability}: {@code FULL} fsyncs
+   * the WAL before each commit returns (an acked result survives a power loss); {@code NORMAL} leaves the
+   * commit in the operating system's page cache and fsyncs at checkpoints (it survives a {@code kill -9}
+   * of the process, not a power loss). The busy timeout covers other processes that open the file beside
+   * the coordinator, such as {@code tally status}.
    */
   @Override
-  public void configureWriter(Connection writer) throws SQLException {
+  public void configureWriter(Connection writer, Durability durability) throws SQLException {
     try (Statement s = writer.createStatement()) {
       s.execute("PRAGMA busy_timeout = " + BUSY_TIMEOUT.toMillis());
       s.execute("PRAGMA journal_mode = WAL");
-      s.execute("PRAGMA synchronous = NORMAL");
+      s.execute("PRAGMA synchronous = " + synchronous(durability));
       s.execute("PRAGMA foreign_keys = ON");
     }
+  }
+
+  /** SQLite's {@code synchronous} level for {@code durability}, in WAL mode. */
+  static String synchronous(Durability durability) {
+    return switch (durability) {
+      case FULL -> "FULL";
+      case RELAXED -> "NORMAL";
+    };
+  }
+
+  /** {@inheritDoc} */
+  @Override
+  public String describe(Durability durability) {
+    return "SQLite WAL synchronous=" + synchronous(durability) + " (" + fsyncs(durability) + ")";
+  }
+
+  /** {@inheritDoc} What SQLite's documentation of {@code PRAGMA synchronous} says it does in WAL mode. */
+  @Override
+  public String fsyncs(Durability durability) {
+    return switch (durability) {
+      case FULL -> "fsyncs the WAL at every commit, and the WAL and the database file at each checkpoint";
+      case RELAXED -> "fsyncs only at checkpoints: the WAL, then the database file; none per commit";
+    };
   }
 
   /**

@@ -1,6 +1,7 @@
 package dev.tally.store;
 
 import com.zaxxer.hikari.HikariConfig;
+import dev.tally.core.store.Durability;
 import dev.tally.core.store.StoreException;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -22,12 +23,14 @@ import org.sqlite.SQLiteDataSource;
  * {@code db/migration/sqlite}) and its connections; the store's work is {@link JdbcStore}'s, the settings
  * particular to SQLite {@link SqliteDialect}'s.
  *
- * <p><b>Durability.</b> The file runs with {@code journal_mode=WAL} and {@code synchronous=NORMAL}: a
- * commit is written to the WAL file (the operating system's page cache) before {@link #apply} returns, but
- * is not fsynced; fsync happens at checkpoints. So an acked result survives a {@code kill -9} of the
- * process (invariant I5), but the last commits before a power loss or kernel crash may be lost. That
- * trade buys the commit rate the group-commit writer needs. Surviving a power loss would take
- * {@code synchronous=FULL}, which Tally does not offer yet.
+ * <p><b>Durability.</b> The file runs with {@code journal_mode=WAL}, and {@code synchronous} as the
+ * {@link Durability} it is opened with ({@link SqliteDialect#configureWriter} maps it): {@link
+ * Durability#FULL} ({@code synchronous=FULL}) fsyncs the WAL at every commit, before {@link #apply}
+ * returns, so an acked result survives a power loss; {@link Durability#RELAXED} ({@code
+ * synchronous=NORMAL}) writes the commit to the WAL file (the operating system's page cache) and fsyncs
+ * only at checkpoints, so an acked result survives a {@code kill -9} of the process (invariant I5) but the
+ * last commits before a power loss or kernel crash may be lost. With group commit either costs one commit
+ * per batch, not one per eval.
  *
  * <p><b>Writes</b> go through one connection under one lock, in {@code BEGIN IMMEDIATE} transactions, so
  * this process never meets {@code SQLITE_BUSY} from itself (SQLite admits one writer and does not queue
@@ -63,7 +66,8 @@ public final class SqliteStore extends JdbcStore {
 
   /**
    * Opens (creating it if missing) the store file and brings its schema up to date with the Flyway
-   * migrations in {@code db/migration/sqlite}.
+   * migrations in {@code db/migration/sqlite}, with {@link Durability#FULL}: the strict level, for callers
+   * that do not choose (a coordinator's level is {@code CoordinatorBuilder}'s).
    *
    * @param file the SQLite file; its parent directories are created if missing
    * @param clock the wall clock for run creation times
@@ -71,6 +75,21 @@ public final class SqliteStore extends JdbcStore {
    * @throws StoreException if the file cannot be created or opened, or a migration fails
    */
   public static SqliteStore open(Path file, Clock clock) {
+    return open(file, clock, Durability.FULL);
+  }
+
+  /**
+   * Opens the store file as {@link #open(Path, Clock)} does, with {@code durability} instead of {@link
+   * Durability#FULL}.
+   *
+   * @param file the SQLite file; its parent directories are created if missing
+   * @param clock the wall clock for run creation times
+   * @param durability what an acknowledged result survives (the write connection's {@code synchronous})
+   * @return an open store; close it when done
+   * @throws StoreException if the file cannot be created or opened, or a migration fails
+   */
+  public static SqliteStore open(Path file, Clock clock, Durability durability) {
+    java.util.Objects.requireNonNull(durability, "durability");
     Path absolute = file.toAbsolutePath();
     String url = "jdbc:sqlite:" + absolute;
     try {
@@ -93,7 +112,7 @@ public final class SqliteStore extends JdbcStore {
     Connection writer = null;
     ReadPool readers = null;
     try {
-      writer = connectWriter(url);
+      writer = connectWriter(url, durability);
       readers = readPool(url, ReadPool.SIZE);
       return new SqliteStore(absolute, clock, writer, readers, false);
     } catch (SQLException e) {
@@ -176,18 +195,31 @@ public final class SqliteStore extends JdbcStore {
     return ReadPool.open(h, size);
   }
 
-  private static Connection connectWriter(String url) throws SQLException {
+  private static Connection connectWriter(String url, Durability durability) throws SQLException {
     // The connection stays in JDBC auto-commit mode and transactions are begun explicitly: the driver's
     // own non-auto-commit mode opens the next transaction right after each commit, which would hold
     // SQLite's write lock between batches and lock every other process out of writing.
     Connection c = DriverManager.getConnection(url);
     try {
-      SqliteDialect.INSTANCE.configureWriter(c);
+      SqliteDialect.INSTANCE.configureWriter(c, durability);
     } catch (SQLException e) {
       closeQuietly(c);
       throw e;
     }
     return c;
+  }
+
+  /**
+   * What this store does at {@code durability}, in words, for a benchmark's report: the setting, and the
+   * fsyncs SQLite makes in WAL mode at that setting.
+   */
+  public static String describe(Durability durability) {
+    return SqliteDialect.INSTANCE.describe(durability);
+  }
+
+  /** When this store fsyncs at {@code durability}, in words: the part of {@link #describe} in parentheses. */
+  public static String fsyncs(Durability durability) {
+    return SqliteDialect.INSTANCE.fsyncs(durability);
   }
 
   /** The store file, absolute. */

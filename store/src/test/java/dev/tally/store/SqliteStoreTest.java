@@ -239,7 +239,7 @@ class SqliteStoreTest extends StoreContractTest {
   @Test
   void runsBothKindsOfConnectionWithTheDocumentedDurabilityAndLockingSettings() {
     try (SqliteStore store = SqliteStore.open(dir.resolve(FILE))) {
-      assertThat(store.pragma(true, "synchronous")).as("NORMAL").isEqualTo("1");
+      assertThat(store.pragma(true, "synchronous")).as("FULL, unless asked otherwise").isEqualTo("2");
       assertThat(store.pragma(true, "foreign_keys")).isEqualTo("1");
       for (boolean writer : new boolean[] {true, false}) {
         assertThat(store.pragma(writer, "journal_mode")).isEqualTo("wal");
@@ -248,6 +248,24 @@ class SqliteStoreTest extends StoreContractTest {
       // The read connections are opened read-only: SQLite itself refuses a write on them.
       assertThatThrownBy(() -> store.pragma(false, "user_version = 7")).isInstanceOf(StoreException.class)
           .hasStackTraceContaining("readonly");
+    }
+  }
+
+  @org.junit.jupiter.params.ParameterizedTest
+  @org.junit.jupiter.params.provider.EnumSource(dev.tally.core.store.Durability.class)
+  void theWriteConnectionSyncsAsTheDurabilityItWasOpenedWithPromises(dev.tally.core.store.Durability durability) {
+    // PRAGMA synchronous reads back 2 for FULL (the WAL fsynced at every commit) and 1 for NORMAL (only at
+    // checkpoints), in WAL mode.
+    String expected = durability == dev.tally.core.store.Durability.FULL ? "2" : "1";
+    try (SqliteStore store = SqliteStore.open(dir.resolve(FILE), java.time.Clock.systemUTC(), durability)) {
+      assertThat(store.pragma(true, "journal_mode")).isEqualTo("wal");
+      assertThat(store.pragma(true, "synchronous")).as(durability + " is synchronous=" + SqliteDialect.synchronous(durability))
+          .isEqualTo(expected);
+      store.createRun(spec(1), cases(1)); // a commit under that setting
+      assertThat(store.commits()).isEqualTo(1);
+    }
+    try (SqliteStore again = SqliteStore.open(dir.resolve(FILE), java.time.Clock.systemUTC(), durability)) {
+      assertThat(again.pragma(true, "synchronous")).as("set again by every open, not kept in the file").isEqualTo(expected);
     }
   }
 

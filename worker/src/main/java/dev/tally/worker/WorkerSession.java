@@ -76,6 +76,8 @@ public final class WorkerSession implements AutoCloseable {
 
   private final WorkerSettings settings;
   private final EventLoopGroup group;
+  /** Whether the group is this session's own (shut down with it) rather than shared. */
+  private final boolean ownsGroup;
   private final EventLoop loop;
   private final Bootstrap bootstrap;
   private final Outbox outbox;
@@ -97,16 +99,31 @@ public final class WorkerSession implements AutoCloseable {
   // ---- Shared ----
   private final ConcurrentLinkedQueue<CaseEnd> caseEnds = new ConcurrentLinkedQueue<>();
   private final AtomicBoolean caseEndsScheduled = new AtomicBoolean();
+  /** Whether an ended case's result waits for the ones right behind it (one frame write for them all). */
+  private final ResultLinger linger = new ResultLinger(ResultLinger.DEFAULT);
   private final AtomicBoolean started = new AtomicBoolean();
   private final AtomicBoolean stopping = new AtomicBoolean();
   private final CountDownLatch terminated = new CountDownLatch(1);
   private final CompletableFuture<Void> joined = new CompletableFuture<>();
   private volatile Termination termination;
 
-  /** Prepares a session; nothing starts until {@link #start()}. */
+  /** Prepares a session on an event-loop thread of its own; nothing starts until {@link #start()}. */
   public WorkerSession(WorkerSettings settings) {
+    this(settings, null);
+  }
+
+  /**
+   * Prepares a session on one event loop of {@code shared}, which many sessions may share (the simulated
+   * workers of {@code tally bench-connections}: hundreds of sessions in one process on a few threads). The
+   * session's state is still confined to that one loop. Closing the session stops its timers and leaves
+   * the group running: its owner shuts it down. Nothing starts until {@link #start()}.
+   *
+   * @param shared the group to take an event loop from, or null for a loop of the session's own
+   */
+  public WorkerSession(WorkerSettings settings, EventLoopGroup shared) {
     this.settings = settings;
-    this.group = new MultiThreadIoEventLoopGroup(
+    this.ownsGroup = shared == null;
+    this.group = shared != null ? shared : new MultiThreadIoEventLoopGroup(
         1, new DefaultThreadFactory("tally-worker-io", true), NioIoHandler.newFactory());
     this.loop = group.next();
     this.outbox = new Outbox();
@@ -190,7 +207,7 @@ public final class WorkerSession implements AutoCloseable {
     if (!started.get()) {
       termination = new Termination(Termination.Kind.STOPPED, "closed before it started");
       outbox.close();
-      group.shutdownGracefully(0, 0, TimeUnit.MILLISECONDS);
+      stopLoop(0);
       terminated.countDown();
       return;
     }
@@ -303,12 +320,20 @@ public final class WorkerSession implements AutoCloseable {
     }
   }
 
-  /** Called on a slot thread: one drain task (one flush) serves every case that ended by then. */
+  /**
+   * Called on a slot thread: one drain task (one flush) serves every case that ended by then. When results
+   * are coming thick ({@link ResultLinger}), the drain waits out the linger and takes them all.
+   */
   private void onCaseEnd(CaseEnd end) {
     caseEnds.add(end);
+    boolean thick = linger.ended(now(), slots.queued());
     if (caseEndsScheduled.compareAndSet(false, true)) {
       try {
-        loop.execute(this::drainCaseEnds);
+        if (thick) {
+          loop.schedule(this::drainCaseEnds, linger.linger().toNanos(), TimeUnit.NANOSECONDS);
+        } else {
+          loop.execute(this::drainCaseEnds);
+        }
       } catch (RejectedExecutionException e) {
         // Ending: the event loop is gone and so is the connection; the coordinator re-queues the job.
       }
@@ -441,6 +466,29 @@ public final class WorkerSession implements AutoCloseable {
 
   // ---------------------------------------------------------------- ending
 
+  /**
+   * Stops the session's event loop: its own group is shut down (waiting up to twice {@code timeoutMillis});
+   * on a shared group only the session's timers are cancelled, so nothing of it runs again there.
+   */
+  private void stopLoop(long timeoutMillis) {
+    if (ownsGroup) {
+      group.shutdownGracefully(0, timeoutMillis, TimeUnit.MILLISECONDS).awaitUninterruptibly(Math.max(1, timeoutMillis * 2));
+      return;
+    }
+    try {
+      loop.execute(() -> {
+        if (tickTask != null) {
+          tickTask.cancel(false);
+        }
+        if (connectTask != null) {
+          connectTask.cancel(false);
+        }
+      });
+    } catch (java.util.concurrent.RejectedExecutionException e) {
+      // the group's owner shut it down first: nothing of the session can run any more
+    }
+  }
+
   /** Waits for the connection to close, stops the slots and the event loop. Runs once, off the event loop. */
   private void tearDown() {
     long stepMillis = CLOSE_STEP_TIMEOUT.toMillis();
@@ -458,7 +506,7 @@ public final class WorkerSession implements AutoCloseable {
     }
     slots.shutdown(stepMillis, "worker closing");
     outbox.close();
-    group.shutdownGracefully(0, stepMillis, TimeUnit.MILLISECONDS).awaitUninterruptibly(stepMillis * 2);
+    stopLoop(stepMillis);
     Termination how = termination;
     log.info("worker {} ended ({}); {} results were still unacknowledged", settings.workerId(),
         how == null ? "stopped" : how.detail(), outbox.size());

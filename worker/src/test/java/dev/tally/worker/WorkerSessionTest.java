@@ -120,6 +120,39 @@ class WorkerSessionTest {
     assertThat(sixthMillis).isBetween(450L, 1_500L);
   }
 
+  @Test
+  void sessionsOnASharedEventLoopGroupHeartbeatAndOneClosedLeavesTheGroupToTheOthers() throws Exception {
+    io.netty.channel.EventLoopGroup shared = new io.netty.channel.MultiThreadIoEventLoopGroup(1,
+        io.netty.channel.nio.NioIoHandler.newFactory());
+    try {
+      List<WorkerSession> onShared = new ArrayList<>();
+      for (int i = 0; i < 3; i++) {
+        WorkerSession s = new WorkerSession(WorkerSettings.builder("127.0.0.1", coordinator.port()).slots(1)
+            .initialBackoff(Duration.ofMillis(20)).maxBackoff(Duration.ofMillis(200))
+            .evaluatorFactory(WorkerSessionTest::evaluators).build(), shared);
+        onShared.add(s);
+        sessions.add(s);
+        s.start();
+      }
+      List<FakeCoordinator.Conn> conns = new ArrayList<>();
+      for (int i = 1; i <= 3; i++) {
+        FakeCoordinator.Conn conn = coordinator.awaitConnection(i);
+        conn.awaitFrame(Envelope::hasHello, WAIT);
+        conn.welcome(100);
+        conns.add(conn);
+      }
+      await().atMost(WAIT).until(() -> onShared.stream().allMatch(WorkerSession::connected));
+
+      onShared.get(0).close("first one done");
+      assertThat(shared.isShuttingDown()).as("a session leaves a shared group running").isFalse();
+      int before = heartbeats(conns.get(2)).size();
+      await().atMost(WAIT).until(() -> heartbeats(conns.get(1)).size() >= before + 3 && heartbeats(conns.get(2)).size() >= before + 3);
+    } finally {
+      sessions.forEach(WorkerSession::close);
+      shared.shutdownGracefully(0, 1, TimeUnit.SECONDS).await(5, TimeUnit.SECONDS);
+    }
+  }
+
   private static List<FakeCoordinator.Frame> heartbeats(FakeCoordinator.Conn conn) {
     return conn.frames().stream().filter(f -> f.envelope().hasHeartbeat()).toList();
   }

@@ -12,6 +12,7 @@ import dev.tally.core.EvaluatorSpec;
 import dev.tally.core.store.RunCounters;
 import dev.tally.core.store.RunSpec;
 import dev.tally.core.store.Store;
+import dev.tally.store.SqliteStore;
 import dev.tally.worker.eval.ModelSettings;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -32,8 +33,15 @@ import picocli.CommandLine.Option;
 
 /**
  * {@code tally bench}: end-to-end throughput of {@code noop} evals with local worker processes and the
- * SQLite store, and store commits per eval. A warm-up run (a tenth of the cases) comes first so the
- * measured run sees connected workers and compiled code.
+ * SQLite store, store commits per eval and fsyncs per eval, at the coordinator's durability ({@code
+ * --durability}). A warm-up run (a tenth of the cases) comes first so the measured run sees connected
+ * workers and compiled code.
+ *
+ * <p>Fsyncs are counted, not inferred, with {@code --count-fsyncs}: {@link FsyncCounter} attaches strace to
+ * this process (the coordinator) over the measured run, which slows its system calls, so that run's
+ * evals/s is not the one to quote. Without it the report says what the store does per commit instead.
+ * The workers' CPU time per eval is reported beside the coordinator's: on a machine of few cores the
+ * two share them, and evals/s is bounded by their sum.
  *
  * <p>With {@code --evaluator model} the evals are the model evaluator's, against {@link FakeEndpoint} (the
  * fake OpenAI-compatible endpoint in a process of its own, answering after {@code --latency}): evals/s at a
@@ -72,6 +80,11 @@ public final class BenchCommand implements Callable<Integer> {
 
   @Option(names = "--db", description = "Store file (default: a fresh temporary file, deleted afterwards).")
   Path db;
+
+  @Option(names = "--count-fsyncs",
+      description = "Count the coordinator's fsync and fdatasync calls over the measured run with strace (attached to"
+          + " this process; it slows every system call, so quote evals/s from a run without it).")
+  boolean countFsyncs;
 
   @Mixin CoordinatorOptions coordinatorOptions;
 
@@ -114,6 +127,10 @@ public final class BenchCommand implements Callable<Integer> {
       System.err.println("tally bench: --latency is only for --evaluator model");
       return Main.EXIT_USAGE;
     }
+    if (countFsyncs && !FsyncCounter.available()) {
+      System.err.println("tally bench: --count-fsyncs needs " + FsyncCounter.STRACE + " on the PATH (apt-get install strace)");
+      return Main.EXIT_USAGE;
+    }
     Duration endpointLatency = latency != null ? latency : dev.tally.core.DurationText.parse(MODEL_LATENCY_TEXT);
     CoordinatorBuilder builder = coordinatorOptions.applyTo(Coordinator.builder());
     if (!coordinatorOptions.given("--prefetch") && evaluator == Kind.noop) {
@@ -130,29 +147,41 @@ public final class BenchCommand implements Callable<Integer> {
             builder.workerToken().orElse(null))) {
       EvaluatorSpec spec = endpoint == null ? new EvaluatorSpec("noop", Map.of(), Duration.ofMinutes(1)) : modelSpec(endpoint.baseUrl());
       Store store = coordinator.store();
-      Measurement warmup = measure(store, coordinator, spec, Math.max(1, n / 10), "warmup", endpoint);
+      Measurement warmup = measure(store, coordinator, local, spec, Math.max(1, n / 10), "warmup", endpoint, null);
       long waitedMillis = awaitEjectionsEnded(store);
-      Measurement m = measure(store, coordinator, spec, n, "measured", endpoint);
+      Measurement m = measure(store, coordinator, local, spec, n, "measured", endpoint, countFsyncs ? logs.resolve("strace-summary.txt") : null);
       out.printf("tally bench: %d cores, %s %s, %s %s; java %s%n",
           Runtime.getRuntime().availableProcessors(), System.getProperty("os.name"), System.getProperty("os.arch"),
           System.getProperty("java.vm.name"), System.getProperty("java.vm.version"), System.getProperty("java.version"));
       // the parse result's arguments are the whole command line, from the subcommand's name on
       out.printf("command: tally %s%n", String.join(" ", this.spec.commandLine().getParseResult().originalArgs()));
-      out.printf("settings: --workers %d --slots %d --cases %d --prefetch %d, evaluator %s, SQLite WAL synchronous=NORMAL, store %s%n",
-          workers, slots, n, coordinator.serverSettings().prefetch(),
+      out.printf("settings: --workers %d --slots %d --cases %d --prefetch %d --durability %s, evaluator %s, store %s%n",
+          workers, slots, n, coordinator.serverSettings().prefetch(), builder.durability().configName(),
           endpoint == null ? "noop" : "model against a fake endpoint on loopback (its own process), latency "
               + dev.tally.cli.DurationConverter.text(endpointLatency) + ", concurrency " + (long) workers * slots + " (workers x slots)",
           dbFile);
+      out.printf("store: %s%n", SqliteStore.describe(builder.durability()));
       out.printf("warm-up: %d evals in %d ms%s%n", warmup.evals, warmup.millis,
           waitedMillis > 0 ? "; then " + waitedMillis + " ms until workers ejected by outlier detection in it (cold JVMs) were back" : "");
       out.printf("%d evals in %d ms, %d store commits%n", m.evals, m.millis, m.commits);
       out.printf("%.0f evals/s%n", m.evals * 1000.0 / Math.max(1, m.millis));
       out.printf("%.4f commits/eval%n", (double) m.commits / m.evals);
+      if (m.fsyncs >= 0) {
+        out.printf("%.4f fsyncs/eval (measured: strace counted %d fsync and fdatasync calls of the coordinator over the"
+            + " measured run, which it slowed)%n", (double) m.fsyncs / m.evals, m.fsyncs);
+      } else {
+        out.printf("fsyncs/eval: not measured (--count-fsyncs counts them with strace); the store %s%n",
+            SqliteStore.fsyncs(builder.durability()));
+      }
       if (m.cpuNanos >= 0) {
         out.printf("coordinator CPU: %d ms, %.1f us/eval (this process: coordinator and benchmark; not the workers, not the endpoint)%n",
             TimeUnit.NANOSECONDS.toMillis(m.cpuNanos), m.cpuNanos / 1000.0 / m.evals);
       } else {
         out.println("coordinator CPU: not measurable on this JVM");
+      }
+      if (m.workerCpuNanos >= 0) {
+        out.printf("workers CPU: %d ms, %.1f us/eval (the %d worker processes together)%n",
+            TimeUnit.NANOSECONDS.toMillis(m.workerCpuNanos), m.workerCpuNanos / 1000.0 / m.evals, workers);
       }
       boolean billedOnce = true;
       if (m.endpoint != null) {
@@ -214,13 +243,21 @@ public final class BenchCommand implements Callable<Integer> {
    * One run's figures.
    *
    * @param cpuNanos this process's CPU time over the run, or -1 if the JVM cannot say
+   * @param workerCpuNanos the local workers' CPU time over the run, or -1 if the operating system does not say
+   * @param fsyncs the coordinator's fsync and fdatasync calls over the run, counted by strace; -1 if not counted
    * @param endpoint the endpoint's counters over the run (billed and requests as differences, the peak since
    *     its start), or null without one
    */
-  private record Measurement(long evals, long millis, long commits, RunCounters counters, long cpuNanos, FakeEndpoint.Counters endpoint) {}
+  private record Measurement(long evals, long millis, long commits, RunCounters counters, long cpuNanos, long workerCpuNanos,
+      long fsyncs, FakeEndpoint.Counters endpoint) {}
 
-  private static Measurement measure(Store store, Coordinator coordinator, EvaluatorSpec evaluator, int n, String name, FakeEndpoint endpoint)
-      throws Exception {
+  /**
+   * Runs {@code n} cases and measures the run.
+   *
+   * @param straceSummary where strace writes its summary when it counts this run's fsyncs; null: not counted
+   */
+  private static Measurement measure(Store store, Coordinator coordinator, LocalWorkerProcesses local, EvaluatorSpec evaluator, int n,
+      String name, FakeEndpoint endpoint, Path straceSummary) throws Exception {
     List<CaseRecord> records = new ArrayList<>(n);
     for (int i = 0; i < n; i++) {
       String id = name + "-" + i;
@@ -229,18 +266,35 @@ public final class BenchCommand implements Callable<Integer> {
     }
     long runId = store.createRun(new RunSpec("bench:" + name, evaluator, dev.tally.core.RedeliveryPolicy.AttemptLimits.DEFAULT_MAX_ATTEMPTS), records);
     FakeEndpoint.Counters before = endpoint == null ? null : endpoint.resetPeak();
+    FsyncCounter fsyncCounter = straceSummary == null ? null : FsyncCounter.attach(ProcessHandle.current().pid(), straceSummary);
+    long fsyncs = -1;
     long commitsBefore = store.commits();
     long cpuBefore = processCpuNanos();
+    long workerCpuBefore = local.cpuNanos();
     long t0 = System.nanoTime();
-    RunCounters c = coordinator.submit(runId).get(30, TimeUnit.MINUTES);
+    RunCounters c;
+    try {
+      c = coordinator.submit(runId).get(30, TimeUnit.MINUTES);
+    } catch (Exception | Error e) {
+      if (fsyncCounter != null) {
+        fsyncCounter.close();
+      }
+      throw e;
+    }
     long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
     long cpuAfter = processCpuNanos();
+    long workerCpuAfter = local.cpuNanos();
+    long commits = store.commits() - commitsBefore;
+    if (fsyncCounter != null) {
+      fsyncs = fsyncCounter.stop();
+    }
     FakeEndpoint.Counters run = null;
     if (endpoint != null) {
       FakeEndpoint.Counters after = endpoint.counters();
       run = new FakeEndpoint.Counters(after.requests() - before.requests(), after.billed() - before.billed(), after.inFlight(), after.maxInFlight());
     }
-    return new Measurement(n, millis, store.commits() - commitsBefore, c, cpuBefore < 0 || cpuAfter < 0 ? -1 : cpuAfter - cpuBefore, run);
+    return new Measurement(n, millis, commits, c, cpuBefore < 0 || cpuAfter < 0 ? -1 : cpuAfter - cpuBefore,
+        workerCpuBefore < 0 || workerCpuAfter < 0 ? -1 : workerCpuAfter - workerCpuBefore, fsyncs, run);
   }
 
   /** This process's CPU time (all its threads, user and system) in nanoseconds, or -1 if the JVM cannot say. */

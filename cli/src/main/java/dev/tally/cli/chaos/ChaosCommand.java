@@ -193,7 +193,15 @@ public final class ChaosCommand implements Callable<Integer> {
     }
     if (dataset != null) {
       try {
-        givenCases = Dataset.read(dataset).cases();
+        givenCases = new ArrayList<>();
+        // Chaos checks every case of every round by id, so it keeps them: its datasets are small.
+        try (Dataset.Reading reading = Dataset.read(dataset).open()) {
+          for (CaseRecord c; (c = reading.next()) != null; ) {
+            givenCases.add(c);
+          }
+        } catch (dev.tally.core.cases.CaseSourceException e) {
+          throw new DatasetException(dataset, e.line(), e.detail());
+        }
       } catch (DatasetException e) {
         spec.commandLine().getErr().println("tally: " + e.getMessage());
         return Main.EXIT_USAGE;

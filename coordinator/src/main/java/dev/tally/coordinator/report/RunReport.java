@@ -7,6 +7,9 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.tally.core.Outcome;
 import dev.tally.core.store.AttemptView;
+import dev.tally.core.store.CaseQuery;
+import dev.tally.core.store.CaseView;
+import dev.tally.core.store.RunPage;
 import dev.tally.core.store.JobState;
 import dev.tally.core.store.JobView;
 import dev.tally.core.store.RunCounters;
@@ -18,7 +21,6 @@ import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -107,18 +109,30 @@ public final class RunReport {
    * @throws dev.tally.core.store.StoreException if the store fails
    */
   public static void forEachResult(Store store, long runId, ResultLines.Each each) throws IOException {
-    List<JobView> jobs = store.jobs(runId);
-    Map<Long, List<AttemptView>> history = new HashMap<>();
-    for (AttemptView a : store.attempts(runId)) {
-      history.computeIfAbsent(a.jobId(), id -> new ArrayList<>()).add(a);
-    }
-    for (JobView job : jobs) {
-      if (job.state() == JobState.PENDING || job.state() == JobState.LEASED) {
-        continue; // not ended (a paused run's cases not run yet, or a running run's): no result to give
+    // A page of jobs at a time, and the attempts of only the jobs whose line shows them: a run of a million
+    // cases is written in the memory of one page, not of its jobs and attempts.
+    int after = -1;
+    while (true) {
+      List<CaseView> page = store.cases(runId, new CaseQuery(null, null, after, RESULTS_PAGE));
+      for (CaseView c : page) {
+        JobView job = c.job();
+        if (job.state() == JobState.PENDING || job.state() == JobState.LEASED) {
+          continue; // not ended (a paused run's cases not run yet, or a running run's): no result to give
+        }
+        // Each lease raises the token by one: a job leased once has at most one ended attempt, no history to show.
+        List<AttemptView> attempts = job.state() != JobState.DONE || job.token() > 1
+            ? store.attempts(runId, job.caseId()).orElse(List.of()) : List.of();
+        each.accept(resultLine(job, attempts));
       }
-      each.accept(resultLine(job, history.getOrDefault(job.jobId(), List.of())));
+      if (page.size() < RESULTS_PAGE) {
+        return;
+      }
+      after = page.get(page.size() - 1).job().position();
     }
   }
+
+  /** Jobs read per snapshot for the results: the most a page may hold ({@link RunPage#MAX_LIMIT}). */
+  static final int RESULTS_PAGE = RunPage.MAX_LIMIT;
 
   /**
    * Writes the results file {@code out} ({@link #writeResults}), atomically.

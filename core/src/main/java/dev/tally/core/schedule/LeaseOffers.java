@@ -7,6 +7,8 @@ import dev.tally.core.schedule.Step.Leased;
 import dev.tally.core.store.StoreBatch.LeaseRequest;
 import dev.tally.core.store.StoreBatchResult;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -56,12 +58,29 @@ final class LeaseOffers implements Duty {
       return;
     }
     long expiry = step.nowMillis + leaseDuration.toMillis();
+    // Free slots first, then the prefetch windows: a case leased to a worker whose slots are all busy waits
+    // in its queue behind a running case, so while any slot of the fleet is free (a run held to a share of
+    // the fleet by its max-concurrency, a run with fewer cases left than slots) the leases go to free slots,
+    // and a case starts as soon as its assignment arrives. The store grants requests in order.
+    List<WorkerHandle> withPrefetchRoom = new ArrayList<>();
     for (Map.Entry<WorkerHandle, Holdings> e : fleet.entries()) {
       WorkerHandle w = e.getKey();
-      int free = w.dispatchWindow() - e.getValue().inFlight.size();
+      int held = e.getValue().inFlight.size();
+      int free = w.dispatchWindow() - held;
       if (free > 0 && w.acceptingWork() && !outliers.isEjected(w, step.nowMillis)) {
-        step.lease(w, new LeaseRequest(w.name(), free, expiry));
+        int freeSlots = Math.min(free, Math.max(0, w.slots() - held));
+        if (freeSlots > 0) {
+          step.lease(w, new LeaseRequest(w.name(), freeSlots, expiry));
+        }
+        if (free > freeSlots) {
+          withPrefetchRoom.add(w);
+        }
       }
+    }
+    for (WorkerHandle w : withPrefetchRoom) {
+      int held = fleet.holdings(w).inFlight.size();
+      int prefetch = w.dispatchWindow() - Math.max(held, w.slots());
+      step.lease(w, new LeaseRequest(w.name(), prefetch, expiry));
     }
     if (governor.any()) {
       governor.limits(step.nowMillis).forEach(step::limitLeases);

@@ -45,6 +45,11 @@ final class Observers implements SchedulerObserver {
   }
 
   @Override
+  public void leased(long jobId, long token, long committedAtNanos) {
+    each("leased", o -> o.leased(jobId, token, committedAtNanos));
+  }
+
+  @Override
   public void redelivered(long jobId, InfraFailure.Kind why) {
     each("redelivered", o -> o.redelivered(jobId, why));
   }

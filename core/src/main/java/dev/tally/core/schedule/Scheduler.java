@@ -327,13 +327,18 @@ public final class Scheduler implements WorkerEvents {
     }
     inFlightAfterStep = fleet.inFlightCount();
     if (!observer.isEmpty()) {
-      tellObservers(step, batch, result, commitNanos);
+      tellObservers(step, batch, result, commitStarted + commitNanos, commitNanos);
     }
     return offers.dueMillis(nowMillis);
   }
 
   /** What the commit did, for the observers. */
-  private void tellObservers(Step step, StoreBatch batch, StoreBatchResult result, long commitNanos) {
+  private void tellObservers(Step step, StoreBatch batch, StoreBatchResult result, long committedAtNanos, long commitNanos) {
+    for (List<dev.tally.core.Assignment> leased : result.leases()) {
+      for (dev.tally.core.Assignment a : leased) {
+        observer.leased(a.jobId(), a.token(), committedAtNanos);
+      }
+    }
     List<Step.PendingRecord> records = step.records();
     for (int i = 0; i < records.size(); i++) {
       observer.recorded(result.recordStatuses().get(i), records.get(i).latencyNanos());

@@ -31,6 +31,17 @@ public interface SchedulerObserver {
   default void recorded(RecordStatus status, long dispatchLatencyNanos) {}
 
   /**
+   * A lease was issued: its commit returned, and its assignment is about to go to its worker. With the
+   * worker's own record of when the case started, on the same host's monotonic clock, this gives the
+   * dispatch latency from lease to start ({@code tally bench-connections} pairs the two).
+   *
+   * @param jobId the job
+   * @param token the lease's fencing token
+   * @param committedAtNanos when the commit that issued it returned, on the scheduler's monotonic clock
+   */
+  default void leased(long jobId, long token, long committedAtNanos) {}
+
+  /**
    * An attempt ended retryably and its job went back to the queue (a redelivery).
    *
    * @param jobId the job

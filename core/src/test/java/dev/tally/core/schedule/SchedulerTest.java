@@ -101,6 +101,64 @@ class SchedulerTest {
   }
 
   @Test
+  void observersAreToldOfEveryLeaseWithItsTokenAndTheCommitsTime() {
+    long runId = createRun(3, 3);
+    List<long[]> leases = new ArrayList<>();
+    Scheduler observed = Scheduler.builder(store, clock, clock, new SplittableRandom(7)).observer(new SchedulerObserver() {
+      @Override
+      public void leased(long jobId, long token, long committedAtNanos) {
+        leases.add(new long[] {jobId, token, committedAtNanos});
+      }
+    }).build();
+    FakeWorker w = new FakeWorker("w1", 4);
+    observed.activate(runId);
+    observed.workerJoined(w);
+    clock.advance(Duration.ofMillis(5));
+    long before = clock.nanos();
+    observed.step();
+    List<Assignment> assigned = w.takeAssigned();
+    assertThat(assigned).hasSize(3);
+    assertThat(leases).extracting(l -> l[0]).containsExactlyElementsOf(assigned.stream().map(Assignment::jobId).toList());
+    assertThat(leases).extracting(l -> l[1]).containsExactlyElementsOf(assigned.stream().map(Assignment::token).toList());
+    assertThat(leases).allSatisfy(l -> assertThat(l[2]).isGreaterThanOrEqualTo(before));
+  }
+
+  @Test
+  void whileASlotIsFreeNoCaseIsLeasedIntoABusyWorkersPrefetchQueue() {
+    List<CaseRecord> records = new ArrayList<>();
+    for (int i = 0; i < 6; i++) {
+      records.add(new CaseRecord(i, "c" + i, "{\"id\":\"c" + i + "\"}"));
+    }
+    // Half the fleet's slots: two of four.
+    EvaluatorSpec spec = new EvaluatorSpec("noop", Map.of(dev.tally.core.FleetLimits.MAX_CONCURRENCY, "2"), Duration.ofMinutes(1));
+    long runId = store.createRun(new RunSpec("test", spec, 3), records);
+    List<FakeWorker> fleet = new ArrayList<>();
+    for (String name : List.of("a", "b", "c", "d")) {
+      FakeWorker w = new FakeWorker(name, 2); // one slot, one assignment of prefetch
+      w.slots = 1;
+      fleet.add(w);
+    }
+    CompletableFuture<RunCounters> done = scheduler.activate(runId);
+    fleet.forEach(scheduler::workerJoined);
+    Map<FakeWorker, List<Assignment>> held = new java.util.LinkedHashMap<>();
+    fleet.forEach(w -> held.put(w, new ArrayList<>()));
+    scheduler.step();
+    for (int round = 0; round < 20 && !done.isDone(); round++) {
+      for (FakeWorker w : fleet) {
+        held.get(w).addAll(w.takeAssigned());
+      }
+      assertThat(held.values()).as("round %d: a lease goes to a free slot, never behind a running case", round)
+          .allSatisfy(h -> assertThat(h.size()).isLessThanOrEqualTo(1));
+      FakeWorker busy = held.entrySet().stream().filter(e -> !e.getValue().isEmpty()).findFirst().orElseThrow().getKey();
+      Assignment a = held.get(busy).remove(0);
+      scheduler.attemptEnded(busy, AttemptReport.of(a.jobId(), a.token(), pass()));
+      scheduler.step();
+    }
+    assertThat(done).isCompleted();
+    assertThat(done.join().recorded()).isEqualTo(6);
+  }
+
+  @Test
   void afterStopLeasingResultsInFlightAreStillRecordedButNothingMoreIsLeased() {
     long runId = createRun(10, 3);
     FakeWorker w = new FakeWorker("w1", 4);
