@@ -47,7 +47,10 @@ class CoordinatorLeadershipTest {
       standby = Coordinator.builder().storeFile(db).standby(true).leaderLease(FAST).start();
       assertThat(standby.leading()).isFalse();
       assertThat(standby.leader().epoch()).isEqualTo(1);
-      assertThat(standby.leader().leaderAddress().workers()).isEqualTo("127.0.0.1:" + leader.port());
+      // A leader on port 0 takes the lead before it binds its port: its first renewal advertises the port.
+      Coordinator waiting = standby;
+      await("the leader's worker port advertised").atMost(Duration.ofSeconds(30))
+          .until(() -> ("127.0.0.1:" + leader.port()).equals(waiting.leader().leaderAddress().workers()));
       assertThat(standby.store().run(runId)).as("a standby reads").isPresent();
       Coordinator s = standby;
       assertThatThrownBy(() -> s.cancel(runId)).isInstanceOf(StaleEpochException.class).hasMessageContaining("standby");
