@@ -5,6 +5,7 @@ import dev.tally.coordinator.security.Secrets;
 import dev.tally.coordinator.security.TlsFileException;
 import dev.tally.coordinator.security.TlsIdentity;
 import dev.tally.core.detect.DetectorSettings;
+import dev.tally.core.schedule.SpeculationPolicy;
 import dev.tally.core.store.Durability;
 import dev.tally.core.security.Secret;
 import java.nio.file.Path;
@@ -44,9 +45,40 @@ public final class CoordinatorOptions {
       description = "For --detector fixed: a worker silent this long is reaped (default ${DEFAULT-VALUE}). For missed: a duration too; the worker is reaped after window / interval missed heartbeats.")
   Duration detectionWindow;
 
-  @Option(names = "--prefetch",
-      description = "Assignments a worker may hold beyond its slots; 0 means as many again as it has slots (default: ${DEFAULT-VALUE}).")
-  int prefetch;
+  @Option(names = "--prefetch", paramLabel = "N|none",
+      description = "Assignments a worker may hold beyond its slots; none: a case goes only to a free slot (for cases of"
+          + " seconds: none then waits behind a long one at the run's end); 0 means as many again as it has slots (default: ${DEFAULT-VALUE}).")
+  String prefetch;
+
+  /** The word of {@code --prefetch} for {@link dev.tally.coordinator.net.WorkerServer.Settings#NO_PREFETCH}. */
+  static final String NO_PREFETCH_WORD = "none";
+
+  /**
+   * {@code --prefetch}'s value as the builder takes it.
+   *
+   * @throws ParameterException if it is neither a whole number nor {@value #NO_PREFETCH_WORD}
+   */
+  private int prefetch() {
+    if (NO_PREFETCH_WORD.equals(prefetch)) {
+      return dev.tally.coordinator.net.WorkerServer.Settings.NO_PREFETCH;
+    }
+    try {
+      int n = Integer.parseInt(prefetch);
+      if (n < 0) { // -1 is the constant's value, not a word a user types
+        throw new NumberFormatException();
+      }
+      return n;
+    } catch (NumberFormatException e) {
+      throw new ParameterException(mixee.commandLine(), "--prefetch must be a whole number (0 or more) or "
+          + NO_PREFETCH_WORD + ", got '" + prefetch + "'");
+    }
+  }
+
+  @Option(names = "--speculation", paramLabel = "on|off|auto",
+      description = "Backup attempts of straggling cases near a run's end, on an idle fast worker; the first result is"
+          + " recorded, the other attempt abandoned. auto: for every evaluator but model (a backup of a paid call pays"
+          + " twice); on: for every evaluator; off: never (default: ${DEFAULT-VALUE}).")
+  String speculation;
 
   @Option(names = "--durability", paramLabel = "full|relaxed",
       description = "What an acknowledged result survives (default: ${DEFAULT-VALUE}). full: a power loss (the store"
@@ -95,7 +127,11 @@ public final class CoordinatorOptions {
       set("--detection-window", b -> b.detectionWindow(detectionWindow), builder);
     }
     if (given("--prefetch")) {
-      set("--prefetch", b -> b.prefetch(prefetch), builder);
+      int n = prefetch();
+      set("--prefetch", b -> b.prefetch(n), builder);
+    }
+    if (given("--speculation")) {
+      set("--speculation", b -> b.speculation(SpeculationPolicy.Mode.parse(speculation)), builder);
     }
     if (given("--durability")) {
       set("--durability", b -> b.durability(Durability.parse(durability)), builder);

@@ -62,10 +62,55 @@ public final class LocalWorkerProcesses implements AutoCloseable {
   /** What {@link #close()} tells the workers, when its caller gave no more precise reason. */
   static final String DEFAULT_STOP_REASON = "stopped by the tally command that started it";
 
-  /** Worker JVMs are small; the serial collector keeps a 2-core machine's cores for the cases. */
-  private static final List<String> WORKER_JVM_OPTIONS = List.of("-Xmx512m", "-XX:+UseSerialGC", "-Xss512k");
+  /**
+   * How a worker JVM is tuned: for workers whose cases are the work (commands, model calls: milliseconds to
+   * minutes each), or for a worker that must itself go as fast as it can ({@code tally bench}'s noop cases,
+   * microseconds each).
+   */
+  public enum Jvm {
+    /**
+     * Small and cheap to start: the serial collector, and the C1 compiler only
+     * ({@code -XX:TieredStopAtLevel=1}). Such a worker's own hot code (frames, heartbeats, the case's pipes)
+     * is small; C2 spends seconds of CPU at start-up compiling it, taken from the cases on a small machine
+     * ({@code examples/python-stdlib/bench.py} measures it), for nothing a worker waiting on its cases can use.
+     */
+    CASES("-XX:TieredStopAtLevel=1"),
+    /** Small, but with the JVM's full compilers: for a worker whose own code is the load. */
+    THROUGHPUT();
+
+    private final List<String> own;
+
+    Jvm(String... own) {
+      this.own = List.of(own);
+    }
+
+    /** The JVM options, {@link #SMALL_JVM} then this tuning's own, before those {@link #workerJvmOptions} adds. */
+    public List<String> options() {
+      List<String> options = new ArrayList<>(SMALL_JVM);
+      options.addAll(own);
+      return options;
+    }
+  }
+
+  /**
+   * Every worker JVM is small: a worker holds a few cases and their output tails, and the serial collector
+   * keeps a 2-core machine's cores for the cases.
+   */
+  static final List<String> SMALL_JVM = List.of("-Xmx512m", "-XX:+UseSerialGC", "-Xss512k");
+
+  /**
+   * Extra options for every local worker's JVM, split at whitespace and put after Tally's own (so they win):
+   * a bigger heap, say, or what the {@code tally} launcher uses to list the classes a worker loads when it
+   * builds its class-data archive.
+   */
+  public static final String WORKER_JAVA_OPTS_VARIABLE = "TALLY_WORKER_JAVA_OPTS";
+
+  /** The option that names a class-data sharing archive; a worker is given the one this JVM runs with. */
+  static final String SHARED_ARCHIVE_OPTION = "-XX:SharedArchiveFile=";
 
   private final List<Process> processes = new ArrayList<>();
+  /** The JVM options of every worker, computed once ({@link #workerJvmOptions}). */
+  private final List<String> jvmOptions;
   private final Path logDir;
   private final int slots;
   private final HostPort coordinator;
@@ -78,13 +123,44 @@ public final class LocalWorkerProcesses implements AutoCloseable {
         return t;
       });
   private volatile boolean closing;
+  /** Each worker's options beyond the usual ones, by its 1-based index. */
+  private java.util.function.IntFunction<List<String>> extraArgs = i -> List.of();
   private final AtomicLong restarts = new AtomicLong();
 
-  private LocalWorkerProcesses(Path logDir, int slots, HostPort coordinator, Secret workerToken) {
+  private LocalWorkerProcesses(Path logDir, int slots, HostPort coordinator, Secret workerToken, List<String> jvmOptions) {
+    this.jvmOptions = jvmOptions;
     this.logDir = logDir;
     this.slots = slots;
     this.coordinator = coordinator;
     this.workerToken = workerToken;
+  }
+
+  /**
+   * Starts {@code count} workers connecting to {@code coordinator}, with JVMs tuned for {@link Jvm#CASES}.
+   *
+   * @see #start(int, int, HostPort, Path, Secret, Jvm)
+   * @throws IOException if a process cannot be started (those already started are stopped)
+   */
+  public static LocalWorkerProcesses start(int count, int slots, HostPort coordinator, Path logDir, Secret workerToken)
+      throws IOException {
+    return start(count, slots, coordinator, logDir, workerToken, Jvm.CASES);
+  }
+
+  /** As {@link #start(int, int, HostPort, Path, Secret)}, with JVMs tuned as {@code jvm} says. */
+  public static LocalWorkerProcesses start(int count, int slots, HostPort coordinator, Path logDir, Secret workerToken, Jvm jvm)
+      throws IOException {
+    return start(count, slots, coordinator, logDir, workerToken, jvm, i -> List.of());
+  }
+
+  /**
+   * As {@link #start(int, int, HostPort, Path, Secret)}, each worker with more options of {@code tally worker}
+   * (for benchmarks: {@code --stretch} makes one a straggler).
+   *
+   * @param extraArgs the options of worker {@code i} (1-based), kept across its restarts
+   */
+  public static LocalWorkerProcesses start(int count, int slots, HostPort coordinator, Path logDir, Secret workerToken,
+      java.util.function.IntFunction<List<String>> extraArgs) throws IOException {
+    return start(count, slots, coordinator, logDir, workerToken, Jvm.CASES, extraArgs);
   }
 
   /**
@@ -96,12 +172,23 @@ public final class LocalWorkerProcesses implements AutoCloseable {
    * @param workerToken the token the coordinator requires of its workers, or null for none: each worker gets
    *     it as the first line of its stdin ({@code --token-stdin}), never on its command line, which every user
    *     of the machine can read, nor in its environment, which every case it runs can read
-   * @throws IOException if a process cannot be started (those already started are stopped)
+   * @param jvm how the workers' JVMs are tuned
+   * @param extraArgs the options of {@code tally worker} for worker {@code i} (1-based), kept across its restarts
+   * @throws IOException if a process cannot be started (those already started are stopped), or {@value
+   *     #WORKER_JAVA_OPTS_VARIABLE} holds something that is not a JVM option (a word not starting with {@code -})
    */
-  public static LocalWorkerProcesses start(int count, int slots, HostPort coordinator, Path logDir, Secret workerToken)
-      throws IOException {
+  public static LocalWorkerProcesses start(int count, int slots, HostPort coordinator, Path logDir, Secret workerToken, Jvm jvm,
+      java.util.function.IntFunction<List<String>> extraArgs) throws IOException {
+    List<String> options;
+    try {
+      options = workerJvmOptions(jvm, java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments(),
+          System.getenv(WORKER_JAVA_OPTS_VARIABLE));
+    } catch (IllegalArgumentException e) {
+      throw new IOException("cannot start local workers: " + e.getMessage(), e);
+    }
     Files.createDirectories(logDir);
-    LocalWorkerProcesses workers = new LocalWorkerProcesses(logDir, slots, coordinator, workerToken);
+    LocalWorkerProcesses workers = new LocalWorkerProcesses(logDir, slots, coordinator, workerToken, options);
+    workers.extraArgs = extraArgs;
     try {
       for (int i = 1; i <= count; i++) {
         workers.processes.add(null);
@@ -120,7 +207,7 @@ public final class LocalWorkerProcesses implements AutoCloseable {
     String javaBin = ProcessHandle.current().info().command().orElse(Paths.get(System.getProperty("java.home"), "bin", "java").toString());
     List<String> command = new ArrayList<>();
     command.add(javaBin);
-    command.addAll(WORKER_JVM_OPTIONS);
+    command.addAll(jvmOptions);
     command.add("-cp");
     command.add(System.getProperty("java.class.path"));
     command.add(Main.class.getName());
@@ -130,6 +217,7 @@ public final class LocalWorkerProcesses implements AutoCloseable {
     command.add("--name=local-" + index);
     command.add("--drain-timeout=0s"); // see the class doc: no graceful drain for local workers
     command.add("--parent-pid=" + ProcessHandle.current().pid());
+    command.addAll(extraArgs.apply(index));
     if (workerToken != null) {
       command.add("--token-stdin");
     }
@@ -169,6 +257,37 @@ public final class LocalWorkerProcesses implements AutoCloseable {
       log.warn("worker local-{} (pid {}) exited with code {}; starting it again in {} ms", index, dead.pid(), dead.exitValue(), delay);
       restarter.schedule(() -> restart(index, backoff), delay, TimeUnit.MILLISECONDS);
     });
+  }
+
+  /**
+   * A worker's JVM options: {@code jvm}'s; then the class-data sharing settings this JVM was started with
+   * ({@value #SHARED_ARCHIVE_OPTION}, {@code -Xshare:}, {@code -Xlog:cds}), so that a worker maps the
+   * archive the {@code tally} launcher made for the same jar (its classes are loaded and checked once, at
+   * the archive's making, not in every worker: most of a worker's start-up CPU); then the words of {@code
+   * extra} ({@value #WORKER_JAVA_OPTS_VARIABLE}), which come last and so win.
+   *
+   * @param parentArguments this JVM's own options ({@code RuntimeMXBean.getInputArguments()})
+   * @param extra whitespace-separated options, or null or blank for none
+   * @throws IllegalArgumentException if a word of {@code extra} does not start with {@code -}: the JVM would
+   *     take it for the main class, and every worker would die at start
+   */
+  static List<String> workerJvmOptions(Jvm jvm, List<String> parentArguments, String extra) {
+    List<String> options = new ArrayList<>(jvm.options());
+    for (String argument : parentArguments) {
+      if (argument.startsWith(SHARED_ARCHIVE_OPTION) || argument.startsWith("-Xshare:") || argument.startsWith("-Xlog:cds")) {
+        options.add(argument);
+      }
+    }
+    if (extra != null && !extra.isBlank()) {
+      for (String word : extra.strip().split("\\s+")) {
+        if (!word.startsWith("-")) {
+          throw new IllegalArgumentException("$" + WORKER_JAVA_OPTS_VARIABLE + ": '" + word
+              + "' is not a JVM option (each word must start with -)");
+        }
+        options.add(word);
+      }
+    }
+    return List.copyOf(options);
   }
 
   private void restart(int index, Backoff backoff) {

@@ -12,7 +12,7 @@ import picocli.CommandLine.Command;
     mixinStandardHelpOptions = true,
     version = "tally 0.1.0",
     description = "Fault-tolerant distributed eval runner.",
-    subcommands = {RunCommand.class, ResumeCommand.class, RetryErrorsCommand.class, RescoreCommand.class, ServerCommand.class, SubmitCommand.class, RunsCommand.class, WaitCommand.class, ResultsCommand.class, CompareCommand.class, CancelCommand.class, WorkerCommand.class, StatusCommand.class, dev.tally.cli.bench.BenchCommand.class, dev.tally.cli.bench.DetectorBenchCommand.class, dev.tally.cli.simulate.SimulateCommand.class, dev.tally.cli.bench.FailoverBenchCommand.class, dev.tally.cli.bench.SubmitBenchCommand.class, dev.tally.cli.bench.ConnectionsBenchCommand.class, dev.tally.cli.chaos.ChaosCommand.class})
+    subcommands = {RunCommand.class, ResumeCommand.class, RetryErrorsCommand.class, RescoreCommand.class, ServerCommand.class, SubmitCommand.class, RunsCommand.class, WaitCommand.class, ResultsCommand.class, CompareCommand.class, CancelCommand.class, WorkerCommand.class, StatusCommand.class, dev.tally.cli.bench.BenchCommand.class, dev.tally.cli.bench.DetectorBenchCommand.class, dev.tally.cli.simulate.SimulateCommand.class, dev.tally.cli.bench.FailoverBenchCommand.class, dev.tally.cli.bench.StragglerBenchCommand.class, dev.tally.cli.bench.SubmitBenchCommand.class, dev.tally.cli.bench.ConnectionsBenchCommand.class, dev.tally.cli.chaos.ChaosCommand.class})
 public final class Main {
   /** Every case passed. */
   public static final int EXIT_PASSED = 0;

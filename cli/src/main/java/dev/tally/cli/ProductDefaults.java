@@ -30,6 +30,7 @@ public class ProductDefaults implements IDefaultValueProvider {
       case "--detector" -> CoordinatorBuilder.DEFAULT_DETECTOR.configName();
       case "--detection-window" -> DurationConverter.text(FixedTimeoutDetector.DEFAULT_WINDOW);
       case "--prefetch" -> Integer.toString(CoordinatorBuilder.DEFAULT_PREFETCH);
+      case "--speculation" -> CoordinatorBuilder.DEFAULT_SPECULATION.name().toLowerCase(java.util.Locale.ROOT);
       case "--durability" -> CoordinatorBuilder.DEFAULT_DURABILITY.configName();
       case "--listen" -> new HostPort(CoordinatorBuilder.DEFAULT_LISTEN_HOST, 0).toString();
       case "--case-timeout" -> DurationConverter.text(CoordinatorBuilder.DEFAULT_CASE_TIMEOUT);

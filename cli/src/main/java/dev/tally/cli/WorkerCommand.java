@@ -121,6 +121,11 @@ public final class WorkerCommand implements Callable<Integer> {
   /** The process's stdin, read by one reader: the token's line first (with --token-stdin), then the parent's word. */
   private BufferedReader stdin;
 
+  @Option(names = "--stretch", hidden = true, paramLabel = "FACTOR",
+      description = "Run every case FACTOR times slower (wait FACTOR - 1 times its time after it answers): a straggling"
+          + " worker for benchmarks and tests (tally bench-stragglers).")
+  Double stretch;
+
   @Option(names = "--parent-pid", hidden = true,
       description = "Exit when this process is gone, or when it writes why on stdin (used by tally run for its local workers).")
   Long parentPid;
@@ -175,6 +180,16 @@ public final class WorkerCommand implements Callable<Integer> {
         .tls(trust != null ? trust.nettyClientContext() : null);
     if (name != null) {
       settings.name(name);
+    }
+    if (stretch != null) {
+      double factor = stretch;
+      try {
+        new dev.tally.worker.eval.StretchedEvaluator((ctx) -> null, factor); // the factor's rule, checked now
+      } catch (IllegalArgumentException e) {
+        throw new ParameterException(spec.commandLine(), "--stretch: " + e.getMessage());
+      }
+      settings.evaluatorFactory((kind, options) -> new dev.tally.worker.eval.StretchedEvaluator(
+          dev.tally.worker.eval.EvaluatorFactory.create(kind, options), factor));
     }
     WorkerSettings built = settings.build();
     WorkerSession session = new WorkerSession(built);

@@ -608,7 +608,22 @@ class RunCommandTest {
         .doesNotContain("PT0S");
     assertThat(tally("run", dataset.toString(), "--evaluator=noop", "--detection-window=0s")).isEqualTo(Main.EXIT_USAGE);
     assertThat(err.toString()).contains("the detection window must be positive, got 0ms").doesNotContain("PT0S");
+    assertThat(tally("run", dataset.toString(), "--evaluator=noop", "--prefetch=sometimes")).isEqualTo(Main.EXIT_USAGE);
+    assertThat(err.toString()).contains("--prefetch must be a whole number (0 or more) or none, got 'sometimes'");
+    assertThat(tally("run", dataset.toString(), "--evaluator=noop", "--prefetch=-1")).isEqualTo(Main.EXIT_USAGE);
+    assertThat(err.toString()).contains("got '-1'");
     assertThat(tally("status", "--db=" + dir.resolve("missing.db"))).isEqualTo(Main.EXIT_USAGE);
+  }
+
+  @Test
+  void withoutPrefetchEveryCaseIsRecordedOnce() throws Exception {
+    Path dataset = dir.resolve("cases.jsonl");
+    Files.write(dataset, List.of("{\"id\":\"a\"}", "{\"id\":\"b\"}", "{\"id\":\"c\"}", "{\"id\":\"d\"}"));
+    int exit = tally("run", dataset.toString(), "--workers=2", "--slots=1", "--prefetch=none", "--evaluator=sleep",
+        "--millis=50", "--out=" + dir.resolve("r.jsonl"), "--summary=" + dir.resolve("s.json"), "--no-progress");
+
+    assertThat(exit).as("stderr: %s", err).isEqualTo(Main.EXIT_PASSED);
+    assertThat(rows(dir.resolve("r.jsonl"))).extracting(r -> r.get("id").asText()).containsExactly("a", "b", "c", "d");
   }
 
   @Test

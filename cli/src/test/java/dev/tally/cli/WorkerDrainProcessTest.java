@@ -41,8 +41,11 @@ class WorkerDrainProcessTest {
 
   private TallyProcess coordinator(Path dataset, Path db, int port) throws Exception {
     // --prefetch 2: a one-slot worker holds the long case and two queued ones when the signal comes.
+    // --speculation off: the long case outlasts the others many times over, and a backup of it on the helper
+    // would make it run twice; this test is about the drain alone.
     return TallyProcess.start(dir, "run.log", List.of(
         "run", dataset.toString(), "--listen=127.0.0.1:" + port, "--workers=0", "--evaluator=sleep", "--prefetch=2",
+        "--speculation=off",
         "--db=" + db, "--out=" + dir.resolve("results.jsonl"), "--summary=" + dir.resolve("summary.json"), "--no-progress"));
   }
 

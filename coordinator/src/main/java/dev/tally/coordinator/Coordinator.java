@@ -285,6 +285,15 @@ public final class Coordinator implements AutoCloseable {
     return detectorSettings;
   }
 
+  /**
+   * The coordinator's own health as failure detection uses it: the multiplier that stretches every
+   * worker's detector, and what raised it ({@link dev.tally.core.detect.LocalHealth}). Safe from any
+   * thread.
+   */
+  public dev.tally.core.detect.LocalHealth.Snapshot localHealth() {
+    return server.localHealth();
+  }
+
   /** How long a completed idempotency key is kept ({@link CoordinatorBuilder#idempotencyTtl}). */
   public java.time.Duration idempotencyTtl() {
     return idempotencyTtl;

@@ -4,11 +4,13 @@ import dev.tally.coordinator.net.WorkerServer;
 import dev.tally.coordinator.security.ListenerSecurity;
 import dev.tally.coordinator.security.TlsIdentity;
 import dev.tally.core.detect.DetectorSettings;
+import dev.tally.core.detect.LocalHealth;
 import dev.tally.core.detect.FixedTimeoutDetector;
 import dev.tally.core.detect.MissedHeartbeatsDetector;
 import dev.tally.core.RedeliveryPolicy;
 import dev.tally.core.Ticker;
 import dev.tally.core.schedule.Scheduler;
+import dev.tally.core.schedule.SpeculationPolicy;
 import dev.tally.core.schedule.SchedulerObserver;
 import dev.tally.core.store.Durability;
 import dev.tally.core.store.Store;
@@ -51,10 +53,15 @@ import java.util.SplittableRandom;
  *       its kind's defaults} for the heartbeat interval; a detection window given without a kind selects
  *       the fixed detector ({@link #detectorSettings(DetectorSettings.Kind, Duration, Duration)} is the
  *       rule);
+ *   <li>local health: {@link #DEFAULT_LOCAL_HEALTH}, on: a starved coordinator, or many workers silent at
+ *       once, stretch every detector's judgement up to 9 times, the coordinator's own lateness is forgiven
+ *       up to 10 s and a worker's reported scheduling lag up to 5 s ({@link LocalHealth});
  *   <li>prefetch: {@value #DEFAULT_PREFETCH}, meaning as many assignments again as a worker has slots;
  *   <li>largest frame: {@link dev.tally.protocol.codec.FrameCodec#DEFAULT_MAX_FRAME_BYTES};
  *   <li>lease duration, store-failure limits and the poison limit: {@link Scheduler.Settings#defaults()};
  *   <li>redelivery (backoff, poison limit): {@link RedeliveryPolicy#defaults()}; attempt limits are each run's;
+ *   <li>speculative execution: {@link #DEFAULT_SPECULATION}, backup attempts of stragglers near a run's end
+ *       for every evaluator but the paid model evaluator ({@link SpeculationPolicy#defaults()});
  *   <li>idempotency keys: kept {@link #DEFAULT_IDEMPOTENCY_TTL} after their response, held {@link
  *       #DEFAULT_KEY_HOLD} at a time by a request in progress;
  *   <li>durability of an acknowledged result: {@link #DEFAULT_DURABILITY} (it survives a power loss);
@@ -102,6 +109,14 @@ public final class CoordinatorBuilder {
   public static final int DEFAULT_PREFETCH = 0;
 
   /**
+   * The default local health rule: on, with {@link LocalHealth}'s and {@link
+   * dev.tally.core.detect.PeerLag}'s defaults. On a machine with more busy processes than cores it is
+   * what keeps live workers from being reaped ({@code tally bench-failover --starved} measures both);
+   * on a healthy one it changes nothing, since the multiplier stays 1 and workers report no lag.
+   */
+  public static final LocalHealth.Config DEFAULT_LOCAL_HEALTH = LocalHealth.Config.defaults();
+
+  /**
    * How long a completed idempotency key is kept (its response replayed to a retry): 24 hours, the
    * Idempotency-Key draft's example and what payment APIs keep; a client retrying a submission is done
    * retrying long before. A key reused after it is a new submission.
@@ -132,6 +147,14 @@ public final class CoordinatorBuilder {
   public static final Duration DEFAULT_STANDBY_RETRY = Duration.ofMillis(500);
 
   /**
+   * The default speculative execution, {@link SpeculationPolicy.Mode#AUTO}: near a run's end a straggling
+   * case gets a backup attempt on an idle fast worker, and the first result is recorded. A worker ten times
+   * slower than the rest otherwise holds every run's end for ten case durations. A model call is not copied
+   * unless asked ({@code --speculation on}): its backup pays twice.
+   */
+  public static final SpeculationPolicy.Mode DEFAULT_SPECULATION = SpeculationPolicy.Mode.AUTO;
+
+  /**
    * The default durability, {@link Durability#FULL}: an acknowledged result survives a power loss, not
    * only a crash of the coordinator, which is what an ack promises a worker that then forgets the result.
    * Group commit pays the fsync once per batch, so the default costs little throughput; {@link
@@ -154,6 +177,7 @@ public final class CoordinatorBuilder {
   private final WorkerServer.Settings.Builder server = WorkerServer.Settings.builder();
   private RedeliveryPolicy redelivery = RedeliveryPolicy.defaults();
   private Scheduler.Settings schedulerSettings = Scheduler.Settings.defaults();
+  private SpeculationPolicy speculation = SpeculationPolicy.defaults().withMode(DEFAULT_SPECULATION);
   private final java.util.List<SchedulerObserver> observers = new java.util.ArrayList<>();
   private Duration idempotencyTtl = DEFAULT_IDEMPOTENCY_TTL;
   private Duration keyHold = DEFAULT_KEY_HOLD;
@@ -311,12 +335,25 @@ public final class CoordinatorBuilder {
   }
 
   /**
-   * Assignments a worker may hold beyond its slots; 0 (the default) means as many as its slots.
+   * Assignments a worker may hold beyond its slots; 0 (the default) means as many as its slots, {@link
+   * WorkerServer.Settings#NO_PREFETCH} none (a case is sent only to a free slot).
    *
-   * @throws IllegalArgumentException if negative or above {@link WorkerServer.Settings#MAX_PREFETCH}
+   * @throws IllegalArgumentException if below {@link WorkerServer.Settings#NO_PREFETCH} or above {@link
+   *     WorkerServer.Settings#MAX_PREFETCH}
    */
   public CoordinatorBuilder prefetch(int prefetch) {
     server.prefetch(prefetch);
+    return this;
+  }
+
+  /**
+   * How the coordinator's own health stretches failure detection (default {@link #DEFAULT_LOCAL_HEALTH});
+   * {@link LocalHealth.Config#off()} judges workers by the detector's settings alone.
+   *
+   * @throws NullPointerException if null
+   */
+  public CoordinatorBuilder localHealth(LocalHealth.Config localHealth) {
+    server.localHealth(localHealth);
     return this;
   }
 
@@ -334,6 +371,21 @@ public final class CoordinatorBuilder {
   public CoordinatorBuilder redelivery(RedeliveryPolicy policy) {
     this.redelivery = Objects.requireNonNull(policy, "policy");
     return this;
+  }
+
+  /**
+   * Which runs' stragglers get backup attempts ({@code --speculation on|off}; default {@link
+   * #DEFAULT_SPECULATION}): {@link SpeculationPolicy.Mode#ON} every run's, the model evaluator's included;
+   * {@link SpeculationPolicy.Mode#OFF} none.
+   */
+  public CoordinatorBuilder speculation(SpeculationPolicy.Mode mode) {
+    this.speculation = speculation.withMode(Objects.requireNonNull(mode, "mode"));
+    return this;
+  }
+
+  /** The speculation policy the coordinator will use. */
+  public SpeculationPolicy speculation() {
+    return speculation;
   }
 
   /** Lease duration, store-failure limits and poison limit (default {@link Scheduler.Settings#defaults()}). */
@@ -492,7 +544,7 @@ public final class CoordinatorBuilder {
       Clock clock = Clock.systemUTC();
       SchedulerLoop loop = new SchedulerLoop(clock);
       Scheduler.Builder schedulerBuilder = Scheduler.builder(opened, clock, Ticker.system(), new SplittableRandom())
-          .redelivery(redelivery).settings(schedulerSettings).wakeup(loop::wake);
+          .redelivery(redelivery).settings(schedulerSettings).speculation(speculation).wakeup(loop::wake);
       observers.forEach(schedulerBuilder::observer);
       Scheduler scheduler = schedulerBuilder.build();
       Store storeForServer = opened;

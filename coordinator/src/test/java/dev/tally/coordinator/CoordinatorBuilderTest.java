@@ -34,6 +34,17 @@ class CoordinatorBuilderTest {
   }
 
   @Test
+  void speculationIsOnByDefaultForEveryEvaluatorButThePaidModelOneUnlessAskedFor() {
+    CoordinatorBuilder b = Coordinator.builder();
+    assertThat(b.speculation().mode()).isEqualTo(dev.tally.core.schedule.SpeculationPolicy.Mode.AUTO);
+    assertThat(b.speculation().copies("exec")).isTrue();
+    assertThat(b.speculation().copies("noop")).isTrue();
+    assertThat(b.speculation().copies("model")).isFalse();
+    assertThat(b.speculation(dev.tally.core.schedule.SpeculationPolicy.Mode.ON).speculation().copies("model")).isTrue();
+    assertThat(b.speculation(dev.tally.core.schedule.SpeculationPolicy.Mode.OFF).speculation().copies("exec")).isFalse();
+  }
+
+  @Test
   void theWorkerServersOwnDefaultsAreTheBuildersNotAnotherDetector() {
     WorkerServer.Settings fromBuilder = Coordinator.builder().workerServerSettings();
     WorkerServer.Settings serverDefaults = WorkerServer.Settings.defaults();

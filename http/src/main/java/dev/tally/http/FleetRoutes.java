@@ -34,10 +34,12 @@ final class FleetRoutes {
   private final double drainLevel;
   private final double convictionLevel;
   private final Clock clock;
+  private final Coordinator coordinator;
 
   FleetRoutes(FleetHistory history, Coordinator coordinator, Clock clock) {
     this.history = Objects.requireNonNull(history, "history");
     this.clock = Objects.requireNonNull(clock, "clock");
+    this.coordinator = coordinator;
     // The levels are the detector's own (one owner); a detector made now only to read them.
     FailureDetector probe = coordinator.detectorSettings().factory().apply(System.nanoTime());
     this.detector = coordinator.detectorSettings().kind().configName();
@@ -46,7 +48,8 @@ final class FleetRoutes {
   }
 
   @OpenApi(path = SUSPICION, methods = HttpMethod.GET, operationId = "getSuspicionHistory", tags = "workers",
-      summary = "Each live worker's failure-detector suspicion over the last minutes, with the drain and conviction levels",
+      summary = "Each live worker's failure-detector suspicion over the last minutes, with the drain and conviction levels"
+          + " and the coordinator's local health multiplier",
       queryParams = @OpenApiParam(name = "minutes", type = Integer.class, description = "How far back, 1 to 10 (default 5)"),
       responses = {
           @OpenApiResponse(status = "200", content = @OpenApiContent(from = SuspicionHistory.class)),
@@ -61,7 +64,9 @@ final class FleetRoutes {
     List<SuspicionHistory.Worker> workers = new ArrayList<>();
     history.suspicion(clock.millis() - minutes * 60_000).forEach((id, samples) -> workers.add(new SuspicionHistory.Worker(
         id, history.name(id), samples.stream().map(s -> new SuspicionHistory.Sample(ApiViews.time(s.atMillis()), s.level())).toList())));
-    ctx.json(new SuspicionHistory(detector, drainLevel, convictionLevel, workers));
+    dev.tally.core.detect.LocalHealth.Snapshot h = coordinator.localHealth();
+    ctx.json(new SuspicionHistory(detector, drainLevel, convictionLevel, workers,
+        new SuspicionHistory.LocalHealth(h.enabled(), h.multiplier(), h.lateTicks(), h.correlatedTicks())));
   }
 
   @OpenApi(path = EVENTS, methods = HttpMethod.GET, operationId = "listFleetEvents", tags = "workers",

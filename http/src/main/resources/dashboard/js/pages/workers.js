@@ -177,8 +177,12 @@ export function mount(main) {
     try {
       const s = await getJson(`${BASE}/workers/suspicion?minutes=${MINUTES}`);
       levels = { drain: s.drainLevel ?? null, conviction: s.convictionLevel ?? null };
+      const health = s.localHealth && s.localHealth.enabled && s.localHealth.multiplier > 1
+        ? ` The coordinator is starved (its timers run late, or many workers are silent at once): a worker is
+          reaped only after <span class="mono">${escapeHtml(s.localHealth.multiplier)}</span> times its usual silence.`
+        : '';
       $('#detector').innerHTML = `Detector <span class="mono">${escapeHtml(s.detector)}</span>: drain at
-        ${escapeHtml(s.drainLevel)}, conviction at ${escapeHtml(s.convictionLevel)}.`;
+        ${escapeHtml(s.drainLevel)}, conviction at ${escapeHtml(s.convictionLevel)}.${health}`;
       samples.clear();
       for (const w of s.workers) {
         samples.set(w.id, w.samples.map(x => ({ at: Date.parse(x.at), value: x.level })));

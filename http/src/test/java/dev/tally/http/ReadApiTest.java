@@ -125,6 +125,8 @@ class ReadApiTest {
       assertThat(s.get("detector").asText()).isEqualTo("phi");
       assertThat(s.get("convictionLevel").asDouble()).isGreaterThan(s.get("drainLevel").asDouble()).isPositive();
       assertThat(s.get("workers").isArray()).isTrue();
+      assertThat(s.get("localHealth").get("enabled").asBoolean()).isTrue();
+      assertThat(s.get("localHealth").get("multiplier").asDouble()).isGreaterThanOrEqualTo(1.0);
       assertThat(t.get(ApiServer.BASE + "/workers/suspicion?minutes=11").statusCode()).isEqualTo(400);
       assertThat(TestApi.json(t.get(ApiServer.BASE + "/workers/events")).get("events").isArray()).isTrue();
     }

@@ -32,26 +32,31 @@ import java.util.TreeSet;
  *       no failure reason and exactly one {@code recorded} attempt, under its current token; or failed with
  *       a reason, no outcome and no recorded attempt; or cancelled (only in a cancelled run) with no outcome
  *       and no recorded attempt, ever: a cancelled job is never recorded afterwards; every lease a job was
- *       given ended exactly once: its attempts carry the tokens 1..token with no gap and no repeat, and as
- *       many as its attempt count;
+ *       given ended exactly once: an ended job's attempts carry the tokens 1..n with no gap and no repeat,
+ *       n its attempt count (backups included: each is a lease);
  *   <li><b>I2 no double count</b>: the counters equal the jobs table (passed, failed, errored by verdict;
  *       jobs failed; cancelled; the score moments), recorded equals the number of distinct jobs with a recorded attempt and, with the
  *       jobs failed, never exceeds the total, which is the number of cases; redeliveries equal the attempts
- *       that put their job back in the queue (every ended attempt not recorded and not cancelled, except
- *       the last of a failed job);
- *   <li><b>I3 fencing</b>, as the store shows it: a done job's outcome was recorded under the highest token
- *       ever issued for it, and that lease had not already ended otherwise; leases follow one another in
- *       time (one is issued only after the previous ended), and none is issued, none starts, after the
- *       outcome was recorded (a duplicate of a recorded job may have been <i>started</i> earlier and ended
- *       later as fenced: that leaves no attempt row and is fine);
+ *       that put their job back in the queue (every ended attempt not recorded, not cancelled, not abandoned
+ *       and not dropped, except the last of a failed job);
+ *   <li><b>I3 fencing</b> by the set of live attempts, as the store shows it: a done job's outcome was
+ *       recorded under a lease that was live: that lease had not already ended otherwise, and every lease
+ *       with a higher token was live beside it (it ended {@code abandoned} by the record, or {@code dropped}
+ *       while the recorded one went on): a lease that put the job back in the queue after the recorded one
+ *       was issued means the recorded one had ended, and a stale holder's outcome was accepted. Leases
+ *       follow one another in time (one is issued only after the previous ended) unless the earlier one
+ *       ended without putting its job back (a backup ran beside it), and none is issued, none starts,
+ *       after the outcome was recorded (a duplicate of a recorded job may have been <i>started</i> earlier
+ *       and ended later as fenced: that leaves no attempt row and is fine);
  *   <li><b>I4 progress</b>: the run ended (finished, or cancelled).
  * </ul>
  *
  * <p><b>From the workers' own account</b> ({@link #check(History)} adds, from the simulation's {@link
  * WorkerLog}): I2, no job is acked RECORDED under two different tokens, and the counters equal what the
  * coordinator reported on finishing; I3, a done job's outcome came from the worker that held its token
- * (the log shows that worker received the assignment and sent the outcome), no token above it was ever
- * issued, and every RECORDED or DUPLICATE ack names the job's current token; I5 durability, every result
+ * (the log shows that worker received the assignment and sent the outcome), every token above it that was
+ * assigned belonged to an attempt live beside it (abandoned or dropped), and every RECORDED or DUPLICATE
+ * ack names the job's recorded token; I5 durability, every result
  * a worker was acked RECORDED or DUPLICATE for is in the store at the end, done, across every coordinator
  * restart.
  *
@@ -173,10 +178,11 @@ public final class Checker {
             v.add("I1: " + q + "is done under token " + j.token() + " but its recorded attempts are "
                 + recorded.stream().map(AttemptView::token).toList());
           }
-          long maxIssued = mine.stream().mapToLong(AttemptView::token).max().orElse(0);
-          if (maxIssued > j.token()) {
-            v.add("I3: " + q + "was recorded under token " + j.token() + " although token " + maxIssued
-                + " had been issued: a stale holder's outcome was accepted");
+          for (AttemptView a : mine) {
+            if (a.token() > j.token() && !livedBeside(a)) {
+              v.add("I3: " + q + "was recorded under token " + j.token() + " although token " + a.token()
+                  + " had been issued and ended " + a.ending() + ": a stale holder's outcome was accepted");
+            }
           }
           for (AttemptView a : mine) {
             if (a.token() == j.token() && !a.ending().equals("recorded")) {
@@ -226,28 +232,34 @@ public final class Checker {
       }
       // Every lease ended exactly once, in token order and in time order; a job leased now has all but
       // its current lease ended.
-      long ended = j.state() == JobState.LEASED ? j.token() - 1 : j.token();
-      boolean contiguous = mine.size() == ended;
-      for (int i = 0; i < mine.size() && contiguous; i++) {
+      // A job leased now may have live attempts (its own lease, a backup) whose tokens are not ended yet.
+      long issued = Math.max(j.token(), mine.isEmpty() ? 0 : mine.get(mine.size() - 1).token());
+      boolean contiguous = j.state() == JobState.LEASED ? mine.stream().map(AttemptView::token).distinct().count() == mine.size()
+          && mine.stream().noneMatch(a -> a.token() == j.token()) : mine.size() == issued;
+      for (int i = 0; i < mine.size() && contiguous && j.state() != JobState.LEASED; i++) {
         contiguous = mine.get(i).token() == i + 1;
       }
       if (!contiguous) {
-        v.add("I1: " + q + "leases 1.." + j.token() + " were issued" + (ended < j.token() ? " (the last still held)" : "")
+        v.add("I1: " + q + "leases 1.." + issued + " were issued" + (j.state() == JobState.LEASED ? " (some still held)" : "")
             + " but the ended attempts have tokens " + mine.stream().map(AttemptView::token).toList());
       }
       // One lease per attempt, but for hand-backs: a draining worker's unstarted job is not charged.
       long handedBack = mine.stream().filter(a -> a.ending().equals(HANDED_BACK)).count();
-      if (j.attempts() + handedBack != j.token()) {
-        v.add("I1: " + q + "attempts " + j.attempts() + " (and " + handedBack + " handed back) but token " + j.token());
+      if (j.state() != JobState.LEASED && j.attempts() + handedBack != issued) {
+        v.add("I1: " + q + "attempts " + j.attempts() + " (and " + handedBack + " handed back) but " + issued + " leases");
       }
       for (int i = 1; i < mine.size(); i++) {
-        if (mine.get(i).startedAtMillis() < mine.get(i - 1).endedAtMillis()) {
+        // Two leases overlap only while a backup runs: then at most one of them put the job back in the queue,
+        // and only as the last to end (a job goes back when its last live attempt ends).
+        if (mine.get(i).startedAtMillis() < mine.get(i - 1).endedAtMillis() && !overlapAllowed(mine.get(i - 1), mine.get(i))) {
           v.add("I3: " + q + "lease " + mine.get(i).token() + " was issued at " + mine.get(i).startedAtMillis()
               + ", before lease " + mine.get(i - 1).token() + " ended at " + mine.get(i - 1).endedAtMillis());
         }
       }
       long cancelledAttempts = mine.stream().filter(a -> a.ending().equals(BatchRules.CANCELLED_ENDING)).count();
-      requeued += mine.size() - recorded.size() - cancelledAttempts
+      long livedBeside = mine.stream().filter(Checker::livedBeside).count();
+      // The last of a failed job's attempts to end is the one that failed it (not a redelivery).
+      requeued += mine.size() - recorded.size() - cancelledAttempts - livedBeside
           - (j.state() == JobState.FAILED && !mine.isEmpty() ? 1 : 0);
     }
     if (run.ended() && !open.isEmpty()) {
@@ -295,6 +307,7 @@ public final class Checker {
     Store store = history.store();
     List<String> v = new ArrayList<>();
     Map<Long, JobView> byId = new LinkedHashMap<>();
+    Map<String, AttemptView> attemptsByKey = new HashMap<>();
     for (long runId : history.runIds()) {
       RunView stored = store.run(runId).orElse(null);
       if (stored == null) {
@@ -305,6 +318,7 @@ public final class Checker {
       RunCheck run = checkRun(store, stored, jobs, history.casesByRun().get(runId), null);
       v.addAll(run.violations());
       jobs.forEach(j -> byId.put(j.jobId(), j));
+      store.attempts(runId).forEach(a -> attemptsByKey.put(a.jobId() + "/" + a.token(), a));
       RunCounters reported = history.reportedCounters().get(runId);
       if (reported != null && !endState(reported).equals(endState(run.counters()))) {
         v.add("I2: the coordinator reported " + reported + " as run " + runId + " ended, the store holds " + run.counters());
@@ -312,7 +326,7 @@ public final class Checker {
     }
 
     // What the workers saw.
-    Map<Long, Long> maxTokenIssued = new HashMap<>();
+    Map<Long, Set<Long>> tokensAssigned = new HashMap<>();
     Set<String> assigned = new HashSet<>();
     Set<String> sentOutcome = new HashSet<>();
     Map<Long, Set<Long>> recordedAckTokens = new LinkedHashMap<>();
@@ -321,7 +335,7 @@ public final class Checker {
       switch (e.kind()) {
         case ASSIGNED -> {
           assigned.add(key);
-          maxTokenIssued.merge(e.jobId(), e.token(), Math::max);
+          tokensAssigned.computeIfAbsent(e.jobId(), k -> new TreeSet<>()).add(e.token());
         }
         case SENT_OUTCOME -> sentOutcome.add(key);
         case ACKED -> {
@@ -360,10 +374,13 @@ public final class Checker {
         v.add("I3: job " + j.jobId() + " was recorded from " + j.worker() + " under token " + j.token()
             + ", for which that worker sent no outcome");
       }
-      long issued = maxTokenIssued.getOrDefault(j.jobId(), 0L);
-      if (issued > j.token()) {
-        v.add("I3: job " + j.jobId() + " was recorded under token " + j.token() + " although token " + issued
-            + " had been assigned to a worker: a stale holder's outcome was accepted");
+      for (long issued : tokensAssigned.getOrDefault(j.jobId(), Set.of())) {
+        AttemptView a = attemptsByKey.get(j.jobId() + "/" + issued);
+        if (issued > j.token() && (a == null || !livedBeside(a))) {
+          v.add("I3: job " + j.jobId() + " was recorded under token " + j.token() + " although token " + issued
+              + " had been assigned to a worker and " + (a == null ? "never ended" : "ended " + a.ending())
+              + ": a stale holder's outcome was accepted");
+        }
       }
     }
     if (!history.finished() || v.stream().anyMatch(s -> s.startsWith("I4: "))) {
@@ -397,6 +414,33 @@ public final class Checker {
   private static RunCounters endState(RunCounters c) {
     return new RunCounters(c.total(), c.passed(), c.failed(), c.errored(), c.jobsFailed(), 0, 0, c.redeliveries(),
         c.cancelled(), c.scored(), c.scoreSum(), c.scoreSumOfSquares(), c.promptTokens(), c.completionTokens());
+  }
+
+  /**
+   * Whether an ended attempt lived beside another attempt of its job (speculative execution): abandoned
+   * when the other was recorded, or dropped while the other went on. Neither put its job back in the queue.
+   */
+  private static boolean livedBeside(AttemptView a) {
+    return a.ending().equals(BatchRules.ABANDONED_ENDING) || a.ending().equals(BatchRules.DROPPED_ENDING);
+  }
+
+  /**
+   * Whether two leases of one job that were live at once could both have been: at most one put the job back,
+   * and that one ended last.
+   */
+  private static boolean overlapAllowed(AttemptView earlier, AttemptView later) {
+    if (keptJob(earlier) && keptJob(later)) {
+      return true;
+    }
+    if (keptJob(earlier)) {
+      return later.endedAtMillis() >= earlier.endedAtMillis();
+    }
+    return keptJob(later) && earlier.endedAtMillis() >= later.endedAtMillis();
+  }
+
+  /** Whether an ended attempt left its job where it was (recorded, cancelled, or beside another attempt). */
+  private static boolean keptJob(AttemptView a) {
+    return livedBeside(a) || a.ending().equals("recorded") || a.ending().equals(BatchRules.CANCELLED_ENDING);
   }
 
   /** How a hand-back's attempt ends in the history. */

@@ -43,7 +43,13 @@ public enum PlantedFault {
    * The connection actor's core takes any worker token ({@code PlantedConnectionFault.ACCEPT_ANY_TOKEN}):
    * an impostor joins the fleet (breaks the worker port's security, {@code AUTH:}).
    */
-  ACCEPT_ANY_TOKEN("accept-any-token");
+  ACCEPT_ANY_TOKEN("accept-any-token"),
+  /**
+   * When a job's own lease ends while its backup attempt lives, the store keeps the ended lease in force and
+   * forgets the backup ({@code InMemoryStore.PlantedBug.KEEP_ENDED_LEASE_ON_PROMOTE}): breaks fencing by the
+   * set of live attempts (I1, I3).
+   */
+  KEEP_ENDED_LEASE("keep-ended-lease");
 
   private final String cliName;
 
@@ -57,6 +63,7 @@ public enum PlantedFault {
       case COUNT_DUPLICATES -> InMemoryStore.PlantedBug.TAKE_RESENT_RESULTS;
       case SKIP_FENCING -> InMemoryStore.PlantedBug.IGNORE_TOKENS;
       case STARVE_LATER_RUNS -> InMemoryStore.PlantedBug.MISCOUNT_RUN_LEASES;
+      case KEEP_ENDED_LEASE -> InMemoryStore.PlantedBug.KEEP_ENDED_LEASE_ON_PROMOTE;
       default -> null;
     };
   }

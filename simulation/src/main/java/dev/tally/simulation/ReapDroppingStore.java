@@ -44,7 +44,7 @@ final class ReapDroppingStore extends ForwardingStore {
     }
     StoreBatchResult inner = delegate.apply(new StoreBatch(batch.nowMillis(), batch.runIds(), batch.redelivery(),
         batch.records(), kept, batch.leases(), batch.renewals(), null, false, batch.cancels(), batch.journal(),
-        batch.leaseLimits(), batch.pauses()));
+        batch.leaseLimits(), batch.pauses(), batch.backups()));
     List<ReleaseStatus> statuses = new ArrayList<>(dropped.length);
     int next = 0;
     for (boolean d : dropped) {
@@ -52,6 +52,6 @@ final class ReapDroppingStore extends ForwardingStore {
     }
     return new StoreBatchResult(inner.recordStatuses(), statuses, inner.leases(), inner.counters(),
         inner.nextNotBeforeMillis(), inner.pendingLeft(), inner.renewals(), inner.expired(), inner.cancels(),
-        inner.journalStatuses());
+        inner.journalStatuses(), inner.backups(), inner.abandoned());
   }
 }

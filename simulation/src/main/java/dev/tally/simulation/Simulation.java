@@ -9,7 +9,9 @@ import dev.tally.core.CaseRecord;
 import dev.tally.core.EvaluatorSpec;
 import dev.tally.core.RedeliveryPolicy.AttemptLimits;
 import dev.tally.core.Verdict;
+import dev.tally.core.detect.LocalHealth;
 import dev.tally.core.schedule.Scheduler;
+import dev.tally.core.schedule.SpeculationPolicy;
 import dev.tally.core.store.CancelResult;
 import dev.tally.core.security.Secret;
 import dev.tally.core.store.RunCounters;
@@ -49,7 +51,8 @@ import java.util.concurrent.CompletableFuture;
  * after any event is queued (the wake-up hook), when a backoff ends, and at least every {@value
  * #IDLE_STEP_MILLIS} ms. Each connection's core gets its liveness check every {@link
  * WorkerServer.Settings#reapCheckPeriod()} and its heartbeat tick every heartbeat interval, as {@code
- * WorkerConnection}'s timers give them; each worker's core gets its tick at its own next deadline. The
+ * WorkerConnection}'s timers give them, and the port's {@code LocalHealth} its tick as {@code WorkerServer}
+ * gives it; each worker's core gets its tick at its own next deadline. The
  * coordinator's settings are the product's defaults ({@link WorkerServer.Settings#defaults()}).
  *
  * <p><b>Fault sites</b> ({@link FaultKind}), drawn per seed: workers crash (connection closes, cases and
@@ -140,6 +143,12 @@ public final class Simulation {
   private int plannedRuns = 1;
   private final Map<Long, RunCounters> reportedCounters = new LinkedHashMap<>();
   private FairShareWatch fairShare;
+  /**
+   * Whether this history's coordinators start backup attempts of stragglers: in three seeds of four (with the
+   * product's policy), so that the fencing rule of live attempts is proved under every fault, and the
+   * fourth keeps the history of one attempt at a time.
+   */
+  private SpeculationPolicy speculation;
   private long stepAt = -1;
   private long stepToken;
   private boolean stopped;
@@ -233,8 +242,11 @@ public final class Simulation {
     long runId = durable.createRun(spec, records);
     runIds.add(runId);
     casesByRun.put(runId, n);
+    speculation = SpeculationPolicy.defaults().withMode(random.nextInt(4) == 0 ? SpeculationPolicy.Mode.OFF
+        : SpeculationPolicy.Mode.ON);
     trace("seed " + seed + (planted == null ? "" : ", planted " + planted.cliName()) + ": run " + runId + " of " + n
-        + " cases" + (poisoned.isEmpty() ? "" : ", poison at " + poisoned));
+        + " cases" + (poisoned.isEmpty() ? "" : ", poison at " + poisoned) + ", speculation "
+        + speculation.mode().name().toLowerCase(java.util.Locale.ROOT));
     startCoordinator();
 
     spawnWorker(true);
@@ -574,10 +586,16 @@ public final class Simulation {
     if (planted == PlantedFault.DROP_ON_REAP) {
       store = new ReapDroppingStore(store);
     }
-    scheduler = Scheduler.builder(store, clock, clock, random.split()).wakeup(this::wake).build();
+    scheduler = Scheduler.builder(store, clock, clock, random.split()).wakeup(this::wake).speculation(speculation).build();
     eventsChecker = new WorkerEventsChecker(scheduler);
     coordinatorContext = new ConnectionCore.Context(serverSettings, store.storeId(), eventsChecker, new LiveSessions());
     trace("coordinator " + coordinatorEpoch + " starts on the store");
+    // The worker port's local health, ticked as WorkerServer ticks it (a fixed delay), so that correlated
+    // silence (a heartbeat delay or a freeze of several workers at once) stretches the detectors here too.
+    long epoch = coordinatorEpoch;
+    long healthMillis = Math.max(1, serverSettings.localHealth().tickPeriod().toMillis());
+    coordinatorContext.health().tick(nanos());
+    events.at(now() + healthMillis, () -> healthTick(epoch, healthMillis));
     for (long runId : runIds) {
       scheduler.activate(runId);
     }
@@ -702,6 +720,18 @@ public final class Simulation {
     }
     c.core.onLivenessCheck(nanos());
     events.at(now() + periodMillis, () -> livenessCheck(c, periodMillis));
+  }
+
+  /** The local health's timer, for one coordinator's life. */
+  private void healthTick(long epoch, long periodMillis) {
+    if (stopped || !coordinatorUp || epoch != coordinatorEpoch) {
+      return;
+    }
+    LocalHealth.Observation o = coordinatorContext.health().tick(nanos());
+    if (o.changed()) {
+      trace("local health of coordinator " + epoch + ": " + o.reason() + "; multiplier x" + (o.scoreAfter() + 1));
+    }
+    events.at(now() + periodMillis, () -> healthTick(epoch, periodMillis));
   }
 
   /** The connection's heartbeat timer. */

@@ -19,6 +19,9 @@ import java.util.Map;
  * @param fenced results from stale tokens the store refused
  * @param virtualMillis how long the history lasted in virtual time
  * @param endReason why it ended
+ * @param abandoned attempts ended because another attempt of their case (a backup, or the attempt a backup
+ *     copied) was recorded first
+ * @param bothFinished those of them whose worker finished the case and sent its outcome too (fenced)
  */
 public record SimulationResult(
     long seed,
@@ -33,7 +36,9 @@ public record SimulationResult(
     long duplicates,
     long fenced,
     long virtualMillis,
-    String endReason) {
+    String endReason,
+    long abandoned,
+    long bothFinished) {
 
   /** The command that replays this history with its whole trace. */
   public String replayCommand() {

@@ -44,13 +44,34 @@ public final class SimulationRunner {
       duplicates += c.duplicatesSuppressed();
       fenced += c.staleResultsFenced();
     }
+    // Speculation at work: attempts that lost the race to another attempt of their case, and among them those
+    // whose worker finished the case and sent its outcome all the same (both attempts finished).
+    java.util.Set<String> sentOutcome = new java.util.HashSet<>();
+    for (WorkerLog.Entry e : h.log().entries()) {
+      if (e.kind() == WorkerLog.Kind.SENT_OUTCOME) {
+        sentOutcome.add(e.jobId() + "/" + e.token());
+      }
+    }
+    long abandoned = 0;
+    long bothFinished = 0;
+    for (long runId : h.runIds()) {
+      for (dev.tally.core.store.AttemptView a : h.store().attempts(runId)) {
+        if (a.ending().equals(dev.tally.core.store.BatchRules.ABANDONED_ENDING)) {
+          abandoned++;
+          if (sentOutcome.contains(a.jobId() + "/" + a.token())) {
+            bothFinished++;
+          }
+        }
+      }
+    }
     return new SimulationResult(seed, planted, violations.isEmpty(), List.copyOf(violations), h.traceHash(), h.trace(),
-        h.cases(), h.faults(), redeliveries, duplicates, fenced, h.endedAtMillis(), h.endReason());
+        h.cases(), h.faults(), redeliveries, duplicates, fenced, h.endedAtMillis(), h.endReason(), abandoned, bothFinished);
   }
 
   /** Summary of many seeds. */
   public record Summary(int seeds, int passed, List<SimulationResult> failures, long cases,
-      Map<FaultKind, Integer> faults, long redeliveries, long duplicates, long fenced, long wallMillis) {
+      Map<FaultKind, Integer> faults, long redeliveries, long duplicates, long fenced, long wallMillis, long abandoned,
+      long bothFinished) {
     /** Whether every history passed. */
     public boolean allPassed() {
       return failures.isEmpty();
@@ -83,6 +104,8 @@ public final class SimulationRunner {
     long redeliveries = 0;
     long duplicates = 0;
     long fenced = 0;
+    long abandoned = 0;
+    long bothFinished = 0;
     for (int i = 0; i < count; i++) {
       SimulationResult r = run(start + i);
       if (!r.passed()) {
@@ -92,12 +115,14 @@ public final class SimulationRunner {
       redeliveries += r.redeliveries();
       duplicates += r.duplicates();
       fenced += r.fenced();
+      abandoned += r.abandoned();
+      bothFinished += r.bothFinished();
       r.faults().forEach((k, n) -> faults.merge(k, n, Integer::sum));
       each.accept(r);
     }
     long wallMillis = (System.nanoTime() - began) / 1_000_000;
     return new Summary(count, count - failures.size(), List.copyOf(failures), cases, faults, redeliveries,
-        duplicates, fenced, wallMillis);
+        duplicates, fenced, wallMillis, abandoned, bothFinished);
   }
 
   /** The first failing seed among {@code start .. start + count - 1}, or null if all pass. */

@@ -10,6 +10,7 @@ import dev.tally.core.store.AttemptView;
 import dev.tally.core.store.CounterDelta;
 import dev.tally.core.store.JobRecord;
 import dev.tally.core.store.JobState;
+import dev.tally.core.store.LiveLease;
 import dev.tally.core.store.RunCounters;
 import dev.tally.core.store.RequeuedErrors;
 import dev.tally.core.store.IdempotencyKey;
@@ -36,7 +37,8 @@ import java.util.UUID;
  * database a {@link JdbcStore} runs on ({@link StoreSql}): each a prepared statement (prepared once per
  * write connection, reused), run inside the write transaction {@link JdbcStore} began. The fencing check
  * and the write of a record are one statement ({@code UPDATE ... WHERE state = 'leased' AND token = ?}): a
- * stale token updates no row.
+ * token that is not the job's own lease updates no row, and is then looked for among the job's live backup
+ * attempts ({@code backup_leases}) only if the job has any.
  *
  * <p>A database error surfaces as {@link SqlFailure} (unchecked, wrapping the {@link SQLException}), which
  * {@link JdbcStore} unwraps when it rolls back. Attempt rows are inserted as one JDBC batch, by {@link
@@ -87,7 +89,17 @@ final class JdbcTransaction implements StoreTransaction {
   private static JobRecord jobRecord(ResultSet rs) throws SQLException {
     return new JobRecord(rs.getLong(1), rs.getLong(2), JobState.valueOf(rs.getString(3).toUpperCase(Locale.ROOT)),
         rs.getLong(4), rs.getString(5), rs.getLong(6), rs.getLong(7),
-        new JobHistory(rs.getInt(8), rs.getInt(9), rs.getInt(10)));
+        new JobHistory(rs.getInt(8), rs.getInt(9), rs.getInt(10)), rs.getInt(11));
+  }
+
+  private static List<LiveLease> liveLeases(PreparedStatement q) throws SQLException {
+    List<LiveLease> out = new ArrayList<>();
+    try (ResultSet rs = q.executeQuery()) {
+      while (rs.next()) {
+        out.add(new LiveLease(rs.getLong(1), rs.getLong(2), rs.getLong(3), rs.getString(4), rs.getLong(5), rs.getLong(6)));
+      }
+    }
+    return out;
   }
 
   private static List<JobRecord> jobRecords(PreparedStatement q) throws SQLException {
@@ -111,7 +123,7 @@ final class JdbcTransaction implements StoreTransaction {
   }
 
   @Override
-  public JobRecord recordIfCurrent(long jobId, long token, String worker, Outcome o) {
+  public RecordedAttempt recordIfLive(long jobId, long token, String worker, Outcome o) {
     return sql(() -> {
       PreparedStatement q = s.recordOutcome;
       bindOutcome(q, o);
@@ -119,12 +131,130 @@ final class JdbcTransaction implements StoreTransaction {
       q.setLong(10, jobId);
       q.setLong(11, token);
       try (ResultSet rs = q.executeQuery()) {
-        if (!rs.next()) {
-          return null;
+        if (rs.next()) {
+          int backups = rs.getInt(6);
+          JobRecord before = new JobRecord(jobId, rs.getLong(1), JobState.LEASED, token, worker, rs.getLong(2), 0,
+              new JobHistory(rs.getInt(3), rs.getInt(4), rs.getInt(5)), backups);
+          if (backups == 0) {
+            return new RecordedAttempt(before, List.of());
+          }
+          s.clearBackups.setLong(1, jobId);
+          s.clearBackups.executeUpdate();
+          return new RecordedAttempt(before, endBackups(jobId));
         }
-        return new JobRecord(jobId, rs.getLong(1), JobState.LEASED, token, null, rs.getLong(2), 0,
-            new JobHistory(rs.getInt(3), rs.getInt(4), rs.getInt(5)));
       }
+      // Not the job's own lease: one of its live backups, if it has any.
+      JobRecord j = job(jobId);
+      if (j == null || j.state() != JobState.LEASED || j.backups() == 0) {
+        return null;
+      }
+      LiveLease winner = null;
+      for (LiveLease b : backups(jobId)) {
+        if (b.token() == token) {
+          winner = b;
+        }
+      }
+      if (winner == null) {
+        return null;
+      }
+      PreparedStatement r = s.recordBackupOutcome;
+      bindOutcome(r, o);
+      r.setString(9, worker);
+      r.setLong(10, token);
+      r.setLong(11, winner.leasedAtMillis());
+      r.setLong(12, jobId);
+      r.executeUpdate();
+      List<LiveLease> abandoned = new ArrayList<>();
+      abandoned.add(j.lease());
+      for (LiveLease b : endBackups(jobId)) {
+        if (b.token() != token) {
+          abandoned.add(b);
+        }
+      }
+      JobRecord before = new JobRecord(jobId, j.runId(), JobState.LEASED, token, winner.owner(),
+          winner.leasedAtMillis(), winner.leaseExpiryMillis(), j.history(), j.backups());
+      return new RecordedAttempt(before, abandoned);
+    });
+  }
+
+  /** Deletes every live backup of a job (it ended), returning them. */
+  private List<LiveLease> endBackups(long jobId) throws SQLException {
+    s.deleteBackups.setLong(1, jobId);
+    List<LiveLease> out = liveLeases(s.deleteBackups);
+    out.sort(Comparator.comparingLong(LiveLease::token));
+    return out;
+  }
+
+  @Override
+  public List<LiveLease> backups(long jobId) {
+    return sql(() -> {
+      s.selectBackups.setLong(1, jobId);
+      return liveLeases(s.selectBackups);
+    });
+  }
+
+  @Override
+  public List<LiveLease> runBackups(long runId) {
+    return sql(() -> {
+      s.selectRunBackups.setLong(1, runId);
+      return liveLeases(s.selectRunBackups);
+    });
+  }
+
+  @Override
+  public Assignment leaseBackup(long jobId, String worker, long nowMillis, long leaseExpiryMillis) {
+    return sql(() -> {
+      s.issueBackup.setLong(1, jobId);
+      long runId;
+      long token;
+      int attempt;
+      String caseId;
+      String caseJson;
+      try (ResultSet rs = s.issueBackup.executeQuery()) {
+        if (!rs.next()) {
+          throw new SQLException("job " + jobId + " vanished while a backup attempt was issued");
+        }
+        runId = rs.getLong(1);
+        token = rs.getLong(2);
+        attempt = rs.getInt(3);
+        caseId = rs.getString(4);
+        caseJson = rs.getString(5);
+      }
+      PreparedStatement q = s.insertBackup;
+      q.setLong(1, jobId);
+      q.setLong(2, runId);
+      q.setLong(3, token);
+      q.setString(4, worker);
+      q.setLong(5, nowMillis);
+      q.setLong(6, leaseExpiryMillis);
+      q.executeUpdate();
+      return new Assignment(jobId, runId, token, attempt, caseId, caseJson, specs.spec(runId).evaluator());
+    });
+  }
+
+  @Override
+  public void endBackup(long jobId, long token) {
+    sql(() -> {
+      s.deleteBackup.setLong(1, jobId);
+      s.deleteBackup.setLong(2, token);
+      if (s.deleteBackup.executeUpdate() == 1) {
+        s.countBackupEnded.setLong(1, jobId);
+        s.countBackupEnded.executeUpdate();
+      }
+      return null;
+    });
+  }
+
+  @Override
+  public void promoteBackup(long jobId, long token) {
+    sql(() -> {
+      s.promoteBackup.setLong(1, jobId);
+      s.promoteBackup.setLong(2, token);
+      s.promoteBackup.setLong(3, jobId);
+      s.promoteBackup.executeUpdate();
+      s.deleteBackup.setLong(1, jobId);
+      s.deleteBackup.setLong(2, token);
+      return s.deleteBackup.executeUpdate();
     });
   }
 
@@ -227,7 +357,9 @@ final class JdbcTransaction implements StoreTransaction {
   public void cancelLeased(long jobId) {
     sql(() -> {
       s.cancelLeased.setLong(1, jobId);
-      return s.cancelLeased.executeUpdate();
+      int changed = s.cancelLeased.executeUpdate();
+      endBackups(jobId);
+      return changed;
     });
   }
 
@@ -606,6 +738,15 @@ final class JdbcTransaction implements StoreTransaction {
       q.setLong(2, r.jobId());
       q.setLong(3, r.token());
       try (ResultSet rs = q.executeQuery()) {
+        if (rs.next()) {
+          return new RenewResult(true, rs.getLong(1), rs.getInt(2));
+        }
+      }
+      PreparedStatement b = s.renewBackup; // a backup row exists only while its job is leased
+      b.setLong(1, r.leaseExpiryMillis());
+      b.setLong(2, r.jobId());
+      b.setLong(3, r.token());
+      try (ResultSet rs = b.executeQuery()) {
         return rs.next() ? new RenewResult(true, rs.getLong(1), rs.getInt(2)) : RenewResult.NOT_CURRENT;
       }
     });
@@ -701,6 +842,17 @@ final class JdbcTransaction implements StoreTransaction {
     final PreparedStatement setPause;
     final PreparedStatement insertJob;
     final PreparedStatement recordOutcome;
+    final PreparedStatement recordBackupOutcome;
+    final PreparedStatement selectBackups;
+    final PreparedStatement selectRunBackups;
+    final PreparedStatement deleteBackups;
+    final PreparedStatement deleteBackup;
+    final PreparedStatement countBackupEnded;
+    final PreparedStatement clearBackups;
+    final PreparedStatement issueBackup;
+    final PreparedStatement insertBackup;
+    final PreparedStatement promoteBackup;
+    final PreparedStatement renewBackup;
     final PreparedStatement selectJob;
     final PreparedStatement failJob;
     final PreparedStatement requeueJob;
@@ -753,7 +905,8 @@ final class JdbcTransaction implements StoreTransaction {
           countErrors, requeueErrors, reopenRun,
           cancelLeased, cancelPending, cancelRun, positionOfCase, setRunTotal, selectKey, insertKey, updateKey, deleteKey,
           deleteKeys, deleteHeldKeys, insertResponse, selectResponses, selectRecordedCases, replaceOutcome, upsertOption,
-          selectOption, fenceLeader, countEpochWrite, selectLeader}) {
+          selectOption, recordBackupOutcome, selectBackups, selectRunBackups, deleteBackups, deleteBackup, countBackupEnded,
+          clearBackups, issueBackup, insertBackup, promoteBackup, renewBackup, fenceLeader, countEpochWrite, selectLeader}) {
         try {
           p.close();
         } catch (SQLException ignored) {
@@ -810,6 +963,17 @@ final class JdbcTransaction implements StoreTransaction {
       fenceLeader = c.prepareStatement(LeaderSql.FENCE);
       countEpochWrite = c.prepareStatement(LeaderSql.COUNT_WRITE);
       selectLeader = c.prepareStatement(LeaderSql.SELECT);
+      recordBackupOutcome = c.prepareStatement(sql.recordBackupOutcome);
+      selectBackups = c.prepareStatement(sql.selectBackups);
+      selectRunBackups = c.prepareStatement(sql.selectRunBackups);
+      deleteBackups = c.prepareStatement(sql.deleteBackups);
+      deleteBackup = c.prepareStatement(sql.deleteBackup);
+      countBackupEnded = c.prepareStatement(sql.countBackupEnded);
+      clearBackups = c.prepareStatement(sql.clearBackups);
+      issueBackup = c.prepareStatement(sql.issueBackup);
+      insertBackup = c.prepareStatement(sql.insertBackup);
+      promoteBackup = c.prepareStatement(sql.promoteBackup);
+      renewBackup = c.prepareStatement(sql.renewBackup);
     }
   }
 }

@@ -7,8 +7,10 @@ package dev.tally.store;
  * fragment of its own (an index hint), the {@link Dialect} supplies it. {@link JdbcTransaction.Statements}
  * prepares each once per write connection.
  *
- * <p>The fencing rule is in the text: an outcome is recorded only by
- * {@code UPDATE jobs ... WHERE id = ? AND state = 'leased' AND token = ?}, so a stale token updates no row.
+ * <p>The fencing rule (by the set of live attempts, {@link dev.tally.core.store.BatchRules}) is in the text:
+ * an outcome is recorded by {@code UPDATE jobs ... WHERE id = ? AND state = 'leased' AND token = ?} when its
+ * token is the job's own lease, or, when the job has live backup attempts ({@code backup_leases}) and the
+ * token is one of them, by {@link #recordBackupOutcome}; any other token updates no row.
  *
  * <p>Thread-safety: immutable.
  */
@@ -35,7 +37,10 @@ final class StoreSql {
 
   /** A job's columns as the batch rules see it ({@link dev.tally.core.store.JobRecord}). */
   static final String JOB_RECORD_COLUMNS =
-      "id, run_id, state, token, owner, leased_at_millis, lease_expiry_millis, attempts, lost_streak, timeouts";
+      "id, run_id, state, token, owner, leased_at_millis, lease_expiry_millis, attempts, lost_streak, timeouts, backups";
+
+  /** A live backup attempt's columns ({@link dev.tally.core.store.LiveLease}), bound in this order by its insert. */
+  static final String BACKUP_COLUMNS = "job_id, run_id, token, owner, leased_at_millis, lease_expiry_millis";
 
   /** An idempotency key's columns, bound in this order by the key's insert and update. */
   static final String KEY_COLUMNS = "completed, reservation_token, hold_until_millis, fingerprint, run_id, response_status,"
@@ -62,7 +67,8 @@ final class StoreSql {
   final String leasedCount;
   final String runState = "SELECT state FROM runs WHERE id = ?";
   final String selectLeased;
-  final String cancelLeased = "UPDATE jobs SET state = 'cancelled', owner = NULL, lease_expiry_millis = NULL WHERE id = ?";
+  final String cancelLeased =
+      "UPDATE jobs SET state = 'cancelled', owner = NULL, lease_expiry_millis = NULL, backups = 0 WHERE id = ?";
   final String cancelPending = "UPDATE jobs SET state = 'cancelled' WHERE run_id = ? AND state = 'pending'";
   final String cancelRun = "UPDATE runs SET state = 'cancelled', finished_at_millis = ? WHERE id = ?";
   final String countErrors;
@@ -108,7 +114,31 @@ final class StoreSql {
       "UPDATE jobs SET state = 'done', verdict = ?, score = ?, output_tail = ?, duration_millis = ?,"
           + " answer = ?, fields_json = ?, exit_code = ?, stderr_tail = ?, worker = ?, owner = NULL, lease_expiry_millis = NULL"
           + " WHERE id = ? AND state = 'leased' AND token = ?"
-          + " RETURNING run_id, leased_at_millis, attempts, lost_streak, timeouts";
+          + " RETURNING run_id, leased_at_millis, attempts, lost_streak, timeouts, backups";
+  /** A live backup attempt's outcome: the job is done under the backup's token (the caller checked it is live). */
+  final String recordBackupOutcome =
+      "UPDATE jobs SET state = 'done', verdict = ?, score = ?, output_tail = ?, duration_millis = ?,"
+          + " answer = ?, fields_json = ?, exit_code = ?, stderr_tail = ?, worker = ?, owner = NULL, lease_expiry_millis = NULL,"
+          + " token = ?, leased_at_millis = ?, backups = 0 WHERE id = ? AND state = 'leased'";
+  final String selectBackups = "SELECT " + BACKUP_COLUMNS + " FROM backup_leases WHERE job_id = ? ORDER BY token";
+  final String selectRunBackups = "SELECT " + BACKUP_COLUMNS + " FROM backup_leases WHERE run_id = ? ORDER BY job_id, token";
+  final String deleteBackups = "DELETE FROM backup_leases WHERE job_id = ? RETURNING " + BACKUP_COLUMNS;
+  final String deleteBackup = "DELETE FROM backup_leases WHERE job_id = ? AND token = ?";
+  final String countBackupEnded = "UPDATE jobs SET backups = backups - 1 WHERE id = ?";
+  final String clearBackups = "UPDATE jobs SET backups = 0 WHERE id = ?";
+  /** SET expressions see the old row: the backup's token is one above the highest issued. */
+  final String issueBackup =
+      "UPDATE jobs SET issued_token = issued_token + 1, attempts = attempts + 1, backups = backups + 1"
+          + " WHERE id = ? AND state = 'leased' RETURNING run_id, issued_token, attempts, case_id, case_json";
+  final String insertBackup = "INSERT INTO backup_leases (" + BACKUP_COLUMNS + ") VALUES (?, ?, ?, ?, ?, ?)";
+  /** The job's own lease ends and a backup's becomes it. */
+  final String promoteBackup =
+      "UPDATE jobs SET (token, owner, leased_at_millis, lease_expiry_millis) ="
+          + " (SELECT token, owner, leased_at_millis, lease_expiry_millis FROM backup_leases WHERE job_id = ? AND token = ?),"
+          + " backups = backups - 1 WHERE id = ?";
+  /** A backup row exists only while its job is leased. */
+  final String renewBackup = "UPDATE backup_leases SET lease_expiry_millis = ? WHERE job_id = ? AND token = ?"
+      + " RETURNING run_id, (SELECT attempts FROM jobs WHERE jobs.id = backup_leases.job_id)";
   final String selectJob = "SELECT " + JOB_RECORD_COLUMNS + " FROM jobs WHERE id = ?";
   final String failJob =
       "UPDATE jobs SET state = 'failed', owner = NULL, lease_expiry_millis = NULL, failure_reason = ?,"
@@ -173,7 +203,9 @@ final class StoreSql {
         + " not_before_millis = 0, failure_reason = NULL, attempts = 0, lost_streak = 0, timeouts = 0 WHERE " + errored;
     selectResponses = "SELECT request_digest, response FROM responses WHERE run_id = ? AND case_id = ? ORDER BY "
         + dialect.responsesInInsertionOrder();
-    leaseJobs = "UPDATE jobs SET state = 'leased', token = token + 1, attempts = attempts + 1, owner = ?,"
+    // SET expressions see the old row: token and issued_token both become one above the highest issued.
+    leaseJobs = "UPDATE jobs SET state = 'leased', token = issued_token + 1, issued_token = issued_token + 1,"
+        + " attempts = attempts + 1, owner = ?,"
         + " leased_at_millis = ?, lease_expiry_millis = ?"
         + " WHERE id IN (SELECT id FROM " + pendingInOrder
         + "   WHERE run_id = ? AND state = 'pending' AND not_before_millis <= ?"

@@ -1243,6 +1243,236 @@ public abstract class StoreContractTest {
   // ------------------------------------------------------------------------------------------------
   // streaming run creation
 
+  // ------------------------------------------------------------------------------------------------
+  // fencing by the set of live attempts (speculative execution)
+
+  protected static StoreBatch backup(long now, long jobId, String worker) {
+    return StoreBatch.builder(now, TEST_RUNS, POLICY)
+        .backup(new StoreBatch.BackupRequest(jobId, worker, now + 60_000)).build();
+  }
+
+  /** The one backup a batch of {@link #backup} issued. */
+  protected static Assignment issued(StoreBatchResult r) {
+    assertThat(r.backups()).hasSize(1);
+    assertThat(r.backups().get(0)).as("backup issued").isPresent();
+    return r.backups().get(0).orElseThrow();
+  }
+
+  private static List<String> endings(Store store, long runId) {
+    return store.attempts(runId).stream().sorted(Comparator.comparingLong(AttemptView::token))
+        .map(a -> a.token() + ":" + a.worker() + ":" + a.ending()).toList();
+  }
+
+  @Test
+  void aBackupAttemptsResultIsRecordedAndTheOriginalAttemptIsAbandonedAndFenced() {
+    try (Store store = newStore(dir)) {
+      long runId = store.createRun(spec(3), cases(1));
+      Assignment first = store.apply(lease(T0, "w1", 1)).leases().get(0).get(0);
+      Assignment copy = issued(store.apply(backup(T0 + 10, first.jobId(), "w2")));
+      assertThat(copy.token()).isGreaterThan(first.token());
+      assertThat(copy.attempt()).isEqualTo(2);
+      assertThat(copy.caseId()).isEqualTo(first.caseId());
+
+      StoreBatchResult won = store.apply(record(T0 + 20, rec(copy, "w2", Verdict.PASS)));
+      assertThat(won.recordStatuses()).containsExactly(RecordStatus.RECORDED);
+      assertThat(won.abandoned()).extracting(l -> l.jobId() + "/" + l.token() + "/" + l.owner())
+          .containsExactly(first.jobId() + "/" + first.token() + "/w1");
+      // The loser's late result is fenced; the winner's resend is a duplicate; the job is counted once.
+      assertThat(store.apply(record(T0 + 30, rec(first, "w1", Verdict.FAIL))).recordStatuses())
+          .containsExactly(RecordStatus.FENCED);
+      assertThat(store.apply(record(T0 + 40, rec(copy, "w2", Verdict.PASS))).recordStatuses())
+          .containsExactly(RecordStatus.DUPLICATE);
+      JobView j = job(store, runId, first.jobId());
+      assertThat(j.state()).isEqualTo(JobState.DONE);
+      assertThat(j.token()).isEqualTo(copy.token());
+      assertThat(j.worker()).isEqualTo("w2");
+      assertThat(j.outcome().verdict()).isEqualTo(Verdict.PASS);
+      RunCounters c = counters(store, runId);
+      assertThat(c.recorded()).isEqualTo(1);
+      assertThat(c.passed()).isEqualTo(1);
+      assertThat(c.staleResultsFenced()).isEqualTo(1);
+      assertThat(c.duplicatesSuppressed()).isEqualTo(1);
+      assertThat(c.redeliveries()).isZero();
+      assertThat(endings(store, runId)).containsExactly("1:w1:" + BatchRules.ABANDONED_ENDING, "2:w2:recorded");
+      assertThat(store.run(runId).orElseThrow().state()).isEqualTo(RunState.FINISHED);
+    }
+  }
+
+  @Test
+  void theOriginalAttemptMayWinAndThenItsBackupIsAbandoned() {
+    try (Store store = newStore(dir)) {
+      long runId = store.createRun(spec(3), cases(1));
+      Assignment first = store.apply(lease(T0, "w1", 1)).leases().get(0).get(0);
+      Assignment copy = issued(store.apply(backup(T0 + 10, first.jobId(), "w2")));
+      StoreBatchResult won = store.apply(record(T0 + 20, rec(first, "w1", Verdict.FAIL)));
+      assertThat(won.recordStatuses()).containsExactly(RecordStatus.RECORDED);
+      assertThat(won.abandoned()).extracting(l -> l.token()).containsExactly(copy.token());
+      assertThat(store.apply(record(T0 + 30, rec(copy, "w2", Verdict.PASS))).recordStatuses())
+          .containsExactly(RecordStatus.FENCED);
+      JobView j = job(store, runId, first.jobId());
+      assertThat(j.token()).isEqualTo(first.token());
+      assertThat(j.worker()).isEqualTo("w1");
+      assertThat(j.outcome().verdict()).isEqualTo(Verdict.FAIL);
+      assertThat(counters(store, runId).recorded()).isEqualTo(1);
+      assertThat(endings(store, runId)).containsExactly("1:w1:recorded", "2:w2:" + BatchRules.ABANDONED_ENDING);
+    }
+  }
+
+  @Test
+  void bothAttemptsResultsInOneBatchRecordOnlyTheFirst() {
+    try (Store store = newStore(dir)) {
+      long runId = store.createRun(spec(3), cases(1));
+      Assignment first = store.apply(lease(T0, "w1", 1)).leases().get(0).get(0);
+      Assignment copy = issued(store.apply(backup(T0 + 10, first.jobId(), "w2")));
+      StoreBatchResult r = store.apply(record(T0 + 20, rec(copy, "w2", Verdict.PASS), rec(first, "w1", Verdict.PASS)));
+      assertThat(r.recordStatuses()).containsExactly(RecordStatus.RECORDED, RecordStatus.FENCED);
+      // Abandoned in the same batch: its holder already reported, telling it again is harmless.
+      assertThat(r.abandoned()).extracting(l -> l.token()).containsExactly(first.token());
+      RunCounters c = counters(store, runId);
+      assertThat(c.recorded()).isEqualTo(1);
+      assertThat(c.passed()).isEqualTo(1);
+      assertThat(c.staleResultsFenced()).isEqualTo(1);
+      assertThat(job(store, runId, first.jobId()).token()).isEqualTo(copy.token());
+      assertThat(store.attempts(runId)).filteredOn(a -> a.ending().equals("recorded")).hasSize(1);
+    }
+  }
+
+  @Test
+  void anAttemptLostWhileItsBackupLivesIsDroppedAndTheJobGoesOnUnderTheBackup() {
+    try (Store store = newStore(dir)) {
+      long runId = store.createRun(spec(3), cases(1));
+      Assignment first = store.apply(lease(T0, "w1", 1)).leases().get(0).get(0);
+      Assignment copy = issued(store.apply(backup(T0 + 10, first.jobId(), "w2")));
+      StoreBatchResult r = store.apply(release(T0 + 20, lost(first, T0 + 20)));
+      assertThat(r.releaseStatuses()).containsExactly(ReleaseStatus.DROPPED);
+      JobView j = job(store, runId, first.jobId());
+      assertThat(j.state()).isEqualTo(JobState.LEASED);
+      assertThat(j.token()).isEqualTo(copy.token());
+      assertThat(counters(store, runId).redeliveries()).as("nothing went back to the queue").isZero();
+      // Nothing is leasable: the job is not pending.
+      assertThat(store.apply(lease(T0 + 30, "w3", 1)).leases().get(0)).isEmpty();
+      assertThat(store.apply(batch(T0 + 40, TEST_RUNS, List.of(), List.of(), List.of(),
+          List.of(new RenewRequest(copy.jobId(), copy.token(), T0 + 90_000)), false)).renewals().get(0).current()).isTrue();
+      assertThat(store.apply(record(T0 + 50, rec(first, "w1", Verdict.PASS))).recordStatuses())
+          .containsExactly(RecordStatus.FENCED);
+      StoreBatchResult won = store.apply(record(T0 + 60, rec(copy, "w2", Verdict.PASS)));
+      assertThat(won.recordStatuses()).containsExactly(RecordStatus.RECORDED);
+      assertThat(won.abandoned()).isEmpty();
+      assertThat(endings(store, runId)).hasSize(2).first().asString().startsWith("1:w1:" + BatchRules.DROPPED_ENDING);
+      assertThat(counters(store, runId).recorded()).isEqualTo(1);
+    }
+  }
+
+  @Test
+  void aBackupThatEndsAloneLeavesTheJobToItsOwnLeaseAndLaterTokensStayAboveIt() {
+    try (Store store = newStore(dir)) {
+      long runId = store.createRun(spec(5), cases(1));
+      Assignment first = store.apply(lease(T0, "w1", 1)).leases().get(0).get(0);
+      Assignment copy = issued(store.apply(backup(T0 + 10, first.jobId(), "w2")));
+      assertThat(store.apply(release(T0 + 20, lost(copy, T0 + 20))).releaseStatuses())
+          .containsExactly(ReleaseStatus.DROPPED);
+      assertThat(job(store, runId, first.jobId()).token()).isEqualTo(first.token());
+      // The job's own lease ends too: now it goes back, and its next lease's token is above the backup's.
+      assertThat(store.apply(release(T0 + 30, lost(first, T0 + 30))).releaseStatuses())
+          .containsExactly(ReleaseStatus.RELEASED);
+      Assignment again = store.apply(lease(T0 + 40, "w3", 1)).leases().get(0).get(0);
+      assertThat(again.token()).isGreaterThan(copy.token());
+      assertThat(again.attempt()).isEqualTo(3);
+      assertThat(store.apply(record(T0 + 50, rec(copy, "w2", Verdict.PASS))).recordStatuses())
+          .containsExactly(RecordStatus.FENCED);
+      assertThat(store.apply(record(T0 + 60, rec(again, "w3", Verdict.PASS))).recordStatuses())
+          .containsExactly(RecordStatus.RECORDED);
+      assertThat(counters(store, runId).redeliveries()).isEqualTo(1);
+      assertThat(store.attempts(runId)).extracting(AttemptView::token).containsExactlyInAnyOrder(1L, 2L, 3L);
+    }
+  }
+
+  @Test
+  void theExpiryOfOneOfTwoLiveAttemptsDoesNotDisturbTheOther() {
+    try (Store store = newStore(dir)) {
+      long runId = store.createRun(spec(3), cases(1));
+      Assignment first = store.apply(lease(T0, "w1", 1)).leases().get(0).get(0); // expires at T0 + 60 s
+      Assignment copy = issued(store.apply(backup(T0 + 10_000, first.jobId(), "w2"))); // T0 + 70 s
+      // Only the backup's holder renews; the sweep after the first expiry ends the first attempt alone.
+      store.apply(batch(T0 + 50_000, TEST_RUNS, List.of(), List.of(), List.of(),
+          List.of(new RenewRequest(copy.jobId(), copy.token(), T0 + 200_000)), false));
+      StoreBatchResult swept = store.apply(batch(T0 + 100_000, TEST_RUNS, List.of(), List.of(), List.of(), List.of(), true));
+      assertThat(swept.expired()).containsExactly(new ExpiredLease(first.jobId(), first.token(), runId,
+          InfraFailure.Kind.LEASE_EXPIRED, ReleaseStatus.DROPPED));
+      assertThat(job(store, runId, first.jobId()).state()).isEqualTo(JobState.LEASED);
+      assertThat(store.apply(record(T0 + 110_000, rec(copy, "w2", Verdict.PASS))).recordStatuses())
+          .containsExactly(RecordStatus.RECORDED);
+      assertThat(counters(store, runId).redeliveries()).isZero();
+    }
+  }
+
+  @Test
+  void theExpiryOfABackupLeavesTheOriginalAttemptLive() {
+    try (Store store = newStore(dir)) {
+      long runId = store.createRun(spec(3), cases(1));
+      Assignment first = store.apply(lease(T0, "w1", 1)).leases().get(0).get(0);
+      Assignment copy = issued(store.apply(backup(T0 + 10, first.jobId(), "w2"))); // expires at T0 + 60.01 s
+      store.apply(batch(T0 + 50_000, TEST_RUNS, List.of(), List.of(), List.of(),
+          List.of(new RenewRequest(first.jobId(), first.token(), T0 + 200_000)), false));
+      StoreBatchResult swept = store.apply(batch(T0 + 100_000, TEST_RUNS, List.of(), List.of(), List.of(), List.of(), true));
+      assertThat(swept.expired()).containsExactly(new ExpiredLease(copy.jobId(), copy.token(), runId,
+          InfraFailure.Kind.LEASE_EXPIRED, ReleaseStatus.DROPPED));
+      assertThat(store.apply(record(T0 + 110_000, rec(first, "w1", Verdict.PASS))).recordStatuses())
+          .containsExactly(RecordStatus.RECORDED);
+      assertThat(job(store, runId, first.jobId()).token()).isEqualTo(first.token());
+    }
+  }
+
+  @Test
+  void aBackupIsIssuedOnlyForALeasedJobToAWorkerHoldingNoAttemptOfItAndOneAtATime() {
+    try (Store store = newStore(dir)) {
+      long runId = store.createRun(spec(3), cases(2));
+      List<Assignment> leased = store.apply(lease(T0, "w1", 1)).leases().get(0);
+      Assignment first = leased.get(0);
+      assertThat(store.apply(backup(T0 + 1, first.jobId(), "w1")).backups()).containsExactly(java.util.Optional.empty());
+      Assignment copy = issued(store.apply(backup(T0 + 2, first.jobId(), "w2")));
+      assertThat(store.apply(backup(T0 + 3, first.jobId(), "w3")).backups())
+          .as("at most %d backup per job", BatchRules.MAX_BACKUPS_PER_JOB).containsExactly(java.util.Optional.empty());
+      long pendingJob = store.jobs(runId).stream().filter(j -> j.state() == JobState.PENDING).findFirst().orElseThrow().jobId();
+      assertThat(store.apply(backup(T0 + 4, pendingJob, "w2")).backups()).containsExactly(java.util.Optional.empty());
+      store.apply(record(T0 + 5, rec(copy, "w2", Verdict.PASS)));
+      assertThat(store.apply(backup(T0 + 6, first.jobId(), "w3")).backups()).containsExactly(java.util.Optional.empty());
+      assertThat(store.apply(backup(T0 + 7, 9_999, "w3")).backups()).containsExactly(java.util.Optional.empty());
+    }
+  }
+
+  @Test
+  void aCancelEndsEveryLiveAttemptAndNamesEveryHolder() {
+    try (Store store = newStore(dir)) {
+      long runId = store.createRun(spec(3), cases(1));
+      Assignment first = store.apply(lease(T0, "w1", 1)).leases().get(0).get(0);
+      Assignment copy = issued(store.apply(backup(T0 + 10, first.jobId(), "w2")));
+      CancelResult cancel = store.apply(StoreBatch.builder(T0 + 20, TEST_RUNS, POLICY).cancel(runId).build())
+          .cancels().get(0);
+      assertThat(cancel.leases()).extracting(l -> l.token() + "/" + l.worker())
+          .containsExactlyInAnyOrder(first.token() + "/w1", copy.token() + "/w2");
+      assertThat(store.apply(record(T0 + 30, rec(copy, "w2", Verdict.PASS))).recordStatuses())
+          .containsExactly(RecordStatus.FENCED);
+      assertThat(endings(store, runId)).containsExactly("1:w1:" + BatchRules.CANCELLED_ENDING,
+          "2:w2:" + BatchRules.CANCELLED_ENDING);
+      assertThat(counters(store, runId).cancelled()).isEqualTo(1);
+    }
+  }
+
+  @Test
+  void aBackupsResponseIsJournalledUnderItsOwnLease() {
+    try (Store store = newStore(dir)) {
+      store.createRun(spec(3), cases(1));
+      Assignment first = store.apply(lease(T0, "w1", 1)).leases().get(0).get(0);
+      Assignment copy = issued(store.apply(backup(T0 + 10, first.jobId(), "w2")));
+      assertThat(store.apply(journal(T0 + 20, entry(copy, DIGEST_A, "{\"a\":1}"))).journalStatuses())
+          .containsExactly(dev.tally.core.JournalEntry.Status.STORED);
+      store.apply(record(T0 + 30, rec(first, "w1", Verdict.PASS)));
+      assertThat(store.apply(journal(T0 + 40, entry(copy, DIGEST_B, "{\"b\":1}"))).journalStatuses())
+          .containsExactly(dev.tally.core.JournalEntry.Status.FENCED);
+    }
+  }
+
   /** A source of {@code n} generated cases that fails at {@code failAt} (or never, for -1), counting its pulls. */
   protected static final class Generated implements CaseSource {
     final int n;

@@ -56,7 +56,9 @@ import org.slf4j.LoggerFactory;
  * <ul>
  *   <li><b>Hello</b> on every connection: worker id, name, slots, version, the worker token if it has one,
  *       the store its jobs came from, and every attempt it holds (running, queued, or with a result in the outbox). A coordinator that
- *       sends no Welcome within {@link #WELCOME_TIMEOUT} is left, and the attempt counts as failed.
+ *       sends no Welcome within {@link #WELCOME_TIMEOUT} is left, and the attempt counts as failed (a deadline
+ *       checked more than {@link #LATE_CHECKS} liveness periods late, this worker having been starved, is
+ *       checked once more first).
  *   <li><b>Welcome</b>: heartbeats start at its interval, the coordinator's liveness is judged from then
  *       on, and the whole outbox is sent again. A Welcome from a coordinator on another store than the
  *       one this worker's jobs and results came from drops them all and stops those jobs: job ids and
@@ -81,7 +83,9 @@ import org.slf4j.LoggerFactory;
  *       UNAUTHENTICATED} or {@code TLS_REQUIRED} (its worker token was refused, or it spoke plaintext to a
  *       TLS port from elsewhere) ends the session {@link Termination.Kind#REFUSED}: reconnecting with the
  *       same configuration would be refused again, for ever.
- *   <li><b>Heartbeats</b> every Welcome interval, listing the jobs held; a frame before the Welcome, a
+ *   <li><b>Heartbeats</b> every Welcome interval, listing the jobs held and how late this worker's own
+ *       timer ran at worst since the previous one (its scheduling lag: a starved worker says so, and the
+ *       coordinator allows for it); a frame before the Welcome, a
  *       second Welcome or an Envelope without a body is a protocol violation and closes the connection.
  *   <li><b>The coordinator's liveness</b>: every frame from it feeds a φ accrual detector (see {@link
  *       #COORDINATOR_ACCEPTABLE_PAUSE}); when it convicts, the connection is closed and the worker
@@ -191,6 +195,12 @@ public final class SessionCore {
   private long heartbeatIntervalNanos;
   private long nextHeartbeatNanos;
   private long heartbeatSeq;
+  /**
+   * The worst lateness of a {@link #tick} since the last heartbeat went out: how much later than {@link
+   * #nextTickNanos()} asked it came. Sent in the next heartbeat, so that the coordinator allows for this
+   * worker being starved (see {@code Heartbeat.scheduling_lag_millis}).
+   */
+  private long worstTickLagNanos;
   private FailureDetector coordinatorDetector;
   private long lastFrameNanos;
   private long lastCheckNanos;
@@ -749,8 +759,21 @@ public final class SessionCore {
 
   /** Time passed: sends a due heartbeat, judges the coordinator, enforces the Welcome and drain deadlines. */
   public void tick(long nowNanos) {
+    long due = nextTickNanos();
+    long lateNanos = due == NO_TICK ? 0 : nowNanos - due; // the driver asked to be woken at due: the rest was starvation
+    if (lateNanos > worstTickLagNanos) {
+      worstTickLagNanos = lateNanos;
+    }
     if (state == State.AWAITING_WELCOME && nowNanos - welcomeDeadlineNanos >= 0) {
-      closeConnection("the coordinator sent no Welcome within " + WELCOME_TIMEOUT.toSeconds() + " s of the Hello", false);
+      if (lateNanos > LATE_CHECKS * LIVENESS_CHECK_PERIOD.toNanos()) {
+        // This process was starved or paused (30 worker JVMs starting on 2 cores were, for over 10 s): the
+        // time it did not run is not the coordinator's, and the Welcome may be unread in the socket. Judge
+        // on the next tick, once read, as the liveness check does.
+        log.debug("the Welcome deadline was checked {} ms late; judging on the next tick", TimeUnit.NANOSECONDS.toMillis(lateNanos));
+        welcomeDeadlineNanos = nowNanos + LIVENESS_CHECK_PERIOD.toNanos();
+      } else {
+        closeConnection("the coordinator sent no Welcome within " + WELCOME_TIMEOUT.toSeconds() + " s of the Hello", false);
+      }
     }
     if (state == State.WELCOMED && nowNanos - nextCheckNanos >= 0) {
       judgeCoordinator(nowNanos);
@@ -791,6 +814,8 @@ public final class SessionCore {
         previous = k.jobId();
       }
     }
+    hb.setSchedulingLagMillis((int) Math.min(0xFFFF_FFFFL, TimeUnit.NANOSECONDS.toMillis(worstTickLagNanos)));
+    worstTickLagNanos = 0;
     send(Envelope.newBuilder().setHeartbeat(hb).build());
     flush();
     nextHeartbeatNanos += heartbeatIntervalNanos;

@@ -337,6 +337,28 @@ class SessionCoreTest {
   }
 
   @Test
+  void aHeartbeatReportsHowLateThisWorkersOwnTimerRanSinceThePreviousOne() {
+    welcomedAt(0);
+    core.frameReceived(heartbeat(), 0);
+    core.tick(core.nextTickNanos() + 30 * MS); // the liveness check, woken 30 ms late
+    core.frameReceived(heartbeat(), 300 * MS);
+    core.tick(500 * MS + 700 * MS); // the heartbeat, woken 700 ms late: this process was starved
+    List<Envelope> beats = port.takeSent().stream().filter(Envelope::hasHeartbeat).toList();
+    assertThat(beats).hasSize(1);
+    assertThat(beats.get(0).getHeartbeat().getSchedulingLagMillis()).isEqualTo(700);
+
+    core.frameReceived(heartbeat(), 1_300 * MS);
+    for (long t = 1_250 * MS; t <= 2_500 * MS; t += 10 * MS) { // on time again
+      core.frameReceived(heartbeat(), t);
+      if (t - core.nextTickNanos() >= 0) {
+        core.tick(t);
+      }
+    }
+    beats = port.takeSent().stream().filter(Envelope::hasHeartbeat).toList();
+    assertThat(beats).isNotEmpty().allSatisfy(b -> assertThat(b.getHeartbeat().getSchedulingLagMillis()).isZero());
+  }
+
+  @Test
   void heartbeatsGoOutEveryIntervalListingHeldJobsWithoutBurstsAfterAPause() {
     welcomedAt(0);
     core.frameReceived(assign(1, 10), 0);
@@ -412,6 +434,17 @@ class SessionCoreTest {
     assertThat(port.closes).containsExactly(false);
     core.disconnected("connection closed", SessionCore.WELCOME_TIMEOUT.toNanos());
     assertThat(port.connects).hasSize(2);
+  }
+
+  @Test
+  void aWorkerStarvedPastItsWelcomeDeadlineLooksOnceMoreBeforeLeaving() {
+    core.start(0);
+    core.connected(0);
+    core.tick(SessionCore.WELCOME_TIMEOUT.toNanos() + 3 * S); // this process did not run for 3 s
+    assertThat(port.closes).isEmpty();
+    assertThat(core.nextTickNanos()).isEqualTo(SessionCore.WELCOME_TIMEOUT.toNanos() + 3 * S + 250 * MS);
+    core.tick(SessionCore.WELCOME_TIMEOUT.toNanos() + 3 * S + 250 * MS); // on time, and still no Welcome
+    assertThat(port.closes).containsExactly(false);
   }
 
   /** A core that gives up at its first failed attempt, so that the attempt's reason is in its end. */

@@ -143,8 +143,9 @@ public final class BenchCommand implements Callable<Integer> {
     Path logs = Files.createDirectories(dir.resolve("bench-logs"));
     try (FakeEndpoint endpoint = evaluator == Kind.model ? FakeEndpoint.start(endpointLatency, logs.resolve("fake-endpoint.log")) : null;
         Coordinator coordinator = start(builder.storeFile(dbFile));
+        // A noop worker's own code is the load: its JVM keeps both compilers.
         LocalWorkerProcesses local = LocalWorkerProcesses.start(workers, slots, new HostPort("127.0.0.1", coordinator.port()), logs,
-            builder.workerToken().orElse(null))) {
+            builder.workerToken().orElse(null), LocalWorkerProcesses.Jvm.THROUGHPUT)) {
       EvaluatorSpec spec = endpoint == null ? new EvaluatorSpec("noop", Map.of(), Duration.ofMinutes(1)) : modelSpec(endpoint.baseUrl());
       Store store = coordinator.store();
       Measurement warmup = measure(store, coordinator, local, spec, Math.max(1, n / 10), "warmup", endpoint, null);

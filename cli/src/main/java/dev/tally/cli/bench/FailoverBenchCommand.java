@@ -18,6 +18,7 @@ import dev.tally.core.CaseRecord;
 import dev.tally.core.EvaluatorSpec;
 import dev.tally.core.InfraFailure;
 import dev.tally.core.detect.DetectorSettings;
+import dev.tally.core.detect.LocalHealth;
 import dev.tally.core.store.AttemptView;
 import dev.tally.core.store.JobState;
 import dev.tally.core.store.JobView;
@@ -93,6 +94,21 @@ import picocli.CommandLine.Spec;
  * redeliveries counter, and the "lost the coordinator" lines in the worker's own log (a lost session
  * that held no job would show only there).
  *
+ * <p><b>3. A starved machine</b> ({@code --starved}, instead of parts 1 and 2; targets: no false reap, and
+ * a {@code kill -9} of a worker detected within {@value #KILL_DETECTION_TARGET_SECONDS} s). Many worker
+ * processes, more than there are cores (say {@code --workers 30 --slots 1} on 2 cores), run cases that
+ * keep the CPU busy ({@code sleep} with {@code burn=true}, U[0.5, 1.5] x {@code --case-millis} each, runs
+ * fed back to back), so that the load average passes the core count many times over and every process,
+ * the coordinator's included, is starved. Nobody is stopped or killed for {@code --duration} after the
+ * fleet is busy and {@code --settle} has passed: every session reaped meanwhile (from startup on) is a
+ * false reap, with the jobs it cost ({@code worker_lost} attempts). Then the last worker is killed with
+ * {@code kill -9}: detection is the time from the kill to the end of its first {@code worker_lost}
+ * attempt (its session's loss, recorded), and the re-lease of one of its jobs is timed as in part 1. The
+ * whole pass runs twice in one sitting with the same settings and seed: first with local health off
+ * ({@link LocalHealth.Config#off()}: the detector's settings alone, as before local health), then with the
+ * coordinator's own setting (on by default), so the two can be compared as a ratio on one machine. The
+ * pass also prints the highest load average and local health multiplier it saw.
+ *
  * <p><b>Limits.</b>
  *
  * <ul>
@@ -126,6 +142,13 @@ public final class FailoverBenchCommand implements Callable<Integer> {
   static final Duration WAIT_LIMIT = Duration.ofSeconds(60);
   /** The worker log line of a lost session (see WorkerSession). */
   static final String LOST_SESSION_LINE = "lost the coordinator";
+  /** The starved part's promise: a worker killed outright is found within this many seconds. */
+  static final int KILL_DETECTION_TARGET_SECONDS = 5;
+  /**
+   * How long a starved fleet may take to connect and get busy: dozens of JVMs starting on two busy cores
+   * take minutes, not the seconds {@link #WAIT_LIMIT} allows elsewhere.
+   */
+  static final Duration STARVED_WAIT_LIMIT = Duration.ofMinutes(10);
 
   @Spec CommandSpec spec;
 
@@ -166,6 +189,10 @@ public final class FailoverBenchCommand implements Callable<Integer> {
 
   @Option(names = "--seed", defaultValue = "20241130", description = "Seed of the failover part's case lengths and stop times, and of the pause lengths and gaps (default: ${DEFAULT-VALUE}).")
   long seed;
+
+  @Option(names = "--starved", description = "Instead of the failover and pause parts: many busy workers (more than cores: e.g. --workers 30 --slots 1) burn CPU for --duration;"
+      + " count false reaps, then kill -9 one worker and time its detection; done twice, without and with local health.")
+  boolean starved;
 
   @Option(names = "--dir", description = "Where the stores and worker logs go (default: a fresh temporary directory, deleted afterwards).")
   Path dir;
@@ -208,10 +235,12 @@ public final class FailoverBenchCommand implements Callable<Integer> {
     Runtime.getRuntime().addShutdownHook(thawOnExit);
     boolean met = true;
     try {
-      if (samples > 0) {
+      if (starved) {
+        met = starved(out, base, seed);
+      } else if (samples > 0) {
         met &= failover(out, base.resolve("failover"), new Random(seed));
       }
-      if (!duration.isZero()) {
+      if (!starved && !duration.isZero()) {
         met &= pauses(out, base.resolve("pauses"), new Random(seed));
       }
     } finally {
@@ -244,6 +273,9 @@ public final class FailoverBenchCommand implements Callable<Integer> {
     if (minPause.isNegative() || minPause.isZero() || maxPause.compareTo(minPause) < 0
         || maxPause.compareTo(pauseEvery.multipliedBy(8).dividedBy(10)) >= 0) {
       problems.add("pauses need 0 < --min-pause <= --max-pause < 0.8 x --pause-every");
+    }
+    if (starved && duration.isZero()) {
+      problems.add("--starved needs a --duration above 0 (the quiet time in which false reaps are counted)");
     }
     if (!problems.isEmpty()) {
       throw new ParameterException(spec.commandLine(), String.join("; ", problems));
@@ -502,6 +534,171 @@ public final class FailoverBenchCommand implements Callable<Integer> {
     return (long) (pauseEvery.toNanos() * (0.8 + 0.4 * random.nextDouble()));
   }
 
+  // ------------------------------------------------------------------ part 3: a starved machine
+
+  /** What one starved pass found. */
+  private record StarvedPass(String label, long reapedSessions, long reapedAtStartup, long lostJobs, long workerLostCoordinator,
+      long redeliveries, long recorded, long quietNanos, double maxLoad, double maxMultiplier, long lateTicks,
+      long correlatedTicks, long detectionMillis, long releaseNanos) {}
+
+  private boolean starved(PrintStream out, Path base, long seed) throws Exception {
+    int cores = Runtime.getRuntime().availableProcessors();
+    out.printf("%nstarved: %d workers x %d slots of CPU-burning cases of U[%d, %d] ms on %d cores%s; quiet for %s after %s"
+            + " of settling, then local-%d is killed with kill -9; twice: local health off, then as configured (%s)%n",
+        workers, slots, caseMillis / 2, caseMillis / 2 + caseMillis, cores,
+        workers * slots > cores ? "" : " (NOT starved: give more busy slots than cores)", human(duration), human(settle), workers,
+        coordinatorOptions.applyTo(Coordinator.builder()).workerServerSettings().localHealth().describe());
+    out.flush();
+    StarvedPass off = starvedPass(out, base.resolve("starved-off"), "local health off", LocalHealth.Config.off(), new Random(seed));
+    StarvedPass on = starvedPass(out, base.resolve("starved-on"), "local health on", null, new Random(seed));
+    boolean met = on.reapedSessions == 0 && on.lostJobs == 0 && on.detectionMillis >= 0
+        && on.detectionMillis <= KILL_DETECTION_TARGET_SECONDS * 1000L;
+    out.printf("starved: false reaps %d without local health (%d at start-up), %d with it (%d at start-up) (target 0: %s); kill -9 detected in %s without,"
+            + " %s with (target <= %d s: %s); jobs run again after a false reap %d without, %d with%n",
+        off.reapedSessions, off.reapedAtStartup, on.reapedSessions, on.reapedAtStartup, on.reapedSessions == 0 && on.lostJobs == 0 ? "met" : "MISSED",
+        millisText(off.detectionMillis), millisText(on.detectionMillis), KILL_DETECTION_TARGET_SECONDS,
+        on.detectionMillis >= 0 && on.detectionMillis <= KILL_DETECTION_TARGET_SECONDS * 1000L ? "met" : "MISSED",
+        off.lostJobs, on.lostJobs);
+    out.flush();
+    return met;
+  }
+
+  /**
+   * One starved pass on a fresh store and fleet; {@code health} replaces the coordinator's local health
+   * setting, or null keeps it.
+   */
+  private StarvedPass starvedPass(PrintStream out, Path phaseDir, String label, LocalHealth.Config health, Random random)
+      throws Exception {
+    int slotsTotal = workers * slots;
+    // Each run holds about 20 s of work for the whole fleet; two are kept active so it never runs dry.
+    int batch = (int) Math.min(1_000_000, Math.max(4L * slotsTotal, 20_000L * slotsTotal / caseMillis));
+    String victim = "local-" + workers;
+    List<Long> runIds = new ArrayList<>();
+    List<CompletableFuture<?>> active = new ArrayList<>();
+    double[] maxLoad = {0};
+    double[] maxMultiplier = {1};
+    long quietNanos;
+    long recorded;
+    long killMillis;
+    long releaseNanos = -1;
+    List<AttemptView> attempts = new ArrayList<>();
+    long redeliveries = 0;
+    long reapedBeforeKill;
+    long reapedAtStartup;
+    long lostCoordinatorLines = 0;
+    LocalHealth.Snapshot healthAtEnd;
+    out.printf("  %s: starting %d workers%n", label, workers);
+    out.flush();
+    long passStartMillis = System.currentTimeMillis();
+    try (Fleet fleet = new Fleet(phaseDir, health)) {
+      Runnable feed = () -> {
+        active.removeIf(CompletableFuture::isDone);
+        while (active.size() < 2) {
+          String prefix = "s" + (runIds.size() + 1);
+          long id = fleet.store.createRun(new RunSpec("bench-failover:starved-" + (runIds.size() + 1), burn(caseMillis),
+                  dev.tally.core.RedeliveryPolicy.AttemptLimits.DEFAULT_MAX_ATTEMPTS),
+              records(prefix, batch, () -> caseMillis / 2 + (long) (random.nextDouble() * caseMillis)));
+          runIds.add(id);
+          active.add(fleet.coordinator.submit(id));
+        }
+        maxLoad[0] = Math.max(maxLoad[0], loadAverage());
+        maxMultiplier[0] = Math.max(maxMultiplier[0], fleet.coordinator.localHealth().multiplier());
+      };
+      feed.run();
+      long deadline = System.nanoTime() + STARVED_WAIT_LIMIT.toNanos();
+      while (!fleet.allBusy(runIds)) {
+        if (System.nanoTime() > deadline) {
+          throw new IllegalStateException("gave up waiting " + STARVED_WAIT_LIMIT.toMinutes() + " min for all " + workers
+              + " workers to connect and get busy (" + fleet.coordinator.connectedWorkers() + " connected)");
+        }
+        sleepFeeding(200, feed);
+      }
+      long busyAtMillis = System.currentTimeMillis();
+      reapedAtStartup = fleet.tap.reaps.stream().filter(r -> r.atMillis() < busyAtMillis).count();
+      out.printf("  %s: all %d workers busy after %s (sessions reaped meanwhile: %d)%n", label, workers,
+          sec((busyAtMillis - passStartMillis) * 1_000_000L), reapedAtStartup);
+      out.flush();
+      sleepFeeding(settle.toMillis(), feed);
+      long recordedBefore = recorded(fleet.store, runIds);
+      long quietStart = System.nanoTime();
+      sleepFeeding(duration.toMillis(), feed);
+      quietNanos = System.nanoTime() - quietStart;
+      recorded = recorded(fleet.store, runIds) - recordedBefore;
+
+      // kill -9 of the last worker, holding at least one lease.
+      Map<Long, Long> held = new HashMap<>();
+      awaitCondition(victim + " holding a lease", () -> {
+        feed.run();
+        for (long id : List.copyOf(runIds)) {
+          for (JobView j : fleet.store.jobs(id)) {
+            if (j.state() == JobState.LEASED && victim.equals(j.worker())) {
+              held.put(j.jobId(), j.token());
+            }
+          }
+        }
+        return !held.isEmpty();
+      });
+      reapedBeforeKill = fleet.tap.reaps.size();
+      long pid = workerPid(victim).orElseThrow(() -> new IllegalStateException("no process for worker " + victim));
+      Signals.send(pid, "KILL");
+      long killNanos = System.nanoTime();
+      killMillis = System.currentTimeMillis();
+      for (long tick = 0; releaseNanos < 0 && System.nanoTime() - killNanos < WAIT_LIMIT.toNanos(); tick++) {
+        long readNanos = System.nanoTime();
+        for (long id : List.copyOf(runIds)) {
+          for (JobView j : fleet.store.jobs(id)) {
+            Long token = held.get(j.jobId());
+            if (token != null && j.token() > token) {
+              releaseNanos = readNanos - killNanos;
+            }
+          }
+        }
+        if (releaseNanos < 0) {
+          sleepUntil(killNanos + (tick + 1) * TimeUnit.MILLISECONDS.toNanos(POLL_MILLIS));
+        }
+      }
+      // Give the loss time to be recorded if the re-lease came first (it cannot, but the read is cheap).
+      sleepFeeding(1_000, feed);
+      for (long id : runIds) {
+        attempts.addAll(fleet.store.attempts(id));
+        redeliveries += fleet.store.run(id).orElseThrow().counters().redeliveries();
+      }
+      for (int i = 1; i <= workers; i++) {
+        lostCoordinatorLines += countLines(fleet.workers.logDir().resolve("worker-" + i + ".log"), LOST_SESSION_LINE);
+      }
+      healthAtEnd = fleet.coordinator.localHealth();
+    }
+    long victimKill = killMillis;
+    long lostJobs = attempts.stream().filter(a -> isWorkerLost(a) && a.endedAtMillis() < victimKill).count();
+    long detectionMillis = attempts.stream().filter(a -> isWorkerLost(a) && victim.equals(a.worker()) && a.endedAtMillis() >= victimKill)
+        .mapToLong(a -> a.endedAtMillis() - victimKill).min().orElse(-1);
+    StarvedPass p = new StarvedPass(label, reapedBeforeKill, reapedAtStartup, lostJobs, lostCoordinatorLines, redeliveries, recorded, quietNanos,
+        maxLoad[0], maxMultiplier[0], healthAtEnd.lateTicks(), healthAtEnd.correlatedTicks(), detectionMillis, releaseNanos);
+    out.printf("  %s: %d evals recorded in %s of quiet (%.0f/s); load average up to %.1f; local health multiplier up to x%.0f"
+            + " (late ticks %d, ticks with many workers silent %d)%n",
+        label, p.recorded, sec(p.quietNanos), p.recorded * 1e9 / Math.max(1, p.quietNanos), p.maxLoad, p.maxMultiplier,
+        p.lateTicks, p.correlatedTicks);
+    out.printf("  %s: false reaps %d (sessions reaped before the kill, %d of them while the fleet was starting; %d jobs ended worker_lost by them, redeliveries %d in all;"
+            + " \"%s\" in the workers' logs: %d); kill -9 of %s: detected in %s, a job of it re-leased in %s%n",
+        label, p.reapedSessions, p.reapedAtStartup, p.lostJobs, p.redeliveries, LOST_SESSION_LINE, p.workerLostCoordinator, victim,
+        millisText(p.detectionMillis), p.releaseNanos < 0 ? "(not within " + WAIT_LIMIT.toSeconds() + " s)" : sec(p.releaseNanos));
+    out.flush();
+    return p;
+  }
+
+  /** The one-minute load average, or 0 where /proc/loadavg cannot be read. */
+  private static double loadAverage() {
+    try {
+      return Double.parseDouble(Files.readString(Path.of("/proc/loadavg")).trim().split("\\s+")[0]);
+    } catch (IOException | RuntimeException e) {
+      return 0;
+    }
+  }
+
+  private static String millisText(long millis) {
+    return millis < 0 ? "(not found)" : sec(millis * 1_000_000L);
+  }
+
   // ------------------------------------------------------------------ the fleet
 
   /** A store, an embedded coordinator and the local workers, closed in that order's reverse. */
@@ -512,9 +709,17 @@ public final class FailoverBenchCommand implements Callable<Integer> {
     final LogTap tap = LogTap.attach();
 
     Fleet(Path phaseDir) throws IOException {
+      this(phaseDir, null);
+    }
+
+    /** A fleet whose coordinator uses {@code health} instead of the options' local health setting, unless null. */
+    Fleet(Path phaseDir, LocalHealth.Config health) throws IOException {
       Files.createDirectories(phaseDir);
       Coordinator c;
       CoordinatorBuilder builder = coordinatorOptions.applyTo(Coordinator.builder());
+      if (health != null) {
+        builder.localHealth(health);
+      }
       try {
         c = builder.storeFile(phaseDir.resolve("bench.db")).start();
       } catch (CoordinatorBuilder.StartException e) {
@@ -682,6 +887,11 @@ public final class FailoverBenchCommand implements Callable<Integer> {
 
   private static EvaluatorSpec sleep(long millis) {
     return new EvaluatorSpec("sleep", Map.of("millis", Long.toString(millis)), Duration.ofMinutes(1));
+  }
+
+  /** Cases that keep a slot's CPU busy for their {@code millis}. */
+  private static EvaluatorSpec burn(long millis) {
+    return new EvaluatorSpec("sleep", Map.of("millis", Long.toString(millis), "burn", "true"), Duration.ofMinutes(1));
   }
 
   /** {@code n} sleep cases, each with its own {@code millis}. */

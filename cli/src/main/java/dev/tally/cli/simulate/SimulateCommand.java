@@ -83,9 +83,11 @@ public final class SimulateCommand implements Callable<Integer> {
       }
     });
     out.printf("%d seeds (%d..%d)%s: %d passed, %d failed; %d cases, %d redeliveries, %d duplicates suppressed,"
-            + " %d stale results fenced; faults %s; %.1f s, %.0f seeds/s%n",
+            + " %d stale results fenced, %d attempts abandoned to a faster one (%d of them finished too); faults %s;"
+            + " %.1f s, %.0f seeds/s%n",
         s.seeds(), start, start + seeds - 1, planted == null ? "" : " with " + planted.cliName() + " planted",
-        s.passed(), s.failures().size(), s.cases(), s.redeliveries(), s.duplicates(), s.fenced(), faults(s.faults()),
+        s.passed(), s.failures().size(), s.cases(), s.redeliveries(), s.duplicates(), s.fenced(), s.abandoned(),
+        s.bothFinished(), faults(s.faults()),
         s.wallMillis() / 1000.0, s.seedsPerSecond());
     return s.allPassed() ? Main.EXIT_PASSED : Main.EXIT_FAILED;
   }

@@ -3,6 +3,9 @@ package dev.tally.coordinator.net;
 import dev.tally.core.Assignment;
 import dev.tally.core.InfraFailure;
 import dev.tally.core.detect.FailureDetector;
+import dev.tally.core.detect.HealthAwareDetector;
+import dev.tally.core.detect.LocalHealth;
+import dev.tally.core.detect.PeerLag;
 import dev.tally.core.schedule.AttemptReport;
 import dev.tally.core.schedule.HeldLease;
 import dev.tally.core.schedule.WorkerEvents;
@@ -61,12 +64,16 @@ import org.slf4j.LoggerFactory;
  *       (one over the journal's limits is a malformed frame); {@code Heartbeat}s only prove liveness; a {@code Drain} means the worker is
  *       shutting down gracefully: its handle takes no new work for the rest of the session; a
  *       {@code Goodbye} ends the session. Anything else from a worker is refused.
- *   <li>Liveness: every frame's arrival feeds the {@link FailureDetector}; a check every
+ *   <li>Liveness: every frame's arrival feeds the {@link FailureDetector}, judged through a {@link
+ *       HealthAwareDetector}: its silence is stretched by the port's {@link LocalHealth} multiplier and
+ *       forgiven the scheduling lag the worker reports in its heartbeats ({@link PeerLag}). A check every
  *       {@link WorkerServer.Settings#reapCheckPeriod()} publishes the suspicion to the handle (at or above
  *       the drain level it gets no new jobs; crossings are logged) and closes the connection once it is
  *       convicted ("reaped after ...ms of silence (...)"). A check that comes more than {@value
  *       #LATE_CHECKS} periods after the previous one does not judge: this process was paused, not the
- *       worker, and what it sent may still be unread.
+ *       worker, and what it sent may still be unread. Each check also tells the local health whether
+ *       the worker has become silent ({@link LocalHealth#isSilent}: a couple of heartbeats missed) or was
+ *       heard from again, so that many silent at once count against the observer, not against each.
  *   <li>The coordinator heartbeats too: on each heartbeat tick of a joined session, a {@code Heartbeat}
  *       goes out if nothing else was written for half an interval, so that the worker can tell a silent
  *       coordinator from an idle one.
@@ -152,9 +159,11 @@ public final class ConnectionCore {
    * @param events where sessions are reported; called on the owner thread, must not block
    * @param sessions the live session of each worker id, shared by all sessions of the port
    * @param refusals how often refusals of one address are logged, shared by all sessions of the port
+   * @param health the observer's health, shared by all sessions of the port: it stretches their detectors,
+   *     and they report joins, ends and silence to it; its driver ticks it
    */
   public record Context(WorkerServer.Settings settings, String storeId, WorkerEvents events, SessionRegistry sessions,
-      RefusalLog refusals) {
+      RefusalLog refusals, LocalHealth health) {
     /** @throws NullPointerException if any component is null */
     public Context {
       Objects.requireNonNull(settings, "settings");
@@ -162,11 +171,16 @@ public final class ConnectionCore {
       Objects.requireNonNull(events, "events");
       Objects.requireNonNull(sessions, "sessions");
       Objects.requireNonNull(refusals, "refusals");
+      Objects.requireNonNull(health, "health");
     }
 
-    /** A context with a refusal log of its own ({@link RefusalLog#PERIOD}). */
+    /**
+     * A context with a refusal log of its own ({@link RefusalLog#PERIOD}) and a local health of its own
+     * under the settings' rule ({@link WorkerServer.Settings#localHealth()}); unless someone ticks it, only
+     * the workers' reported lag applies.
+     */
     public Context(WorkerServer.Settings settings, String storeId, WorkerEvents events, SessionRegistry sessions) {
-      this(settings, storeId, events, sessions, new RefusalLog());
+      this(settings, storeId, events, sessions, new RefusalLog(), new LocalHealth(settings.localHealth()));
     }
   }
 
@@ -175,6 +189,7 @@ public final class ConnectionCore {
   private final WorkerEvents events;
   private final SessionRegistry sessions;
   private final RefusalLog refusals;
+  private final LocalHealth health;
   private final ConnectionPort port;
   private final Executor owner;
   private final String peer;
@@ -203,8 +218,10 @@ public final class ConnectionCore {
   };
 
   private Phase phase = Phase.AWAITING_HELLO;
-  private FailureDetector detector;
+  private HealthAwareDetector detector;
   private boolean drainingLogged;
+  /** Whether this connection last told the local health it is silent (before its Hello too). */
+  private boolean silentReported;
   private long lastFrameNanos;
   private long lastCheckNanos;
   /** When a frame was last written to the worker: a heartbeat goes out only after a quiet half interval. */
@@ -241,6 +258,7 @@ public final class ConnectionCore {
     this.events = context.events();
     this.sessions = context.sessions();
     this.refusals = context.refusals();
+    this.health = context.health();
     this.port = Objects.requireNonNull(port, "port");
     this.owner = Objects.requireNonNull(owner, "owner");
     this.peer = Objects.requireNonNull(peer, "peer");
@@ -263,7 +281,9 @@ public final class ConnectionCore {
     if (detector != null) {
       throw new IllegalStateException("onActive called twice for the connection from " + peer);
     }
-    detector = settings.detectorFactory().apply(nowNanos);
+    detector = new HealthAwareDetector(settings.detectorFactory().apply(nowNanos), health,
+        new PeerLag(health.config().peerLag()), nowNanos);
+    health.sessionOpened();
     lastFrameNanos = nowNanos;
     lastCheckNanos = nowNanos;
     log.debug("connection from {}", peer);
@@ -322,6 +342,11 @@ public final class ConnectionCore {
           TimeUnit.NANOSECONDS.toMillis(sinceLastCheck - reapCheckPeriodNanos));
       return;
     }
+    boolean silent = health.isSilent(nowNanos - lastFrameNanos, heartbeatIntervalNanos);
+    if (silent != silentReported) {
+      silentReported = silent;
+      health.silenceChanged(silent);
+    }
     double level = detector.suspicion(nowNanos);
     boolean draining = detector.draining(nowNanos);
     if (handle != null) {
@@ -330,7 +355,8 @@ public final class ConnectionCore {
         drainingLogged = draining;
         if (draining) {
           log.warn("worker {} ({}) is suspected: suspicion {} at or above the drain level {} ({}); no new jobs until it is heard from",
-              workerId, handle.name(), String.format(Locale.ROOT, "%.2f", level), detector.drainLevel(), detector.describe());
+              workerId, handle.name(), String.format(Locale.ROOT, "%.2f", level), detector.drainLevel(),
+              detector.describe(nowNanos));
         } else {
           log.warn("worker {} ({}) is heard from again (suspicion {}); it takes new jobs", workerId, handle.name(),
               String.format(Locale.ROOT, "%.2f", level));
@@ -341,7 +367,7 @@ public final class ConnectionCore {
       return;
     }
     long silenceMillis = TimeUnit.NANOSECONDS.toMillis(nowNanos - lastFrameNanos);
-    String reason = "reaped after " + silenceMillis + "ms of silence (" + detector.describe() + ")";
+    String reason = "reaped after " + silenceMillis + "ms of silence (" + detector.describe(nowNanos) + ")";
     log.warn("{} at {}: {}", workerId != null ? workerId : "unidentified peer", peer, reason);
     closeWith(reason);
   }
@@ -399,6 +425,10 @@ public final class ConnectionCore {
     }
     inactive = true;
     phase = Phase.CLOSED;
+    if (detector != null) {
+      health.sessionClosed(silentReported);
+      silentReported = false;
+    }
     heldWhileJoining.clear();
     String reason = closeReason != null ? closeReason : coordinatorClosing ? "coordinator shutting down" : "closed by peer";
     // Lost is reported before the worker id is released, so that no new session of this worker can
@@ -530,7 +560,12 @@ public final class ConnectionCore {
       return;
     }
     switch (body) {
-      case HEARTBEAT -> { } // its arrival was the point
+      case HEARTBEAT -> { // its arrival was the point; a starved worker also says how starved
+        int lagMillis = envelope.getHeartbeat().getSchedulingLagMillis();
+        if (lagMillis != 0) {
+          detector.lagReported(nowNanos, TimeUnit.MILLISECONDS.toNanos(Integer.toUnsignedLong(lagMillis)));
+        }
+      }
       case RESULT -> onResult(envelope);
       case JOURNAL_ENTRY -> onJournalEntry(envelope);
       case DRAIN -> onWorkerDrain(envelope.getDrain());

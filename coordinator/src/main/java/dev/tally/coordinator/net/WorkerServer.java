@@ -4,6 +4,7 @@ import dev.tally.core.Ticker;
 import dev.tally.core.detect.FailureDetector;
 import dev.tally.core.detect.DetectorSettings;
 import dev.tally.core.detect.FixedTimeoutDetector;
+import dev.tally.core.detect.LocalHealth;
 import dev.tally.core.schedule.WorkerEvents;
 import dev.tally.core.security.Secret;
 import dev.tally.protocol.ProtocolLimits;
@@ -21,6 +22,7 @@ import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.handler.ssl.SslContext;
 import io.netty.util.concurrent.GlobalEventExecutor;
+import io.netty.util.concurrent.ScheduledFuture;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
@@ -56,8 +58,13 @@ import org.slf4j.LoggerFactory;
  * Hello} with a worker id that already has a live session closes the older one ("superseded by a new
  * session") before the new one joins.
  *
- * <p>Thread-safety: {@link #port()} and {@link #close()} are safe from any thread. Connections run on the
- * server's I/O event loops.
+ * <p><b>Local health.</b> The port keeps one {@link LocalHealth} for all its sessions and ticks it every
+ * {@link LocalHealth.Config#tickPeriod()} on one of the I/O event loops (a fixed delay, so a tick's
+ * lateness is how starved the loops that read the workers' frames are), logging when conviction starts
+ * or stops waiting longer than usual. See {@link #localHealth()}.
+ *
+ * <p>Thread-safety: {@link #port()}, {@link #localHealth()} and {@link #close()} are safe from any
+ * thread. Connections run on the server's I/O event loops.
  */
 public final class WorkerServer implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(WorkerServer.class);
@@ -75,12 +82,14 @@ public final class WorkerServer implements AutoCloseable {
   private final ChannelGroup allChannels = new DefaultChannelGroup("tally-workers", GlobalEventExecutor.INSTANCE);
   private final ConnectionCore.Context context;
   private final Channel serverChannel;
+  private final ScheduledFuture<?> healthTicks;
   private volatile boolean closed;
 
   private WorkerServer(InetSocketAddress listen, Settings settings, WorkerEvents events, String storeId) {
     this.settings = settings;
     this.storeId = storeId;
     this.context = new ConnectionCore.Context(settings, storeId, events, new LiveSessions());
+    LocalHealth health = context.health();
     this.bossGroup = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
     this.ioGroup = new MultiThreadIoEventLoopGroup(settings.ioThreads(), NioIoHandler.newFactory());
     ServerBootstrap bootstrap = new ServerBootstrap()
@@ -111,7 +120,32 @@ public final class WorkerServer implements AutoCloseable {
           : e.getMessage() != null ? e.getMessage() : e.getClass().getSimpleName();
       throw new UncheckedIOException(new IOException("cannot bind the worker port " + listen + ": " + why, e));
     }
+    this.healthTicks = settings.localHealth().enabled() ? ioGroup.next().scheduleWithFixedDelay(
+        () -> healthTick(health), 0, settings.localHealth().tickPeriod().toNanos(), TimeUnit.NANOSECONDS) : null;
     log.info("worker server listening on {} ({})", serverChannel.localAddress(), settings);
+  }
+
+  /** One tick of the local health, on an I/O event loop; logs when the multiplier changes. */
+  private void healthTick(LocalHealth health) {
+    LocalHealth.Observation o = health.tick(settings.ticker().nanos());
+    if (!o.changed()) {
+      return;
+    }
+    if (o.scoreBefore() == 0 || o.scoreAfter() == 0) {
+      log.warn("local health: {}; a worker is convicted after {} times its detector's usual silence",
+          o.reason(), o.scoreAfter() + 1);
+    } else {
+      log.info("local health: {}; a worker is convicted after {} times its detector's usual silence",
+          o.reason(), o.scoreAfter() + 1);
+    }
+  }
+
+  /**
+   * The observer's health as the port's sessions use it: the multiplier that stretches their detectors,
+   * and what raised it. Safe from any thread.
+   */
+  public LocalHealth.Snapshot localHealth() {
+    return context.health().snapshot();
   }
 
   /**
@@ -193,6 +227,9 @@ public final class WorkerServer implements AutoCloseable {
       return;
     }
     closed = true;
+    if (healthTicks != null) {
+      healthTicks.cancel(false);
+    }
     serverChannel.close().awaitUninterruptibly();
     for (Channel ch : allChannels) {
       WorkerConnection c = ch.pipeline().get(WorkerConnection.class);
@@ -233,6 +270,8 @@ public final class WorkerServer implements AutoCloseable {
    *       {@link Builder#detectionWindow} is given; {@link Builder#detector} or {@link
    *       Builder#detectorFactory} replace it. The interval must fit at least {@link
    *       DetectorSettings#MIN_HEARTBEATS_PER_WINDOW} times in the detection window;
+   *   <li>{@code localHealth}: {@link dev.tally.coordinator.CoordinatorBuilder#DEFAULT_LOCAL_HEALTH} (on: see
+   *       {@link LocalHealth});
    *   <li>{@code maxFrameBytes}: {@link FrameCodec#DEFAULT_MAX_FRAME_BYTES} (4 MiB);
    *   <li>{@code prefetch}: {@link dev.tally.coordinator.CoordinatorBuilder#DEFAULT_PREFETCH}, 0, meaning "as
    *       many as the worker's slots", so a worker's dispatch window is twice its slots;
@@ -259,6 +298,15 @@ public final class WorkerServer implements AutoCloseable {
     public static final int MAX_PREFETCH = ProtocolLimits.MAX_PREFETCH;
 
     /**
+     * The prefetch that holds nothing beyond a worker's slots: a worker is sent a case only when one of its
+     * slots is free. For cases of seconds or more (a test module, a model call with retries) the round trip
+     * to the next case is nothing beside them, and no case waits queued behind a long one on one worker
+     * while another worker idles at the end of the run, as a prefetched case can; {@code tally run --prefetch
+     * none}.
+     */
+    public static final int NO_PREFETCH = -1;
+
+    /**
      * The slowest the reaper looks for convicted connections (it looks every tenth of the window if less):
      * every check can add this much to the time a dead worker's jobs wait, and a check is a few
      * arithmetic operations on the connection's own event loop. Detection times measured on a detector
@@ -269,6 +317,7 @@ public final class WorkerServer implements AutoCloseable {
     private final Duration heartbeatInterval;
     private final Duration detectionWindow;
     private final LongFunction<FailureDetector> detectorFactory;
+    private final LocalHealth.Config localHealth;
     private final int maxFrameBytes;
     private final int prefetch;
     private final Ticker ticker;
@@ -281,6 +330,7 @@ public final class WorkerServer implements AutoCloseable {
       this.heartbeatInterval = b.heartbeatInterval;
       this.detectionWindow = detectionWindow;
       this.detectorFactory = detectorFactory;
+      this.localHealth = b.localHealth;
       this.maxFrameBytes = b.maxFrameBytes;
       this.prefetch = b.prefetch;
       this.ticker = b.ticker;
@@ -315,12 +365,20 @@ public final class WorkerServer implements AutoCloseable {
       return detectorFactory;
     }
 
+    /** How the observer's own health stretches the detectors' judgement ({@link LocalHealth}). */
+    public LocalHealth.Config localHealth() {
+      return localHealth;
+    }
+
     /** The largest Envelope accepted or sent, in bytes. */
     public int maxFrameBytes() {
       return maxFrameBytes;
     }
 
-    /** Extra assignments a worker may hold beyond its slots; 0 means "as many as its slots". */
+    /**
+     * Extra assignments a worker may hold beyond its slots; 0 means "as many as its slots", {@link
+     * #NO_PREFETCH} none.
+     */
     public int prefetch() {
       return prefetch;
     }
@@ -358,7 +416,7 @@ public final class WorkerServer implements AutoCloseable {
 
     /** The dispatch window of a worker with {@code slots} slots: slots plus the prefetch. */
     public int dispatchWindow(int slots) {
-      return slots + (prefetch == 0 ? slots : prefetch);
+      return slots + (prefetch == 0 ? slots : prefetch == NO_PREFETCH ? 0 : prefetch);
     }
 
     /**
@@ -376,7 +434,8 @@ public final class WorkerServer implements AutoCloseable {
     public String toString() {
       return "heartbeat every " + heartbeatInterval.toMillis() + "ms, detection window "
           + detectionWindow.toMillis() + "ms, max frame " + maxFrameBytes + " bytes, prefetch "
-          + (prefetch == 0 ? "= slots" : prefetch) + (workerToken != null ? ", worker token required" : "")
+          + (prefetch == 0 ? "= slots" : prefetch == NO_PREFETCH ? "none" : prefetch) + ", " + localHealth.describe()
+          + (workerToken != null ? ", worker token required" : "")
           + (tls != null ? ", TLS" : "");
     }
 
@@ -386,6 +445,7 @@ public final class WorkerServer implements AutoCloseable {
       /** Null: the detector's own window ({@link #detector}), or {@link FixedTimeoutDetector#DEFAULT_WINDOW} for a bare factory. */
       private Duration detectionWindow;
       private LongFunction<FailureDetector> detectorFactory;
+      private LocalHealth.Config localHealth = dev.tally.coordinator.CoordinatorBuilder.DEFAULT_LOCAL_HEALTH;
       private int maxFrameBytes = FrameCodec.DEFAULT_MAX_FRAME_BYTES;
       private int prefetch = dev.tally.coordinator.CoordinatorBuilder.DEFAULT_PREFETCH;
       private Ticker ticker = Ticker.system();
@@ -449,6 +509,17 @@ public final class WorkerServer implements AutoCloseable {
         return this;
       }
 
+      /**
+       * How the observer's own health stretches the detectors' judgement; {@link LocalHealth.Config#off()}
+       * judges by the detectors' settings alone.
+       *
+       * @throws NullPointerException if null
+       */
+      public Builder localHealth(LocalHealth.Config localHealth) {
+        this.localHealth = Objects.requireNonNull(localHealth, "localHealth");
+        return this;
+      }
+
       /** @throws IllegalArgumentException if below 1 or above {@code Integer.MAX_VALUE - 4} */
       public Builder maxFrameBytes(int maxFrameBytes) {
         if (maxFrameBytes < 1 || maxFrameBytes > Integer.MAX_VALUE - FrameCodec.LENGTH_PREFIX_BYTES) {
@@ -460,14 +531,15 @@ public final class WorkerServer implements AutoCloseable {
       }
 
       /**
-       * Extra assignments per worker beyond its slots; 0 (the default) means "as many as its slots".
+       * Extra assignments per worker beyond its slots; 0 (the default) means "as many as its slots", {@link
+       * #NO_PREFETCH} none.
        *
-       * @throws IllegalArgumentException if negative or above {@link #MAX_PREFETCH}
+       * @throws IllegalArgumentException if below {@link #NO_PREFETCH} or above {@link #MAX_PREFETCH}
        */
       public Builder prefetch(int prefetch) {
-        if (prefetch < 0 || prefetch > MAX_PREFETCH) {
+        if (prefetch < NO_PREFETCH || prefetch > MAX_PREFETCH) {
           throw new IllegalArgumentException(
-              "prefetch must be between 0 and " + MAX_PREFETCH + " (0 = as many as the worker's slots), got "
+              "prefetch must be between 0 and " + MAX_PREFETCH + " (0 = as many as the worker's slots), or none, got "
                   + prefetch);
         }
         this.prefetch = prefetch;

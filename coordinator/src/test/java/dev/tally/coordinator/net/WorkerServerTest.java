@@ -48,9 +48,18 @@ class WorkerServerTest {
   }
 
   @Test
-  void refusesANegativePrefetchAndASubMillisecondInterval() {
-    assertThatThrownBy(() -> WorkerServer.Settings.builder().prefetch(-1))
-        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("got -1");
+  void noPrefetchMakesTheWindowTheSlotsAlone() {
+    WorkerServer.Settings s = WorkerServer.Settings.builder().prefetch(WorkerServer.Settings.NO_PREFETCH).build();
+    assertThat(s.dispatchWindow(1)).isEqualTo(1);
+    assertThat(s.dispatchWindow(4)).isEqualTo(4);
+    assertThat(s.toString()).contains("prefetch none");
+    assertThat(WorkerServer.Settings.builder().prefetch(2).build().dispatchWindow(1)).isEqualTo(3);
+  }
+
+  @Test
+  void refusesANegativePrefetchOtherThanNoneAndASubMillisecondInterval() {
+    assertThatThrownBy(() -> WorkerServer.Settings.builder().prefetch(WorkerServer.Settings.NO_PREFETCH - 1))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("got -2");
     assertThatThrownBy(() -> WorkerServer.Settings.builder().heartbeatInterval(Duration.ofNanos(1500)))
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("whole number of milliseconds");
     assertThatThrownBy(() -> WorkerServer.Settings.builder().heartbeatInterval(Duration.ofMillis(9)))

@@ -47,7 +47,11 @@ final class ExpiredLeaseSweep implements Duty {
         continue;
       }
       log.warn("lease on job {} (token {}) expired unrenewed; {}", e.jobId(), e.token(),
-          e.status() == dev.tally.core.store.StoreBatch.ReleaseStatus.FAILED ? "out of attempts" : "back to the queue");
+          switch (e.status()) {
+            case FAILED -> "out of attempts";
+            case DROPPED -> "the case goes on under its other attempt";
+            default -> "back to the queue";
+          });
       for (WorkerHandle holder : fleet.holdersOf(e.jobId(), e.token())) {
         fleet.holdings(holder).inFlight.remove(e.jobId());
         holder.abandon(e.jobId(), e.token(), "lease expired");

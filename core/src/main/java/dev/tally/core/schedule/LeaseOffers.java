@@ -113,6 +113,14 @@ final class LeaseOffers implements Duty {
         : Math.min(nextNotBeforeMillis, governor.any() ? governor.nextChangeMillis(nowMillis) : Long.MAX_VALUE);
   }
 
+  /**
+   * Whether a lease may still be found for a free slot: false once the last commit said nothing of the
+   * active runs is leasable now (a run's end, when idle slots may take backup attempts), or leasing stopped.
+   */
+  boolean mayLeaseMore() {
+    return pendingMayBeAvailable && !stopped;
+  }
+
   /** When the earliest backoff ends, as of the last commit. */
   long nextNotBeforeMillis() {
     return nextNotBeforeMillis;

@@ -92,6 +92,7 @@ public final class Scheduler implements WorkerEvents {
   private final WorkerStatusReports statuses;
   private final Successions successions;
   private final Cancels cancels;
+  private final Speculations speculations;
   private final Observers observer;
   private final List<Duty> duties;
   private final EventHandler handler = new EventHandler();
@@ -125,8 +126,10 @@ public final class Scheduler implements WorkerEvents {
     this.statuses = new WorkerStatusReports(store, fleet, outliers, grace, settings.leaseDuration(), observer);
     // Plan order matters where one duty reads another's decision: the sweep decides whether this step
     // sweeps, overdue attempts run with it and add releases that the reports duty then puts in the batch.
-    this.duties = List.of(grace, sweep, overdue, successions, journals, reports, cancels, offers, renewals, outliers, statuses,
-        new KeyPurge(store));
+    this.speculations = new Speculations(fleet, runs, offers, outliers, governor, b.speculation, settings.leaseDuration());
+    // Speculation plans after the offers: it copies only when they found nothing to lease.
+    this.duties = List.of(grace, sweep, overdue, successions, journals, reports, cancels, offers, speculations, renewals,
+        outliers, statuses, new KeyPurge(store));
   }
 
   /**
@@ -290,7 +293,7 @@ public final class Scheduler implements WorkerEvents {
     if (batch.isEmpty()) {
       statuses.afterStep(nowMillis);
       inFlightAfterStep = fleet.inFlightCount();
-      return offers.nextNotBeforeMillis();
+      return Math.min(offers.nextNotBeforeMillis(), speculations.dueMillis());
     }
     StoreBatchResult result;
     long commitStarted = ticker.nanos();
@@ -329,7 +332,7 @@ public final class Scheduler implements WorkerEvents {
     if (!observer.isEmpty()) {
       tellObservers(step, batch, result, commitStarted + commitNanos, commitNanos);
     }
-    return offers.dueMillis(nowMillis);
+    return Math.min(offers.dueMillis(nowMillis), speculations.dueMillis());
   }
 
   /** What the commit did, for the observers. */
@@ -389,6 +392,7 @@ public final class Scheduler implements WorkerEvents {
           report.queuedMillis(), report.runMillis());
       if (f != null) {
         if (report.outcome() != null) {
+          speculations.recorded(worker.name(), f.runId(), report.runMillis(), f.elapsedMillis(nowNanos));
           governor.succeeded(f.runId());
           String broken = failFast.recorded(f.runId(), report.outcome());
           if (broken != null) {
@@ -553,6 +557,7 @@ public final class Scheduler implements WorkerEvents {
     private final java.util.List<SchedulerObserver> observers = new java.util.ArrayList<>();
     private Runnable wakeup = () -> {};
     private OutlierDetector outliers;
+    private SpeculationPolicy speculation = SpeculationPolicy.defaults().withMode(SpeculationPolicy.Mode.OFF);
 
     private Builder(Store store, Clock clock, Ticker ticker, RandomGenerator random) {
       this.store = Objects.requireNonNull(store, "store");
@@ -576,6 +581,15 @@ public final class Scheduler implements WorkerEvents {
     /** Called (from any thread) after an event is queued; the driver then calls {@link #step()}. */
     public Builder wakeup(Runnable wakeup) {
       this.wakeup = Objects.requireNonNull(wakeup, "wakeup");
+      return this;
+    }
+
+    /**
+     * When to start backup attempts of stragglers (speculative execution); default off here: the product's
+     * default is {@code CoordinatorBuilder}'s.
+     */
+    public Builder speculation(SpeculationPolicy speculation) {
+      this.speculation = Objects.requireNonNull(speculation, "speculation");
       return this;
     }
 

@@ -63,6 +63,7 @@ final class Step {
   /** The claim each renewal settles, or null for a routine renewal of a connected worker's lease. */
   private final List<Claim> renewalClaims = new ArrayList<>();
   private final List<Long> cancels = new ArrayList<>();
+  private final List<StoreBatch.BackupRequest> backups = new ArrayList<>();
   private OrphanRelease orphans;
   private final Map<Long, StoreBatch.LeaseLimit> leaseLimits = new java.util.HashMap<>();
   private final Map<Long, String> pauses = new java.util.LinkedHashMap<>();
@@ -118,6 +119,11 @@ final class Step {
     orphans = o;
   }
 
+  /** A backup attempt to issue (index for index with the result's {@code backups}). */
+  void backup(StoreBatch.BackupRequest request) {
+    backups.add(request);
+  }
+
   void cancel(long runId) {
     cancels.add(runId);
   }
@@ -156,6 +162,7 @@ final class Step {
       b.sweepExpiredLeases();
     }
     cancels.forEach(b::cancel);
+    backups.forEach(b::backup);
     journal.forEach(j -> b.journal(j.entry()));
     return b.build();
   }
@@ -174,6 +181,7 @@ final class Step {
     for (int i = 0; i < releases.size(); i++) {
       PendingRelease r = releases.get(i);
       if (r.sender() != null) {
+        // A dropped attempt (its case goes on under another) is released as far as its worker is concerned.
         AckStatus status = result.releaseStatuses().get(i) == ReleaseStatus.STALE ? AckStatus.FENCED : AckStatus.RELEASED;
         acks.computeIfAbsent(r.sender(), w -> new ArrayList<>())
             .add(new Ack(r.request().jobId(), r.request().token(), status));

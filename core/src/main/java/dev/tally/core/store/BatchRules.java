@@ -31,14 +31,27 @@ import java.util.Map;
  * <h2>Rules</h2>
  *
  * <ul>
- *   <li><b>Order.</b> Journal entries, then records, then releases, then cancels, then leases, then renewals, then orphaned
- *       leases, then the sweep of expired leases; then each touched run's counters are written once. Two
- *       requests for one job behave as if applied one after the other.
- *   <li><b>Fencing (I3) and idempotent recording (I2).</b> An outcome is {@link RecordStatus#RECORDED}
- *       only if its job is leased under the very token reported (the store's compare-and-set); it is
- *       {@link RecordStatus#DUPLICATE} if the job is done under that token (the accepted holder's resend);
- *       anything else, including a job that does not exist, is {@link RecordStatus#FENCED}. Only RECORDED
- *       advances a run's ended count.
+ *   <li><b>Order.</b> Journal entries, then records, then releases, then cancels, then leases, then backup
+ *       attempts, then renewals, then orphaned leases, then the sweep of expired leases; then each touched
+ *       run's counters are written once. Two requests for one job behave as if applied one after the other.
+ *   <li><b>Fencing by the set of live attempts (I3) and idempotent recording (I2).</b> A job has a set of
+ *       live attempts: leases issued and not yet ended. Usually one; while a backup attempt runs
+ *       (speculative execution, {@link StoreBatch.BackupRequest}) two. An outcome is {@link
+ *       RecordStatus#RECORDED} only if its job is leased and the token reported is one of its live attempts
+ *       (the store's compare-and-set, {@link StoreTransaction#recordIfLive}); recording it ends every other
+ *       live attempt of the job ({@value #ABANDONED_ENDING} in the history, named in {@link
+ *       StoreBatchResult#abandoned()} so their holders are told to abandon). It is {@link
+ *       RecordStatus#DUPLICATE} if the job is done under that token (the accepted attempt's resend); anything
+ *       else, including a job that does not exist and an abandoned attempt's result, is {@link
+ *       RecordStatus#FENCED}. Only RECORDED advances a run's ended count, so a job is counted once however many
+ *       of its attempts finish. With one live attempt this is the rule of the job's latest token.
+ *   <li><b>Backup attempts.</b> A backup is issued only for a leased job with fewer than {@value
+ *       #MAX_BACKUPS_PER_JOB} live backups, to a worker that holds none of its live attempts; it gets a token
+ *       above every token issued for the job and counts as an attempt. An attempt that ends retryably (lost,
+ *       expired, released, orphaned) while another attempt of its job is live ends alone ({@value
+ *       #DROPPED_ENDING} in the history, {@link StoreBatch.ReleaseStatus#DROPPED}): the job stays leased
+ *       under the others, is not redelivered and not judged by the redelivery policy; only the end of its
+ *       last live attempt puts it back or fails it.
  *   <li><b>The response journal.</b> A journal entry is kept only if its job is leased under the very
  *       token reported ({@link JournalEntry.Status#STORED}), else it is {@link JournalEntry.Status#FENCED}
  *       and nothing is kept: a stale holder's response is refused like its result. A second response for
@@ -84,6 +97,21 @@ import java.util.Map;
 public final class BatchRules {
   private BatchRules() {}
 
+  /**
+   * The most backup attempts one job may have live at once. One, as Hadoop and LATE copy a task: a second
+   * copy of a straggler rarely beats the first copy and costs another slot.
+   */
+  public static final int MAX_BACKUPS_PER_JOB = 1;
+
+  /** How an attempt ended by another attempt's recorded outcome ends in the attempt history. */
+  public static final String ABANDONED_ENDING = "abandoned";
+
+  /**
+   * How an attempt that ended retryably while another attempt of its job was live ends in the attempt
+   * history (its job went on; the detail says why it ended).
+   */
+  public static final String DROPPED_ENDING = "dropped";
+
   /** How a lease ended by its run's cancel ends in the attempt history. */
   public static final String CANCELLED_ENDING = "cancelled";
 
@@ -119,6 +147,10 @@ public final class BatchRules {
     }
     batch.pauses().forEach(tx::setPause);
     List<List<Assignment>> leases = a.leases(batch.leases(), batch.runIds());
+    List<java.util.Optional<Assignment>> backups = new ArrayList<>(batch.backups().size());
+    for (StoreBatch.BackupRequest b : batch.backups()) {
+      backups.add(a.backup(b));
+    }
     List<RenewResult> renewals = new ArrayList<>(batch.renewals().size());
     for (RenewRequest r : batch.renewals()) {
       renewals.add(tx.renew(r));
@@ -142,7 +174,7 @@ public final class BatchRules {
       pendingLeft |= p.leasableNow() && a.allowance(runId) > 0;
     }
     return new StoreBatchResult(recordStatuses, releaseStatuses, leases, counters, nextNotBefore, pendingLeft,
-        renewals, ended, cancels, journalStatuses);
+        renewals, ended, cancels, journalStatuses, backups, a.abandoned);
   }
 
   /**
@@ -335,6 +367,8 @@ public final class BatchRules {
     final Map<Long, StoreBatch.LeaseLimit> leaseLimits = new HashMap<>();
     /** New leases per limited run in this batch. */
     final Map<Long, Integer> newLeases = new HashMap<>();
+    /** The live attempts this batch's records ended. */
+    final List<LiveLease> abandoned = new ArrayList<>();
 
     /**
      * How many more of the run's jobs this batch may lease: its limit's room under {@code maxLeased}
@@ -373,7 +407,7 @@ public final class BatchRules {
 
     JournalEntry.Status journal(JournalEntry e) {
       JobRecord j = tx.job(e.jobId());
-      if (j == null || j.state() != JobState.LEASED || j.token() != e.token()) {
+      if (j == null || j.state() != JobState.LEASED || liveAttempt(j, e.token()) == null) {
         return JournalEntry.Status.FENCED;
       }
       if (!tx.insertResponse(e.jobId(), e.requestDigest(), e.response(), now)) {
@@ -399,11 +433,32 @@ public final class BatchRules {
       return out;
     }
 
+    /** The live attempt of a leased job under {@code token} (its own lease or a backup's), or null. */
+    LiveLease liveAttempt(JobRecord j, long token) {
+      if (token == j.token()) {
+        return j.lease();
+      }
+      if (j.backups() > 0) {
+        for (LiveLease b : tx.backups(j.jobId())) {
+          if (b.token() == token) {
+            return b;
+          }
+        }
+      }
+      return null;
+    }
+
     RecordStatus record(RecordRequest r) {
-      JobRecord leased = tx.recordIfCurrent(r.jobId(), r.token(), r.worker(), r.outcome());
-      if (leased != null) {
+      StoreTransaction.RecordedAttempt rec = tx.recordIfLive(r.jobId(), r.token(), r.worker(), r.outcome());
+      if (rec != null) {
+        JobRecord leased = rec.job();
         delta(leased.runId()).recorded(r.outcome());
         tx.addAttempt(attempt(leased, r.token(), r.worker(), "recorded", "", r.timing()));
+        for (LiveLease other : rec.abandoned()) {
+          tx.addAttempt(attempt(other, ABANDONED_ENDING, "attempt " + r.token() + "'s outcome was recorded first",
+              AttemptTiming.NONE));
+          abandoned.add(other);
+        }
         return RecordStatus.RECORDED;
       }
       JobRecord j = tx.job(r.jobId());
@@ -426,10 +481,64 @@ public final class BatchRules {
         return ReleaseStatus.STALE;
       }
       delta(j.runId()); // its counters are reported either way
-      if (j.state() != JobState.LEASED || j.token() != r.token()) {
+      if (j.state() != JobState.LEASED) {
         return ReleaseStatus.STALE;
       }
-      return end(j, r.failure(), r.notBeforeMillis(), r.where(), r.timing());
+      return endAttempt(j, r.token(), r.failure(), r.notBeforeMillis(), r.where(), r.timing());
+    }
+
+    /**
+     * Ends the live attempt {@code token} of the leased job {@code j} retryably: alone ({@link
+     * ReleaseStatus#DROPPED}) while another attempt of the job is live, else through {@link #end}; {@link
+     * ReleaseStatus#STALE} if the token is not a live attempt.
+     */
+    ReleaseStatus endAttempt(JobRecord j, long token, InfraFailure failure, long notBeforeMillis, CaseState where,
+        AttemptTiming timing) {
+      if (j.backups() == 0) {
+        return token == j.token() ? end(j, failure, notBeforeMillis, where, timing) : ReleaseStatus.STALE;
+      }
+      List<LiveLease> backups = tx.backups(j.jobId());
+      LiveLease ending = null;
+      if (token == j.token()) {
+        ending = j.lease();
+        tx.promoteBackup(j.jobId(), backups.get(0).token());
+      } else {
+        for (LiveLease b : backups) {
+          if (b.token() == token) {
+            ending = b;
+            tx.endBackup(j.jobId(), token);
+          }
+        }
+        if (ending == null) {
+          return ReleaseStatus.STALE;
+        }
+      }
+      delta(j.runId());
+      tx.addAttempt(attempt(ending, DROPPED_ENDING, RedeliveryPolicy.endingName(failure.kind()) + ": " + failure.detail()
+          + "; the job goes on under another attempt", timing));
+      return ReleaseStatus.DROPPED;
+    }
+
+    /**
+     * Issues a backup attempt if the job is leased, below {@link #MAX_BACKUPS_PER_JOB} backups, and the
+     * worker holds none of its live attempts; the assignment carries the case's journalled responses.
+     */
+    java.util.Optional<Assignment> backup(StoreBatch.BackupRequest b) {
+      JobRecord j = tx.job(b.jobId());
+      if (j == null || j.state() != JobState.LEASED || j.backups() >= MAX_BACKUPS_PER_JOB
+          || b.worker().equals(j.owner())) {
+        return java.util.Optional.empty();
+      }
+      if (j.backups() > 0) {
+        for (LiveLease other : tx.backups(j.jobId())) {
+          if (b.worker().equals(other.owner())) {
+            return java.util.Optional.empty();
+          }
+        }
+      }
+      Assignment a = tx.leaseBackup(j.jobId(), b.worker(), now, b.leaseExpiryMillis());
+      delta(j.runId());
+      return java.util.Optional.of(withJournals(List.of(a)).get(0));
     }
 
     /** Ends the current lease of {@code j} retryably, as the policy judges. */
@@ -458,14 +567,20 @@ public final class BatchRules {
             state == RunState.CANCELLED ? CancelResult.Status.ALREADY_CANCELLED : CancelResult.Status.FINISHED);
       }
       List<CancelResult.CancelledLease> leases = new ArrayList<>();
-      for (JobRecord j : tx.leasedJobs(runId)) {
+      List<JobRecord> leasedJobs = tx.leasedJobs(runId);
+      for (JobRecord j : leasedJobs) {
+        List<LiveLease> backups = j.backups() > 0 ? tx.backups(j.jobId()) : List.of();
         tx.cancelLeased(j.jobId());
         tx.addAttempt(attempt(j, j.token(), j.owner(), CANCELLED_ENDING, "the run was cancelled", AttemptTiming.NONE));
         leases.add(new CancelResult.CancelledLease(j.jobId(), j.token(), j.owner()));
+        for (LiveLease b : backups) {
+          tx.addAttempt(attempt(b, CANCELLED_ENDING, "the run was cancelled", AttemptTiming.NONE));
+          leases.add(new CancelResult.CancelledLease(b.jobId(), b.token(), b.owner()));
+        }
       }
       long pending = tx.cancelPending(runId);
       tx.cancelRunRow(runId, now);
-      delta(runId).cancelled += pending + leases.size();
+      delta(runId).cancelled += pending + leasedJobs.size(); // jobs, not attempts: a backup is the same job
       leasedCounts.remove(runId);
       return new CancelResult(runId, CancelResult.Status.CANCELLED, pending, leases);
     }
@@ -580,12 +695,17 @@ public final class BatchRules {
     }
 
     void releaseOrphans(OrphanRelease orphans, List<Long> runIds, List<ExpiredLease> ended) {
+      InfraFailure why = new InfraFailure(InfraFailure.Kind.COORDINATOR_RESTARTED, ORPHAN_DETAIL);
       for (long runId : runIds) {
+        // Backups first, so that a job's own lease ending after them finds only the backups still live.
+        for (LiveLease b : tx.runBackups(runId)) {
+          if (b.leasedAtMillis() < orphans.leasedBeforeMillis() && !orphans.claimedJobIds().contains(b.jobId())) {
+            endSwept(tx.job(b.jobId()), b.token(), why, ended);
+          }
+        }
         for (JobRecord j : tx.leasesIssuedBefore(runId, orphans.leasedBeforeMillis())) {
           if (!orphans.claimedJobIds().contains(j.jobId())) {
-            InfraFailure why = new InfraFailure(InfraFailure.Kind.COORDINATOR_RESTARTED, ORPHAN_DETAIL);
-            ReleaseStatus s = end(j, why, now, CaseState.UNKNOWN, AttemptTiming.NONE);
-            ended.add(new ExpiredLease(j.jobId(), j.token(), runId, why.kind(), s));
+            endSwept(j, j.token(), why, ended);
           }
         }
       }
@@ -593,12 +713,27 @@ public final class BatchRules {
 
     void sweepExpired(List<Long> runIds, List<ExpiredLease> ended) {
       for (long runId : runIds) {
-        for (JobRecord j : tx.expiredLeases(runId, now)) {
-          InfraFailure why = new InfraFailure(InfraFailure.Kind.LEASE_EXPIRED,
-              "lease expired " + (now - j.leaseExpiryMillis()) + " ms ago without being renewed");
-          ReleaseStatus s = end(j, why, now, CaseState.UNKNOWN, AttemptTiming.NONE);
-          ended.add(new ExpiredLease(j.jobId(), j.token(), runId, why.kind(), s));
+        for (LiveLease b : tx.runBackups(runId)) {
+          if (b.leaseExpiryMillis() < now) {
+            endSwept(tx.job(b.jobId()), b.token(), expired(b.leaseExpiryMillis()), ended);
+          }
         }
+        for (JobRecord j : tx.expiredLeases(runId, now)) {
+          endSwept(j, j.token(), expired(j.leaseExpiryMillis()), ended);
+        }
+      }
+    }
+
+    InfraFailure expired(long expiryMillis) {
+      return new InfraFailure(InfraFailure.Kind.LEASE_EXPIRED,
+          "lease expired " + (now - expiryMillis) + " ms ago without being renewed");
+    }
+
+    /** Ends a live attempt nobody reported (swept or orphaned), noting it in {@code ended}. */
+    void endSwept(JobRecord j, long token, InfraFailure why, List<ExpiredLease> ended) {
+      ReleaseStatus s = endAttempt(j, token, why, now, CaseState.UNKNOWN, AttemptTiming.NONE);
+      if (s != ReleaseStatus.STALE) {
+        ended.add(new ExpiredLease(j.jobId(), token, j.runId(), why.kind(), s));
       }
     }
 
@@ -609,6 +744,13 @@ public final class BatchRules {
             : tx.addCounters(e.getKey(), e.getValue(), now));
       }
       return counters;
+    }
+
+    /** The history row of a live attempt that ends now. */
+    AttemptView attempt(LiveLease lease, String ending, String detail, AttemptTiming t) {
+      JobRecord asJob = new JobRecord(lease.jobId(), lease.runId(), JobState.LEASED, lease.token(), lease.owner(),
+          lease.leasedAtMillis(), lease.leaseExpiryMillis(), null);
+      return attempt(asJob, lease.token(), lease.owner(), ending, detail, t);
     }
 
     /** The history row of an attempt that ends now; its elapsed time falls back to the wall clock, never below 0. */

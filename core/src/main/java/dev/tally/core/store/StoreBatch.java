@@ -38,6 +38,7 @@ import java.util.Set;
  * @param leaseLimits per run, how far this batch's leases may go ({@link LeaseLimit}); a run absent is
  *     limited only by the requests' sizes
  * @param pauses runs to pause, with why ({@link RunView#pausedReason}); a run that has ended is left alone
+ * @param backups backup attempts to issue (speculative execution), applied after the leases
  */
 public record StoreBatch(
     long nowMillis,
@@ -52,8 +53,10 @@ public record StoreBatch(
     List<Long> cancels,
     List<JournalEntry> journal,
     Map<Long, LeaseLimit> leaseLimits,
-    Map<Long, String> pauses) {
+    Map<Long, String> pauses,
+    List<BackupRequest> backups) {
   public StoreBatch {
+    backups = List.copyOf(backups);
     leaseLimits = Map.copyOf(leaseLimits);
     pauses = Map.copyOf(pauses);
     journal = List.copyOf(journal);
@@ -64,6 +67,15 @@ public record StoreBatch(
     releases = List.copyOf(releases);
     leases = List.copyOf(leases);
     renewals = List.copyOf(renewals);
+  }
+
+  /** A batch that issues no backup attempt. */
+  public StoreBatch(long nowMillis, List<Long> runIds, RedeliveryPolicy redelivery, List<RecordRequest> records,
+      List<ReleaseRequest> releases, List<LeaseRequest> leases, List<RenewRequest> renewals, OrphanRelease orphans,
+      boolean sweepExpiredLeases, List<Long> cancels, List<JournalEntry> journal, Map<Long, LeaseLimit> leaseLimits,
+      Map<Long, String> pauses) {
+    this(nowMillis, runIds, redelivery, records, releases, leases, renewals, orphans, sweepExpiredLeases, cancels,
+        journal, leaseLimits, pauses, List.of());
   }
 
   /** A batch that limits no run's leases. */
@@ -114,7 +126,7 @@ public record StoreBatch(
   /** Whether the batch asks for nothing at all. */
   public boolean isEmpty() {
     return records.isEmpty() && releases.isEmpty() && leases.isEmpty() && renewals.isEmpty() && orphans == null
-        && !sweepExpiredLeases && cancels.isEmpty() && journal.isEmpty() && pauses.isEmpty();
+        && !sweepExpiredLeases && cancels.isEmpty() && journal.isEmpty() && pauses.isEmpty() && backups.isEmpty();
   }
 
   /**
@@ -232,10 +244,31 @@ public record StoreBatch(
     }
   }
 
+  /**
+   * Issue a backup attempt of a leased job to another worker (speculative execution): applied only if the
+   * job is still leased, has fewer than {@link BatchRules#MAX_BACKUPS_PER_JOB} live backups, and {@code
+   * worker} holds none of its live attempts; else nothing is issued. Which job and which worker is the
+   * scheduler's choice ({@code dev.tally.core.schedule.SpeculationPolicy}).
+   *
+   * @param jobId the job to copy
+   * @param worker the worker's name, stored as the backup lease's owner
+   * @param leaseExpiryMillis the backup lease expires at this wall time unless renewed, epoch ms
+   */
+  public record BackupRequest(long jobId, String worker, long leaseExpiryMillis) {
+    public BackupRequest {
+      Objects.requireNonNull(worker, "worker");
+    }
+  }
+
   /** What a release did. */
   public enum ReleaseStatus {
     /** The job is pending again. */
     RELEASED,
+    /**
+     * The attempt ended, and the job goes on under another of its live attempts (a backup, or the attempt
+     * a backup copied): nothing goes back to the queue.
+     */
+    DROPPED,
     /** The job ended failed. */
     FAILED,
     /** The lease was no longer current (recorded, released or re-leased already); nothing changed. */
@@ -255,6 +288,7 @@ public record StoreBatch(
     private final List<JournalEntry> journal = new ArrayList<>();
     private final Map<Long, LeaseLimit> leaseLimits = new java.util.HashMap<>();
     private final Map<Long, String> pauses = new java.util.HashMap<>();
+    private final List<BackupRequest> backups = new ArrayList<>();
     private OrphanRelease orphans;
     private boolean sweep;
 
@@ -301,6 +335,12 @@ public record StoreBatch(
       return this;
     }
 
+    /** Issues a backup attempt (see {@link BackupRequest}). */
+    public Builder backup(BackupRequest r) {
+      backups.add(r);
+      return this;
+    }
+
     public Builder journal(JournalEntry e) {
       journal.add(e);
       return this;
@@ -318,7 +358,7 @@ public record StoreBatch(
 
     public StoreBatch build() {
       return new StoreBatch(nowMillis, runIds, redelivery, records, releases, leases, renewals, orphans, sweep, cancels, journal,
-          leaseLimits, pauses);
+          leaseLimits, pauses, backups);
     }
   }
 }

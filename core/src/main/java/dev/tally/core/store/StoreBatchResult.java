@@ -22,6 +22,10 @@ import java.util.Map;
  * @param expired the leases the sweep ended (empty unless the batch asked for a sweep)
  * @param cancels one result per {@link StoreBatch#cancels()} entry, in order
  * @param journalStatuses one status per {@link StoreBatch#journal()} entry, in order
+ * @param backups one entry per {@link StoreBatch#backups()} request, in order: the backup's assignment, or
+ *     empty if none was issued
+ * @param abandoned the live attempts this batch's records ended because another attempt of the same job was
+ *     recorded first: their holders are to abandon them (their late results are fenced)
  */
 public record StoreBatchResult(
     List<RecordStatus> recordStatuses,
@@ -33,8 +37,12 @@ public record StoreBatchResult(
     List<StoreBatch.RenewResult> renewals,
     List<StoreBatch.ExpiredLease> expired,
     List<CancelResult> cancels,
-    List<dev.tally.core.JournalEntry.Status> journalStatuses) {
+    List<dev.tally.core.JournalEntry.Status> journalStatuses,
+    List<java.util.Optional<Assignment>> backups,
+    List<LiveLease> abandoned) {
   public StoreBatchResult {
+    backups = List.copyOf(backups);
+    abandoned = List.copyOf(abandoned);
     journalStatuses = List.copyOf(journalStatuses);
     recordStatuses = List.copyOf(recordStatuses);
     releaseStatuses = List.copyOf(releaseStatuses);
@@ -43,6 +51,15 @@ public record StoreBatchResult(
     renewals = List.copyOf(renewals);
     expired = List.copyOf(expired);
     cancels = List.copyOf(cancels);
+  }
+
+  /** The result of a batch that issued no backup and abandoned no attempt. */
+  public StoreBatchResult(List<RecordStatus> recordStatuses, List<StoreBatch.ReleaseStatus> releaseStatuses,
+      List<List<Assignment>> leases, Map<Long, RunCounters> counters, long nextNotBeforeMillis, boolean pendingLeft,
+      List<StoreBatch.RenewResult> renewals, List<StoreBatch.ExpiredLease> expired, List<CancelResult> cancels,
+      List<dev.tally.core.JournalEntry.Status> journalStatuses) {
+    this(recordStatuses, releaseStatuses, leases, counters, nextNotBeforeMillis, pendingLeft, renewals, expired,
+        cancels, journalStatuses, List.of(), List.of());
   }
 
   /** The result of a batch that journalled nothing. */

@@ -26,21 +26,61 @@ public interface StoreTransaction {
   JobRecord job(long jobId);
 
   /**
-   * The fencing check and the write as one step: if the job is leased under exactly {@code token}, it
-   * becomes done with {@code outcome} (recorded as {@code worker}'s) and its lease ends.
+   * The fencing check and the write as one step: if the job is leased and {@code token} is one of its live
+   * attempts (its own lease or a live backup's), it becomes done with {@code outcome} under that token
+   * (recorded as {@code worker}'s), and every live attempt of the job ends.
    *
-   * @return the job's row as it was before (leased), or null if the job was not leased under that token
-   *     (nothing changed)
+   * @return the recorded attempt as it was (its lease, the job's run and history as before) and the other
+   *     live attempts it ended, or null if the token is not a live attempt of a leased job (nothing changed)
    */
-  JobRecord recordIfCurrent(long jobId, long token, String worker, Outcome outcome);
+  RecordedAttempt recordIfLive(long jobId, long token, String worker, Outcome outcome);
 
   /**
-   * Ends the job's lease and puts it back to pending, not before {@code notBeforeMillis}, with its new
+   * What {@link #recordIfLive} recorded.
+   *
+   * @param job the job's row before the record, with the winning attempt's lease in its lease fields (its
+   *     token, owner, lease times)
+   * @param abandoned the job's other live attempts, ended by the record (their holders are to abandon them)
+   */
+  record RecordedAttempt(JobRecord job, List<LiveLease> abandoned) {
+    public RecordedAttempt {
+      abandoned = List.copyOf(abandoned);
+    }
+  }
+
+  // ---- backup attempts (speculative execution) -----------------------------------------------------
+
+  /** The live backup attempts of a job, by token; empty for a job that has none. */
+  List<LiveLease> backups(long jobId);
+
+  /** The live backup attempts of a run's jobs, by job id, then token. */
+  List<LiveLease> runBackups(long runId);
+
+  /**
+   * Issues a backup attempt of a leased job to {@code worker}: a new fencing token (above every token issued
+   * for the job before), one more attempt, the owner and the expiry; the job's other live attempts stay.
+   * The caller has checked that the job is leased.
+   *
+   * @return the assignment, with the job's case and run's evaluator, as {@link #lease} makes them
+   */
+  Assignment leaseBackup(long jobId, String worker, long nowMillis, long leaseExpiryMillis);
+
+  /** Ends one live backup attempt of a job; the job and its other live attempts stay as they are. */
+  void endBackup(long jobId, long token);
+
+  /**
+   * Ends the job's own lease while one of its backups goes on: the backup attempt {@code token} becomes the
+   * job's lease (its token, owner and lease times), and is no longer a backup.
+   */
+  void promoteBackup(long jobId, long token);
+
+  /**
+   * Ends the job's lease (it has no live backup) and puts it back to pending, not before {@code notBeforeMillis}, with its new
    * history; the lease's owner is remembered as the job's last worker (see {@link #lease}).
    */
   void requeue(long jobId, long notBeforeMillis, JobHistory history);
 
-  /** Ends the job's lease and the job: {@code failed}, with why, and its new history. */
+  /** Ends the job's lease (it has no live backup) and the job: {@code failed}, with why, and its new history. */
   void fail(long jobId, String reason, JobHistory history);
 
   /** Appends one ended attempt to the history; (job, token) is unique. */
@@ -64,13 +104,16 @@ public interface StoreTransaction {
   List<Assignment> lease(long runId, String worker, int maxJobs, long nowMillis, long leaseExpiryMillis,
       boolean avoidOwnRetries);
 
-  /** Extends a lease if the job is still leased under the token (see {@link RenewRequest}). */
+  /**
+   * Extends a lease if the token is still a live attempt of the job, its own lease or a backup's (see {@link
+   * RenewRequest}).
+   */
   RenewResult renew(RenewRequest request);
 
-  /** The run's leases whose expiry is before {@code nowMillis}, by expiry, then job id. */
+  /** The run's jobs whose own lease expires before {@code nowMillis}, by expiry, then job id (backups: {@link #runBackups}). */
   List<JobRecord> expiredLeases(long runId, long nowMillis);
 
-  /** The run's leases issued before {@code beforeMillis}, by job id. */
+  /** The run's jobs whose own lease was issued before {@code beforeMillis}, by job id (backups: {@link #runBackups}). */
   List<JobRecord> leasesIssuedBefore(long runId, long beforeMillis);
 
   /**
@@ -144,7 +187,7 @@ public interface StoreTransaction {
   /** The run's leased jobs, by job id. */
   List<JobRecord> leasedJobs(long runId);
 
-  /** Ends a leased job as {@code cancelled} (its lease ends with it). */
+  /** Ends a leased job as {@code cancelled}: its lease and its backups' end with it. */
   void cancelLeased(long jobId);
 
   /**

@@ -825,6 +825,122 @@ class SchedulerTest {
   }
 
   /** A worker handle that records what the scheduler sends it. */
+  /** A run of {@code cases} cases of evaluator {@code kind}. */
+  private long createRun(int cases, String kind) {
+    List<CaseRecord> records = new ArrayList<>();
+    for (int i = 0; i < cases; i++) {
+      records.add(new CaseRecord(i, "c" + i, "{\"id\":\"c" + i + "\"}"));
+    }
+    return store.createRun(new RunSpec("test", new EvaluatorSpec(kind, Map.of(), Duration.ofMinutes(1)), 3), records);
+  }
+
+  /**
+   * A run whose first case sits on a slow worker while a fast one does the other seven in 200 ms each, on a
+   * scheduler with the product's speculation policy; returns the slow worker's attempt.
+   */
+  private Assignment runToTheEndBesideAStraggler(Scheduler s, long runId, FakeWorker slow, FakeWorker fast) {
+    s.activate(runId);
+    s.workerJoined(slow);
+    s.step();
+    s.workerJoined(fast);
+    s.step();
+    Assignment straggler = slow.takeAssigned().get(0);
+    for (int i = 0; i < 7; i++) {
+      Assignment a = fast.takeAssigned().get(0);
+      clock.advance(Duration.ofMillis(200));
+      s.attemptEnded(fast, AttemptReport.of(a.jobId(), a.token(), pass()));
+      s.step();
+    }
+    return straggler;
+  }
+
+  @Test
+  void nearARunsEndAStragglerIsCopiedToAnIdleWorkerAndTheFirstResultWinsWhileTheOtherIsAbandonedAndFenced() {
+    long runId = createRun(8, "noop");
+    Scheduler s = Scheduler.builder(store, clock, clock, new SplittableRandom(7))
+        .speculation(SpeculationPolicy.defaults()).build();
+    FakeWorker slow = new FakeWorker("slow", 1);
+    FakeWorker fast = new FakeWorker("fast", 1);
+    CompletableFuture<RunCounters> done = s.completion(runId);
+    Assignment straggler = runToTheEndBesideAStraggler(s, runId, slow, fast);
+    // 1.4 s in: the straggler has run past its run's typical 200 ms times two, and past the 1 s floor.
+    s.step();
+    List<Assignment> copies = fast.takeAssigned();
+    assertThat(copies).hasSize(1);
+    Assignment copy = copies.get(0);
+    assertThat(copy.jobId()).isEqualTo(straggler.jobId());
+    assertThat(copy.token()).isGreaterThan(straggler.token());
+
+    clock.advance(Duration.ofMillis(200));
+    s.attemptEnded(fast, AttemptReport.of(copy.jobId(), copy.token(), pass()));
+    s.step();
+    assertThat(slow.abandoned).as("the slow attempt lost the race").containsExactly(straggler.jobId());
+    assertThat(done).isCompleted();
+    assertThat(done.join().recorded()).isEqualTo(8);
+
+    // The slow worker finishes anyway: its result is fenced, and the case is still counted once.
+    s.attemptEnded(slow, AttemptReport.of(straggler.jobId(), straggler.token(), pass()));
+    s.step();
+    assertThat(slow.acks).extracting(Ack::status).containsExactly(AckStatus.FENCED);
+    RunCounters c = store.run(runId).orElseThrow().counters();
+    assertThat(c.recorded()).isEqualTo(8);
+    assertThat(c.staleResultsFenced()).isEqualTo(1);
+    assertThat(c.redeliveries()).isZero();
+    assertThat(store.attempts(runId)).extracting(AttemptView::ending)
+        .containsOnly("recorded", dev.tally.core.store.BatchRules.ABANDONED_ENDING);
+  }
+
+  @Test
+  void aStragglerIsNotCopiedBeforeItsTimeButTheSchedulerAsksToBeSteppedWhenItComes() {
+    long runId = createRun(8, "noop");
+    Scheduler s = Scheduler.builder(store, clock, clock, new SplittableRandom(7))
+        .speculation(new SpeculationPolicy(SpeculationPolicy.Mode.AUTO, 2, Duration.ofSeconds(3), 0.1, 5)).build();
+    FakeWorker slow = new FakeWorker("slow", 1);
+    FakeWorker fast = new FakeWorker("fast", 1);
+    runToTheEndBesideAStraggler(s, runId, slow, fast);
+    long due = s.step();
+    assertThat(fast.takeAssigned()).as("1.4 s is not yet past the 3 s floor").isEmpty();
+    assertThat(due).isEqualTo(clock.millis() + 1_600);
+    clock.advance(Duration.ofMillis(1_600));
+    s.step();
+    assertThat(fast.takeAssigned()).hasSize(1);
+  }
+
+  @Test
+  void aModelRunsStragglerIsNotCopiedUnlessSpeculationIsOnForEveryEvaluator() {
+    long runId = createRun(8, "model");
+    Scheduler s = Scheduler.builder(store, clock, clock, new SplittableRandom(7))
+        .speculation(SpeculationPolicy.defaults()).build();
+    FakeWorker slow = new FakeWorker("slow", 1);
+    FakeWorker fast = new FakeWorker("fast", 1);
+    runToTheEndBesideAStraggler(s, runId, slow, fast);
+    clock.advance(Duration.ofSeconds(5));
+    s.step();
+    assertThat(fast.takeAssigned()).as("a backup of a paid call pays twice").isEmpty();
+  }
+
+  @Test
+  void aLostAttemptWhoseBackupLivesIsNotRedeliveredAndTheBackupFinishesTheCase() {
+    long runId = createRun(8, "noop");
+    Scheduler s = Scheduler.builder(store, clock, clock, new SplittableRandom(7))
+        .speculation(SpeculationPolicy.defaults()).build();
+    FakeWorker slow = new FakeWorker("slow", 1);
+    FakeWorker fast = new FakeWorker("fast", 1);
+    CompletableFuture<RunCounters> done = s.completion(runId);
+    runToTheEndBesideAStraggler(s, runId, slow, fast);
+    s.step();
+    Assignment copy = fast.takeAssigned().get(0);
+    s.workerLost(slow, "connection reset");
+    s.step();
+    assertThat(fast.takeAssigned()).as("the case is not back in the queue").isEmpty();
+    s.attemptEnded(fast, AttemptReport.of(copy.jobId(), copy.token(), pass()));
+    s.step();
+    assertThat(done.join().recorded()).isEqualTo(8);
+    assertThat(done.join().redeliveries()).isZero();
+    assertThat(store.attempts(runId)).extracting(AttemptView::ending)
+        .containsOnly("recorded", dev.tally.core.store.BatchRules.DROPPED_ENDING);
+  }
+
   static final class FakeWorker implements WorkerHandle {
     final String name;
     final int window;

@@ -13,7 +13,7 @@ import java.util.Objects;
  * <ul>
  *   <li>{@code noop}: passes at once, no score. No options.
  *   <li>{@code sleep}: waits the case's {@code millis} field, else option {@code millis} (default 0),
- *       then passes.
+ *       then passes; with option {@code burn=true} it keeps the CPU busy that long instead of waiting.
  *   <li>{@code exec}: runs option {@code cmd} per case, see {@link ExecEvaluator}; with option {@code
  *       serve=true}, starts it once per slot and hands it the cases one per line, see {@link ServeEvaluator}.
  *   <li>{@code model}: asks an OpenAI-compatible Chat Completions endpoint per case, see {@link
@@ -38,7 +38,7 @@ public final class EvaluatorFactory {
    * @throws IllegalArgumentException if {@code kind} is none of {@link #KINDS} (the message names it and
    *     the known ones), if {@code exec} has no {@code cmd} or an unusable one (with {@code serve}, one with
    *     placeholders), or a {@code serve} that is neither {@code true} nor {@code false}, or if {@code sleep}'s
-   *     {@code millis} is not a non-negative integer, or if {@code model}'s options are refused by {@link
+   *     {@code millis} is not a non-negative integer or its {@code burn} neither {@code true} nor {@code false}, or if {@code model}'s options are refused by {@link
    *     ModelSettings#parse} (a {@link ModelSettings.OptionException} naming the option), or if the scorers option is malformed or a spec in it
    *     is refused by {@link Scorers#parse(List)}
    */
@@ -56,8 +56,12 @@ public final class EvaluatorFactory {
         return new NoopEvaluator();
       case "sleep":
         String millis = options.getOrDefault("millis", "0").trim();
+        String burn = options.getOrDefault("burn", "false").trim();
+        if (!burn.equals("true") && !burn.equals("false")) {
+          throw new IllegalArgumentException("sleep option burn must be true or false, got '" + burn + "'");
+        }
         try {
-          return new SleepEvaluator(Long.parseLong(millis));
+          return new SleepEvaluator(Long.parseLong(millis), burn.equals("true"));
         } catch (NumberFormatException e) {
           throw new IllegalArgumentException(
               "sleep option millis must be a non-negative integer, got '" + millis + "'", e);

@@ -49,6 +49,23 @@ class EvaluatorFactoryTest {
   }
 
   @Test
+  void sleepWithBurnKeepsTheCpuBusyInsteadOfWaiting() {
+    java.util.concurrent.atomic.AtomicLong reads = new java.util.concurrent.atomic.AtomicLong();
+    Ticker ticker = () -> reads.incrementAndGet() * 1_000; // each read 1 us later: a busy loop reads it all the time
+    Evaluator burn = EvaluatorFactory.create("sleep", Map.of("millis", "100", "burn", "true"));
+    Evaluation e = burn.evaluate(new EvalContext("c", "{}", Duration.ofSeconds(5), ticker));
+    assertThat(e).isInstanceOf(Evaluation.Finished.class);
+    assertThat(reads.get()).isGreaterThanOrEqualTo(100_000); // 100 ms of 1 us reads: it never waited
+
+    EvalContext cancelled = ctx("{\"millis\": 60000}", Duration.ofSeconds(120));
+    cancelled.cancel("stop");
+    Evaluation stopped = EvaluatorFactory.create("sleep", Map.of("burn", "true")).evaluate(cancelled);
+    assertThat(((Evaluation.Failed) stopped).failure().detail()).contains("cancelled: stop");
+    assertThatThrownBy(() -> EvaluatorFactory.create("sleep", Map.of("burn", "yes")))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("sleep option burn must be true or false, got 'yes'");
+  }
+
+  @Test
   void aSleepPastTheCaseTimeoutIsATimeout() {
     Evaluation e = EvaluatorFactory.create("sleep", Map.of()).evaluate(ctx("{\"millis\": 60000}", Duration.ofMillis(100)));
     assertThat(((Evaluation.Failed) e).failure().kind()).isEqualTo(InfraFailure.Kind.TIMEOUT);

@@ -32,6 +32,7 @@ import dev.tally.core.store.RetryResult;
 import dev.tally.core.store.RequeuedErrors;
 import dev.tally.core.store.JobRecord;
 import dev.tally.core.store.JobState;
+import dev.tally.core.store.LiveLease;
 import dev.tally.core.store.JobView;
 import dev.tally.core.store.RunCounters;
 import dev.tally.core.store.RunSpec;
@@ -100,7 +101,13 @@ public final class InMemoryStore implements Store {
      * looks less loaded than a newer one, so the oldest run with leasable jobs takes every slot and later runs
      * starve (breaks fair share).
      */
-    MISCOUNT_RUN_LEASES
+    MISCOUNT_RUN_LEASES,
+    /**
+     * Ending a job's own lease while a backup attempt of it lives leaves the ended lease in force and forgets
+     * the backup (promotion goes wrong): the ended holder can still be recorded, the backup never ends
+     * (breaks I1 and I3, fencing by the set of live attempts).
+     */
+    KEEP_ENDED_LEASE_ON_PROMOTE
   }
 
   private static final Map<Path, State> BY_DIRECTORY = new ConcurrentHashMap<>();
@@ -284,6 +291,10 @@ public final class InMemoryStore implements Store {
     String caseJson;
     JobState state = JobState.PENDING;
     long token;
+    /** The highest token issued for the job: above {@link #token} while a backup has a later one. */
+    long issued;
+    /** Its live backup attempts, by token (an immutable list, replaced on change, so a copy can share it). */
+    List<LiveLease> backups = List.of();
     String owner;
     /** Who held the job's last lease that ended retryably: its retry goes to someone else if it can. */
     String lastWorker;
@@ -304,6 +315,8 @@ public final class InMemoryStore implements Store {
       j.caseJson = caseJson;
       j.state = state;
       j.token = token;
+      j.issued = issued;
+      j.backups = backups;
       j.owner = owner;
       j.lastWorker = lastWorker;
       j.leasedAt = leasedAt;
@@ -317,7 +330,7 @@ public final class InMemoryStore implements Store {
     }
 
     JobRecord record() {
-      return new JobRecord(id, runId, state, token, owner, leasedAt, leaseExpiry, history);
+      return new JobRecord(id, runId, state, token, owner, leasedAt, leaseExpiry, history, backups.size());
     }
 
     JobView view() {
@@ -375,12 +388,20 @@ public final class InMemoryStore implements Store {
     }
 
     @Override
-    public JobRecord recordIfCurrent(long jobId, long token, String worker, Outcome outcome) {
+    public RecordedAttempt recordIfLive(long jobId, long token, String worker, Outcome outcome) {
       JobRow j = state.jobs.get(jobId);
       if (j == null) {
         return null;
       }
-      boolean current = j.state == JobState.LEASED && j.token == token;
+      LiveLease winner = null;
+      if (j.state == JobState.LEASED) {
+        for (LiveLease b : j.backups) {
+          if (b.token() == token) {
+            winner = b;
+          }
+        }
+      }
+      boolean current = j.state == JobState.LEASED && (j.token == token || winner != null);
       if (bug == PlantedBug.IGNORE_TOKENS) {
         current = j.state == JobState.LEASED || j.state == JobState.PENDING;
       } else if (bug == PlantedBug.TAKE_RESENT_RESULTS && j.state == JobState.DONE && j.token == token) {
@@ -390,13 +411,80 @@ public final class InMemoryStore implements Store {
         return null;
       }
       JobRecord before = j.record();
+      List<LiveLease> abandoned = new ArrayList<>();
+      if (winner != null) {
+        abandoned.add(before.lease());
+        before = new JobRecord(j.id, j.runId, j.state, winner.token(), winner.owner(), winner.leasedAtMillis(),
+            winner.leaseExpiryMillis(), j.history, j.backups.size());
+      }
+      for (LiveLease b : j.backups) {
+        if (b != winner) {
+          abandoned.add(b);
+        }
+      }
       JobRow w = write(jobId);
       state.changeState(w, JobState.DONE);
+      if (winner != null) {
+        w.token = winner.token();
+        w.leasedAt = winner.leasedAtMillis();
+      }
+      w.backups = List.of();
       w.outcome = outcome;
       w.worker = worker;
       w.owner = null;
       w.leaseExpiry = 0;
-      return before;
+      return new RecordedAttempt(before, abandoned);
+    }
+
+    @Override
+    public List<LiveLease> backups(long jobId) {
+      JobRow j = state.jobs.get(jobId);
+      return j == null ? List.of() : j.backups;
+    }
+
+    @Override
+    public List<LiveLease> runBackups(long runId) {
+      long[] ids = state.jobsByPosition.get(runId);
+      List<LiveLease> found = new ArrayList<>();
+      if (ids != null) {
+        for (long id : ids) {
+          found.addAll(state.jobs.get(id).backups);
+        }
+      }
+      found.sort(Comparator.comparingLong(LiveLease::jobId).thenComparingLong(LiveLease::token));
+      return found;
+    }
+
+    @Override
+    public Assignment leaseBackup(long jobId, String worker, long nowMillis, long leaseExpiryMillis) {
+      JobRow w = write(jobId);
+      w.issued = Math.max(w.issued, w.token) + 1;
+      w.history = new JobHistory(w.history.attempts() + 1, w.history.lostStreak(), w.history.timeouts());
+      List<LiveLease> backups = new ArrayList<>(w.backups);
+      backups.add(new LiveLease(w.id, w.runId, w.issued, worker, nowMillis, leaseExpiryMillis));
+      w.backups = List.copyOf(backups);
+      return new Assignment(w.id, w.runId, w.issued, w.history.attempts(), w.caseId, w.caseJson,
+          run(w.runId).spec.evaluator());
+    }
+
+    @Override
+    public void endBackup(long jobId, long token) {
+      JobRow w = write(jobId);
+      w.backups = w.backups.stream().filter(b -> b.token() != token).toList();
+    }
+
+    @Override
+    public void promoteBackup(long jobId, long token) {
+      JobRow w = write(jobId);
+      for (LiveLease b : bug == PlantedBug.KEEP_ENDED_LEASE_ON_PROMOTE ? List.<LiveLease>of() : w.backups) {
+        if (b.token() == token) {
+          w.token = b.token();
+          w.owner = b.owner();
+          w.leasedAt = b.leasedAtMillis();
+          w.leaseExpiry = b.leaseExpiryMillis();
+        }
+      }
+      w.backups = w.backups.stream().filter(b -> b.token() != token).toList();
     }
 
     @Override
@@ -474,7 +562,8 @@ public final class InMemoryStore implements Store {
       for (long id : chosen) {
         JobRow w = write(id);
         state.changeState(w, JobState.LEASED);
-        w.token++;
+        w.issued = Math.max(w.issued, w.token) + 1;
+        w.token = w.issued;
         w.history = new JobHistory(w.history.attempts() + 1, w.history.lostStreak(), w.history.timeouts());
         w.owner = worker;
         w.leasedAt = nowMillis;
@@ -487,11 +576,22 @@ public final class InMemoryStore implements Store {
     @Override
     public RenewResult renew(RenewRequest r) {
       JobRow j = state.jobs.get(r.jobId());
-      if (j == null || j.state != JobState.LEASED || j.token != r.token()) {
+      if (j == null || j.state != JobState.LEASED) {
         return RenewResult.NOT_CURRENT;
       }
-      write(j.id).leaseExpiry = r.leaseExpiryMillis();
-      return new RenewResult(true, j.runId, j.history.attempts());
+      if (j.token == r.token()) {
+        write(j.id).leaseExpiry = r.leaseExpiryMillis();
+        return new RenewResult(true, j.runId, j.history.attempts());
+      }
+      for (LiveLease b : j.backups) {
+        if (b.token() == r.token()) {
+          JobRow w = write(j.id);
+          w.backups = w.backups.stream().map(o -> o.token() != r.token() ? o
+              : new LiveLease(o.jobId(), o.runId(), o.token(), o.owner(), o.leasedAtMillis(), r.leaseExpiryMillis())).toList();
+          return new RenewResult(true, j.runId, j.history.attempts());
+        }
+      }
+      return RenewResult.NOT_CURRENT;
     }
 
     @Override
@@ -665,6 +765,7 @@ public final class InMemoryStore implements Store {
     public void cancelLeased(long jobId) {
       JobRow w = write(jobId);
       state.changeState(w, JobState.CANCELLED);
+      w.backups = List.of();
       w.owner = null;
       w.leaseExpiry = 0;
     }

@@ -1,0 +1,78 @@
+package dev.tally.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** What a local worker's JVM is started with ({@link LocalWorkerProcesses#workerJvmOptions}). */
+class LocalWorkerJvmTest {
+  @TempDir Path dir;
+
+  @Test
+  void workersWhoseCasesAreTheWorkCompileWithC1OnlyAndBenchWorkersKeepC2() {
+    assertThat(LocalWorkerProcesses.workerJvmOptions(LocalWorkerProcesses.Jvm.CASES, List.of(), null))
+        .contains("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xmx512m");
+    assertThat(LocalWorkerProcesses.workerJvmOptions(LocalWorkerProcesses.Jvm.THROUGHPUT, List.of(), null))
+        .contains("-XX:+UseSerialGC").noneMatch(o -> o.startsWith("-XX:TieredStopAtLevel"));
+  }
+
+  @Test
+  void aWorkerMapsTheClassDataArchiveOfTheRunAndInheritsNoOtherOptionOfIt() {
+    List<String> parent = List.of("-Xmx2g", "-XX:SharedArchiveFile=/opt/tally/tally-launch.jsa", "-Xshare:auto",
+        "-Xlog:cds=off", "-Xlog:cds+dynamic=off", "-agentlib:jdwp=transport=dt_socket", "-Dx=y");
+
+    List<String> options = LocalWorkerProcesses.workerJvmOptions(LocalWorkerProcesses.Jvm.CASES, parent, "");
+
+    assertThat(options).contains("-XX:SharedArchiveFile=/opt/tally/tally-launch.jsa", "-Xshare:auto", "-Xlog:cds=off",
+        "-Xlog:cds+dynamic=off");
+    // A debugger's port or the run's heap would clash or be wrong in every worker.
+    assertThat(options).doesNotContain("-Xmx2g", "-agentlib:jdwp=transport=dt_socket", "-Dx=y");
+  }
+
+  @Test
+  void theVariablesOptionsComeLastSoTheyWin() {
+    List<String> options = LocalWorkerProcesses.workerJvmOptions(LocalWorkerProcesses.Jvm.CASES, List.of(),
+        "  -Xmx1g\t-XX:TieredStopAtLevel=4 ");
+
+    assertThat(options.subList(options.size() - 2, options.size())).containsExactly("-Xmx1g", "-XX:TieredStopAtLevel=4");
+  }
+
+  @Test
+  void aWordOfTheVariableThatIsNoOptionIsRefusedNamingTheVariable() {
+    assertThatThrownBy(() -> LocalWorkerProcesses.workerJvmOptions(LocalWorkerProcesses.Jvm.CASES, List.of(), "-Xmx1g 1g"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("$" + LocalWorkerProcesses.WORKER_JAVA_OPTS_VARIABLE)
+        .hasMessageContaining("'1g'");
+  }
+
+  /**
+   * The archive is the launcher's, made beside the jar it was made for; a worker started after the jar was
+   * replaced, or by another JDK, must start all the same, and say nothing about it in its log.
+   */
+  @Test
+  void aWorkerJvmStartsQuietlyWhenTheArchiveItIsGivenCannotBeUsed() throws Exception {
+    Path notAnArchive = Files.writeString(dir.resolve("stale.jsa"), "not a CDS archive");
+    List<String> parent = List.of("-XX:SharedArchiveFile=" + notAnArchive, "-Xshare:auto", "-Xlog:cds=off",
+        "-Xlog:cds+dynamic=off");
+    List<String> command = new ArrayList<>();
+    command.add(Paths.get(System.getProperty("java.home"), "bin", "java").toString());
+    command.addAll(LocalWorkerProcesses.workerJvmOptions(LocalWorkerProcesses.Jvm.CASES, parent, null));
+    command.add("-version");
+
+    Process java = new ProcessBuilder(command).redirectErrorStream(true).start();
+    String output = new String(java.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+
+    assertThat(java.waitFor(60, TimeUnit.SECONDS)).isTrue();
+    assertThat(java.exitValue()).as(output).isZero();
+    assertThat(output).doesNotContainIgnoringCase("cds").doesNotContainIgnoringCase("shared archive");
+  }
+}
