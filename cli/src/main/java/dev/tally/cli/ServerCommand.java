@@ -153,8 +153,31 @@ public final class ServerCommand implements java.util.concurrent.Callable<Intege
         fleet(workerSlots), db.describe());
     out.flush();
 
+    boolean leading = coordinator.leading();
+    if (!leading) {
+      err.println("tally server: standing by: " + leaderText(coordinator) + "; serving reads, and taking the lead"
+          + " when its lease lapses");
+      err.flush();
+    }
     int exit = Main.EXIT_PASSED;
+    boolean steppedDown = false;
     while (!stop.await(WATCH_MILLIS, TimeUnit.MILLISECONDS)) {
+      if (coordinator.steppedDown().isPresent()) {
+        err.println("tally server: stepped down: " + coordinator.steppedDown().get() + "; exiting so that nothing of"
+            + " the old epoch goes on (started again, it stands by)");
+        exit = Main.EXIT_FAILED;
+        steppedDown = true;
+        break;
+      }
+      if (!leading && coordinator.leading()) {
+        leading = true;
+        err.println("tally server: leading the store under epoch " + coordinator.epoch() + "; workers connect to "
+            + new HostPort(RunnerCommand.loopbackFor(coordinator.address().getHostString()), coordinator.port()));
+        for (RunResumption.TakeOver t : server.resumed()) {
+          RunnerCommand.reportTakeOver(t, err);
+        }
+        err.flush();
+      }
       if (coordinator.failure() != null) {
         err.println("tally server: the scheduler stopped: " + coordinator.failure().getMessage()
             + "; what is recorded stays in " + db.describe() + ", and the next tally server on it resumes the unfinished runs");
@@ -170,13 +193,19 @@ public final class ServerCommand implements java.util.concurrent.Callable<Intege
       err.flush();
     }
     server.stopLeasing();
-    int left = server.awaitInFlight(stopGrace);
+    int left = steppedDown ? coordinator.inFlight() : server.awaitInFlight(stopGrace); // deposed: nothing more is recorded
     local.stop(SERVER_STOPPING);
     server.close();
     err.printf("tally server: stopped%s; unfinished runs stay in %s, and the next tally server on it resumes them%n",
         left == 0 ? ", every result in flight recorded" : " with " + Words.count(left, "case") + " still leased (run again by the next server)",
         db.describe());
     return exit;
+  }
+
+  /** Who leads the store, as a standby last saw it. */
+  private static String leaderText(Coordinator coordinator) {
+    dev.tally.core.lead.LeaderRow row = coordinator.leader();
+    return "epoch " + row.epoch() + " leads the store at " + row.leaderAddress();
   }
 
   private String fleet(int workerSlots) {

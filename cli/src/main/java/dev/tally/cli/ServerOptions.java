@@ -30,9 +30,10 @@ public final class ServerOptions {
 
   @Spec(Spec.Target.MIXEE) CommandSpec mixee;
 
-  @Option(names = "--server", paramLabel = "URL",
+  @Option(names = "--server", paramLabel = "URL[,URL...]",
       description = "The Tally server's URL, http://HOST:PORT or https://HOST:PORT (what tally server prints; a trailing /api/v1 is"
-          + " fine). Default: $" + SERVER_VARIABLE + ", else " + ApiClient.DEFAULT_SERVER + ".")
+          + " fine); for several servers on one store, each of them, comma-separated: requests go to the one that leads."
+          + " Default: $" + SERVER_VARIABLE + ", else " + ApiClient.DEFAULT_SERVER + ".")
   String server;
 
   @Option(names = "--token-file", paramLabel = "FILE",
@@ -75,12 +76,13 @@ public final class ServerOptions {
    */
   ApiClient client(PrintWriter err) {
     String text = server != null ? server : environment.getOrDefault(SERVER_VARIABLE, ApiClient.DEFAULT_SERVER);
-    URI uri;
+    java.util.List<URI> uris;
     try {
-      uri = ApiClient.serverUri(text);
-    } catch (IllegalArgumentException e) {
+      uris = AddressList.parse(text, ApiClient::serverUri);
+    } catch (picocli.CommandLine.TypeConversionException e) {
       throw new ParameterException(mixee.commandLine(), (server != null ? "--server: " : "$" + SERVER_VARIABLE + ": ") + e.getMessage());
     }
+    URI uri = uris.get(0);
     Secret token;
     try {
       token = Secrets.apiToken(tokenFile, environment).orElse(null);
@@ -89,8 +91,10 @@ public final class ServerOptions {
     }
     TlsTrust trust = null;
     if (tlsCa != null) {
-      if (!uri.getScheme().equals("https")) {
-        throw new ParameterException(mixee.commandLine(), "--tls-ca is for an https:// server; --server is " + uri);
+      for (URI u : uris) {
+        if (!u.getScheme().equals("https")) {
+          throw new ParameterException(mixee.commandLine(), "--tls-ca is for an https:// server; --server has " + u);
+        }
       }
       try {
         trust = TlsTrust.load(tlsCa);
@@ -98,12 +102,14 @@ public final class ServerOptions {
         throw new ParameterException(mixee.commandLine(), "--tls-ca: " + e.getMessage());
       }
     }
-    if (token != null && uri.getScheme().equals("http") && !isLoopback(uri.getHost())) {
-      err.println("tally: warning: the API token goes to " + uri.getHost() + " in clear text (http://): anyone on the path can"
-          + " read it; serve the API with --tls-cert/--tls-key and use https://");
+    for (URI u : uris) {
+      if (token != null && u.getScheme().equals("http") && !isLoopback(u.getHost())) {
+        err.println("tally: warning: the API token goes to " + u.getHost() + " in clear text (http://): anyone on the path can"
+            + " read it; serve the API with --tls-cert/--tls-key and use https://");
+      }
     }
     try {
-      return new ApiClient(new ApiClient.Settings(uri, token, trust, retries, retryFor, requestTimeout), err);
+      return new ApiClient(new ApiClient.Settings(uri, token, trust, retries, retryFor, requestTimeout, uris), err);
     } catch (IllegalArgumentException e) {
       throw new ParameterException(mixee.commandLine(), e.getMessage());
     }

@@ -17,6 +17,7 @@ import java.net.UnknownHostException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Callable;
@@ -72,8 +73,14 @@ public final class WorkerCommand implements Callable<Integer> {
 
   @Spec CommandSpec spec;
 
-  @Option(names = "--coordinator", required = true, converter = HostPort.Converter.class, description = "The coordinator's worker address, HOST:PORT.")
-  HostPort coordinator;
+  @Option(names = "--coordinator", required = true, converter = AddressList.HostPorts.Converter.class, paramLabel = "HOST:PORT[,HOST:PORT...]",
+      description = "The coordinator's worker address, HOST:PORT; for several coordinators on one store, each of them,"
+          + " comma-separated: the worker tries them in turn and works for the one that leads.")
+  AddressList.HostPorts coordinatorList;
+
+  /** The first address of --coordinator, and all of them. */
+  private HostPort coordinator;
+  private List<HostPort> coordinators;
 
   @Option(names = "--slots", description = "Cases run at once (default: the number of cores).")
   Integer slots;
@@ -134,8 +141,12 @@ public final class WorkerCommand implements Callable<Integer> {
       throw new ParameterException(spec.commandLine(), "--name must be 1 to " + ProtocolLimits.MAX_ID_CHARS
           + " characters (what a coordinator accepts), got " + name.length());
     }
-    if (coordinator.port() == 0) {
-      throw new ParameterException(spec.commandLine(), "--coordinator needs a port other than 0");
+    coordinators = coordinatorList.all();
+    coordinator = coordinatorList.first();
+    for (HostPort c : coordinators) {
+      if (c.port() == 0) {
+        throw new ParameterException(spec.commandLine(), "--coordinator needs a port other than 0, got " + c);
+      }
     }
     if (drainTimeout.isNegative()) {
       throw new ParameterException(spec.commandLine(), "--drain-timeout must be 0s or more, got " + DurationConverter.text(drainTimeout));
@@ -158,10 +169,13 @@ public final class WorkerCommand implements Callable<Integer> {
         throw new ParameterException(spec.commandLine(), "--tls-ca: " + e.getMessage());
       }
     }
-    if (token != null && trust == null && !onThisMachine(coordinator.host())) {
-      log.warn("the worker token goes to {} in clear text (no --tls-ca): anyone on the path can read it", coordinator);
+    for (HostPort c : coordinators) {
+      if (token != null && trust == null && !onThisMachine(c.host())) {
+        log.warn("the worker token goes to {} in clear text (no --tls-ca): anyone on the path can read it", c);
+      }
     }
     WorkerSettings.Builder settings = WorkerSettings.builder(coordinator.host(), coordinator.port())
+        .coordinators(coordinators.stream().map(c -> new WorkerSettings.Address(c.host(), c.port())).toList())
         .slots(workerSlots).drainTimeout(drainTimeout).giveUpAfter(giveUpAfter).token(token)
         .tls(trust != null ? trust.nettyClientContext() : null);
     if (name != null) {
@@ -182,7 +196,8 @@ public final class WorkerCommand implements Callable<Integer> {
     // Its log says nothing while all is well: one line tells whoever started it that it found its coordinator.
     PrintWriter err = spec.commandLine().getErr();
     session.joined().thenRun(() -> {
-      err.printf("tally worker: joined the coordinator at %s as %s, %s%n", coordinator, built.name(), Words.count(built.slots(), "slot"));
+      err.printf("tally worker: joined the coordinator at %s as %s, %s%n", coordinatorList,
+          built.name(), Words.count(built.slots(), "slot"));
       err.flush();
     });
     // Any other way out of the JVM (System.exit when the parent is gone, SIGHUP) stops at once.

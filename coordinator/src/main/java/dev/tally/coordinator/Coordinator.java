@@ -27,9 +27,27 @@ import java.util.concurrent.TimeUnit;
  * <p>Thread-safety: all methods are safe from any thread.
  */
 public final class Coordinator implements AutoCloseable {
+  private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(Coordinator.class);
   private final Scheduler scheduler;
   private final SchedulerLoop loop;
-  private final WorkerServer server;
+  /** The worker port: bound when this coordinator takes the lead, null before. */
+  private volatile WorkerServer server;
+  /** Binds the worker port for a leader of the given epoch (the epoch goes out in Welcome). */
+  private final ServerStarter serverStarter;
+  /** The worker port's address as configured (its port 0 until bound). */
+  private final java.net.InetSocketAddress listen;
+  private final WorkerServer.Settings baseServerSettings;
+  /** The leader lease's driver. */
+  private final Leadership leadership;
+  /** Whether this coordinator opened its store file (and so releases earlier requests' key holds on leading). */
+  private final boolean releaseHoldsOnLead;
+  private volatile boolean leading;
+  /** Why this coordinator stepped down, or null while it has not. */
+  private volatile String steppedDown;
+  /** What to do once leading: {@link #whenLeading}. Guarded by this. */
+  private final java.util.List<Runnable> onLead = new java.util.ArrayList<>();
+  /** The HTTP API's base URL, advertised in the leader row, or null. */
+  private volatile String advertisedApi;
   private final Store store;
   private final RunResumption resumption;
   private final DetectorSettings detectorSettings;
@@ -50,14 +68,25 @@ public final class Coordinator implements AutoCloseable {
   private final java.time.Duration idempotencyTtl;
   private final java.time.Duration keyHold;
 
-  Coordinator(Scheduler scheduler, SchedulerLoop loop, WorkerServer server, Store store, Clock clock,
+  /** Binds the worker port for a leader. */
+  @FunctionalInterface
+  interface ServerStarter {
+    WorkerServer start(long epoch) throws CoordinatorBuilder.StartException;
+  }
+
+  Coordinator(Scheduler scheduler, SchedulerLoop loop, ServerStarter serverStarter, java.net.InetSocketAddress listen,
+      WorkerServer.Settings baseServerSettings, Store store, Clock clock,
       boolean ephemeralPort, DetectorSettings detectorSettings, Store ownedStore, CoordinatorLock lock, TlsIdentity tls,
-      java.time.Duration idempotencyTtl, java.time.Duration keyHold) {
+      java.time.Duration idempotencyTtl, java.time.Duration keyHold, Leadership leadership, boolean releaseHoldsOnLead) {
     this.idempotencyTtl = idempotencyTtl;
     this.keyHold = keyHold;
     this.scheduler = scheduler;
     this.loop = loop;
-    this.server = server;
+    this.serverStarter = serverStarter;
+    this.listen = listen;
+    this.baseServerSettings = baseServerSettings;
+    this.leadership = leadership;
+    this.releaseHoldsOnLead = releaseHoldsOnLead;
     this.store = store;
     // A coordinator on a port picked at random cannot be found by any worker of an earlier one: see
     // RunResumption#takeOver.
@@ -74,14 +103,166 @@ public final class Coordinator implements AutoCloseable {
     return new CoordinatorBuilder();
   }
 
-  /** The port the worker server is bound to. */
+  /** The port the worker server is bound to; before this coordinator leads, the port it will listen on. */
   public int port() {
-    return server.port();
+    WorkerServer s = server;
+    return s != null ? s.port() : listen.getPort();
   }
 
-  /** The address the worker server is bound to (the port is the one picked when asked for port 0). */
+  /**
+   * The address the worker server is bound to (the port is the one picked when asked for port 0); before
+   * this coordinator leads, the address it will listen on.
+   */
   public java.net.InetSocketAddress address() {
-    return server.address();
+    WorkerServer s = server;
+    return s != null ? s.address() : listen;
+  }
+
+  // ---- leading and standing by ------------------------------------------------------------------
+
+  /**
+   * Whether this coordinator leads its store: it schedules, its worker port is open, and its store writes
+   * carry its epoch. A standby ({@link CoordinatorBuilder#standby}) serves reads only until it takes the lead.
+   */
+  public boolean leading() {
+    return leading && steppedDown == null;
+  }
+
+  /** The epoch this coordinator leads under, or 0 if it does not lead. */
+  public long epoch() {
+    return leading() ? leadership.epoch() : 0;
+  }
+
+  /** The store's leader row as this coordinator last saw it: who leads, and where (for a standby's hints). */
+  public dev.tally.core.lead.LeaderRow leader() {
+    return leadership.lastSeen();
+  }
+
+  /** Why this coordinator stepped down (another took the lead, or it could not renew), if it did. */
+  public java.util.Optional<String> steppedDown() {
+    return java.util.Optional.ofNullable(steppedDown);
+  }
+
+  /**
+   * Runs {@code action} once this coordinator leads: now, on this thread, if it already does; else on the
+   * leadership's thread when it takes the lead (after its worker port is open and its scheduler runs).
+   * What a server does to resume the store's unfinished runs, whichever way it came to lead.
+   */
+  public void whenLeading(Runnable action) {
+    synchronized (this) {
+      if (!leading) {
+        onLead.add(action);
+        return;
+      }
+    }
+    action.run();
+  }
+
+  /** Sets the HTTP API's base URL this coordinator advertises in the leader row while it leads. */
+  public void advertiseApi(String url) {
+    this.advertisedApi = url;
+  }
+
+  /** Where this coordinator says it can be reached: its worker port and its API. */
+  dev.tally.core.lead.LeaderAddress advertised() {
+    java.net.InetSocketAddress a = address();
+    String host = a.getAddress() != null && a.getAddress().isAnyLocalAddress() ? localHostName() : a.getHostString();
+    String workers = a.getPort() == 0 ? null : host + ":" + a.getPort();
+    return new dev.tally.core.lead.LeaderAddress(workers, advertisedApi);
+  }
+
+  /** This machine's name, for a worker port bound to every address. */
+  private static String localHostName() {
+    try {
+      return java.net.InetAddress.getLocalHost().getHostName();
+    } catch (java.net.UnknownHostException e) {
+      return "localhost";
+    }
+  }
+
+  /**
+   * Throws unless this coordinator leads: a write asked of a standby (or of a leader that stepped down).
+   *
+   * @throws dev.tally.core.store.StaleEpochException naming the store's leader
+   */
+  private void requireLeading() {
+    if (!leading()) {
+      dev.tally.core.lead.LeaderRow row = leadership.lastSeen();
+      throw new dev.tally.core.store.StaleEpochException(
+          steppedDown != null ? leadership.epoch() : Store.NOT_LEADING, row.epoch(), row.address());
+    }
+  }
+
+  /**
+   * Takes the lead, under {@code epoch} (the store's writes already carry it): binds the worker port,
+   * releases the key holds of requests of earlier coordinators, starts the scheduler, then runs what
+   * {@link #whenLeading} queued.
+   *
+   * @throws CoordinatorBuilder.StartException if the worker port cannot be bound
+   */
+  void lead(long epoch) throws CoordinatorBuilder.StartException {
+    server = serverStarter.start(epoch);
+    if (releaseHoldsOnLead) {
+      int released = store.releaseHeldKeys();
+      if (released > 0) {
+        log.info("released {} idempotency keys held by requests of an earlier coordinator", released);
+      }
+    }
+    WorkerServer bound = server;
+    loop.start(scheduler, () -> {
+      bound.close();
+      if (loop.failure() instanceof dev.tally.core.store.StaleEpochException stale) {
+        stepDown("the store refused a commit: " + stale.getMessage());
+      }
+    });
+    java.util.List<Runnable> queued;
+    synchronized (this) {
+      leading = true;
+      queued = new java.util.ArrayList<>(onLead);
+      onLead.clear();
+    }
+    queued.forEach(Runnable::run);
+  }
+
+  /** The leadership's listener: a standby that wins leads; a leader that loses steps down. */
+  Leadership.Listener leadershipListener() {
+    return new Leadership.Listener() {
+      @Override
+      public void lead(long epoch) {
+        try {
+          Coordinator.this.lead(epoch);
+        } catch (CoordinatorBuilder.StartException | RuntimeException e) {
+          log.error("took the lead under epoch {} but could not start leading: {}", epoch, e.getMessage(), e);
+          stepDown("could not start leading: " + e.getMessage());
+        }
+      }
+
+      @Override
+      public void stepDown(String why) {
+        Coordinator.this.stepDown(why);
+      }
+    };
+  }
+
+  /**
+   * Steps down: leases nothing more, closes every worker connection (the workers go to the next address they
+   * know, keeping their results for the new leader), and stops the scheduler. Its store already refuses its
+   * writes. Final: the process that runs it exits ({@code tally server} with code 1), since what it holds in
+   * memory (sessions, the scheduler's view) is the old epoch's; started again, it stands by.
+   */
+  void stepDown(String why) {
+    if (steppedDown != null) {
+      return;
+    }
+    steppedDown = why;
+    store.writeAs(Store.NOT_LEADING);
+    log.error("stepped down: {}; leasing nothing more and closing every worker connection", why);
+    leadership.close();
+    WorkerServer s = server;
+    if (s != null) {
+      s.close();
+    }
+    loop.close();
   }
 
   /** The TLS identity its listeners speak with, if it was given one ({@link CoordinatorBuilder#tls}). */
@@ -125,7 +306,8 @@ public final class Coordinator implements AutoCloseable {
 
   /** The worker port's settings. */
   public WorkerServer.Settings serverSettings() {
-    return server.settings();
+    WorkerServer s = server;
+    return s != null ? s.settings() : baseServerSettings;
   }
 
   /** The scheduler, e.g. to attach in-process workers through its {@link dev.tally.core.schedule.WorkerEvents}. */
@@ -164,6 +346,7 @@ public final class Coordinator implements AutoCloseable {
    * @throws dev.tally.core.store.StoreException if the store fails
    */
   public java.util.Optional<dev.tally.core.store.RunView> resume(long runId, java.util.Map<String, String> caps) {
+    requireLeading();
     if (!caps.isEmpty() && !store.putRunOptions(runId, caps)) {
       return java.util.Optional.empty();
     }
@@ -186,6 +369,7 @@ public final class Coordinator implements AutoCloseable {
    * @throws dev.tally.core.store.StoreException if the store fails; nothing is changed
    */
   public dev.tally.core.store.RetryResult retryErrors(long runId) {
+    requireLeading();
     dev.tally.core.store.RetryResult r = store.retryErrors(runId, System.currentTimeMillis());
     if (r.status() == dev.tally.core.store.RetryResult.Status.RETRIED) {
       submitNew(runId);
@@ -204,10 +388,12 @@ public final class Coordinator implements AutoCloseable {
    *     rescore again finishes the run)
    */
   public dev.tally.core.store.RescoreResult rescore(long runId, dev.tally.core.score.Judge judge) {
+    requireLeading();
     return dev.tally.core.store.Rescoring.rescore(store, runId, judge, clock);
   }
 
   private CompletableFuture<RunCounters> submit(long runId, long beganNanos) {
+    requireLeading();
     CompletableFuture<RunCounters> done = scheduler.activate(runId);
     done.thenRun(() -> finishedAfterNanos.putIfAbsent(runId, System.nanoTime() - beganNanos));
     return done;
@@ -236,6 +422,7 @@ public final class Coordinator implements AutoCloseable {
    * @throws dev.tally.core.store.StoreException if the store fails
    */
   public java.util.List<RunResumption.TakeOver> resumeUnfinishedRuns() {
+    requireLeading();
     java.util.List<RunResumption.TakeOver> taken = resumption.takeOverUnfinished();
     for (RunResumption.TakeOver t : taken) {
       submit(t.run().runId()); // its part counts from this coordinator's start, as tally resume's does
@@ -250,6 +437,7 @@ public final class Coordinator implements AutoCloseable {
    * @return what the cancel did, once committed
    */
   public CompletableFuture<dev.tally.core.store.CancelResult> cancel(long runId) {
+    requireLeading();
     return scheduler.cancel(runId);
   }
 
@@ -303,7 +491,14 @@ public final class Coordinator implements AutoCloseable {
   @Override
   public void close() {
     try {
-      server.close();
+      if (leading()) {
+        leadership.release(); // a standby leads at its next look, not a whole lease later
+      }
+      leadership.close();
+      WorkerServer s = server;
+      if (s != null) {
+        s.close();
+      }
       loop.close();
     } finally {
       try {

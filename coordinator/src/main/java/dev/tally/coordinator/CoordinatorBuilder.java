@@ -132,6 +132,22 @@ public final class CoordinatorBuilder {
   public static final Duration DEFAULT_KEY_HOLD = Duration.ofSeconds(30);
 
   /**
+   * How long a leader's lease holds unless renewed: 3 seconds. With {@link #DEFAULT_LEADER_RENEWAL} it survives
+   * two late renewals in a row (a slow commit, a pause of the collector); with {@link #DEFAULT_STANDBY_RETRY} a
+   * standby leads within 3.5 s of the leader's {@code kill -9} or SIGSTOP, inside the 5 s the README promises.
+   */
+  public static final Duration DEFAULT_LEADER_LEASE = Duration.ofSeconds(3);
+
+  /** How often a leader renews its lease: every second, a third of the lease. */
+  public static final Duration DEFAULT_LEADER_RENEWAL = Duration.ofSeconds(1);
+
+  /**
+   * How often a standby reads the leader row: every half second. It adds at most this to a takeover, for one
+   * read of a one-row table per standby each time.
+   */
+  public static final Duration DEFAULT_STANDBY_RETRY = Duration.ofMillis(500);
+
+  /**
    * The default speculative execution, {@link SpeculationPolicy.Mode#AUTO}: near a run's end a straggling
    * case gets a backup attempt on an idle fast worker, and the first result is recorded. A worker ten times
    * slower than the rest otherwise holds every run's end for ten case durations. A model call is not copied
@@ -173,8 +189,38 @@ public final class CoordinatorBuilder {
   /** Null: plaintext. */
   private TlsIdentity tls;
   private boolean insecure;
+  private dev.tally.core.lead.LeaderLease.Settings leaderLease = new dev.tally.core.lead.LeaderLease.Settings(
+      DEFAULT_LEADER_LEASE, DEFAULT_LEADER_RENEWAL, DEFAULT_STANDBY_RETRY);
+  private boolean standby;
 
   CoordinatorBuilder() {}
+
+  /**
+   * The leader lease's timing (default {@link #DEFAULT_LEADER_LEASE}, renewed every {@link
+   * #DEFAULT_LEADER_RENEWAL}, standbys looking every {@link #DEFAULT_STANDBY_RETRY}).
+   */
+  public CoordinatorBuilder leaderLease(dev.tally.core.lead.LeaderLease.Settings settings) {
+    this.leaderLease = Objects.requireNonNull(settings, "settings");
+    return this;
+  }
+
+  /** The leader lease's timing. */
+  public dev.tally.core.lead.LeaderLease.Settings leaderLease() {
+    return leaderLease;
+  }
+
+  /**
+   * Whether the coordinator may start as a standby when another coordinator leads the store (default false):
+   * {@code tally server}, one of several on one store. A standby opens no worker port and schedules nothing;
+   * it serves reads, and takes the lead when the leader's lease lapses ({@link Coordinator#leading}). It takes
+   * no {@link CoordinatorLock}: a frozen leader would hold it. Without it, {@link #start} waits up to one lease
+   * and a standby retry for the lead (a leader killed a moment ago), then fails with {@link
+   * StartException.Reason#STORE_LED}.
+   */
+  public CoordinatorBuilder standby(boolean standby) {
+    this.standby = standby;
+    return this;
+  }
 
   /**
    * Adds an observer of the scheduler (metrics, an event stream); see {@link SchedulerObserver}. None by
@@ -502,13 +548,15 @@ public final class CoordinatorBuilder {
     DetectorSettings detectorSettings = detectorSettings();
     CoordinatorLock lock = null;
     Store opened = store;
+    Leadership leadership = null;
+    Coordinator coordinator = null;
     try {
       if (storeLocation != null) {
-        if (storeLocation instanceof StoreLocation.SqliteFile file) {
+        if (storeLocation instanceof StoreLocation.SqliteFile file && !standby) {
           lock = takeLock(file.file());
         }
+        // earlier requests' key holds are released on taking the lead (Coordinator.lead)
         opened = openStore(storeLocation, storeOptions.withDurability(durability));
-        releaseEarlierHolds(opened, storeLocation.describe());
       }
       Clock clock = Clock.systemUTC();
       SchedulerLoop loop = new SchedulerLoop(clock);
@@ -516,22 +564,71 @@ public final class CoordinatorBuilder {
           .redelivery(redelivery).settings(schedulerSettings).speculation(speculation).wakeup(loop::wake);
       observers.forEach(schedulerBuilder::observer);
       Scheduler scheduler = schedulerBuilder.build();
-      WorkerServer server;
-      try {
-        server = WorkerServer.start(listen, serverSettings, scheduler, opened.storeId());
-      } catch (UncheckedIOException e) {
-        throw new StartException(StartException.Reason.CANNOT_LISTEN, "cannot listen for workers on "
-            + listen.getHostString() + ":" + listen.getPort() + ": " + e.getCause().getMessage(), e);
+      Store storeForServer = opened;
+      Coordinator.ServerStarter starter = epoch -> {
+        try {
+          return WorkerServer.start(listen, server.coordinatorEpoch(epoch).build(), scheduler, storeForServer.storeId());
+        } catch (UncheckedIOException e) {
+          throw new StartException(StartException.Reason.CANNOT_LISTEN, "cannot listen for workers on "
+              + listen.getHostString() + ":" + listen.getPort() + ": " + e.getCause().getMessage(), e);
+        }
+      };
+      Coordinator[] self = new Coordinator[1];
+      leadership = new Leadership(opened, new dev.tally.core.lead.LeaderLease(java.util.UUID.randomUUID().toString(), leaderLease),
+          () -> self[0].advertised(), Ticker.system());
+      coordinator = new Coordinator(scheduler, loop, starter, listen, serverSettings, opened, clock, listen.getPort() == 0,
+          detectorSettings, storeLocation != null ? opened : null, lock, tls, idempotencyTtl, keyHold, leadership,
+          storeLocation != null);
+      self[0] = coordinator;
+      boolean leads = tryToLead(leadership, opened);
+      if (leads) {
+        coordinator.lead(leadership.epoch());
+      } else if (!standby) {
+        dev.tally.core.lead.LeaderRow leader = leadership.lastSeen();
+        throw new StartException(StartException.Reason.STORE_LED, "another coordinator leads "
+            + (storeLocation != null ? storeLocation.describe() : opened) + " (epoch " + leader.epoch() + ", at " + leader.leaderAddress()
+            + "); wait for it to stop, or run a tally server, which stands by until it does", null);
+      } else {
+        log.info("standing by: epoch {} leads the store at {}", leadership.lastSeen().epoch(), leadership.lastSeen().leaderAddress());
       }
-      loop.start(scheduler, server::close);
-      return new Coordinator(scheduler, loop, server, opened, clock, listen.getPort() == 0, detectorSettings,
-          storeLocation != null ? opened : null, lock, tls, idempotencyTtl, keyHold);
+      leadership.start(coordinator.leadershipListener());
+      return coordinator;
     } catch (StartException | RuntimeException e) {
+      if (leadership != null) {
+        leadership.close();
+      }
       if (storeLocation != null && opened != null) {
         opened.close();
       }
       closeQuietly(lock, e);
       throw e;
+    }
+  }
+
+  /**
+   * Takes the lead if it can: at once for a standby (which goes on trying in the background); a coordinator
+   * that may not stand by waits up to one lease and one retry for a leader that was just killed to lapse.
+   */
+  private boolean tryToLead(Leadership leadership, Store opened) throws StartException {
+    long deadline = System.nanoTime() + leaderLease.lease().plus(leaderLease.retryEvery()).toNanos();
+    while (true) {
+      try {
+        if (leadership.tryOnce()) {
+          return true;
+        }
+      } catch (StoreException e) {
+        throw new StartException(StartException.Reason.STORE_UNUSABLE,
+            (storeLocation != null ? storeLocation.describe() : opened) + " is not a usable Tally store: " + e.getMessage(), e);
+      }
+      if (standby || System.nanoTime() >= deadline) {
+        return false;
+      }
+      try {
+        Thread.sleep(leaderLease.retryEvery().toMillis()); // a lease lapses by the clock: nothing to wait on
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return false;
+      }
     }
   }
 
@@ -548,22 +645,6 @@ public final class CoordinatorBuilder {
           + storeFile + " (it holds " + CoordinatorLock.lockFile(storeFile) + ")", null);
     }
     return lock;
-  }
-
-  /**
-   * Releases the idempotency keys requests of earlier processes held: this process holds the store's lock,
-   * so none of them is being served.
-   */
-  private static void releaseEarlierHolds(Store store, String storeFile) throws StartException {
-    try {
-      int released = store.releaseHeldKeys();
-      if (released > 0) {
-        log.info("released {} idempotency keys held by requests of an earlier coordinator on {}", released, storeFile);
-      }
-    } catch (StoreException e) {
-      throw new StartException(StartException.Reason.STORE_UNUSABLE,
-          storeFile + " is not a usable Tally store: " + e.getMessage(), e);
-    }
   }
 
   private static Store openStore(StoreLocation location, Stores.Options options) throws StartException {
@@ -595,6 +676,11 @@ public final class CoordinatorBuilder {
     public enum Reason {
       /** Another coordinator holds the store's {@link CoordinatorLock}. */
       STORE_LOCKED,
+      /**
+       * Another coordinator leads the store (its leader lease held for a whole lease and a retry after this
+       * one asked), and this one may not stand by ({@link #standby}).
+       */
+      STORE_LED,
       /** The lock file could not be created or locked (permissions, a missing directory, ...). */
       LOCK_FAILED,
       /** The store could not be opened, created or migrated (not a Tally store, a newer one, a full disk, ...). */

@@ -196,6 +196,11 @@ public final class ApiServer implements AutoCloseable {
     });
     app.before(EventStream.PATH, EventStream::requireEventStreamAccept);
     app.exception(ProblemException.class, (e, ctx) -> answer(ctx, e));
+    // A write a standby (or a deposed leader) was asked for: the store or the coordinator refused it.
+    app.exception(dev.tally.core.store.StaleEpochException.class, (e, ctx) -> answer(ctx, ProblemException.notLeader(
+        "this coordinator does not lead the store; epoch " + e.storeEpoch() + " leads at "
+            + dev.tally.core.lead.LeaderAddress.parse(e.leaderAddress()) + "; send writes there",
+        dev.tally.core.lead.LeaderAddress.parse(e.leaderAddress()).api())));
     app.exception(HttpResponseException.class, (e, ctx) -> answer(ctx, fromJavalin(e, ctx)));
     app.exception(Exception.class, (e, ctx) -> {
       String incident = UUID.randomUUID().toString();

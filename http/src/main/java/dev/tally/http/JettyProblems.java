@@ -39,7 +39,7 @@ final class JettyProblems extends ErrorHandler {
   private static byte[] body(int status, String message, String instance) {
     String title = HttpStatus.getMessage(status);
     Problem p = new Problem("about:blank", title, status, message == null || message.isBlank() ? title : message, instance,
-        null, null, null, null);
+        null, null, null, null, null);
     try {
       return JSON.writeValueAsBytes(p);
     } catch (com.fasterxml.jackson.core.JsonProcessingException e) {

@@ -18,9 +18,15 @@ public final class ProblemException extends RuntimeException {
   private final String header;
   private final String parameter;
   private final Map<String, String> headers;
+  private final String leader;
 
   private ProblemException(ProblemType type, String detail, String field, Long line, String header, String parameter,
       Map<String, String> headers) {
+    this(type, detail, field, line, header, parameter, headers, null);
+  }
+
+  private ProblemException(ProblemType type, String detail, String field, Long line, String header, String parameter,
+      Map<String, String> headers, String leader) {
     super(detail, null, false, false); // an answer, not a failure: no stack trace
     this.type = Objects.requireNonNull(type, "type");
     this.field = field;
@@ -28,6 +34,7 @@ public final class ProblemException extends RuntimeException {
     this.header = header;
     this.parameter = parameter;
     this.headers = Map.copyOf(headers);
+    this.leader = leader;
   }
 
   /** A problem with no place. */
@@ -57,7 +64,18 @@ public final class ProblemException extends RuntimeException {
 
   /** This problem, answered with {@code headers} too (e.g. {@code Retry-After}). */
   public ProblemException withHeaders(Map<String, String> headers) {
-    return new ProblemException(type, getMessage(), field, line, header, parameter, headers);
+    return new ProblemException(type, getMessage(), field, line, header, parameter, headers, leader);
+  }
+
+  /**
+   * A write asked of a coordinator that does not lead the store ({@link ProblemType#NOT_LEADER}): 503, {@code
+   * Retry-After: 1}, and the leader's API in the {@code leader} member when it is known.
+   *
+   * @param detail who leads, in words
+   * @param leaderApi the leader's API base URL, or null if unknown
+   */
+  public static ProblemException notLeader(String detail, String leaderApi) {
+    return new ProblemException(ProblemType.NOT_LEADER, detail, null, null, null, null, Map.of("Retry-After", "1"), leaderApi);
   }
 
   /** The kind. */
@@ -72,6 +90,6 @@ public final class ProblemException extends RuntimeException {
 
   /** The problem details for a request to {@code instance}. */
   public Problem toProblem(String instance) {
-    return new Problem(type.uri(), type.title(), type.status(), getMessage(), instance, field, line, header, parameter);
+    return new Problem(type.uri(), type.title(), type.status(), getMessage(), instance, field, line, header, parameter, leader);
   }
 }

@@ -37,6 +37,11 @@ public enum ProblemType {
   RESCORE_SUPERSEDED("rescore-superseded", "Another rescore of the run began", 409),
   /** The server cannot serve this now (it is stopping, or at a limit of clients); retry later. */
   UNAVAILABLE("unavailable", "The service is unavailable for now", 503),
+  /**
+   * A write asked of a coordinator that does not lead the store (a standby, or a leader that was deposed):
+   * the {@code leader} member names the leader's API; retry there.
+   */
+  NOT_LEADER("not-leader", "This coordinator does not lead the store", 503),
   INTERNAL("internal", "Internal error", 500);
 
   private final String name;

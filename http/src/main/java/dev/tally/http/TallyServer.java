@@ -15,7 +15,7 @@ import org.slf4j.LoggerFactory;
 /**
  * A long-lived coordinator with its HTTP API: what {@code tally server} runs. The coordinator is built by
  * the {@link CoordinatorBuilder} given (which holds the product's defaults); the API is served over it
- * ({@link ApiServer}); every unfinished run in the store is resumed at start, so a server restarted on its
+ * ({@link ApiServer}); every unfinished run in the store is resumed when it takes the lead, so a server restarted on its
  * store after a {@code kill -9} finishes what the killed one left ({@link RunResumption#takeOver} releases
  * the dead coordinator's leases at once when its workers cannot come back).
  *
@@ -46,7 +46,7 @@ public final class TallyServer implements AutoCloseable {
   private TallyServer(Coordinator coordinator, ApiServer api, List<RunResumption.TakeOver> resumed) {
     this.coordinator = coordinator;
     this.api = api;
-    this.resumed = List.copyOf(resumed);
+    this.resumed = resumed;
   }
 
   /**
@@ -65,11 +65,19 @@ public final class TallyServer implements AutoCloseable {
       throws CoordinatorBuilder.StartException, ApiServer.StartException {
     Objects.requireNonNull(api, "api");
     SchedulerMetrics live = SchedulerMetrics.observing(coordinator);
-    Coordinator started = coordinator.start();
+    Coordinator started = coordinator.standby(true).start();
     try {
       ApiServer served = ApiServer.start(api, started, live);
+      started.advertiseApi(served.url());
       try {
-        List<RunResumption.TakeOver> resumed = started.resumeUnfinishedRuns();
+        List<RunResumption.TakeOver> resumed = new java.util.concurrent.CopyOnWriteArrayList<>();
+        started.whenLeading(() -> {
+          List<RunResumption.TakeOver> taken = started.resumeUnfinishedRuns();
+          resumed.addAll(taken);
+          if (!taken.isEmpty()) {
+            log.info("leading under epoch {}: resumed {} unfinished runs", started.epoch(), taken.size());
+          }
+        });
         return new TallyServer(started, served, resumed);
       } catch (RuntimeException e) {
         served.close();
@@ -91,7 +99,10 @@ public final class TallyServer implements AutoCloseable {
     return api;
   }
 
-  /** The unfinished runs found in the store at start, taken over and resumed. */
+  /**
+   * The unfinished runs found in the store when this server took the lead (at start, or later for a
+   * standby), taken over and resumed; empty while it stands by.
+   */
   public List<RunResumption.TakeOver> resumed() {
     return resumed;
   }

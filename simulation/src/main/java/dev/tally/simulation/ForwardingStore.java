@@ -165,6 +165,26 @@ abstract class ForwardingStore implements Store {
   }
 
   @Override
+  public dev.tally.core.lead.LeaderRead leader() {
+    return delegate.leader();
+  }
+
+  @Override
+  public boolean swapLeader(dev.tally.core.lead.LeaderRow expected, dev.tally.core.lead.LeaderRow next) {
+    return delegate.swapLeader(expected, next);
+  }
+
+  @Override
+  public void writeAs(long epoch) {
+    delegate.writeAs(epoch);
+  }
+
+  @Override
+  public long writeEpoch() {
+    return delegate.writeEpoch();
+  }
+
+  @Override
   public long commits() {
     return delegate.commits();
   }

@@ -92,6 +92,21 @@ interface Dialect {
   String containsLiteral(String haystack, String needle);
 
   /**
+   * The store's wall clock, by which leader leases are judged ({@link dev.tally.core.lead.LeaderRead}), so that
+   * coordinators on several machines need not agree on the time. This default is the coordinator's own
+   * clock, right for a database only one machine opens (SQLite); a database shared by machines answers with
+   * its server's clock (PostgreSQL: {@code now()}-like, in epoch milliseconds).
+   *
+   * @param c a connection of the store, for a dialect that asks its server
+   * @param local this process's wall clock
+   * @return the time, epoch ms
+   * @throws SQLException if the database fails
+   */
+  default long nowMillis(Connection c, java.time.Clock local) throws SQLException {
+    return local.millis();
+  }
+
+  /**
    * What an error met while writing means: whether the same work may succeed if tried again, on this
    * connection or a new one.
    *

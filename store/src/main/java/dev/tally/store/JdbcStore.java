@@ -409,6 +409,56 @@ public abstract class JdbcStore implements Store {
     }
   }
 
+  // ---------------------------------------------------------------------------------------------
+  // the leader row
+
+  /** The epoch this instance's writes carry ({@link #writeAs}); checked by {@link #begin}. */
+  private volatile long writeEpoch = UNFENCED;
+
+  /** {@inheritDoc} The store's clock is the dialect's ({@link Dialect#nowMillis}). */
+  @Override
+  public dev.tally.core.lead.LeaderRead leader() {
+    return read("leader", reader -> new dev.tally.core.lead.LeaderRead(LeaderSql.read(reader), dialect.nowMillis(reader, clock)));
+  }
+
+  /**
+   * {@inheritDoc} Not counted in {@link #commits()}: a renewal a second is the lease's bookkeeping, not the
+   * scheduler's work.
+   */
+  @Override
+  public boolean swapLeader(dev.tally.core.lead.LeaderRow expected, dev.tally.core.lead.LeaderRow next) {
+    dev.tally.core.lead.LeaderRow.checkSwap(expected, next);
+    writeLock.lock();
+    try {
+      ensureWritable("swapLeader");
+      try {
+        w.begin.execute(); // not fenced: this is how an epoch is won
+        boolean swapped = LeaderSql.swap(writer, expected, next, dialect.nowMillis(writer, clock));
+        w.commit.execute();
+        return swapped;
+      } catch (SQLException | RuntimeException | Error e) {
+        throw abort(e, "swapLeader: swapping the leader row of " + where + " failed; it is unchanged");
+      }
+    } finally {
+      writeLock.unlock();
+    }
+  }
+
+  /** {@inheritDoc} */
+  @Override
+  public void writeAs(long epoch) {
+    if (epoch < NOT_LEADING) {
+      throw new IllegalArgumentException("a write epoch is a leader's (1 or more), NOT_LEADING or UNFENCED, got " + epoch);
+    }
+    writeEpoch = epoch;
+  }
+
+  /** {@inheritDoc} */
+  @Override
+  public long writeEpoch() {
+    return writeEpoch;
+  }
+
   /**
    * Replaces the lost write connection with a new one, waiting {@code delay} first and doubling it (up to
    * {@link #MAX_RECONNECT_DELAY}) after each failed attempt, until one opens or {@code giveUpAt}
@@ -891,6 +941,7 @@ public abstract class JdbcStore implements Store {
   /** Begins a write transaction, as the dialect begins one. */
   private void begin() throws SQLException {
     w.begin.execute();
+    LeaderSql.fence(w.fenceLeader, w.countEpochWrite, w.selectLeader, writeEpoch);
   }
 
   /**

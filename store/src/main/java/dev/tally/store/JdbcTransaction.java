@@ -919,6 +919,11 @@ final class JdbcTransaction implements StoreTransaction {
     final PreparedStatement upsertOption;
     final PreparedStatement selectOption;
     final PreparedStatement upsertWorker;
+    /** Begins every fenced write: 0 rows when the leader row names another epoch. Locks the row on PostgreSQL. */
+    final PreparedStatement fenceLeader;
+    /** Counts a fenced write against its epoch ({@code leader_epochs.writes}). */
+    final PreparedStatement countEpochWrite;
+    final PreparedStatement selectLeader;
 
     /** Closes every statement, ignoring failures: they are being replaced. */
     void closeQuietly() {
@@ -929,7 +934,8 @@ final class JdbcTransaction implements StoreTransaction {
           cancelLeased, cancelPending, cancelRun, positionOfCase, setRunTotal, selectKey, insertKey, updateKey, deleteKey,
           deleteKeys, deleteHeldKeys, insertResponse, selectResponses, selectRecordedCases, replaceOutcome, upsertOption,
           selectOption, upsertWorker, recordBackupOutcome, selectBackups, selectRunBackups, deleteBackups, deleteBackup,
-          countBackupEnded, clearBackups, issueBackup, insertBackup, promoteBackup, renewBackup}) {
+          countBackupEnded, clearBackups, issueBackup, insertBackup, promoteBackup, renewBackup, fenceLeader, countEpochWrite,
+          selectLeader}) {
         try {
           p.close();
         } catch (SQLException ignored) {
@@ -984,6 +990,9 @@ final class JdbcTransaction implements StoreTransaction {
       upsertOption = c.prepareStatement(sql.upsertOption);
       selectOption = c.prepareStatement(sql.selectOption);
       upsertWorker = c.prepareStatement(sql.upsertWorker);
+      fenceLeader = c.prepareStatement(LeaderSql.FENCE);
+      countEpochWrite = c.prepareStatement(LeaderSql.COUNT_WRITE);
+      selectLeader = c.prepareStatement(LeaderSql.SELECT);
       recordBackupOutcome = c.prepareStatement(sql.recordBackupOutcome);
       selectBackups = c.prepareStatement(sql.selectBackups);
       selectRunBackups = c.prepareStatement(sql.selectRunBackups);

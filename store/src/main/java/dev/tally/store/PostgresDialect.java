@@ -118,6 +118,19 @@ final class PostgresDialect implements Dialect {
   }
 
   /**
+   * The server's clock, so that coordinators on machines whose clocks disagree judge the leader lease by
+   * one clock: {@code clock_timestamp()} (the time now, not the transaction's start) in milliseconds.
+   */
+  @Override
+  public long nowMillis(Connection c, java.time.Clock local) throws SQLException {
+    try (Statement s = c.createStatement();
+        java.sql.ResultSet rs = s.executeQuery("SELECT (EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::bigint")) {
+      rs.next();
+      return rs.getLong(1);
+    }
+  }
+
+  /**
    * {@inheritDoc}
    *
    * <p>By SQLSTATE, walking the chain of causes (the driver wraps an I/O error in a {@link SQLException}

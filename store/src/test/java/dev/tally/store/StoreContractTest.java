@@ -2156,4 +2156,103 @@ public abstract class StoreContractTest {
       }
     }
   }
+
+  // ------------------------------------------------------------------------------------------------
+  // the leader row and epoch-fenced writes
+
+  /** Takes the lead of {@code store} as {@code holder} the way a coordinator does: read, swap, write as the epoch. */
+  protected static long lead(Store store, String holder) {
+    dev.tally.core.lead.LeaderRead read = store.leader();
+    dev.tally.core.lead.LeaderRow next = new dev.tally.core.lead.LeaderRow(read.row().epoch() + 1, holder,
+        "workers=127.0.0.1:7070", read.storeNowMillis() + 3_000);
+    assertThat(store.swapLeader(read.row(), next)).as(holder + " takes the lead").isTrue();
+    store.writeAs(next.epoch());
+    return next.epoch();
+  }
+
+  @Test
+  void aNewStoreHasNoLeaderAndItsWritesAreNotFenced() {
+    try (Store store = newStore(dir)) {
+      assertThat(store.leader().row()).isEqualTo(dev.tally.core.lead.LeaderRow.NONE);
+      assertThat(store.writeEpoch()).isEqualTo(Store.UNFENCED);
+      assertThat(store.createRun(spec(3), cases(1))).isPositive();
+    }
+  }
+
+  @Test
+  void twoCoordinatorsSwappingTheSameRowLeadOneAtATime() {
+    try (Store a = newStore(dir); Store b = newStore(dir)) {
+      dev.tally.core.lead.LeaderRow seen = a.leader().row();
+      dev.tally.core.lead.LeaderRow byA = new dev.tally.core.lead.LeaderRow(1, "a", null, T0);
+      dev.tally.core.lead.LeaderRow byB = new dev.tally.core.lead.LeaderRow(1, "b", null, T0);
+      assertThat(a.swapLeader(seen, byA)).isTrue();
+      assertThat(b.swapLeader(seen, byB)).as("b read the row before a swapped it").isFalse();
+      assertThat(b.leader().row()).isEqualTo(byA);
+      // a renews: same epoch, later expiry; b, holding a's old row, cannot take over with it.
+      dev.tally.core.lead.LeaderRow renewed = new dev.tally.core.lead.LeaderRow(1, "a", null, T0 + 1_000);
+      assertThat(a.swapLeader(byA, renewed)).isTrue();
+      assertThat(b.swapLeader(byA, new dev.tally.core.lead.LeaderRow(2, "b", null, T0 + 2_000))).isFalse();
+      assertThat(b.swapLeader(renewed, new dev.tally.core.lead.LeaderRow(2, "b", null, T0 + 2_000))).isTrue();
+      assertThat(a.leader().row().holder()).isEqualTo("b");
+    }
+  }
+
+  @Test
+  void aSwapThatSkipsAnEpochOrNamesNoHolderIsRefused() {
+    try (Store store = newStore(dir)) {
+      dev.tally.core.lead.LeaderRow none = store.leader().row();
+      assertThatThrownBy(() -> store.swapLeader(none, new dev.tally.core.lead.LeaderRow(2, "a", null, T0)))
+          .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("0 cannot become 2");
+      assertThatThrownBy(() -> store.swapLeader(none, new dev.tally.core.lead.LeaderRow(1, null, null, T0)))
+          .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("holder");
+      assertThat(store.leader().row()).isEqualTo(none);
+    }
+  }
+
+  @Test
+  void aStaleLeadersWritesAreRefusedAndWriteNothing() {
+    try (Store old = newStore(dir); Store successor = newStore(dir)) {
+      long oldEpoch = lead(old, "old");
+      long runId = old.createRun(spec(3), cases(3));
+      List<Assignment> held = old.apply(lease(T0, "w1", 1)).leases().get(0);
+      assertThat(held).hasSize(1);
+      // The old leader freezes; its lease lapses; the successor takes over.
+      long newEpoch = lead(successor, "successor");
+      assertThat(newEpoch).isEqualTo(oldEpoch + 1);
+
+      // Every kind of write of the old leader is refused, naming the epochs and the leader.
+      assertThatThrownBy(() -> old.apply(record(T0 + 1, rec(held.get(0), "w1", Verdict.PASS))))
+          .isInstanceOfSatisfying(dev.tally.core.store.StaleEpochException.class, e -> {
+            assertThat(e.writerEpoch()).isEqualTo(oldEpoch);
+            assertThat(e.storeEpoch()).isEqualTo(newEpoch);
+            assertThat(e.getMessage()).contains("epoch " + oldEpoch + " is stale", "127.0.0.1:7070", "nothing was written");
+          });
+      assertThatThrownBy(() -> old.apply(lease(T0 + 1, "w2", 2))).isInstanceOf(dev.tally.core.store.StaleEpochException.class);
+      assertThatThrownBy(() -> old.createRun(spec(3), cases(1))).isInstanceOf(dev.tally.core.store.StaleEpochException.class);
+      assertThatThrownBy(() -> old.cancelRun(runId, T0 + 1)).isInstanceOf(dev.tally.core.store.StaleEpochException.class);
+      assertThatThrownBy(() -> old.claimKey("s", "k", null, T0, T0 + 1_000)).isInstanceOf(dev.tally.core.store.StaleEpochException.class);
+      assertThatThrownBy(() -> old.saveWorkerStatuses(List.of(new WorkerStatus("w1", "w1", "alive", true, 0, null, 0, 0, T0, null,
+          Double.NaN, 1)))).isInstanceOf(dev.tally.core.store.StaleEpochException.class);
+
+      // Nothing of it was written: as the successor reads the store, the job is still leased and unrecorded.
+      JobView job = job(successor, runId, held.get(0).jobId());
+      assertThat(job.state()).isEqualTo(JobState.LEASED);
+      assertThat(successor.runs()).hasSize(1);
+      assertThat(counters(successor, runId).passed()).isZero();
+      assertThat(successor.workerStatuses()).isEmpty();
+      assertThat(successor.cancelRun(runId, T0 + 2).status()).isNotNull(); // the successor writes
+    }
+  }
+
+  @Test
+  void aStandbyWritesNothing() {
+    try (Store leader = newStore(dir); Store standby = newStore(dir)) {
+      lead(leader, "leader");
+      standby.writeAs(Store.NOT_LEADING);
+      assertThatThrownBy(() -> standby.createRun(spec(3), cases(1)))
+          .isInstanceOf(dev.tally.core.store.StaleEpochException.class).hasMessageContaining("standby");
+      assertThat(leader.runs()).isEmpty();
+      assertThat(leader.createRun(spec(3), cases(1))).isPositive();
+    }
+  }
 }

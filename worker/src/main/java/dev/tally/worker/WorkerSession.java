@@ -89,6 +89,10 @@ public final class WorkerSession implements AutoCloseable {
   private String channelFailure; // the I/O error that is closing the current channel, if any
   private ChannelFuture lastWrite;
   private ScheduledFuture<?> connectTask;
+  /** The coordinator address of the current (or last) connection attempt; event loop only. */
+  private WorkerSettings.Address current;
+  /** Connection attempts so far: the next tries address {@code connects % addresses}; event loop only. */
+  private int connects;
   private ScheduledFuture<?> tickTask;
   private long tickAtNanos;
 
@@ -127,7 +131,7 @@ public final class WorkerSession implements AutoCloseable {
     this.slots = new Slots(settings.slots(), settings.slots() + settings.maxQueuedAssignments(), "tally-slot-",
         Slots.Room.of(outbox), settings.ticker(), this::onCaseEnd,
         this::onJournal);
-    Reconnector reconnector = new Reconnector(settings.host() + ":" + settings.port(),
+    Reconnector reconnector = new Reconnector(addressesText(settings),
         new Backoff(settings.initialBackoff(), settings.maxBackoff(), new SplittableRandom()), settings.giveUpAfter());
     this.core = new SessionCore(settings, new NettyPort(), slots, outbox, reconnector);
     this.bootstrap = new Bootstrap()
@@ -141,7 +145,7 @@ public final class WorkerSession implements AutoCloseable {
           protected void initChannel(SocketChannel ch) {
             if (settings.tls() != null) {
               // The host given is the one the coordinator's certificate must name (and the SNI sent).
-              ch.pipeline().addLast("tls", settings.tls().newHandler(ch.alloc(), settings.host(), settings.port()));
+              ch.pipeline().addLast("tls", settings.tls().newHandler(ch.alloc(), current.host(), current.port()));
             }
             FrameCodec.install(ch.pipeline(), settings.maxFrameBytes());
             ch.pipeline().addLast("session", new Handler());
@@ -161,8 +165,8 @@ public final class WorkerSession implements AutoCloseable {
     if (stopping.get() || !started.compareAndSet(false, true)) {
       throw new IllegalStateException("start() may be called once, before close()");
     }
-    log.info("worker {} ({}) starting: {} slots, coordinator {}:{}",
-        settings.workerId(), settings.name(), settings.slots(), settings.host(), settings.port());
+    log.info("worker {} ({}) starting: {} slots, coordinator {}",
+        settings.workerId(), settings.name(), settings.slots(), addressesText(settings));
     slots.startThreads();
     onLoop(() -> core.start(now()));
   }
@@ -350,7 +354,10 @@ public final class WorkerSession implements AutoCloseable {
     if (termination != null) {
       return;
     }
-    ChannelFuture f = bootstrap.connect(settings.host(), settings.port());
+    // Each attempt tries the next address: of several coordinators on one store only the leader has its
+    // worker port open, and after a session ends the leader may be another one.
+    current = settings.addresses().get(connects++ % settings.addresses().size());
+    ChannelFuture f = bootstrap.connect(current.host(), current.port());
     channel = f.channel();
     channelFailure = null;
     lastWrite = null;
@@ -363,6 +370,12 @@ public final class WorkerSession implements AutoCloseable {
     });
   }
 
+  /** The coordinator addresses, for the log: {@code a:1} or {@code a:1,b:2}. */
+  private static String addressesText(WorkerSettings settings) {
+    return settings.addresses().stream().map(WorkerSettings.Address::toString)
+        .collect(java.util.stream.Collectors.joining(","));
+  }
+
   private String reason(Throwable cause) {
     if (cause == null) {
       return "unknown error";
@@ -373,7 +386,7 @@ public final class WorkerSession implements AutoCloseable {
     }
     if (root instanceof SSLException) {
       return "TLS handshake with the coordinator failed: " + root.getMessage() + " (the coordinator's certificate must"
-          + " be signed by the CA of --tls-ca and name " + settings.host() + ")";
+          + " be signed by the CA of --tls-ca and name " + current.host() + ")";
     }
     if (cause instanceof java.net.UnknownHostException) {
       // Its message is the bare host name once the JVM caches the failed lookup.
@@ -568,7 +581,7 @@ public final class WorkerSession implements AutoCloseable {
     @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
       // Logged when the channel goes inactive (a lost session, or a failed attempt), with this reason.
-      log.debug("connection to {}:{} failed: {}; closing it", settings.host(), settings.port(), cause.toString());
+      log.debug("connection to {} failed: {}; closing it", current, cause.toString());
       if (ctx.channel() == channel && cause instanceof FrameCodec.HttpAnswerException) {
         // The user gave a web server's address: say that, not what its answer means as a frame length.
         core.notACoordinator(NOT_A_COORDINATOR_HTTP, now());

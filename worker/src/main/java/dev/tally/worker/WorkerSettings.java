@@ -49,7 +49,34 @@ public record WorkerSettings(
     Duration drainTimeout,
     Duration giveUpAfter,
     Secret token,
-    SslContext tls) {
+    SslContext tls,
+    java.util.List<Address> coordinators) {
+
+  /**
+   * One coordinator's worker address.
+   *
+   * @param host a host name or address
+   * @param port 1 to 65535
+   */
+  public record Address(String host, int port) {
+    /**
+     * @throws IllegalArgumentException if the host is blank or the port out of range
+     */
+    public Address {
+      Objects.requireNonNull(host, "host");
+      if (host.isBlank()) {
+        throw new IllegalArgumentException("host must not be blank");
+      }
+      if (port < 1 || port > 65_535) {
+        throw new IllegalArgumentException("port must be in 1..65535, got " + port);
+      }
+    }
+
+    @Override
+    public String toString() {
+      return (host.contains(":") ? "[" + host + "]" : host) + ":" + port;
+    }
+  }
 
   public static final long DEFAULT_INITIAL_BACKOFF_MILLIS = 100;
   public static final long DEFAULT_MAX_BACKOFF_MILLIS = 5_000;
@@ -129,6 +156,21 @@ public record WorkerSettings(
     if (tls != null && tls.isServer()) {
       throw new IllegalArgumentException("a worker needs a client TLS context, got a server one");
     }
+    coordinators = coordinators == null || coordinators.isEmpty()
+        ? java.util.List.of(new Address(host, port)) : java.util.List.copyOf(coordinators);
+    if (!coordinators.get(0).equals(new Address(host, port))) {
+      throw new IllegalArgumentException("the first coordinator address must be host:port " + host + ":" + port
+          + ", got " + coordinators.get(0));
+    }
+  }
+
+  /**
+   * Every coordinator address this worker knows, {@code host:port} first: several coordinators share one store
+   * and one of them leads; the worker tries them in turn until one welcomes it (a standby has no worker
+   * port open), and after losing a session begins with the next.
+   */
+  public java.util.List<Address> addresses() {
+    return coordinators;
   }
 
   /** The default queue limit for {@code slots} slots: {@code max(1024, 64 * slots)}. */
@@ -160,6 +202,7 @@ public record WorkerSettings(
     private Duration giveUpAfter;
     private Secret token;
     private SslContext tls;
+    private java.util.List<Address> coordinators;
 
     private Builder(String host, int port) {
       this.host = host;
@@ -250,6 +293,24 @@ public record WorkerSettings(
     }
 
     /** @throws IllegalArgumentException if a value breaks its rule (the message restates the rule) */
+    /**
+     * Every coordinator address to try in turn, the builder's {@code host:port} first (default: that one
+     * only). Several coordinators on one store: the worker finds the one that leads.
+     *
+     * @throws IllegalArgumentException if the list is empty, does not start with the builder's address, or
+     *     names one address twice
+     */
+    public Builder coordinators(java.util.List<Address> addresses) {
+      if (addresses.isEmpty() || !addresses.get(0).equals(new Address(host, port))) {
+        throw new IllegalArgumentException("the coordinator addresses must start with " + host + ":" + port + ", got " + addresses);
+      }
+      if (new java.util.HashSet<>(addresses).size() != addresses.size()) {
+        throw new IllegalArgumentException("a coordinator address is listed twice in " + addresses);
+      }
+      this.coordinators = java.util.List.copyOf(addresses);
+      return this;
+    }
+
     public WorkerSettings build() {
       return new WorkerSettings(
           host,
@@ -268,7 +329,8 @@ public record WorkerSettings(
           drainTimeout,
           giveUpAfter,
           token,
-          tls);
+          tls,
+          coordinators);
     }
   }
 

@@ -103,6 +103,8 @@ public final class ApiClient {
   private final HttpClient http;
   private final PrintWriter err;
   private final Clock clock;
+  /** The server tried now, one of {@link Settings#servers}; moved by {@link #switchServer}. */
+  private volatile URI current;
 
   /**
    * Where a client goes and how hard it tries.
@@ -114,12 +116,24 @@ public final class ApiClient {
    * @param retryFor no retry begins later than this after the first attempt
    * @param requestTimeout the longest one attempt may take
    */
-  public record Settings(URI server, Secret token, TlsTrust trust, int maxRetries, Duration retryFor, Duration requestTimeout) {
+  public record Settings(URI server, Secret token, TlsTrust trust, int maxRetries, Duration retryFor, Duration requestTimeout,
+      List<URI> servers) {
+    /** Settings for one server. */
+    public Settings(URI server, Secret token, TlsTrust trust, int maxRetries, Duration retryFor, Duration requestTimeout) {
+      this(server, token, trust, maxRetries, retryFor, requestTimeout, List.of(server));
+    }
+
     /**
-     * @throws IllegalArgumentException if a bound is negative or zero where it must be positive
+     * @param servers every server of the store, {@code server} first: the client finds the one that leads
+     * @throws IllegalArgumentException if a bound is negative or zero where it must be positive, or {@code
+     *     servers} does not start with {@code server}
      */
     public Settings {
       Objects.requireNonNull(server, "server");
+      servers = servers == null || servers.isEmpty() ? List.of(server) : List.copyOf(servers);
+      if (!servers.get(0).equals(server)) {
+        throw new IllegalArgumentException("the servers must start with " + server + ", got " + servers);
+      }
       Objects.requireNonNull(retryFor, "retryFor");
       Objects.requireNonNull(requestTimeout, "requestTimeout");
       if (maxRetries < 0) {
@@ -148,6 +162,7 @@ public final class ApiClient {
     this.settings = Objects.requireNonNull(settings, "settings");
     this.err = Objects.requireNonNull(err, "err");
     this.clock = Objects.requireNonNull(clock, "clock");
+    this.current = settings.server();
     HttpClient.Builder b = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(CONNECT_TIMEOUT)
         .followRedirects(HttpClient.Redirect.NEVER);
     if (settings.trust() != null) {
@@ -189,14 +204,46 @@ public final class ApiClient {
     return URI.create(scheme + "://" + uri.getRawAuthority() + path);
   }
 
-  /** The server's base URL. */
+  /**
+   * The server's base URL: of several ({@link Settings#servers}), the one this client last found leading, or
+   * is trying now.
+   */
   public URI server() {
-    return settings.server();
+    return current;
   }
 
-  /** The URL of an API path ({@code /api/v1/runs/7}). */
+  /** The URL of an API path ({@code /api/v1/runs/7}), on {@link #server()}. */
   public URI url(String path) {
-    return URI.create(settings.server() + path);
+    return URI.create(current + path);
+  }
+
+  /**
+   * Goes on with another of the store's servers after {@code failed} could not serve a request: the leader
+   * it named when it answered {@code not-leader} (if that is a URL this client may use), else the next of
+   * {@link Settings#servers} in turn. One server: stays.
+   *
+   * @return a few words for the retry line, or empty
+   */
+  private String switchServer(URI failed, String leaderHint) {
+    List<URI> servers = settings.servers();
+    URI next = null;
+    if (leaderHint != null) {
+      try {
+        URI hinted = serverUri(leaderHint);
+        // Only a server the user named: a hint must not send the token somewhere the user did not choose.
+        next = servers.contains(hinted) ? hinted : null;
+      } catch (IllegalArgumentException ignored) {
+        // not a URL: go round the list instead
+      }
+    }
+    if (next == null && servers.size() > 1) {
+      next = servers.get((servers.indexOf(failed) + 1) % servers.size());
+    }
+    if (next == null || next.equals(failed)) {
+      return "";
+    }
+    current = next;
+    return "; trying " + next;
   }
 
   /**
@@ -324,7 +371,8 @@ public final class ApiClient {
 
   /** One attempt: a final answer, or a {@link Retryable} saying why another may fare better. */
   private Response attempt(Request request, int attempt) throws InterruptedException {
-    HttpRequest.Builder b = HttpRequest.newBuilder(url(request.path())).timeout(settings.requestTimeout())
+    URI server = current;
+    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(server + request.path())).timeout(settings.requestTimeout())
         .header("Accept", "application/json, application/problem+json, application/x-ndjson")
         .header("User-Agent", "tally-client");
     if (settings.token() != null) {
@@ -338,11 +386,18 @@ public final class ApiClient {
           ? HttpResponse.BodySubscribers.mapping(HttpResponse.BodySubscribers.ofFile(request.saveTo()), p -> (Object) new byte[0])
           : HttpResponse.BodySubscribers.mapping(HttpResponse.BodySubscribers.ofByteArray(), bytes -> (Object) bytes));
     } catch (IOException e) {
-      throw judge(e);
+      RuntimeException judged = judge(e);
+      if (judged instanceof Retryable r) {
+        throw r.at(switchServer(server, null));
+      }
+      throw judged;
     }
     byte[] body = (byte[]) response.body();
     Optional<Retryable> retry = judge(response.statusCode(), response.headers(), body, request.retryKeyInUse());
     if (retry.isPresent()) {
+      if (ProblemType.NOT_LEADER.uri().equals(problemType(body))) {
+        throw retry.get().at(switchServer(server, leaderOf(body)));
+      }
       throw retry.get();
     }
     return new Response(response.statusCode(), response.headers(), body, attempt);
@@ -429,6 +484,12 @@ public final class ApiClient {
     return p == null || p.detail() == null ? "" : ": " + p.detail();
   }
 
+  /** The {@code leader} member of a {@code not-leader} problem: the leading server's API, or null. */
+  private static String leaderOf(byte[] body) {
+    Problem p = problem(body);
+    return p == null ? null : p.leader();
+  }
+
   private static String problemType(byte[] body) {
     Problem p = problem(body);
     return p == null ? null : p.type();
@@ -457,6 +518,11 @@ public final class ApiClient {
       super(why, null, false, false);
       this.retryAfter = retryAfter;
       this.status = status;
+    }
+
+    /** The same, with {@code more} said after its reason (which server is tried next), if any. */
+    Retryable at(String more) {
+      return more.isEmpty() ? this : new Retryable(getMessage() + more, retryAfter, status);
     }
   }
 

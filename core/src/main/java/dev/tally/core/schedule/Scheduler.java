@@ -271,7 +271,8 @@ public final class Scheduler implements WorkerEvents {
    * @return the wall time (epoch ms) at which a step is due even if no event arrives (a backoff ends,
    *     or a failed commit is to be retried), or {@link Long#MAX_VALUE} if only an event can make work
    * @throws StoreException if the store failed {@link Settings#maxConsecutiveStoreFailures} times in a
-   *     row; every waiting run's future is completed exceptionally first
+   *     row, or at once with {@link dev.tally.core.store.StaleEpochException} if it refused the commit because
+   *     another coordinator leads the store; every waiting run's future is completed exceptionally first
    */
   public long step() {
     nowMillis = clock.millis();
@@ -301,8 +302,10 @@ public final class Scheduler implements WorkerEvents {
       consecutiveStoreFailures = 0;
     } catch (StoreException e) {
       consecutiveStoreFailures++;
-      if (consecutiveStoreFailures >= settings.maxConsecutiveStoreFailures()) {
-        log.error("store failed {} times in a row; giving up", consecutiveStoreFailures, e);
+      // A stale epoch never heals: another coordinator leads the store, and this one must stop at once.
+      if (e instanceof dev.tally.core.store.StaleEpochException
+          || consecutiveStoreFailures >= settings.maxConsecutiveStoreFailures()) {
+        log.error("store failed {} times in a row; giving up: {}", consecutiveStoreFailures, e.getMessage(), e);
         runs.failAll(e);
         cancels.failAll(e);
         throw e;

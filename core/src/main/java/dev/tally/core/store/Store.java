@@ -22,6 +22,10 @@ import java.util.Optional;
  *       or none of it and a {@link StoreException} is thrown.
  *   <li><b>I2 as a constraint.</b> A run never counts more ended jobs than it has: a transaction that would
  *       break it aborts.
+ *   <li><b>Leader epochs.</b> Every write transaction of an instance given a leader's epoch ({@link #writeAs})
+ *       begins by checking it against the store's leader row, and is refused whole ({@link
+ *       StaleEpochException}) when the row names another: a coordinator deposed while it was frozen writes
+ *       nothing after the takeover.
  * </ul>
  *
  * <p>Thread-safety: implementations are safe for use from many threads; writes are serialized inside.
@@ -300,6 +304,53 @@ public interface Store extends AutoCloseable {
    * @throws StoreException if the store fails
    */
   List<WorkerStatus> workerStatuses();
+
+  // ---- the leader row ------------------------------------------------------------------------------
+
+  /**
+   * The epoch of a store instance whose writes are not fenced: the default until {@link #writeAs} is called,
+   * for tools and tests that use a store with no coordinator. No leader ever has it (the first is 1).
+   */
+  long UNFENCED = 0;
+
+  /** The epoch of a standby ({@link #writeAs}): every write is refused with {@link StaleEpochException}. */
+  long NOT_LEADING = -1;
+
+  /**
+   * Reads the leader row ({@code coordinator_leader}), with the store's clock at the read: the one clock
+   * leases are judged by ({@link dev.tally.core.lead.LeaderLease}).
+   *
+   * @throws StoreException if the store fails
+   */
+  dev.tally.core.lead.LeaderRead leader();
+
+  /**
+   * Swaps the leader row for {@code next} if it is still exactly {@code expected} (epoch, holder and
+   * expiry), in one transaction: how a coordinator takes or renews the lead ({@link
+   * dev.tally.core.lead.LeaderLease} decides which). It is not fenced by {@link #writeAs}: it is how an epoch
+   * is won. On PostgreSQL the row lock it takes waits for a batch in flight under the old epoch, so a
+   * takeover and that batch are serialised.
+   *
+   * @return whether the row was swapped
+   * @throws IllegalArgumentException if {@code next}'s epoch is neither {@code expected}'s (a renewal) nor
+   *     one more (a takeover)
+   * @throws StoreException if the store fails; the row is unchanged
+   */
+  boolean swapLeader(dev.tally.core.lead.LeaderRow expected, dev.tally.core.lead.LeaderRow next);
+
+  /**
+   * Sets the leader epoch every later write transaction of this instance carries: each begins by checking
+   * it against the leader row and, if the row names another epoch, is refused with {@link
+   * StaleEpochException} and writes nothing. {@link #NOT_LEADING} refuses every write (a standby); {@link
+   * #UNFENCED} checks nothing. Reads are never fenced.
+   *
+   * @param epoch the epoch this instance's coordinator leads under, {@link #NOT_LEADING} or {@link #UNFENCED}
+   * @throws IllegalArgumentException if {@code epoch} is below {@link #NOT_LEADING}
+   */
+  void writeAs(long epoch);
+
+  /** The epoch this instance's writes carry ({@link #writeAs}). */
+  long writeEpoch();
 
   /** How many write transactions this instance has committed since it was opened. */
   long commits();

@@ -16,6 +16,8 @@ import com.fasterxml.jackson.annotation.JsonInclude;
  * @param line the body line at fault (1-based), or absent
  * @param header the request header at fault, or absent
  * @param parameter the path or query parameter at fault, or absent
+ * @param leader for {@code urn:tally:problem:not-leader}: the base URL of the API of the coordinator that
+ *     leads the store, where the request should go instead; absent when that is not known
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public record Problem(
@@ -27,4 +29,5 @@ public record Problem(
     String field,
     Long line,
     String header,
-    String parameter) {}
+    String parameter,
+    String leader) {}

@@ -42,6 +42,7 @@ import dev.tally.core.store.StoreBatch;
 import dev.tally.core.store.StoreBatch.RenewRequest;
 import dev.tally.core.store.StoreBatch.RenewResult;
 import dev.tally.core.store.StoreBatchResult;
+import dev.tally.core.store.StaleEpochException;
 import dev.tally.core.store.StoreException;
 import dev.tally.core.store.StoreTransaction;
 import dev.tally.core.store.WorkerStatus;
@@ -180,6 +181,8 @@ public final class InMemoryStore implements Store {
   private static final class State {
     /** Made with the state, kept across reopenings: the store's identity. */
     final String storeId = "in-memory-" + STATES.incrementAndGet();
+    /** The leader row: shared by every instance over this state, as coordinators share one database. */
+    dev.tally.core.lead.LeaderRow leader = dev.tally.core.lead.LeaderRow.NONE;
     final TreeMap<Long, RunRow> runs = new TreeMap<>();
     final TreeMap<Long, JobRow> jobs = new TreeMap<>();
     /** Each run's job ids in dataset (position) order; fixed at creation. */
@@ -1016,6 +1019,7 @@ public final class InMemoryStore implements Store {
       throws CaseSourceException, KeyReservationLostException {
     synchronized (state) {
       ensureOpen("createRun");
+      checkEpoch();
       Tx tx = new Tx();
       long nextRunId = state.nextRunId;
       long nextJobId = state.nextJobId;
@@ -1122,6 +1126,7 @@ public final class InMemoryStore implements Store {
   private <T> T write(String failure, java.util.function.Function<Tx, T> work, boolean counts) {
     synchronized (state) {
       ensureOpen("write");
+      checkEpoch();
       Tx tx = new Tx();
       try {
         T result = work.apply(tx);
@@ -1147,6 +1152,7 @@ public final class InMemoryStore implements Store {
     }
     synchronized (state) {
       ensureOpen("saveWorkerStatuses");
+      checkEpoch();
       for (WorkerStatus w : statuses) {
         state.workers.put(w.workerId(), w);
       }
@@ -1403,6 +1409,64 @@ public final class InMemoryStore implements Store {
   public void close() {
     synchronized (state) {
       closed = true;
+    }
+  }
+
+  // ---- the leader row ---------------------------------------------------------------------------
+
+  /** The epoch this instance's writes carry ({@link #writeAs}). */
+  private volatile long writeEpoch = UNFENCED;
+
+  /**
+   * {@inheritDoc} The store's clock is the one given at creation (the simulation's virtual clock), so a
+   * lease is judged by the one clock every coordinator of the simulation shares.
+   */
+  @Override
+  public dev.tally.core.lead.LeaderRead leader() {
+    synchronized (state) {
+      ensureOpen("leader");
+      return new dev.tally.core.lead.LeaderRead(state.leader, clock.millis());
+    }
+  }
+
+  /** {@inheritDoc} */
+  @Override
+  public boolean swapLeader(dev.tally.core.lead.LeaderRow expected, dev.tally.core.lead.LeaderRow next) {
+    dev.tally.core.lead.LeaderRow.checkSwap(expected, next);
+    synchronized (state) {
+      ensureOpen("swapLeader");
+      if (!state.leader.equals(expected)) {
+        return false;
+      }
+      state.leader = next;
+      commits++;
+      return true;
+    }
+  }
+
+  /** {@inheritDoc} */
+  @Override
+  public void writeAs(long epoch) {
+    if (epoch < NOT_LEADING) {
+      throw new IllegalArgumentException("a write epoch is a leader's (1 or more), NOT_LEADING or UNFENCED, got " + epoch);
+    }
+    writeEpoch = epoch;
+  }
+
+  /** {@inheritDoc} */
+  @Override
+  public long writeEpoch() {
+    return writeEpoch;
+  }
+
+  /**
+   * The fence every write transaction begins with, under the state's lock (the SQL stores' is the {@code
+   * UPDATE coordinator_leader ... WHERE epoch = ?} that begins theirs).
+   */
+  private void checkEpoch() {
+    long epoch = writeEpoch;
+    if (epoch != UNFENCED && epoch != state.leader.epoch()) {
+      throw new StaleEpochException(epoch, state.leader.epoch(), state.leader.address());
     }
   }
 

@@ -1,0 +1,201 @@
+package dev.tally.coordinator;
+
+import dev.tally.core.Ticker;
+import dev.tally.core.lead.LeaderAddress;
+import dev.tally.core.lead.LeaderLease;
+import dev.tally.core.lead.LeaderRead;
+import dev.tally.core.lead.LeaderRow;
+import dev.tally.core.store.Store;
+import dev.tally.core.store.StoreException;
+import java.util.Objects;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The driver of one coordinator's {@link LeaderLease} over its store: reads the leader row, asks the rule,
+ * carries its decision out ({@link Store#swapLeader}), and sets the epoch the store's writes carry ({@link
+ * Store#writeAs}): the lead's epoch once won, {@link Store#NOT_LEADING} while standing by or after stepping
+ * down. It tells its {@link Listener} when this coordinator takes the lead and when it steps down; a
+ * step-down is final for this instance (the coordinator that stepped down exits, see {@link Coordinator}).
+ *
+ * <p>A store that fails (unreachable, busy) is retried at the next check; a leader that has not renewed for
+ * a whole lease by its own clock steps down, since a standby may lead by now ({@link LeaderLease#lapsed}).
+ *
+ * <p>Thread-safety: {@link #tryOnce} before {@link #start} on the caller's thread; after it, every check
+ * runs on this instance's one thread. {@link #lastSeen} and {@link #epoch} are safe from any thread.
+ */
+final class Leadership implements AutoCloseable {
+  private static final Logger log = LoggerFactory.getLogger(Leadership.class);
+
+  /** What a leadership tells its coordinator. Called on the leadership's thread (or {@link #tryOnce}'s caller). */
+  interface Listener {
+    /** This coordinator now leads under {@code epoch}; the store's writes already carry it. */
+    void lead(long epoch);
+
+    /** This coordinator no longer leads (it did); the store already refuses its writes. */
+    void stepDown(String why);
+  }
+
+  private final Store store;
+  private final LeaderLease lease;
+  private final Supplier<LeaderAddress> address;
+  private final Ticker ticker;
+  private final ScheduledExecutorService thread;
+  private volatile Listener listener;
+  private volatile LeaderRow lastSeen = LeaderRow.NONE;
+  private volatile long epoch;
+  private volatile boolean steppedDown;
+
+  Leadership(Store store, LeaderLease lease, Supplier<LeaderAddress> address, Ticker ticker) {
+    this.store = Objects.requireNonNull(store, "store");
+    this.lease = Objects.requireNonNull(lease, "lease");
+    this.address = Objects.requireNonNull(address, "address");
+    this.ticker = Objects.requireNonNull(ticker, "ticker");
+    this.thread = Executors.newSingleThreadScheduledExecutor(r -> {
+      Thread t = new Thread(r, "tally-leadership");
+      t.setDaemon(true);
+      return t;
+    });
+    store.writeAs(Store.NOT_LEADING); // until the lead is won, this coordinator writes nothing
+  }
+
+  /**
+   * Looks at the row once and takes the lead if it can.
+   *
+   * @return whether this coordinator leads now
+   * @throws StoreException if the store fails
+   */
+  boolean tryOnce() {
+    return check(false);
+  }
+
+  /** Starts checking in the background, telling {@code listener} of every change; returns at once. */
+  void start(Listener listener) {
+    this.listener = Objects.requireNonNull(listener, "listener");
+    schedule();
+  }
+
+  private void schedule() {
+    if (steppedDown || thread.isShutdown()) {
+      return;
+    }
+    try {
+      thread.schedule(this::checkInBackground, lease.nextCheckIn().toNanos(), TimeUnit.NANOSECONDS);
+    } catch (java.util.concurrent.RejectedExecutionException closed) {
+      // closed meanwhile: nothing more to check
+    }
+  }
+
+  private void checkInBackground() {
+    try {
+      check(true);
+    } catch (RuntimeException e) {
+      if (lease.lapsed(ticker.nanos())) {
+        stepDown(lease.stepDown("could not renew the lead of epoch " + epoch + " for a whole lease ("
+            + lease.settings().lease().toMillis() + "ms): " + e.getMessage()));
+        return;
+      }
+      log.warn("could not look at the store's leader row (retrying in {} ms): {}", lease.nextCheckIn().toMillis(), e.toString());
+    }
+    schedule();
+  }
+
+  private boolean check(boolean tell) {
+    synchronized (lease) { // the rule is one thread's; release() may come from a closing thread
+      if (steppedDown) {
+        return false;
+      }
+      return checkLocked(tell);
+    }
+  }
+
+  private boolean checkLocked(boolean tell) {
+    long readAt = ticker.nanos();
+    LeaderRead read = store.leader();
+    lastSeen = read.row();
+    LeaderLease.Decision d = lease.decide(read, address.get());
+    if (d instanceof LeaderLease.StepDown s) {
+      stepDown(s);
+      return false;
+    }
+    if (d instanceof LeaderLease.StandBy) {
+      return false;
+    }
+    LeaderRow next = d instanceof LeaderLease.Acquire a ? a.next() : ((LeaderLease.Renew) d).next();
+    boolean won = store.swapLeader(d instanceof LeaderLease.Acquire a ? a.expected() : ((LeaderLease.Renew) d).expected(), next);
+    LeaderLease.StepDown lost = lease.swapped(d, won, readAt);
+    if (lost != null) {
+      stepDown(lost);
+      return false;
+    }
+    if (won) {
+      lastSeen = next;
+    }
+    if (won && d instanceof LeaderLease.Acquire) {
+      epoch = next.epoch();
+      store.writeAs(epoch);
+      log.info("leading the store under epoch {} (the previous leader's lease {})", epoch,
+          read.row().holder() == null ? "was never held" : "had lapsed");
+      if (tell) {
+        listener.lead(epoch);
+      }
+    }
+    return lease.leading();
+  }
+
+  private void stepDown(LeaderLease.StepDown s) {
+    store.writeAs(Store.NOT_LEADING);
+    steppedDown = true;
+    log.error("stepping down from the lead of epoch {}: {}", epoch, s.why());
+    Listener l = listener;
+    if (l != null) {
+      l.stepDown(s.why());
+    }
+  }
+
+  /**
+   * Gives the lead up at once ({@link LeaderLease#release}), for a leader closing cleanly; the store refuses
+   * this coordinator's writes from here. Call after {@link #close}. A store that fails is logged: the lease
+   * then lapses by itself.
+   */
+  void release() {
+    store.writeAs(Store.NOT_LEADING);
+    steppedDown = true;
+    try {
+      synchronized (lease) {
+        LeaderLease.Renew swap = lease.release(store.leader());
+        if (swap != null && store.swapLeader(swap.expected(), swap.next())) {
+          log.info("gave up the lead of epoch {}: a standby may lead at once", swap.next().epoch());
+        }
+      }
+    } catch (RuntimeException e) {
+      log.warn("could not give up the lead (it lapses by itself within {} ms): {}", lease.settings().lease().toMillis(),
+          e.toString());
+    }
+  }
+
+  /** The leader row as last read or written by this coordinator: where to send whoever asks a standby. */
+  LeaderRow lastSeen() {
+    return lastSeen;
+  }
+
+  /** The epoch this coordinator leads under, or 0 if it does not (yet, or any more). */
+  long epoch() {
+    return steppedDown ? 0 : epoch;
+  }
+
+  /** The lease's timing. */
+  LeaderLease.Settings settings() {
+    return lease.settings();
+  }
+
+  /** Stops checking (the lease then lapses unless renewed elsewhere); idempotent. */
+  @Override
+  public void close() {
+    thread.shutdownNow();
+  }
+}

@@ -1,0 +1,103 @@
+package dev.tally.coordinator;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import dev.tally.core.CaseRecord;
+import dev.tally.core.EvaluatorSpec;
+import dev.tally.core.lead.LeaderLease;
+import dev.tally.core.store.RunSpec;
+import dev.tally.core.store.StaleEpochException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Two coordinators on one store file: one leads, one stands by and takes over when the leader goes. */
+class CoordinatorLeadershipTest {
+  /** Short, so a takeover takes a second, not the product's 3.5 s; the rule is the same. */
+  private static final LeaderLease.Settings FAST =
+      new LeaderLease.Settings(Duration.ofMillis(900), Duration.ofMillis(300), Duration.ofMillis(100));
+
+  @TempDir Path dir;
+
+  @Test
+  void theProductsDefaultsLetAStandbyLeadWithinFiveSeconds() {
+    LeaderLease.Settings d = Coordinator.builder().leaderLease();
+    assertThat(d.lease()).isEqualTo(CoordinatorBuilder.DEFAULT_LEADER_LEASE).isEqualTo(Duration.ofSeconds(3));
+    assertThat(d.renewEvery()).isEqualTo(Duration.ofSeconds(1));
+    assertThat(d.retryEvery()).isEqualTo(Duration.ofMillis(500));
+    assertThat(d.lease().plus(d.retryEvery())).isLessThan(Duration.ofSeconds(5));
+  }
+
+  @Test
+  void aStandbyServesReadsRefusesWritesAndLeadsOnceTheLeaderCloses() throws Exception {
+    Path db = dir.resolve("shared.db");
+    Coordinator leader = Coordinator.builder().storeFile(db).standby(true).leaderLease(FAST).start();
+    Coordinator standby = null;
+    try {
+      assertThat(leader.leading()).isTrue();
+      assertThat(leader.epoch()).isEqualTo(1);
+      long runId = leader.store().createRun(new RunSpec("cases", new EvaluatorSpec("noop", Map.of(), Duration.ofMinutes(1)), 3),
+          List.of(new CaseRecord(0, "a", "{\"id\":\"a\"}")));
+
+      standby = Coordinator.builder().storeFile(db).standby(true).leaderLease(FAST).start();
+      assertThat(standby.leading()).isFalse();
+      assertThat(standby.leader().epoch()).isEqualTo(1);
+      // A leader on port 0 takes the lead before it binds its port: its first renewal advertises the port.
+      Coordinator waiting = standby;
+      await("the leader's worker port advertised").atMost(Duration.ofSeconds(30))
+          .until(() -> ("127.0.0.1:" + leader.port()).equals(waiting.leader().leaderAddress().workers()));
+      assertThat(standby.store().run(runId)).as("a standby reads").isPresent();
+      Coordinator s = standby;
+      assertThatThrownBy(() -> s.cancel(runId)).isInstanceOf(StaleEpochException.class).hasMessageContaining("standby");
+      assertThatThrownBy(() -> s.store().cancelRun(runId, 0)).isInstanceOf(StaleEpochException.class);
+      boolean[] ranOnLead = {false};
+      standby.whenLeading(() -> ranOnLead[0] = true);
+      assertThat(ranOnLead[0]).isFalse();
+
+      leader.close(); // gives the lease up at once
+      await("the standby leads").atMost(Duration.ofSeconds(30)).until(s::leading);
+      assertThat(standby.epoch()).isEqualTo(2);
+      assertThat(ranOnLead[0]).isTrue();
+      assertThat(standby.port()).isPositive();
+      assertThat(standby.cancel(runId).get().status()).isNotNull();
+    } finally {
+      leader.close();
+      if (standby != null) {
+        standby.close();
+      }
+    }
+  }
+
+  @Test
+  void aLeaderWhoseEpochIsTakenStepsDown() throws Exception {
+    Path db = dir.resolve("shared.db");
+    try (Coordinator leader = Coordinator.builder().storeFile(db).standby(true).leaderLease(FAST).start();
+        dev.tally.store.SqliteStore usurper = dev.tally.store.SqliteStore.open(db)) {
+      assertThat(leader.leading()).isTrue();
+      // Another coordinator takes the lead as if the leader's lease had lapsed (it was frozen).
+      dev.tally.core.lead.LeaderRow row = usurper.leader().row();
+      assertThat(usurper.swapLeader(row, new dev.tally.core.lead.LeaderRow(row.epoch() + 1, "usurper", null,
+          row.expiresAtMillis() + 60_000))).isTrue();
+      await("the leader steps down").atMost(Duration.ofSeconds(30)).until(() -> leader.steppedDown().isPresent());
+      assertThat(leader.steppedDown().get()).contains("epoch 2 took the lead", "held epoch 1");
+      assertThat(leader.leading()).isFalse();
+      assertThatThrownBy(() -> leader.store().cancelRun(1, 0)).isInstanceOf(StaleEpochException.class);
+    }
+  }
+
+  @Test
+  void aCoordinatorThatMayNotStandByRefusesAStoreAnotherLeads() throws Exception {
+    Path db = dir.resolve("shared.db");
+    try (Coordinator leader = Coordinator.builder().storeFile(db).standby(true).leaderLease(FAST).start()) {
+      assertThatThrownBy(() -> Coordinator.builder().storeFile(db).leaderLease(FAST).start())
+          .isInstanceOfSatisfying(CoordinatorBuilder.StartException.class,
+              e -> assertThat(e.reason()).isEqualTo(CoordinatorBuilder.StartException.Reason.STORE_LED))
+          .hasMessageContaining("another coordinator leads").hasMessageContaining("127.0.0.1:" + leader.port());
+    }
+  }
+}

@@ -1,0 +1,92 @@
+package dev.tally.core.lead;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+
+class LeaderLeaseTest {
+  private static final LeaderLease.Settings SETTINGS =
+      new LeaderLease.Settings(Duration.ofSeconds(3), Duration.ofSeconds(1), Duration.ofMillis(500));
+  private static final LeaderAddress HERE = new LeaderAddress("10.0.0.1:7070", "http://10.0.0.1:7071");
+  private static final long T0 = 1_700_000_000_000L;
+  private static final long SECOND = 1_000_000_000L;
+
+  @Test
+  void takesTheLeadOfAStoreNobodyLedUnderEpochOne() {
+    LeaderLease lease = new LeaderLease("a", SETTINGS);
+    LeaderLease.Decision d = lease.decide(new LeaderRead(LeaderRow.NONE, T0), HERE);
+    assertThat(d).isEqualTo(new LeaderLease.Acquire(LeaderRow.NONE, new LeaderRow(1, "a", HERE.text(), T0 + 3_000)));
+    assertThat(lease.leading()).as("not before the swap is won").isFalse();
+    assertThat(lease.swapped(d, true, 0)).isNull();
+    assertThat(lease.leading()).isTrue();
+    assertThat(lease.epoch()).isEqualTo(1);
+    assertThat(lease.nextCheckIn()).isEqualTo(Duration.ofSeconds(1));
+  }
+
+  @Test
+  void standsByWhileAnotherLeadersLeaseHoldsByTheStoresClockAndTakesOverOnceItLapses() {
+    LeaderLease lease = new LeaderLease("b", SETTINGS);
+    LeaderRow held = new LeaderRow(4, "a", "workers=10.0.0.2:7070", T0 + 3_000);
+    assertThat(lease.decide(new LeaderRead(held, T0 + 2_999), HERE)).isEqualTo(new LeaderLease.StandBy(held));
+    assertThat(lease.nextCheckIn()).isEqualTo(Duration.ofMillis(500));
+    LeaderLease.Decision d = lease.decide(new LeaderRead(held, T0 + 3_000), HERE);
+    assertThat(d).isEqualTo(new LeaderLease.Acquire(held, new LeaderRow(5, "b", HERE.text(), T0 + 6_000)));
+    lease.swapped(d, false, 0);
+    assertThat(lease.leading()).as("another standby won the swap").isFalse();
+  }
+
+  @Test
+  void renewsItsOwnEpochAndStepsDownWhenTheRowNamesAnother() {
+    LeaderLease lease = new LeaderLease("a", SETTINGS);
+    lease.swapped(lease.decide(new LeaderRead(LeaderRow.NONE, T0), HERE), true, 0);
+    LeaderRow mine = new LeaderRow(1, "a", HERE.text(), T0 + 3_000);
+    LeaderLease.Decision renew = lease.decide(new LeaderRead(mine, T0 + 1_000), HERE);
+    assertThat(renew).isEqualTo(new LeaderLease.Renew(mine, new LeaderRow(1, "a", HERE.text(), T0 + 4_000)));
+    assertThat(lease.swapped(renew, true, SECOND)).isNull();
+    // Frozen past its lease: a standby took epoch 2. The thawed leader reads the row and steps down.
+    LeaderRow theirs = new LeaderRow(2, "b", "workers=10.0.0.2:7070", T0 + 9_000);
+    LeaderLease.Decision d = lease.decide(new LeaderRead(theirs, T0 + 8_000), HERE);
+    assertThat(d).isInstanceOfSatisfying(LeaderLease.StepDown.class,
+        s -> assertThat(s.why()).contains("epoch 2 took the lead", "10.0.0.2:7070", "held epoch 1"));
+    assertThat(lease.leading()).isFalse();
+  }
+
+  @Test
+  void aRenewalWhoseSwapFailsStepsDown() {
+    LeaderLease lease = new LeaderLease("a", SETTINGS);
+    lease.swapped(lease.decide(new LeaderRead(LeaderRow.NONE, T0), HERE), true, 0);
+    LeaderLease.Decision renew = lease.decide(new LeaderRead(new LeaderRow(1, "a", null, T0 + 3_000), T0 + 1_000), HERE);
+    assertThat(lease.swapped(renew, false, SECOND)).isNotNull();
+    assertThat(lease.leading()).isFalse();
+  }
+
+  @Test
+  void aLeaderThatCouldNotRenewForAWholeLeaseByItsOwnClockHasLapsed() {
+    LeaderLease lease = new LeaderLease("a", SETTINGS);
+    assertThat(lease.lapsed(100 * SECOND)).as("a standby has nothing to lapse").isFalse();
+    lease.swapped(lease.decide(new LeaderRead(LeaderRow.NONE, T0), HERE), true, 10 * SECOND);
+    assertThat(lease.lapsed(12 * SECOND)).isFalse();
+    assertThat(lease.lapsed(13 * SECOND - 1)).isFalse();
+    assertThat(lease.lapsed(13 * SECOND)).isTrue();
+  }
+
+  @Test
+  void settingsRefuseALeaseThatHoldsTwoRenewalsOrLess() {
+    assertThatThrownBy(() -> new LeaderLease.Settings(Duration.ofSeconds(2), Duration.ofSeconds(1), Duration.ofMillis(500)))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("more than two renewals");
+    assertThatThrownBy(() -> new LeaderLease.Settings(Duration.ofSeconds(3), Duration.ZERO, Duration.ofMillis(500)))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("renewal interval must be positive");
+  }
+
+  @Test
+  void anAddressReadsBackFromItsTextAndUnknownPartsAreSkipped() {
+    assertThat(LeaderAddress.parse(HERE.text())).isEqualTo(HERE);
+    assertThat(LeaderAddress.parse("workers=h:1 future=x")).isEqualTo(new LeaderAddress("h:1", null));
+    assertThat(LeaderAddress.parse(null)).isEqualTo(LeaderAddress.UNKNOWN);
+    assertThat(LeaderAddress.UNKNOWN.toString()).isEqualTo("an unknown address");
+    assertThatThrownBy(() -> new LeaderAddress("a b", null)).isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("'a b'");
+  }
+}
