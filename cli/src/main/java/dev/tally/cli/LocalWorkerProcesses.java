@@ -203,14 +203,24 @@ public final class LocalWorkerProcesses implements AutoCloseable {
     return workers;
   }
 
-  private void startOne(int index, Backoff backoff) throws IOException {
+  /**
+   * The command line that starts another JVM of this one's Java and class path with {@code jvmOptions} and
+   * runs {@code mainClass}: local workers, and the benchmarks' helper processes. Mutable: the caller adds
+   * the program's arguments.
+   */
+  public static List<String> javaCommand(List<String> jvmOptions, String mainClass) {
     String javaBin = ProcessHandle.current().info().command().orElse(Paths.get(System.getProperty("java.home"), "bin", "java").toString());
     List<String> command = new ArrayList<>();
     command.add(javaBin);
     command.addAll(jvmOptions);
     command.add("-cp");
     command.add(System.getProperty("java.class.path"));
-    command.add(Main.class.getName());
+    command.add(mainClass);
+    return command;
+  }
+
+  private void startOne(int index, Backoff backoff) throws IOException {
+    List<String> command = javaCommand(jvmOptions, Main.class.getName());
     command.add("worker");
     command.add("--coordinator=" + coordinator);
     command.add("--slots=" + slots);

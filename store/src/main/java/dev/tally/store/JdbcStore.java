@@ -447,10 +447,7 @@ public abstract class JdbcStore implements Store {
   /** {@inheritDoc} */
   @Override
   public void writeAs(long epoch) {
-    if (epoch < NOT_LEADING) {
-      throw new IllegalArgumentException("a write epoch is a leader's (1 or more), NOT_LEADING or UNFENCED, got " + epoch);
-    }
-    writeEpoch = epoch;
+    writeEpoch = Store.checkWriteEpoch(epoch);
   }
 
   /** {@inheritDoc} */

@@ -34,7 +34,6 @@ import java.lang.management.ManagementFactory;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.Paths;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -262,13 +261,7 @@ public final class ConnectionsBenchCommand implements Callable<Integer> {
   }
 
   private Process startSimulator(HostPort coordinator, int sessions, String prefix, Path log) throws IOException {
-    String javaBin = ProcessHandle.current().info().command().orElse(Paths.get(System.getProperty("java.home"), "bin", "java").toString());
-    List<String> command = new ArrayList<>();
-    command.add(javaBin);
-    command.addAll(SIMULATOR_JVM_OPTIONS);
-    command.add("-cp");
-    command.add(System.getProperty("java.class.path"));
-    command.add(Main.class.getName());
+    List<String> command = dev.tally.cli.LocalWorkerProcesses.javaCommand(SIMULATOR_JVM_OPTIONS, Main.class.getName());
     command.add("bench-connections");
     command.add("--simulate=" + sessions);
     command.add("--coordinator=" + coordinator);

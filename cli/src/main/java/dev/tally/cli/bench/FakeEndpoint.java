@@ -13,9 +13,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import java.nio.file.Paths;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -66,10 +64,8 @@ final class FakeEndpoint implements AutoCloseable {
    *     (it is stopped)
    */
   static FakeEndpoint start(Duration latency, Path log) throws IOException {
-    String javaBin = ProcessHandle.current().info().command().orElse(Paths.get(System.getProperty("java.home"), "bin", "java").toString());
-    List<String> command = new ArrayList<>(List.of(javaBin));
-    command.addAll(JVM_OPTIONS);
-    command.addAll(List.of("-cp", System.getProperty("java.class.path"), FakeEndpoint.class.getName(), Long.toString(latency.toMillis())));
+    List<String> command = dev.tally.cli.LocalWorkerProcesses.javaCommand(JVM_OPTIONS, FakeEndpoint.class.getName());
+    command.add(Long.toString(latency.toMillis()));
     Process p = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.appendTo(log.toFile())).start();
     try {
       // readLine blocks; the child prints at once or exits (end of stream), and a hung one is ended by the timer.

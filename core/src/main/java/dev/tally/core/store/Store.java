@@ -352,6 +352,19 @@ public interface Store extends AutoCloseable {
   /** The epoch this instance's writes carry ({@link #writeAs}). */
   long writeEpoch();
 
+  /**
+   * The one check of an epoch given to {@link #writeAs}, which every store calls.
+   *
+   * @return {@code epoch}
+   * @throws IllegalArgumentException if {@code epoch} is below {@link #NOT_LEADING}
+   */
+  static long checkWriteEpoch(long epoch) {
+    if (epoch < NOT_LEADING) {
+      throw new IllegalArgumentException("a write epoch is a leader's (1 or more), NOT_LEADING or UNFENCED, got " + epoch);
+    }
+    return epoch;
+  }
+
   /** How many write transactions this instance has committed since it was opened. */
   long commits();
 

@@ -1447,10 +1447,7 @@ public final class InMemoryStore implements Store {
   /** {@inheritDoc} */
   @Override
   public void writeAs(long epoch) {
-    if (epoch < NOT_LEADING) {
-      throw new IllegalArgumentException("a write epoch is a leader's (1 or more), NOT_LEADING or UNFENCED, got " + epoch);
-    }
-    writeEpoch = epoch;
+    writeEpoch = Store.checkWriteEpoch(epoch);
   }
 
   /** {@inheritDoc} */
