@@ -6,7 +6,6 @@ import static org.awaitility.Awaitility.await;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.tally.simulation.Checker;
-import dev.tally.store.SqliteStore;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -14,7 +13,6 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.sql.Connection;
-import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -24,11 +22,12 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.UUID;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Two {@code tally server}s on one SQLite store, one leading and one standing by, with two {@code tally
+ * Two {@code tally server}s on one store (a SQLite file, and a PostgreSQL database), one leading and one standing by, with two {@code tally
  * worker}s that know both: the leader killed with {@code kill -9}, or frozen with SIGSTOP and thawed after the
  * takeover. The standby leads within 5 s (the defaults: a 3 s lease, looked at every 0.5 s), the run finishes
  * with every case recorded once, and a thawed leader writes nothing under its old epoch (the store's own count
@@ -46,9 +45,10 @@ class LeaderTakeoverProcessTest {
   @TempDir Path dir;
 
 
-  @Test
-  void aStandbyLeadsWithinFiveSecondsOfTheLeadersKillAndTheRunFinishesEachCaseOnce() throws Exception {
-    Fleet fleet = startFleet();
+  @ParameterizedTest(name = "on {0}")
+  @ValueSource(strings = {"sqlite", "postgresql"})
+  void aStandbyLeadsWithinFiveSecondsOfTheLeadersKillAndTheRunFinishesEachCaseOnce(String storeKind) throws Exception {
+    Fleet fleet = startFleet(StoreUnderTest.of(storeKind, dir));
     try {
       String leaderUrl = fleet.a.serverUrl();
       String standbyUrl = fleet.b.serverUrl();
@@ -81,9 +81,10 @@ class LeaderTakeoverProcessTest {
     }
   }
 
-  @Test
-  void aFrozenLeaderIsSucceededAndOnceThawedWritesNothingUnderItsOldEpochAndStepsDown() throws Exception {
-    Fleet fleet = startFleet();
+  @ParameterizedTest(name = "on {0}")
+  @ValueSource(strings = {"sqlite", "postgresql"})
+  void aFrozenLeaderIsSucceededAndOnceThawedWritesNothingUnderItsOldEpochAndStepsDown(String storeKind) throws Exception {
+    Fleet fleet = startFleet(StoreUnderTest.of(storeKind, dir));
     try {
       String leaderUrl = fleet.a.serverUrl();
       String standbyUrl = fleet.b.serverUrl();
@@ -121,17 +122,16 @@ class LeaderTakeoverProcessTest {
   }
 
   /** Two servers (a leads, b stands by), two workers that know both, and a run submitted to a. */
-  private Fleet startFleet() throws Exception {
-    Path db = dir.resolve("shared.db");
+  private Fleet startFleet(StoreUnderTest db) throws Exception {
     int portA = Ports.freeFixedLoopbackPort();
     int portB;
     do {
       portB = Ports.freeFixedLoopbackPort();
     } while (portB == portA);
     Fleet fleet = new Fleet(db, portA, portB);
-    fleet.a = TallyProcess.start(dir, "server-a.log", server(db, portA));
+    fleet.a = TallyProcess.start(dir, "server-a.log", server(db, portA), db.env());
     String leaderUrl = fleet.a.serverUrl();
-    fleet.b = TallyProcess.start(dir, "server-b.log", server(db, portB));
+    fleet.b = TallyProcess.start(dir, "server-b.log", server(db, portB), db.env());
     fleet.b.serverUrl();
     await("b standing by").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100))
         .until(() -> fleet.b.output().contains("tally server: standing by"));
@@ -146,8 +146,8 @@ class LeaderTakeoverProcessTest {
     return fleet;
   }
 
-  private static List<String> server(Path db, int port) {
-    return List.of("server", "--db=" + db, "--http=127.0.0.1:0", "--listen=127.0.0.1:" + port, "--workers=0",
+  private static List<String> server(StoreUnderTest db, int port) {
+    return List.of("server", db.dbArgument(), "--http=127.0.0.1:0", "--listen=127.0.0.1:" + port, "--workers=0",
         "--heartbeat-interval=200ms", "--detection-window=2s");
   }
 
@@ -161,7 +161,7 @@ class LeaderTakeoverProcessTest {
     assertThat(resultIds(url, fleet.runId)).as("each case once").containsExactlyInAnyOrderElementsOf(fleet.ids);
     Signals.send(fleet.b.process.pid(), "TERM");
     assertThat(fleet.b.waitFor(60)).as(fleet.b.output()).isZero();
-    try (SqliteStore store = SqliteStore.openExisting(fleet.db)) {
+    try (dev.tally.store.JdbcStore store = fleet.db.openExisting()) {
       Checker.RunCheck check = Checker.checkRun(store, fleet.runId, fleet.ids);
       assertThat(check.violations()).isEmpty();
       assertThat(check.counters().recorded()).isEqualTo(CASES);
@@ -173,7 +173,7 @@ class LeaderTakeoverProcessTest {
    *
    * @return the time from {@code sinceNanos} to the first poll that saw it, in ns
    */
-  private static long awaitEpoch(Path db, long epoch, long sinceNanos) {
+  private static long awaitEpoch(StoreUnderTest db, long epoch, long sinceNanos) {
     long[] seenAt = new long[1];
     await("epoch " + epoch + " leads").atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(50)).until(() -> {
       if (leaderEpoch(db) >= epoch) {
@@ -185,17 +185,17 @@ class LeaderTakeoverProcessTest {
     return seenAt[0] - sinceNanos;
   }
 
-  private static long leaderEpoch(Path db) throws SQLException {
+  private static long leaderEpoch(StoreUnderTest db) throws SQLException {
     return queryLong(db, "SELECT epoch FROM coordinator_leader WHERE id = 1", -1);
   }
 
   /** How many write transactions the store committed under {@code epoch} ({@code leader_epochs.writes}). */
-  private static long epochWrites(Path db, long epoch) throws SQLException {
+  private static long epochWrites(StoreUnderTest db, long epoch) throws SQLException {
     return queryLong(db, "SELECT writes FROM leader_epochs WHERE epoch = ?", epoch);
   }
 
-  private static long queryLong(Path db, String sql, long parameter) throws SQLException {
-    try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + db.toUri() + "?mode=ro");
+  private static long queryLong(StoreUnderTest db, String sql, long parameter) throws SQLException {
+    try (Connection c = db.connect();
         PreparedStatement s = c.prepareStatement(sql)) {
       s.setQueryTimeout(10);
       if (parameter >= 0) {
@@ -259,7 +259,7 @@ class LeaderTakeoverProcessTest {
 
   /** The processes of one test, closed together. */
   private static final class Fleet implements AutoCloseable {
-    final Path db;
+    final StoreUnderTest db;
     final int portA;
     final int portB;
     TallyProcess a;
@@ -268,7 +268,7 @@ class LeaderTakeoverProcessTest {
     final List<String> ids = new ArrayList<>();
     long runId;
 
-    Fleet(Path db, int portA, int portB) {
+    Fleet(StoreUnderTest db, int portA, int portB) {
       this.db = db;
       this.portA = portA;
       this.portB = portB;

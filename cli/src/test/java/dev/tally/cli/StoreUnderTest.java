@@ -46,11 +46,27 @@ record StoreUnderTest(StoreLocation location, Map<String, String> env) {
     if (location instanceof StoreLocation.SqliteFile f) {
       return TallyProcess.counters(f.file());
     }
-    try (JdbcStore store = Stores.openExisting(location, options())) {
+    try (JdbcStore store = openExisting()) {
       return store.runs().stream().findFirst().map(RunView::counters);
     } catch (StoreException notReadyYet) {
       return Optional.empty();
     }
+  }
+
+  /** Opens the store to read it, never migrating (as {@code tally status} does). */
+  JdbcStore openExisting() {
+    return Stores.openExisting(location, options());
+  }
+
+  /**
+   * A new JDBC connection to the store, for a test's own queries of tables the store's API does not read
+   * (a SQLite file read-only).
+   */
+  java.sql.Connection connect() throws java.sql.SQLException {
+    if (location instanceof StoreLocation.SqliteFile f) {
+      return java.sql.DriverManager.getConnection("jdbc:sqlite:" + f.file().toUri() + "?mode=ro");
+    }
+    return PostgresFixture.connect((StoreLocation.Postgres) location);
   }
 
   private Stores.Options options() {
