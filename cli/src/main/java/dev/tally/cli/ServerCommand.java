@@ -154,7 +154,10 @@ public final class ServerCommand implements java.util.concurrent.Callable<Intege
     out.flush();
 
     boolean leading = coordinator.leading();
-    if (!leading) {
+    if (leading) {
+      announceLead(coordinator, err);
+      err.flush();
+    } else {
       err.println("tally server: standing by: " + leaderText(coordinator) + "; serving reads, and taking the lead"
           + " when its lease lapses");
       err.flush();
@@ -171,8 +174,7 @@ public final class ServerCommand implements java.util.concurrent.Callable<Intege
       }
       if (!leading && coordinator.leading()) {
         leading = true;
-        err.println("tally server: leading the store under epoch " + coordinator.epoch() + "; workers connect to "
-            + new HostPort(RunnerCommand.loopbackFor(coordinator.address().getHostString()), coordinator.port()));
+        announceLead(coordinator, err);
         for (RunResumption.TakeOver t : server.resumed()) {
           RunnerCommand.reportTakeOver(t, err);
         }
@@ -203,6 +205,12 @@ public final class ServerCommand implements java.util.concurrent.Callable<Intege
   }
 
   /** Who leads the store, as a standby last saw it. */
+  /** The line that says this server leads its store: at start, or when a standby takes over. */
+  private static void announceLead(Coordinator coordinator, PrintWriter err) {
+    err.println("tally server: leading the store under epoch " + coordinator.epoch() + "; workers connect to "
+        + new HostPort(RunnerCommand.loopbackFor(coordinator.address().getHostString()), coordinator.port()));
+  }
+
   private static String leaderText(Coordinator coordinator) {
     dev.tally.core.lead.LeaderRow row = coordinator.leader();
     return "epoch " + row.epoch() + " leads the store at " + row.leaderAddress();

@@ -68,6 +68,6 @@ class HelpTest {
             + dev.tally.coordinator.CoordinatorBuilder.DEFAULT_DURABILITY.configName() + ")");
     assertThat(oneLine(help("bench", "--help").out())).contains("as many again as it has slots (default: 128)");
     String resume = oneLine(help("resume", "--help").out());
-    assertThat(resume).contains("--db=<db>").doesNotContain("beside the dataset").doesNotContain("[--db=<db>]");
+    assertThat(resume).contains(" --db=STORE ").doesNotContain("beside the dataset").doesNotContain("[--db=STORE]");
   }
 }

@@ -107,7 +107,9 @@ class ServerFleetProcessTest {
       // The same server again, on the same store and port: the surviving workers come back to it.
       try (TallyProcess second = TallyProcess.start(dir, "server-2.log", server)) {
         String url = second.serverUrl();
-        assertThat(second.output()).contains("resuming run 1").contains("resuming run 2");
+        // It stands by until the killed server's leader lease lapses (3 s by default), then leads and resumes.
+        await("the restarted server leads and resumes both runs").atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(100))
+            .until(() -> second.output().contains("resuming run 1") && second.output().contains("resuming run 2"));
         for (int run = 1; run <= 2; run++) {
           int r = run;
           await("run " + run + " finished").atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(200))

@@ -90,7 +90,9 @@ class ServerProcessTest {
     }
     try (TallyProcess second = TallyProcess.start(dir, "server-2.log", serverArgs(db, token))) {
       String url = second.serverUrl();
-      assertThat(second.output()).contains("resuming run 1").contains("resuming run 2");
+      // It stands by until the killed server's leader lease lapses (3 s by default), then leads and resumes.
+      await("the restarted server leads and resumes both runs").atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(100))
+          .until(() -> second.output().contains("resuming run 1") && second.output().contains("resuming run 2"));
       for (int run = 1; run <= 2; run++) {
         String runUrl = url + "/api/v1/runs/" + run;
         await("run " + run + " finished").atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(200))

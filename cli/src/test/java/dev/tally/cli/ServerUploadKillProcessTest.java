@@ -81,6 +81,9 @@ class ServerUploadKillProcessTest {
 
     try (TallyProcess second = TallyProcess.start(dir, "server-2.log", server)) {
       String url = second.serverUrl();
+      // It stands by (writes answered 503) until the killed server's leader lease lapses, 3 s by default.
+      await("the restarted server leads").atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(100))
+          .until(() -> second.output().contains("leading the store under epoch"));
       assertThat(get(url + "/api/v1/runs").get("runs")).as("no run of the interrupted upload").isEmpty();
       assertThat(spooled(spools)).as("the killed upload's spool is deleted at the next start").isZero();
 
