@@ -582,7 +582,11 @@ public final class CoordinatorBuilder {
       self[0] = coordinator;
       boolean leads = tryToLead(leadership, opened);
       if (leads) {
-        coordinator.lead(leadership.epoch());
+        try {
+          coordinator.lead(leadership.epoch());
+        } catch (StoreException e) {
+          throw unusable(opened, e); // a full disk among others: the caller says it in one line
+        }
       } else if (!standby) {
         dev.tally.core.lead.LeaderRow leader = leadership.lastSeen();
         throw new StartException(StartException.Reason.STORE_LED, "another coordinator leads "
@@ -617,8 +621,7 @@ public final class CoordinatorBuilder {
           return true;
         }
       } catch (StoreException e) {
-        throw new StartException(StartException.Reason.STORE_UNUSABLE,
-            (storeLocation != null ? storeLocation.describe() : opened) + " is not a usable Tally store: " + e.getMessage(), e);
+        throw unusable(opened, e);
       }
       if (standby || System.nanoTime() >= deadline) {
         return false;
@@ -630,6 +633,12 @@ public final class CoordinatorBuilder {
         return false;
       }
     }
+  }
+
+  /** A store that failed while this coordinator was taking the lead, as the reason it could not start. */
+  private StartException unusable(Store opened, StoreException e) {
+    return new StartException(StartException.Reason.STORE_UNUSABLE,
+        (storeLocation != null ? storeLocation.describe() : opened) + " is not a usable Tally store: " + e.getMessage(), e);
   }
 
   private static CoordinatorLock takeLock(Path storeFile) throws StartException {
