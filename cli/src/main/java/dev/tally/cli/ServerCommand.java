@@ -144,9 +144,7 @@ public final class ServerCommand implements java.util.concurrent.Callable<Intege
       err.println("tally server: cannot start the local workers: " + e.getMessage());
       return Main.EXIT_FAILED;
     }
-    for (RunResumption.TakeOver t : server.resumed()) {
-      RunnerCommand.reportTakeOver(t, err);
-    }
+    int reported = reportResumed(server, 0, err);
     String url = server.api().url();
     out.printf("tally server: API %s%s (OpenAPI %s%s, metrics %s%s); dashboard %s; workers connect to %s; %s; store %s%n",
         url, ApiServer.BASE, url, ApiServer.OPENAPI_PATH, url, ApiServer.METRICS_PATH, server.api().dashboardUrl(), connectTo,
@@ -175,9 +173,12 @@ public final class ServerCommand implements java.util.concurrent.Callable<Intege
       if (!leading && coordinator.leading()) {
         leading = true;
         announceLead(coordinator, err);
-        for (RunResumption.TakeOver t : server.resumed()) {
-          RunnerCommand.reportTakeOver(t, err);
-        }
+        err.flush();
+      }
+      // Resumed on taking the lead, just after leading() turns true: said as they come.
+      int now = reportResumed(server, reported, err);
+      if (now > reported) {
+        reported = now;
         err.flush();
       }
       if (coordinator.failure() != null) {
@@ -205,6 +206,19 @@ public final class ServerCommand implements java.util.concurrent.Callable<Intege
   }
 
   /** Who leads the store, as a standby last saw it. */
+  /**
+   * Says each run resumed since the first {@code from} were said.
+   *
+   * @return how many have been said now
+   */
+  private static int reportResumed(TallyServer server, int from, PrintWriter err) {
+    List<RunResumption.TakeOver> resumed = server.resumed();
+    for (int i = from; i < resumed.size(); i++) {
+      RunnerCommand.reportTakeOver(resumed.get(i), err);
+    }
+    return Math.max(from, resumed.size());
+  }
+
   /** The line that says this server leads its store: at start, or when a standby takes over. */
   private static void announceLead(Coordinator coordinator, PrintWriter err) {
     err.println("tally server: leading the store under epoch " + coordinator.epoch() + "; workers connect to "

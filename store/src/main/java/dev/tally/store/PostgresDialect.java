@@ -27,9 +27,11 @@ final class PostgresDialect implements Dialect {
    * succeed on a new connection later: class 08 (connection exception) is matched by its prefix; these
    * are the others. 57P01 admin_shutdown (a fast or immediate stop), 57P02 crash_shutdown (another
    * backend crashed and the server is resetting), 57P03 cannot_connect_now (starting up or recovering),
-   * 53300 too_many_connections (a restart's clients reconnecting at once).
+   * 53300 too_many_connections (a restart's clients reconnecting at once), 25P03
+   * idle_in_transaction_session_timeout (the server ended a session frozen inside a transaction: see
+   * {@link #IDLE_IN_TRANSACTION_TIMEOUT}).
    */
-  private static final Set<String> CONNECTION_STATES = Set.of("57P01", "57P02", "57P03", "53300");
+  private static final Set<String> CONNECTION_STATES = Set.of("57P01", "57P02", "57P03", "53300", "25P03");
 
   /** SQLSTATEs of a transaction the server aborted to keep order: 40001 serialization, 40P01 deadlock. */
   private static final Set<String> CONTENDED_STATES = Set.of("40001", "40P01");
@@ -40,6 +42,15 @@ final class PostgresDialect implements Dialect {
    * error rather than a hang.
    */
   static final Duration LOCK_TIMEOUT = Duration.ofSeconds(10);
+
+  /**
+   * How long the writer's session may sit idle inside a transaction before the server ends it: a leader
+   * frozen (SIGSTOP, a paused VM) between two statements of a batch would otherwise hold the leader row's
+   * lock, and no standby could take over until it thawed. Below the leader lease's default (3 s), so the
+   * lock is gone by the time the lease lapses; far above the gaps between a batch's statements. A thawed
+   * leader finds its connection ended, tries the batch again on a new one, and is refused by the epoch.
+   */
+  static final Duration IDLE_IN_TRANSACTION_TIMEOUT = Duration.ofSeconds(2);
 
   private PostgresDialect() {}
 
@@ -65,6 +76,7 @@ final class PostgresDialect implements Dialect {
     try (Statement s = writer.createStatement()) {
       s.execute("SET synchronous_commit = " + synchronousCommit(durability));
       s.execute("SET lock_timeout = '" + LOCK_TIMEOUT.toMillis() + "ms'");
+      s.execute("SET idle_in_transaction_session_timeout = '" + IDLE_IN_TRANSACTION_TIMEOUT.toMillis() + "ms'");
     }
   }
 
