@@ -136,13 +136,17 @@ public final class ServerCommand implements java.util.concurrent.Callable<Intege
     Coordinator coordinator = server.coordinator();
     HostPort bound = new HostPort(coordinator.address().getHostString(), coordinator.port());
     HostPort connectTo = new HostPort(RunnerCommand.loopbackFor(bound.host()), bound.port());
-    LocalWorkerProcesses local;
-    try {
-      local = LocalWorkerProcesses.start(workers, workerSlots, connectTo, logDir(DbOptions.besideStore(db)), builder.workerToken().orElse(null));
-    } catch (IOException e) {
-      server.close();
-      err.println("tally server: cannot start the local workers: " + e.getMessage());
-      return Main.EXIT_FAILED;
+    // Local workers start once this server leads: a standby's worker port is not bound yet (with port 0 it
+    // has no number), so workers started now could never reach it.
+    LocalWorkerProcesses local = null;
+    if (coordinator.leading()) {
+      try {
+        local = startLocalWorkers(coordinator, workerSlots, builder);
+      } catch (IOException e) {
+        server.close();
+        err.println("tally server: cannot start the local workers: " + e.getMessage());
+        return Main.EXIT_FAILED;
+      }
     }
     int reported = reportResumed(server, 0, err);
     String url = server.api().url();
@@ -174,6 +178,15 @@ public final class ServerCommand implements java.util.concurrent.Callable<Intege
         leading = true;
         announceLead(coordinator, err);
         err.flush();
+        if (local == null) {
+          try {
+            local = startLocalWorkers(coordinator, workerSlots, builder);
+          } catch (IOException e) {
+            err.println("tally server: cannot start the local workers: " + e.getMessage());
+            exit = Main.EXIT_FAILED;
+            break;
+          }
+        }
       }
       // Resumed on taking the lead, just after leading() turns true: said as they come.
       int now = reportResumed(server, reported, err);
@@ -197,7 +210,9 @@ public final class ServerCommand implements java.util.concurrent.Callable<Intege
     }
     server.stopLeasing();
     int left = steppedDown ? coordinator.inFlight() : server.awaitInFlight(stopGrace); // deposed: nothing more is recorded
-    local.stop(SERVER_STOPPING);
+    if (local != null) {
+      local.stop(SERVER_STOPPING);
+    }
     server.close();
     err.printf("tally server: stopped%s; unfinished runs stay in %s, and the next tally server on it resumes them%n",
         left == 0 ? ", every result in flight recorded" : " with " + Words.count(left, "case") + " still leased (run again by the next server)",
@@ -205,7 +220,13 @@ public final class ServerCommand implements java.util.concurrent.Callable<Intege
     return exit;
   }
 
-  /** Who leads the store, as a standby last saw it. */
+  /** Starts the local workers, pointed at the worker port this server has bound (it leads). */
+  private LocalWorkerProcesses startLocalWorkers(Coordinator coordinator, int workerSlots, CoordinatorBuilder builder)
+      throws IOException {
+    HostPort connectTo = new HostPort(RunnerCommand.loopbackFor(coordinator.address().getHostString()), coordinator.port());
+    return LocalWorkerProcesses.start(workers, workerSlots, connectTo, logDir(DbOptions.besideStore(db)), builder.workerToken().orElse(null));
+  }
+
   /**
    * Says each run resumed since the first {@code from} were said.
    *
@@ -225,6 +246,7 @@ public final class ServerCommand implements java.util.concurrent.Callable<Intege
         + new HostPort(RunnerCommand.loopbackFor(coordinator.address().getHostString()), coordinator.port()));
   }
 
+  /** Who leads the store, as a standby last saw it. */
   private static String leaderText(Coordinator coordinator) {
     dev.tally.core.lead.LeaderRow row = coordinator.leader();
     return "epoch " + row.epoch() + " leads the store at " + row.leaderAddress();
