@@ -134,8 +134,7 @@ public final class ServerCommand implements java.util.concurrent.Callable<Intege
       return Main.EXIT_USAGE;
     }
     Coordinator coordinator = server.coordinator();
-    HostPort bound = new HostPort(coordinator.address().getHostString(), coordinator.port());
-    HostPort connectTo = new HostPort(RunnerCommand.loopbackFor(bound.host()), bound.port());
+    HostPort connectTo = connectTo(coordinator);
     // Local workers start once this server leads: a standby's worker port is not bound yet (with port 0 it
     // has no number), so workers started now could never reach it.
     LocalWorkerProcesses local = null;
@@ -220,11 +219,15 @@ public final class ServerCommand implements java.util.concurrent.Callable<Intege
     return exit;
   }
 
+  /** Where workers on this machine reach the coordinator's worker port: its address, loopback if it is a wildcard. */
+  private static HostPort connectTo(Coordinator coordinator) {
+    return new HostPort(RunnerCommand.loopbackFor(coordinator.address().getHostString()), coordinator.port());
+  }
+
   /** Starts the local workers, pointed at the worker port this server has bound (it leads). */
   private LocalWorkerProcesses startLocalWorkers(Coordinator coordinator, int workerSlots, CoordinatorBuilder builder)
       throws IOException {
-    HostPort connectTo = new HostPort(RunnerCommand.loopbackFor(coordinator.address().getHostString()), coordinator.port());
-    return LocalWorkerProcesses.start(workers, workerSlots, connectTo, logDir(DbOptions.besideStore(db)), builder.workerToken().orElse(null));
+    return LocalWorkerProcesses.start(workers, workerSlots, connectTo(coordinator), logDir(DbOptions.besideStore(db)), builder.workerToken().orElse(null));
   }
 
   /**
@@ -243,7 +246,7 @@ public final class ServerCommand implements java.util.concurrent.Callable<Intege
   /** The line that says this server leads its store: at start, or when a standby takes over. */
   private static void announceLead(Coordinator coordinator, PrintWriter err) {
     err.println("tally server: leading the store under epoch " + coordinator.epoch() + "; workers connect to "
-        + new HostPort(RunnerCommand.loopbackFor(coordinator.address().getHostString()), coordinator.port()));
+        + connectTo(coordinator));
   }
 
   /** Who leads the store, as a standby last saw it. */

@@ -44,8 +44,9 @@ class PostgresRestartProcessTest {
         await("a quarter recorded").atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(100))
             .until(() -> db.counters().map(c -> c.recorded() >= total / 4).orElse(false));
         server.stopImmediately();
-        // The scenario itself: the database stays down while the workers go on (not a wait for a condition).
-        Thread.sleep(2_000);
+        // The database stays down until the coordinator has found it gone and is waiting for it.
+        await("the coordinator finds the database gone").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100))
+            .until(() -> tally.output().contains("lost the connection"));
         server.restart();
         assertThat(tally.waitFor(180)).as("exit code; output:%n%s", tally.output()).isZero();
         assertThat(tally.output()).as("the coordinator waited for the database").contains("lost the connection");
