@@ -114,6 +114,18 @@ public final class TallyProcess implements AutoCloseable {
     return process.exitValue();
   }
 
+  /**
+   * Waits as {@code wait} says until {@code condition} holds; when it times out, the failure carries this
+   * process's output, which is what explains it.
+   */
+  public void awaiting(org.awaitility.core.ConditionFactory wait, java.util.concurrent.Callable<Boolean> condition) {
+    try {
+      wait.until(condition);
+    } catch (org.awaitility.core.ConditionTimeoutException e) {
+      throw new AssertionError(e.getMessage() + "; tally output:\n" + output(), e);
+    }
+  }
+
   public String output() {
     try {
       return Files.readString(log);

@@ -50,24 +50,24 @@ class WorkerFailureProcessTest {
             "run", dataset.toString(), "--workers=3", "--slots=1", "--prefetch=2", "--evaluator=sleep", db.dbArgument(),
             "--out=" + dir.resolve("results.jsonl"), "--summary=" + dir.resolve("summary.json"),
             "--heartbeat-interval=200ms", "--detection-window=" + WINDOW.toMillis() + "ms", "--no-progress"), db.env())) {
-      await("three workers started").atMost(Duration.ofSeconds(30))
-          .until(() -> tally.worker("local-1").isPresent() && tally.worker("local-2").isPresent() && tally.worker("local-3").isPresent());
+      tally.awaiting(await("three workers started").atMost(Duration.ofSeconds(30)),
+          () -> tally.worker("local-1").isPresent() && tally.worker("local-2").isPresent() && tally.worker("local-3").isPresent());
       ProcessHandle killed = tally.worker("local-1").orElseThrow();
       ProcessHandle frozen = tally.worker("local-2").orElseThrow();
 
-      await("40% recorded").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100))
-          .until(() -> db.counters().map(c -> c.recorded() >= total * 4 / 10).orElse(false));
+      tally.awaiting(await("40% recorded").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100)),
+          () -> db.counters().map(c -> c.recorded() >= total * 4 / 10).orElse(false));
       Signals.send(killed.pid(), "KILL");
       Signals.send(frozen.pid(), "STOP");
       int outputAtFreeze = tally.output().length(); // a reap of local-2 before the freeze must not count
       // Hold the freeze for twice the detection window (the scenario), and until the coordinator has
       // reaped the frozen worker and redelivered its jobs.
-      await("frozen worker reaped").pollDelay(WINDOW.multipliedBy(2)).atMost(Duration.ofSeconds(30))
-          .until(() -> tally.output().indexOf("worker local-2 lost (reaped", outputAtFreeze) >= 0);
+      tally.awaiting(await("frozen worker reaped").pollDelay(WINDOW.multipliedBy(2)).atMost(Duration.ofSeconds(30)),
+          () -> tally.output().indexOf("worker local-2 lost (reaped", outputAtFreeze) >= 0);
       long thawedAtMillis = System.currentTimeMillis();
       Signals.send(frozen.pid(), "CONT");
-      await("the killed worker is started again by tally run").atMost(Duration.ofSeconds(30))
-          .until(() -> tally.worker("local-1").map(p -> p.pid() != killed.pid()).orElse(false));
+      tally.awaiting(await("the killed worker is started again by tally run").atMost(Duration.ofSeconds(30)),
+          () -> tally.worker("local-1").map(p -> p.pid() != killed.pid()).orElse(false));
 
       int exit = tally.waitFor(120);
       assertThat(exit).as("exit code; output:%n%s", tally.output()).isZero();
@@ -101,9 +101,10 @@ class WorkerFailureProcessTest {
         List<AttemptView> attempts = store.attempts(run.runId());
         assertThat(attempts.stream().filter(a -> a.ending().equals("recorded")).count())
             .as("each job recorded exactly once").isEqualTo(total);
-        assertThat(attempts)
-            .as("the thawed worker rejoined and took new work")
-            .anyMatch(a -> a.worker().equals("local-2") && a.ending().equals("recorded") && a.startedAtMillis() > thawedAtMillis);
+        List<AttemptView> thawedWorkers = attempts.stream().filter(a -> a.worker().equals("local-2")).toList();
+        assertThat(thawedWorkers)
+            .as("the thawed worker rejoined and took new work (thawed at %d); output:%n%s", thawedAtMillis, tally.output())
+            .anyMatch(a -> a.ending().equals("recorded") && a.startedAtMillis() > thawedAtMillis);
       }
     }
   }
