@@ -26,6 +26,11 @@ public final class DbOptions {
       description = "PostgreSQL: a file whose first line is the password of --db's user (else PGPASSWORD, else PGPASSFILE).")
   Path passwordFile;
 
+  /** {@code --db-password-file}, or null: for a command that hands it on to the processes it starts. */
+  public Path passwordFile() {
+    return passwordFile;
+  }
+
   /** Parses {@code --db} with {@link StoreLocation#parse}, its message as picocli's. */
   public static final class Converter implements ITypeConverter<StoreLocation> {
     @Override

@@ -422,6 +422,18 @@ public abstract class JdbcStore implements Store {
   }
 
   /**
+   * Every epoch that ever led this store, oldest first, with the write transactions each committed ({@code
+   * leader_epochs}), read in one snapshot: the last is the leader row's epoch, and every earlier one's count
+   * is final (a deposed epoch's writes are refused). For tools that audit a takeover ({@code tally chaos}).
+   *
+   * @return the epochs; empty if no coordinator has led the store
+   * @throws StoreException if the store cannot be read
+   */
+  public java.util.List<dev.tally.core.lead.LeaderEpoch> leaderEpochs() {
+    return read("leaderEpochs", LeaderSql::readEpochs);
+  }
+
+  /**
    * {@inheritDoc} Not counted in {@link #commits()}: a renewal a second is the lease's bookkeeping, not the
    * scheduler's work.
    */

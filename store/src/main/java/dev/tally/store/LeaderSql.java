@@ -32,6 +32,7 @@ final class LeaderSql {
       + " WHERE id = 1 AND epoch = ? AND COALESCE(holder, '') = ? AND expires_at_millis = ?";
   static final String INSERT_EPOCH =
       "INSERT INTO leader_epochs (epoch, holder, address, began_at_millis) VALUES (?, ?, ?, ?)";
+  static final String SELECT_EPOCHS = "SELECT epoch, holder, address, began_at_millis, writes FROM leader_epochs ORDER BY epoch";
 
   private LeaderSql() {}
 
@@ -67,6 +68,21 @@ final class LeaderSql {
       }
       return new LeaderRow(rs.getLong(1), rs.getString(2), rs.getString(3), rs.getLong(4));
     }
+  }
+
+  /**
+   * Reads every epoch that led, oldest first, in one statement (so one snapshot: the newest is the row's
+   * epoch, since a takeover inserts it in the swap's transaction, and every older one's count is final).
+   */
+  static java.util.List<dev.tally.core.lead.LeaderEpoch> readEpochs(Connection c) throws SQLException {
+    java.util.List<dev.tally.core.lead.LeaderEpoch> epochs = new java.util.ArrayList<>();
+    try (PreparedStatement s = c.prepareStatement(SELECT_EPOCHS);
+        ResultSet rs = s.executeQuery()) {
+      while (rs.next()) {
+        epochs.add(new dev.tally.core.lead.LeaderEpoch(rs.getLong(1), rs.getString(2), rs.getString(3), rs.getLong(4), rs.getLong(5)));
+      }
+    }
+    return epochs;
   }
 
   /** Reads the row on {@code c}. */

@@ -5,8 +5,11 @@ import dev.tally.coordinator.net.WorkerServer;
 import dev.tally.core.CaseRecord;
 import dev.tally.core.store.RunCounters;
 import dev.tally.core.store.RunView;
+import dev.tally.core.lead.LeaderEpoch;
 import dev.tally.simulation.Checker;
-import dev.tally.store.SqliteStore;
+import dev.tally.store.JdbcStore;
+import dev.tally.store.StoreLocation;
+import dev.tally.store.Stores;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
@@ -27,6 +30,7 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
@@ -60,6 +64,17 @@ import picocli.CommandLine.Spec;
  * leaves leases that only expire after 30 s, which would stretch the tail. Choices come from the seed;
  * timing is real, so two runs with one seed inject the same sequence of decisions, not the same history.
  *
+ * <p><b>Several coordinators.</b> With {@code --coordinators 2} or {@code 3}, it starts that many {@code tally
+ * server}s on the store instead (a SQLite file they share on this machine, or a PostgreSQL database: {@code
+ * --db postgresql://...}), each on fixed ports of its own; the workers are given every server's worker port
+ * and each run is submitted with {@code tally submit --server URL,URL,...} and its results fetched with
+ * {@code tally results} the same way, so the client finds the leader. The coordinator faults are then the
+ * leader's: {@code kill -9} (started again once a standby has taken over, so it stands by) and {@code
+ * SIGSTOP} (continued once a standby has taken over: it must step down and exit, and is started again).
+ * Who leads, and each takeover, chaos reads from the store's history of epochs ({@link LeaderWatch}); at
+ * the end it also checks that the epoch grew by one per takeover, that no deposed epoch wrote after its
+ * deposition, and it reports each takeover with the time it took from the fault.
+ *
  * <p><b>Processes.</b> Every process it starts it ends: in a {@code finally} and in a shutdown hook, each
  * stopped process is continued before it is killed ({@link ChaosFleet}), and each child exits by itself if
  * this process disappears. Child logs go to {@code logs/} in the work directory, which is printed.
@@ -77,15 +92,56 @@ public final class ChaosCommand implements Callable<Integer> {
   /** A coordinator that exits by itself this many times in a row without finishing its run ends the chaos run. */
   static final int MAX_UNEXPECTED_COORDINATOR_EXITS = 5;
 
+  /** A leader fault waits until the leader has led this long, so that it resumed its runs and workers found it. */
+  static final int LEADER_SETTLED_SECONDS = 3;
+  /**
+   * How long a takeover may take before chaos stops waiting for it (and continues or restarts the faulted
+   * leader anyway): six times the 5 s the issue promises, for a loaded machine.
+   */
+  static final int TAKEOVER_GIVE_UP_SECONDS = 30;
+  /** How long a leader continued after its takeover may take to step down and exit. */
+  static final int STEP_DOWN_LIMIT_SECONDS = 30;
+  /** What the issue promises: a standby leads within 5 s of the leader's kill -9 or SIGSTOP, with the defaults. */
+  static final Duration TAKEOVER_TARGET = Duration.ofSeconds(5);
+  /**
+   * How often chaos with several coordinators reads the store (its epochs, the round's run): often enough
+   * to time a takeover to a tenth of a second of observation, rarely enough to cost the store nothing.
+   */
+  static final long LOOK_MILLIS = 100;
+  /** What {@code tally server} says when it stands by, and when it steps down (its log lines). */
+  static final String STANDING_BY = "tally server: standing by";
+  static final String STEPPED_DOWN = "tally server: stepped down";
+
+  /**
+   * The fault kinds: what each is called in the report (the one owner of those words, which {@code
+   * ChaosCommandTest} reads too), and its weight with one coordinator and with several. A weight of 0
+   * means the kind is not done in that mode.
+   */
   enum Kind {
-    WORKER_KILL("worker kill -9"),
-    WORKER_FREEZE("worker SIGSTOP/SIGCONT"),
-    COORDINATOR_KILL("coordinator kill -9");
+    WORKER_KILL("worker kill -9", 0.35, 0.35),
+    WORKER_FREEZE("worker SIGSTOP/SIGCONT", 0.40, 0.35),
+    COORDINATOR_KILL("coordinator kill -9", 0.25, 0),
+    LEADER_KILL("leader kill -9", 0, 0.15),
+    LEADER_FREEZE("leader SIGSTOP/SIGCONT", 0, 0.15);
 
     final String label;
+    private final double weightOne;
+    private final double weightSeveral;
 
-    Kind(String label) {
+    Kind(String label, double weightOne, double weightSeveral) {
       this.label = label;
+      this.weightOne = weightOne;
+      this.weightSeveral = weightSeveral;
+    }
+
+    /** Its weight with {@code coordinators} coordinators (0: not done then). */
+    double weight(int coordinators) {
+      return coordinators == 1 ? weightOne : weightSeveral;
+    }
+
+    /** The kinds done with {@code coordinators} coordinators, in report order. */
+    static List<Kind> of(int coordinators) {
+      return java.util.Arrays.stream(values()).filter(k -> k.weight(coordinators) > 0).toList();
     }
   }
 
@@ -109,8 +165,16 @@ public final class ChaosCommand implements Callable<Integer> {
   @Option(names = "--seed", description = "Seed of every random choice (default: a random seed, printed).")
   Long seed;
 
-  @Option(names = "--db", description = "The store, a file that must not exist yet (default: chaos.db in the work directory).")
-  Path db;
+  @Option(names = "--db", converter = DbOptions.Converter.class, paramLabel = "STORE",
+      description = "The store: " + DbOptions.GRAMMAR + "; a SQLite file must not exist yet, a PostgreSQL database must hold no"
+          + " run (default: chaos.db in the work directory).")
+  StoreLocation db;
+
+  @Mixin DbOptions dbOptions;
+
+  @Option(names = "--coordinators", defaultValue = "1", description = "Coordinators (default: ${DEFAULT-VALUE}): 1 is tally run,"
+      + " restarted after its kill -9; 2 or 3 are tally servers on the store, one leading, whose leader is killed and frozen.")
+  int coordinators;
 
   @Option(names = "--work-dir", description = "Where datasets, results, summaries and logs go (default: a new temporary directory).")
   Path workDir;
@@ -131,6 +195,13 @@ public final class ChaosCommand implements Callable<Integer> {
     long runId = -1;
     int coordinatorStarts;
     boolean finished;
+    /** With several coordinators: the run's name, and the client processes that submit it and fetch its results. */
+    final String name;
+    Process submit;
+    boolean submitted;
+    Process fetch;
+    boolean fetched;
+    long clientRetryAtNanos;
 
     Round(int number, Path dataset, List<String> caseIds, Path results, Path summary) {
       this.number = number;
@@ -138,6 +209,7 @@ public final class ChaosCommand implements Callable<Integer> {
       this.caseIds = caseIds;
       this.results = results;
       this.summary = summary;
+      this.name = "chaos-" + number;
     }
   }
 
@@ -145,8 +217,18 @@ public final class ChaosCommand implements Callable<Integer> {
   private SplittableRandom random;
   private long seedUsed;
   private Path dir;
-  private Path dbFile;
+  private StoreLocation location;
+  private Stores.Options storeOptions;
   private int port;
+  /** With several coordinators: the store, open for reading throughout; the leadership as seen; the faulted leader. */
+  private JdbcStore watchStore;
+  private final LeaderWatch watch = new LeaderWatch();
+  private String serverUrls;
+  private long leaderSinceNanos = -1;
+  private ChaosFleet.Server faulted;
+  private long faultedAtNanos;
+  private int stepDowns;
+  private int unpromptedStepDowns;
   private ChaosFleet fleet;
   private long t0;
   private long deadline;
@@ -185,6 +267,9 @@ public final class ChaosCommand implements Callable<Integer> {
     if (faultInterval.toMillis() < 100 || finishTimeout.isNegative() || finishTimeout.isZero()) {
       throw new ParameterException(cl, "--fault-interval must be at least 100ms and --finish-timeout positive");
     }
+    if (coordinators < 1 || coordinators > MAX_COORDINATORS) {
+      throw new ParameterException(cl, "--coordinators must be from 1 to " + MAX_COORDINATORS + ", got " + coordinators);
+    }
     if (casesPerRun < 0) {
       throw new ParameterException(cl, "--cases-per-run must be >= 0, got " + casesPerRun);
     }
@@ -213,26 +298,43 @@ public final class ChaosCommand implements Callable<Integer> {
     seedUsed = seed != null ? seed : new SplittableRandom().nextLong();
     random = new SplittableRandom(seedUsed);
     dir = workDir != null ? Files.createDirectories(workDir).toAbsolutePath() : Files.createTempDirectory("tally-chaos").toAbsolutePath();
-    dbFile = db != null ? db.toAbsolutePath() : dir.resolve("chaos.db");
-    if (Files.exists(dbFile)) {
-      throw new ParameterException(cl, "the store " + dbFile + " exists already; chaos needs a fresh one (give --db a new file, or a new --work-dir)");
+    location = db == null ? new StoreLocation.SqliteFile(dir.resolve("chaos.db"))
+        : db instanceof StoreLocation.SqliteFile f ? new StoreLocation.SqliteFile(f.file().toAbsolutePath()) : db;
+    storeOptions = dbOptions.storeOptions();
+    freshStore(cl);
+    List<ChaosFleet.Server> servers = new ArrayList<>();
+    String workersConnectTo;
+    if (coordinators == 1) {
+      port = Ports.freeFixedLoopbackPort();
+      workersConnectTo = new HostPort("127.0.0.1", port).toString();
+    } else {
+      Set<Integer> taken = new HashSet<>();
+      for (int i = 1; i <= coordinators; i++) {
+        servers.add(new ChaosFleet.Server(i, new HostPort("127.0.0.1", freePort(taken)), freePort(taken)));
+      }
+      workersConnectTo = String.join(",", servers.stream().map(s -> s.workerAddress.toString()).toList());
+      serverUrls = String.join(",", servers.stream().map(s -> s.apiUrl).toList());
     }
-    port = Ports.freeFixedLoopbackPort();
-    HostPort address = new HostPort("127.0.0.1", port);
-    fleet = new ChaosFleet(dir.resolve("logs"), address, workers, slots);
+    fleet = new ChaosFleet(dir, dir.resolve("logs"), workersConnectTo, workers, slots, servers);
     Thread hook = new Thread(fleet::close, "tally-chaos-stop");
     Runtime.getRuntime().addShutdownHook(hook);
 
-    out.printf("tally chaos: seed %d; %d workers x %d slots; faults for %s, about one per %s; coordinator on %s%n",
-        seedUsed, workers, slots, human(duration), human(faultInterval), address);
-    out.printf("tally chaos: work dir %s (store %s, child logs in %s)%n", dir, dbFile, fleet.logDir());
+    out.printf("tally chaos: seed %d; %d workers x %d slots; faults for %s, about one per %s; %s%n",
+        seedUsed, workers, slots, human(duration), human(faultInterval), coordinators == 1 ? "coordinator on " + workersConnectTo
+            : coordinators + " tally servers (workers connect to " + workersConnectTo + "; API " + serverUrls + ")");
+    out.printf("tally chaos: work dir %s (store %s, child logs in %s)%n", dir, location.describe(), fleet.logDir());
     out.printf("tally chaos: %s%n", dataset != null
         ? "runs " + dataset + " (" + givenCases.size() + " cases) again and again"
         : "runs generated datasets of " + casesPerRun + " sleep cases (20-200 ms) back to back");
     out.flush();
     boolean finishedInTime;
     try {
-      finishedInTime = loop();
+      if (coordinators == 1) {
+        finishedInTime = loop();
+      } else {
+        watchStore = Stores.openExisting(location, storeOptions);
+        finishedInTime = serverLoop();
+      }
     } finally {
       fleet.close();
       try {
@@ -253,6 +355,52 @@ public final class ChaosCommand implements Callable<Integer> {
     return report(check());
   }
 
+  /** At most this many coordinators: three are enough for two to race for a lapsed lease, on a 2-core machine. */
+  static final int MAX_COORDINATORS = 3;
+
+  /** A free fixed loopback port not among {@code taken} (which it joins). */
+  private static int freePort(Set<Integer> taken) throws IOException {
+    int p;
+    do {
+      p = Ports.freeFixedLoopbackPort();
+    } while (!taken.add(p));
+    return p;
+  }
+
+  /**
+   * Checks that the store is fresh (a SQLite file that does not exist; a PostgreSQL database with no run
+   * and no leader yet), and brings its schema up to date, so that the coordinators that start together do
+   * not all migrate it at once.
+   *
+   * @throws ParameterException if it is not fresh
+   */
+  private void freshStore(CommandLine cl) {
+    if (location instanceof StoreLocation.SqliteFile f && Files.exists(f.file())) {
+      throw new ParameterException(cl, "the store " + f.file() + " exists already; chaos needs a fresh one (give --db a new file, or a new --work-dir)");
+    }
+    try (JdbcStore store = openStore()) {
+      if (!store.runs().isEmpty() || !store.leaderEpochs().isEmpty()) {
+        throw new ParameterException(cl, "the store " + location.describe() + " has runs or a leader already; chaos needs a fresh one"
+            + " (a new database)");
+      }
+    }
+  }
+
+  /** Opens the store, migrating it (as a coordinator would). */
+  private JdbcStore openStore() {
+    return Stores.open(location, storeOptions);
+  }
+
+  /** The {@code --db} arguments a child coordinator is given. */
+  private List<String> dbArguments() {
+    List<String> args = new ArrayList<>();
+    args.add("--db=" + location.describe());
+    if (dbOptions.passwordFile() != null) {
+      args.add(dev.tally.store.PostgresPassword.FILE_OPTION + "=" + dbOptions.passwordFile().toAbsolutePath());
+    }
+    return args;
+  }
+
   // ---------------------------------------------------------------------------------------------
   // the loop
 
@@ -260,7 +408,7 @@ public final class ChaosCommand implements Callable<Integer> {
   private boolean loop() throws IOException, InterruptedException {
     t0 = System.nanoTime();
     deadline = t0 + duration.toNanos();
-    forced.addAll(shuffled(List.of(Kind.values())));
+    forced.addAll(shuffled(Kind.of(coordinators)));
     startRound(t0);
     for (ChaosFleet.Worker w : fleet.workers()) {
       startWorker(w, t0, false);
@@ -270,22 +418,7 @@ public final class ChaosCommand implements Callable<Integer> {
     long finishBy = Long.MAX_VALUE;
     while (true) {
       long now = System.nanoTime();
-      for (ChaosFleet.Worker w : fleet.workers()) {
-        if (w.frozen && now >= w.thawAtNanos) {
-          thaw(w, now);
-        }
-        if (w.process != null && !w.process.isAlive()) {
-          unexpectedExits++;
-          violations.add("worker " + w.name + " (pid " + w.process.pid() + ") exited by itself with code " + w.process.exitValue());
-          event("worker %s (pid %d) exited by itself with code %d; replacement in 1 s", w.name, w.process.pid(), w.process.exitValue());
-          w.process = null;
-          w.frozen = false;
-          w.replaceAtNanos = now + TimeUnit.SECONDS.toNanos(1);
-        }
-        if (w.process == null && w.replaceAtNanos != 0 && now >= w.replaceAtNanos) {
-          startWorker(w, now, true);
-        }
-      }
+      tendWorkers(now);
       if (coordinator == null) {
         if (coordinatorRestartAt >= 0 && now >= coordinatorRestartAt) {
           coordinatorRestartAt = -1;
@@ -306,20 +439,8 @@ public final class ChaosCommand implements Callable<Integer> {
       if (!faultsOver && now >= deadline) {
         faultsOver = true;
         finishBy = now + finishTimeout.toNanos();
-        int frozen = 0;
-        int down = 0;
-        for (ChaosFleet.Worker w : fleet.workers()) {
-          if (w.frozen) {
-            thaw(w, now);
-            frozen++;
-          }
-          if (w.process == null) {
-            startWorker(w, now, true);
-            down++;
-          }
-        }
-        event("fault period over: no more faults (%d frozen workers continued, %d workers started); waiting up to %s for run %s to finish",
-            frozen, down, human(finishTimeout), round.runId >= 0 ? Long.toString(round.runId) : "of " + round.dataset.getFileName());
+        event("fault period over: no more faults (%s); waiting up to %s for run %s to finish", restoreWorkers(now),
+            human(finishTimeout), round.runId >= 0 ? Long.toString(round.runId) : "of " + round.dataset.getFileName());
         if (coordinator == null) {
           coordinatorRestartAt = -1;
           startCoordinator(now);
@@ -334,6 +455,298 @@ public final class ChaosCommand implements Callable<Integer> {
       }
       Thread.sleep(TICK_MILLIS);
     }
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // the loop with several coordinators
+
+  /**
+   * As {@link #loop}, with {@code tally server}s: injects faults until the deadline, then lets the run in
+   * progress finish and its results be fetched; false if that did not happen in time.
+   */
+  private boolean serverLoop() throws IOException, InterruptedException {
+    t0 = System.nanoTime();
+    deadline = t0 + duration.toNanos();
+    forced.addAll(shuffled(Kind.of(coordinators)));
+    for (ChaosFleet.Server s : fleet.servers()) {
+      startServer(s, t0, false);
+    }
+    for (ChaosFleet.Worker w : fleet.workers()) {
+      startWorker(w, t0, false);
+    }
+    newRound();
+    startSubmit(t0);
+    long nextFault = t0 + Math.max(TimeUnit.SECONDS.toNanos(2), gap());
+    long nextLook = t0;
+    boolean faultsOver = false;
+    long finishBy = Long.MAX_VALUE;
+    while (true) {
+      long now = System.nanoTime();
+      tendWorkers(now);
+      tendServers(now);
+      if (now >= nextLook) {
+        nextLook = now + TimeUnit.MILLISECONDS.toNanos(LOOK_MILLIS);
+        lookAtStore(now);
+      }
+      tendClients(now);
+      if (round.fetched && (faultsOver || now >= deadline)) {
+        if (!faultsOver) {
+          event("fault period over, as the run in progress finished");
+        }
+        return true;
+      }
+      if (!faultsOver && now >= deadline) {
+        faultsOver = true;
+        finishBy = now + finishTimeout.toNanos();
+        event("fault period over: no more faults (%s; %s); waiting up to %s for run %s to finish", restoreWorkers(now),
+            restoreServers(now), human(finishTimeout), round.runId >= 0 ? Long.toString(round.runId) : round.name);
+        continue;
+      }
+      if (faultsOver && now > finishBy) {
+        return false;
+      }
+      if (!faultsOver && now >= nextFault) {
+        nextFault = inject(now) ? now + gap() : now + TimeUnit.MILLISECONDS.toNanos(500);
+      }
+      Thread.sleep(TICK_MILLIS);
+    }
+  }
+
+  private void startServer(ChaosFleet.Server s, long now, boolean again) throws IOException {
+    List<String> args = new ArrayList<>();
+    args.add("server");
+    args.addAll(dbArguments());
+    args.addAll(List.of("--http=" + s.apiAddress, "--listen=" + s.workerAddress, "--workers=0"));
+    Process p = fleet.startServer(s, args, now);
+    coordinatorStarts++;
+    event("start %s (pid %d)%s", s.name, p.pid(), again ? " again" : "");
+  }
+
+  /** {@code tally submit} of the current round's dataset to every server, under a key of the round's own. */
+  private void startSubmit(long now) throws IOException {
+    round.submit = fleet.startClient(List.of("submit", round.dataset.toString(), "--server=" + serverUrls, "--evaluator=sleep",
+        "--millis=100", "--name=" + round.name, "--idempotency-key=" + round.name), "client-" + round.name + ".log");
+    event("tally submit %s as %s (pid %d)", round.dataset.getFileName(), round.name, round.submit.pid());
+  }
+
+  /** {@code tally results} of the current round's run from every server, into its results file. */
+  private void startFetch(long now) throws IOException {
+    round.fetch = fleet.startClient(List.of("results", Long.toString(round.runId), "--server=" + serverUrls,
+        "--out=" + round.results, "--summary=" + round.summary), "client-" + round.name + ".log");
+  }
+
+  /**
+   * One look at the store: takeovers (from its epochs), and the round's run (created, finished). A store
+   * that cannot be read now is looked at again next time.
+   */
+  private void lookAtStore(long now) throws IOException {
+    List<LeaderEpoch> epochs;
+    try {
+      epochs = watchStore.leaderEpochs();
+      for (LeaderWatch.Takeover t : watch.look(epochs)) {
+        tookOver(t, now);
+      }
+      if (leaderSinceNanos < 0 && watch.leader() != null) {
+        leaderSinceNanos = now;
+        ChaosFleet.Server leader = leadingServer();
+        event("%s leads the store under epoch %d", leader != null ? leader.name : watch.leader().address(), watch.leader().epoch());
+      }
+      if (round.runId < 0 && round.submitted) {
+        watchStore.runs().stream().filter(r -> r.name().equals(round.name)).findFirst().ifPresent(r -> round.runId = r.runId());
+      }
+      if (round.runId >= 0 && !round.finished) {
+        RunView run = watchStore.run(round.runId).orElse(null);
+        if (run != null && run.ended()) {
+          round.finished = true;
+          RunCounters c = run.counters();
+          event("run %d finished: %d cases, %d redeliveries, %d duplicates, %d fenced; fetching its results", run.runId(), c.total(),
+              c.redeliveries(), c.duplicatesSuppressed(), c.staleResultsFenced());
+          startFetch(now);
+        }
+      }
+    } catch (dev.tally.core.store.StoreException e) {
+      event("(the store cannot be read now: %s)", e.getMessage());
+    }
+  }
+
+  /** A new epoch leads: notes who, and lets the faulted leader go on (continued, or started again) a little later. */
+  private void tookOver(LeaderWatch.Takeover t, long now) {
+    leaderSinceNanos = now;
+    ChaosFleet.Server leader = leadingServer();
+    String who = leader != null ? leader.name : String.valueOf(t.leader());
+    if (!t.prompted()) {
+      event("TAKEOVER epoch %d: %s leads (unprompted: no fault awaited it)", t.epoch(), who);
+      return;
+    }
+    String then = "";
+    if (faulted != null) {
+      long delay = uniformMillis(500, 3000);
+      if (faulted.frozen) {
+        faulted.thawAtNanos = now + TimeUnit.MILLISECONDS.toNanos(delay);
+        faulted.mustStepDown = true;
+        then = String.format("; %s continued in %.1f s, and must step down", faulted.name, delay / 1000.0);
+      } else if (faulted.process == null) {
+        faulted.restartAtNanos = now + TimeUnit.MILLISECONDS.toNanos(delay);
+        then = String.format("; %s started again in %.1f s", faulted.name, delay / 1000.0);
+      }
+      faulted = null;
+    }
+    event("TAKEOVER epoch %d: %s leads, %.2f s after the %s%s", t.epoch(), who, t.tookMillis() / 1000.0, t.cause(), then);
+  }
+
+  /**
+   * Continues servers whose freeze is over, notes their exits (a step-down of a deposed leader is expected;
+   * any other exit is a violation) and starts them again when due.
+   */
+  private void tendServers(long now) throws IOException, InterruptedException {
+    for (ChaosFleet.Server s : fleet.servers()) {
+      if (s.frozen && now >= s.thawAtNanos) {
+        s.frozen = false;
+        s.thawedAtNanos = now;
+        if (s.alive()) {
+          ChaosFleet.signal(s.process, "CONT");
+          event("SIGCONT %s (pid %d)%s", s.name, s.process.pid(), s.mustStepDown ? ": deposed, it must step down" : "");
+        }
+      }
+      if (s.process != null && !s.process.isAlive()) {
+        int code = s.process.exitValue();
+        long pid = s.process.pid();
+        long delay = uniformMillis(500, 2000);
+        if (code == Main.EXIT_FAILED && fleet.serverSaid(s, STEPPED_DOWN)) {
+          stepDowns++;
+          boolean unprompted = !s.wasFrozen;
+          unpromptedStepDowns += unprompted ? 1 : 0;
+          event("%s (pid %d) stepped down and exited with %d%s; started again in %.1f s", s.name, pid, code,
+              unprompted ? " (unprompted: it was never frozen)" : "", delay / 1000.0);
+        } else {
+          unexpectedExits++;
+          violations.add(s.name + " (pid " + pid + ") exited by itself with code " + code + "; see " + fleet.serverLog(s));
+          event("%s (pid %d) exited by itself with code %d; started again in %.1f s", s.name, pid, code, delay / 1000.0);
+        }
+        s.process = null;
+        s.frozen = false;
+        s.mustStepDown = false;
+        s.restartAtNanos = now + TimeUnit.MILLISECONDS.toNanos(delay);
+      }
+      if (s.mustStepDown && s.healthy() && now - s.thawedAtNanos > TimeUnit.SECONDS.toNanos(STEP_DOWN_LIMIT_SECONDS)) {
+        violations.add(s.name + " (pid " + s.process.pid() + ") was continued after a standby took over, but had not stepped down "
+            + STEP_DOWN_LIMIT_SECONDS + " s later; see " + fleet.serverLog(s));
+        event("%s (pid %d) has not stepped down %d s after its thaw: kill -9, started again in 1 s", s.name, s.process.pid(),
+            STEP_DOWN_LIMIT_SECONDS);
+        ChaosFleet.kill9(s.process);
+        s.process = null;
+        s.mustStepDown = false;
+        s.restartAtNanos = now + TimeUnit.SECONDS.toNanos(1);
+      }
+      if (s.process == null && now >= s.restartAtNanos) {
+        startServer(s, now, true);
+      }
+    }
+    if (faulted != null && now - faultedAtNanos > TimeUnit.SECONDS.toNanos(TAKEOVER_GIVE_UP_SECONDS)) {
+      // The watch reports it at the end; go on, so that the run can finish.
+      event("no takeover %d s after the fault on %s: it goes on now", TAKEOVER_GIVE_UP_SECONDS, faulted.name);
+      faulted.thawAtNanos = now;
+      if (faulted.process == null) {
+        faulted.restartAtNanos = now;
+      }
+      faulted = null;
+    }
+  }
+
+  /** At the end of the fault period: continues every frozen server and starts every missing one now; says how many. */
+  private String restoreServers(long now) {
+    int frozen = 0;
+    int down = 0;
+    for (ChaosFleet.Server s : fleet.servers()) {
+      if (s.frozen) {
+        s.thawAtNanos = now;
+        frozen++;
+      }
+      if (s.process == null) {
+        s.restartAtNanos = now;
+        down++;
+      }
+    }
+    return frozen + " frozen servers continued, " + down + " servers started";
+  }
+
+  /**
+   * Watches the round's client processes: a submission or a fetch that exits non-zero is a violation (the
+   * client gave up within its retries) and is tried again, with the same key; a fetched round is over, and
+   * the next begins if the fault period is not.
+   */
+  private void tendClients(long now) throws IOException {
+    if (round.submit != null && !round.submit.isAlive()) {
+      int code = round.submit.exitValue();
+      round.submit = null;
+      if (code == Main.EXIT_PASSED) {
+        round.submitted = true;
+      } else {
+        violations.add("tally submit of " + round.name + " exited with " + code + "; see " + fleet.logDir().resolve("client-" + round.name + ".log"));
+        event("tally submit of %s exited with %d; again in 1 s", round.name, code);
+        round.clientRetryAtNanos = now + TimeUnit.SECONDS.toNanos(1);
+      }
+    }
+    if (!round.submitted && round.submit == null && now >= round.clientRetryAtNanos) {
+      startSubmit(now);
+    }
+    if (round.fetch != null && !round.fetch.isAlive()) {
+      int code = round.fetch.exitValue();
+      round.fetch = null;
+      if (code == Main.EXIT_PASSED) {
+        round.fetched = true;
+        event("results of run %d fetched (tally results exited with %d)", round.runId, code);
+        if (now < deadline) {
+          newRound();
+          startSubmit(now);
+        }
+      } else {
+        violations.add("tally results of run " + round.runId + " exited with " + code + "; see "
+            + fleet.logDir().resolve("client-" + round.name + ".log"));
+        event("tally results of run %d exited with %d; again in 1 s", round.runId, code);
+        round.clientRetryAtNanos = now + TimeUnit.SECONDS.toNanos(1);
+      }
+    }
+    if (round.finished && !round.fetched && round.fetch == null && now >= round.clientRetryAtNanos) {
+      startFetch(now);
+    }
+  }
+
+  /** Continues workers whose freeze is over, and replaces those that are gone (a worker's own exit is a violation). */
+  private void tendWorkers(long now) throws IOException, InterruptedException {
+    for (ChaosFleet.Worker w : fleet.workers()) {
+      if (w.frozen && now >= w.thawAtNanos) {
+        thaw(w, now);
+      }
+      if (w.process != null && !w.process.isAlive()) {
+        unexpectedExits++;
+        violations.add("worker " + w.name + " (pid " + w.process.pid() + ") exited by itself with code " + w.process.exitValue());
+        event("worker %s (pid %d) exited by itself with code %d; replacement in 1 s", w.name, w.process.pid(), w.process.exitValue());
+        w.process = null;
+        w.frozen = false;
+        w.replaceAtNanos = now + TimeUnit.SECONDS.toNanos(1);
+      }
+      if (w.process == null && w.replaceAtNanos != 0 && now >= w.replaceAtNanos) {
+        startWorker(w, now, true);
+      }
+    }
+  }
+
+  /** At the end of the fault period: continues every frozen worker and starts every missing one; says how many. */
+  private String restoreWorkers(long now) throws IOException, InterruptedException {
+    int frozen = 0;
+    int down = 0;
+    for (ChaosFleet.Worker w : fleet.workers()) {
+      if (w.frozen) {
+        thaw(w, now);
+        frozen++;
+      }
+      if (w.process == null) {
+        startWorker(w, now, true);
+        down++;
+      }
+    }
+    return frozen + " frozen workers continued, " + down + " workers started";
   }
 
   /**
@@ -364,6 +777,13 @@ public final class ChaosCommand implements Callable<Integer> {
   }
 
   private void startRound(long now) throws IOException {
+    newRound();
+    unexpectedCoordinatorExitsInARow = 0;
+    startCoordinator(now);
+  }
+
+  /** Makes the next round (its dataset written, unless a --dataset is run again) the current one. */
+  private void newRound() throws IOException {
     int number = rounds.size() + 1;
     Path data;
     List<String> ids;
@@ -385,8 +805,6 @@ public final class ChaosCommand implements Callable<Integer> {
     }
     round = new Round(number, data, ids, dir.resolve("results-" + number + ".jsonl"), dir.resolve("summary-" + number + ".json"));
     rounds.add(round);
-    unexpectedCoordinatorExitsInARow = 0;
-    startCoordinator(now);
   }
 
   /** Starts the coordinator for the current round: {@code tally run} again, or {@code tally resume} of a run already finished. */
@@ -402,8 +820,9 @@ public final class ChaosCommand implements Callable<Integer> {
       what = runs.isEmpty() ? "run " + round.dataset.getFileName() : "run " + round.dataset.getFileName() + " again (resumes run " + runs.get(0).runId() + ")";
       args.addAll(List.of("run", round.dataset.toString(), "--evaluator=sleep", "--millis=100"));
     }
-    args.addAll(List.of("--listen=127.0.0.1:" + port, "--workers=0", "--db=" + dbFile, "--out=" + round.results,
+    args.addAll(List.of("--listen=127.0.0.1:" + port, "--workers=0", "--out=" + round.results,
         "--summary=" + round.summary, "--no-progress"));
+    args.addAll(dbArguments());
     coordinator = fleet.startCoordinator(args);
     coordinatorStartedAt = now;
     coordinatorStarts++;
@@ -445,10 +864,7 @@ public final class ChaosCommand implements Callable<Integer> {
 
   /** The runs the current round's coordinators created (read only while no coordinator runs, or to look). */
   private List<RunView> runsOfRound() {
-    if (!Files.exists(dbFile)) {
-      return List.of();
-    }
-    try (SqliteStore store = SqliteStore.open(dbFile)) {
+    try (JdbcStore store = openStore()) {
       List<RunView> runs = store.runs().stream()
           .filter(r -> !runsOfEarlierRounds.contains(r.runId()) && r.spec().dataset().equals(round.dataset.toString()))
           .toList();
@@ -490,10 +906,10 @@ public final class ChaosCommand implements Callable<Integer> {
     } else {
       List<Kind> possible = new ArrayList<>();
       double total = 0;
-      for (Kind k : Kind.values()) {
+      for (Kind k : Kind.of(coordinators)) {
         if (eligible(k, now)) {
           possible.add(k);
-          total += weight(k);
+          total += k.weight(coordinators);
         }
       }
       if (possible.isEmpty()) {
@@ -502,7 +918,7 @@ public final class ChaosCommand implements Callable<Integer> {
       double x = random.nextDouble() * total;
       for (Kind k : possible) {
         kind = k;
-        x -= weight(k);
+        x -= k.weight(coordinators);
         if (x < 0) {
           break;
         }
@@ -529,7 +945,31 @@ public final class ChaosCommand implements Callable<Integer> {
         w.thawAtNanos = now + TimeUnit.MILLISECONDS.toNanos(hold);
         event("FAULT SIGSTOP worker %s (pid %d) for %.1f s", w.name, w.process.pid(), hold / 1000.0);
       }
-      default -> {
+      case LEADER_KILL -> {
+        ChaosFleet.Server s = leadingServer();
+        long pid = s.process.pid();
+        long epoch = watch.leader().epoch();
+        watch.faultDone(kind.label, System.currentTimeMillis());
+        ChaosFleet.kill9(s.process);
+        s.process = null;
+        s.restartAtNanos = Long.MAX_VALUE; // once a standby has taken over
+        faulted = s;
+        faultedAtNanos = now;
+        event("FAULT kill -9 leader %s (pid %d, epoch %d); started again once a standby has taken over", s.name, pid, epoch);
+      }
+      case LEADER_FREEZE -> {
+        ChaosFleet.Server s = leadingServer();
+        long epoch = watch.leader().epoch();
+        watch.faultDone(kind.label, System.currentTimeMillis());
+        ChaosFleet.signal(s.process, "STOP");
+        s.frozen = true;
+        s.wasFrozen = true;
+        s.thawAtNanos = Long.MAX_VALUE; // once a standby has taken over
+        faulted = s;
+        faultedAtNanos = now;
+        event("FAULT SIGSTOP leader %s (pid %d, epoch %d); continued once a standby has taken over", s.name, s.process.pid(), epoch);
+      }
+      case COORDINATOR_KILL -> {
         long pid = coordinator.pid();
         ChaosFleet.kill9(coordinator);
         if (coordinator.exitValue() != 137) {
@@ -544,20 +984,70 @@ public final class ChaosCommand implements Callable<Integer> {
     return true;
   }
 
-  private static double weight(Kind k) {
-    return switch (k) {
-      case WORKER_KILL -> 0.35;
-      case WORKER_FREEZE -> 0.40;
-      case COORDINATOR_KILL -> 0.25;
-    };
-  }
-
   private boolean eligible(Kind k, long now) {
     return switch (k) {
       case WORKER_KILL -> !killable(now).isEmpty();
       case WORKER_FREEZE -> !freezable().isEmpty();
       case COORDINATOR_KILL -> coordinator != null && coordinator.isAlive();
+      case LEADER_KILL, LEADER_FREEZE -> leaderFaultPossible(now);
     };
+  }
+
+  /**
+   * Whether the leader may be killed or frozen now: no leader fault awaits its takeover, the leader (a
+   * server of this run, healthy) has led for {@value #LEADER_SETTLED_SECONDS} s, and another server is
+   * healthy and stands by to take over.
+   */
+  private boolean leaderFaultPossible(long now) {
+    if (watch.awaitingTakeover() || faulted != null || leaderSinceNanos < 0
+        || now - leaderSinceNanos < TimeUnit.SECONDS.toNanos(LEADER_SETTLED_SECONDS)) {
+      return false;
+    }
+    ChaosFleet.Server leader = leadingServer();
+    if (leader == null || !leader.healthy()) {
+      return false;
+    }
+    for (ChaosFleet.Server s : fleet.servers()) {
+      try {
+        if (s != leader && s.healthy() && fleet.serverSaid(s, STANDING_BY)) {
+          return true;
+        }
+      } catch (IOException e) {
+        // Its log cannot be read now: it does not count as standing by.
+      }
+    }
+    return false;
+  }
+
+  /** The server the store's newest epoch names, or null if none of this run's (or none leads yet). */
+  private ChaosFleet.Server leadingServer() {
+    return serverOf(watch.leaderWorkerAddress());
+  }
+
+  /** The server whose worker port is {@code workers} ({@code HOST:PORT}), or null. */
+  private ChaosFleet.Server serverOf(String workers) {
+    for (ChaosFleet.Server s : fleet.servers()) {
+      if (s.workerAddress.toString().equals(workers)) {
+        return s;
+      }
+    }
+    return null;
+  }
+
+  /** A leader row's address ({@code LeaderAddress} text) as the name of the server there, else as it is. */
+  private String serverAt(String address) {
+    ChaosFleet.Server s = serverOf(dev.tally.core.lead.LeaderAddress.parse(address).workers());
+    return s != null ? s.name : String.valueOf(address);
+  }
+
+  /** Whether the coordinators have been settled for {@value #SETTLED_SECONDS} s: a killed worker's leases are then seen to lapse. */
+  private boolean coordinatorsSettled(long now) {
+    long settled = TimeUnit.SECONDS.toNanos(SETTLED_SECONDS);
+    if (coordinators == 1) {
+      return coordinator != null && coordinator.isAlive() && now - coordinatorStartedAt >= settled;
+    }
+    ChaosFleet.Server leader = leadingServer();
+    return faulted == null && leader != null && leader.healthy() && leaderSinceNanos >= 0 && now - leaderSinceNanos >= settled;
   }
 
   private long healthyWorkers() {
@@ -566,8 +1056,7 @@ public final class ChaosCommand implements Callable<Integer> {
 
   /** Live workers whose death leaves a healthy worker (any live one with a single-worker fleet). */
   private List<ChaosFleet.Worker> killable(long now) {
-    boolean settled = coordinator != null && coordinator.isAlive() && now - coordinatorStartedAt >= TimeUnit.SECONDS.toNanos(SETTLED_SECONDS);
-    if (now > deadline - TimeUnit.SECONDS.toNanos(QUIET_TAIL_SECONDS) && !settled) {
+    if (now > deadline - TimeUnit.SECONDS.toNanos(QUIET_TAIL_SECONDS) && !coordinatorsSettled(now)) {
       return List.of();
     }
     long healthy = healthyWorkers();
@@ -591,18 +1080,14 @@ public final class ChaosCommand implements Callable<Integer> {
 
   private List<Checker.RunCheck> check() {
     List<Checker.RunCheck> checks = new ArrayList<>();
-    if (!Files.exists(dbFile)) {
-      violations.add("no store was written at " + dbFile);
-      return checks;
-    }
-    try (SqliteStore store = SqliteStore.open(dbFile)) {
-      Set<String> roundDatasets = new HashSet<>();
+    try (JdbcStore store = coordinators == 1 ? openStore() : Stores.openExisting(location, storeOptions)) {
       for (Round r : rounds) {
-        roundDatasets.add(r.dataset.toString());
         long runId = r.runId;
         if (runId < 0) {
           List<RunView> runs = store.runs().stream()
-              .filter(v -> !runsOfEarlierRounds.contains(v.runId()) && v.spec().dataset().equals(r.dataset.toString())).toList();
+              .filter(v -> coordinators == 1
+                  ? !runsOfEarlierRounds.contains(v.runId()) && v.spec().dataset().equals(r.dataset.toString())
+                  : v.name().equals(r.name)).toList();
           if (runs.isEmpty()) {
             violations.add("round " + r.number + " (" + r.dataset.getFileName() + ") left no run in the store");
             continue;
@@ -618,6 +1103,13 @@ public final class ChaosCommand implements Callable<Integer> {
       if (runsInStore != rounds.size()) {
         violations.add("the store has " + runsInStore + " runs for " + rounds.size() + " datasets run");
       }
+      if (coordinators > 1) {
+        List<LeaderEpoch> epochs = store.leaderEpochs();
+        watch.look(epochs);
+        violations.addAll(watch.violations(epochs));
+      }
+    } catch (dev.tally.core.store.StoreException e) {
+      violations.add("the store " + location.describe() + " cannot be read to check it: " + e.getMessage());
     }
     return checks;
   }
@@ -649,13 +1141,16 @@ public final class ChaosCommand implements Callable<Integer> {
     }
     int faults = injected.values().stream().mapToInt(Integer::intValue).sum();
     StringBuilder byKind = new StringBuilder();
-    for (Kind k : Kind.values()) {
+    for (Kind k : Kind.of(coordinators)) {
       byKind.append(byKind.length() == 0 ? "" : ", ").append(k.label).append(' ').append(injected.getOrDefault(k, 0));
     }
     out.printf("---- tally chaos: seed %d, %s of faults, %s in all; work dir %s%n", seedUsed, human(duration),
         human(Duration.ofNanos(System.nanoTime() - t0)), dir);
     out.printf("faults injected: %d (%s)%n", faults, byKind);
     out.printf("processes started: %d coordinators, %d workers; unexpected exits: %d%n", coordinatorStarts, workerStarts, unexpectedExits);
+    if (coordinators > 1) {
+      reportTakeovers();
+    }
     out.printf("runs: %d (%d finished)%n", checks.size(), finishedRuns);
     out.printf("cases: %d (%d passed, %d failed, %d errored, %d ended failed after their attempts)%n", cases, passed, failed, errored, endedFailed);
     out.printf("redeliveries: %d%n", redeliveries);
@@ -672,6 +1167,30 @@ public final class ChaosCommand implements Callable<Integer> {
     }
     out.flush();
     return violations.isEmpty() ? 0 : 1;
+  }
+
+  /** The takeovers, each with the time it took from its fault, and what the store's epochs showed. */
+  private void reportTakeovers() {
+    List<LeaderWatch.Takeover> all = watch.takeovers();
+    List<Long> took = all.stream().filter(LeaderWatch.Takeover::prompted).map(LeaderWatch.Takeover::tookMillis).sorted().toList();
+    StringBuilder byCause = new StringBuilder();
+    for (Kind k : List.of(Kind.LEADER_KILL, Kind.LEADER_FREEZE)) {
+      byCause.append(k.label).append(' ').append(all.stream().filter(t -> k.label.equals(t.cause())).count()).append(", ");
+    }
+    byCause.append("unprompted ").append(all.size() - took.size());
+    out.printf("takeovers: %d (%s); leader epochs %d to %d; step-downs: %d (%d unprompted)%n", all.size(), byCause,
+        watch.firstEpoch(), watch.leader() == null ? -1 : watch.leader().epoch(), stepDowns, unpromptedStepDowns);
+    if (!took.isEmpty()) {
+      long over = took.stream().filter(ms -> ms > TAKEOVER_TARGET.toMillis()).count();
+      out.printf("time to a new leader after a fault: min %.2f s, median %.2f s, max %.2f s; %d over the %s target%n",
+          took.get(0) / 1000.0, took.get(took.size() / 2) / 1000.0, took.get(took.size() - 1) / 1000.0, over, human(TAKEOVER_TARGET));
+    }
+    for (LeaderWatch.Takeover t : all) {
+      out.printf("  epoch %d: %s leads, %s%n", t.epoch(), serverAt(t.leader()), t.prompted()
+          ? String.format("%.2f s after the %s of %s", t.tookMillis() / 1000.0, t.cause(), serverAt(t.deposedLeader()))
+          : "unprompted, after " + serverAt(t.deposedLeader()));
+    }
+    out.printf("deposed epochs checked for writes after their deposition: %d%n", watch.deposedEpochs());
   }
 
   private void event(String format, Object... args) {

@@ -14,8 +14,10 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * The processes of one {@code tally chaos} run: a coordinator ({@code tally run ... --workers 0} on a fixed
- * loopback port) and N workers ({@code tally worker --name chaos-i}), each a JVM of its own started with
- * this process's java and classpath, each appending its output to a log file of its own.
+ * loopback port), or with {@code --coordinators 2} or more that many {@code tally server}s on one store
+ * ({@link Server}) and the client commands that submit to them; and N workers ({@code tally worker --name
+ * chaos-i}) that know every coordinator. Each is a JVM of its own started with this process's java and
+ * classpath, in the chaos work directory, appending its output to a log file of its own.
  *
  * <p>Every process ever started is remembered, so {@link #close} (called from a {@code finally} and from a
  * shutdown hook) can end them all: it first sends {@code SIGCONT} to each (a stopped process would hold a
@@ -56,27 +58,91 @@ public final class ChaosFleet implements AutoCloseable {
     }
   }
 
+  /**
+   * One {@code tally server} place: its fixed ports (kept across restarts, so workers and clients find it
+   * again) and the process that fills it now (null while a restart is due).
+   */
+  static final class Server {
+    final int index;
+    final String name;
+    final HostPort workerAddress;
+    final HostPort apiAddress;
+    final String apiUrl;
+    Process process;
+    /** Stopped with SIGSTOP and not yet continued. */
+    boolean frozen;
+    /** When to continue it (Long.MAX_VALUE: once a standby has taken over). */
+    long thawAtNanos;
+    /** Continued after a standby took over: it must step down and exit. */
+    boolean mustStepDown;
+    /** Frozen at least once since its start: a step-down of its own is then no surprise. */
+    boolean wasFrozen;
+    long thawedAtNanos;
+    /** When a restart is due (while process is null; Long.MAX_VALUE: once a standby has taken over). */
+    long restartAtNanos;
+    long startedAtNanos;
+    /** Where this start's output begins in its log (the log is appended to across starts). */
+    long logOffset;
+    int starts;
+
+    Server(int index, HostPort workerAddress, int apiPort) {
+      this.index = index;
+      this.name = "server-" + index;
+      this.workerAddress = workerAddress;
+      this.apiAddress = new HostPort(workerAddress.host(), apiPort);
+      this.apiUrl = "http://" + apiAddress;
+    }
+
+    boolean alive() {
+      return process != null && process.isAlive();
+    }
+
+    boolean healthy() {
+      return alive() && !frozen;
+    }
+  }
+
+  private final Path workDir;
   private final Path logDir;
-  private final HostPort coordinatorAddress;
+  private final String coordinatorAddresses;
   private final int slots;
   private final String javaBin;
+  private final String classPath;
   private final List<Process> started = new ArrayList<>();
   private final List<Worker> workers = new ArrayList<>();
+  private final List<Server> servers = new ArrayList<>();
   private boolean closed;
   private int coordinatorStarts;
 
-  ChaosFleet(Path logDir, HostPort coordinatorAddress, int workerCount, int slots) throws IOException {
+  /**
+   * @param workDir the children's working directory (a PostgreSQL-backed server puts its side files there)
+   * @param coordinatorAddresses what workers are given as {@code --coordinator}: one {@code HOST:PORT}, or
+   *     several comma-separated
+   * @param servers the {@code tally server} places, empty for one {@code tally run} coordinator
+   */
+  ChaosFleet(Path workDir, Path logDir, String coordinatorAddresses, int workerCount, int slots, List<Server> servers)
+      throws IOException {
+    this.workDir = workDir;
     this.logDir = Files.createDirectories(logDir);
-    this.coordinatorAddress = coordinatorAddress;
+    this.coordinatorAddresses = coordinatorAddresses;
     this.slots = slots;
     this.javaBin = ProcessHandle.current().info().command().orElse(Paths.get(System.getProperty("java.home"), "bin", "java").toString());
+    // Absolute, since the children run in the work directory.
+    this.classPath = java.util.Arrays.stream(System.getProperty("java.class.path").split(java.io.File.pathSeparator))
+        .map(e -> e.isEmpty() ? e : Paths.get(e).toAbsolutePath().toString())
+        .collect(java.util.stream.Collectors.joining(java.io.File.pathSeparator));
     for (int i = 1; i <= workerCount; i++) {
       workers.add(new Worker(i));
     }
+    this.servers.addAll(servers);
   }
 
   List<Worker> workers() {
     return workers;
+  }
+
+  List<Server> servers() {
+    return servers;
   }
 
   Path logDir() {
@@ -85,7 +151,7 @@ public final class ChaosFleet implements AutoCloseable {
 
   /** Starts (or starts again) worker {@code w} under its name; its log is appended to. */
   Process startWorker(Worker w) throws IOException {
-    List<String> args = List.of("worker", "--coordinator=" + coordinatorAddress, "--slots=" + slots, "--name=" + w.name,
+    List<String> args = List.of("worker", "--coordinator=" + coordinatorAddresses, "--slots=" + slots, "--name=" + w.name,
         "--parent-pid=" + ProcessHandle.current().pid());
     w.starts++;
     w.process = start(Main.class.getName(), args, logDir.resolve("worker-" + w.name + ".log"), w.name + " start " + w.starts);
@@ -103,12 +169,56 @@ public final class ChaosFleet implements AutoCloseable {
     return start(ChaosChild.class.getName(), args, logDir.resolve("coordinator.log"), "coordinator start " + coordinatorStarts);
   }
 
+  /** Starts (or starts again) server {@code s} running {@code tally SERVER-ARGS}; its log is appended to. */
+  Process startServer(Server s, List<String> serverArgs, long nowNanos) throws IOException {
+    List<String> args = new ArrayList<>();
+    args.add("--parent-pid=" + ProcessHandle.current().pid());
+    args.addAll(serverArgs);
+    s.starts++;
+    Path log = serverLog(s);
+    s.logOffset = Files.exists(log) ? Files.size(log) : 0;
+    s.process = start(ChaosChild.class.getName(), args, log, s.name + " start " + s.starts);
+    s.frozen = false;
+    s.wasFrozen = false;
+    s.mustStepDown = false;
+    s.restartAtNanos = 0;
+    s.startedAtNanos = nowNanos;
+    return s.process;
+  }
+
+  Path serverLog(Server s) {
+    return logDir.resolve(s.name + ".log");
+  }
+
+  /**
+   * Whether server {@code s}'s current start has written {@code text} to its log.
+   *
+   * @throws IOException if the log cannot be read
+   */
+  boolean serverSaid(Server s, String text) throws IOException {
+    Path log = serverLog(s);
+    if (!Files.exists(log)) {
+      return false;
+    }
+    byte[] all = Files.readAllBytes(log);
+    int from = (int) Math.min(s.logOffset, all.length);
+    return new String(all, from, all.length - from, StandardCharsets.UTF_8).contains(text);
+  }
+
+  /** Starts a client command, {@code tally ARGS} (through {@link ChaosChild}), its output in {@code logName}. */
+  Process startClient(List<String> tallyArgs, String logName) throws IOException {
+    List<String> args = new ArrayList<>();
+    args.add("--parent-pid=" + ProcessHandle.current().pid());
+    args.addAll(tallyArgs);
+    return start(ChaosChild.class.getName(), args, logDir.resolve(logName), "client");
+  }
+
   private Process start(String mainClass, List<String> args, Path log, String what) throws IOException {
     List<String> command = new ArrayList<>();
     command.add(javaBin);
     command.addAll(JVM_OPTIONS);
     command.add("-cp");
-    command.add(System.getProperty("java.class.path"));
+    command.add(classPath);
     command.add(mainClass);
     command.addAll(args);
     Files.writeString(log, "==== " + Instant.now() + " " + what + ": " + String.join(" ", args) + System.lineSeparator(),
@@ -117,7 +227,7 @@ public final class ChaosFleet implements AutoCloseable {
       if (closed) {
         throw new IOException("the chaos fleet is closed");
       }
-      Process p = new ProcessBuilder(command).redirectErrorStream(true)
+      Process p = new ProcessBuilder(command).directory(workDir.toFile()).redirectErrorStream(true)
           .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile())).start();
       started.add(p);
       return p;
