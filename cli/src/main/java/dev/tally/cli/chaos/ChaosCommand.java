@@ -994,12 +994,13 @@ public final class ChaosCommand implements Callable<Integer> {
   }
 
   /**
-   * Whether the leader may be killed or frozen now: no leader fault awaits its takeover, the leader (a
-   * server of this run, healthy) has led for {@value #LEADER_SETTLED_SECONDS} s, and another server is
-   * healthy and stands by to take over.
+   * Whether the leader may be killed or frozen now: the round's run exists (so that a takeover has a run to
+   * resume; a submission still retrying against the servers is not yet one), no leader fault awaits its
+   * takeover, the leader (a server of this run, healthy) has led for {@value #LEADER_SETTLED_SECONDS} s,
+   * and another server is healthy and stands by to take over.
    */
   private boolean leaderFaultPossible(long now) {
-    if (watch.awaitingTakeover() || faulted != null || leaderSinceNanos < 0
+    if (round.runId < 0 || watch.awaitingTakeover() || faulted != null || leaderSinceNanos < 0
         || now - leaderSinceNanos < TimeUnit.SECONDS.toNanos(LEADER_SETTLED_SECONDS)) {
       return false;
     }

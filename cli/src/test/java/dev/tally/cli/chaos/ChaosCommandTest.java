@@ -13,6 +13,7 @@ import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -21,17 +22,38 @@ import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+import dev.tally.store.PostgresFixture;
 import picocli.CommandLine;
 
 /**
- * The CI chaos run: {@code tally chaos --workers 3 --duration 60s} with real coordinator and worker
- * processes (the command itself runs in this JVM; its children are real JVMs, killed with {@code kill -9}
- * and frozen with {@code SIGSTOP}). Every fault kind is injected (the first three faults are one of each),
- * the invariants hold, and no process is left behind. About 75 s.
+ * The CI chaos runs, with real coordinator and worker processes (the command itself runs in this JVM; its
+ * children are real JVMs, killed with {@code kill -9} and frozen with {@code SIGSTOP}): {@code tally chaos
+ * --workers 3 --duration 60s} with one coordinator (about 75 s), and {@code --coordinators 2} on
+ * PostgreSQL and on SQLite, whose leader is killed and frozen (about 70 s each). Every fault kind is
+ * injected (the first faults are one of each), the invariants hold, and no process is left behind.
  */
 class ChaosCommandTest {
-  private static final Pattern FAULTS =
-      Pattern.compile("faults injected: (\\d+) \\(worker kill -9 (\\d+), worker SIGSTOP/SIGCONT (\\d+), coordinator kill -9 (\\d+)\\)");
+  private static final Pattern FAULTS = Pattern.compile("faults injected: (\\d+) \\(([^)]*)\\)");
+  private static final Pattern TAKEOVERS = Pattern.compile("takeovers: (\\d+) \\(");
+  private static final Pattern TAKEOVER_TIMES =
+      Pattern.compile("time to a new leader after a fault: min ([\\d.]+) s, median ([\\d.]+) s, max ([\\d.]+) s");
+  /**
+   * The longest takeover the CI run accepts: three times the 5 s the issue promises with the defaults
+   * (which the report measures against), for a loaded 2-core machine running two servers, two workers and
+   * PostgreSQL beside the test.
+   */
+  private static final double TAKEOVER_LIMIT_SECONDS = 15;
+
+  /** How many faults of {@code kind} the report's faults line says were injected. */
+  private static int injected(String output, ChaosCommand.Kind kind) {
+    Matcher m = FAULTS.matcher(output);
+    assertThat(m.find()).as("a faults line; output:%n%s", output).isTrue();
+    Matcher k = Pattern.compile(Pattern.quote(kind.label) + " (\\d+)").matcher(m.group(2));
+    assertThat(k.find()).as("%s in %s", kind.label, m.group()).isTrue();
+    return Integer.parseInt(k.group(1));
+  }
 
   @TempDir Path dir;
 
@@ -51,13 +73,54 @@ class ChaosCommandTest {
     System.out.println(output);
 
     assertThat(exit).as("exit code after %d s; output:%n%s", seconds, output).isZero();
-    Matcher m = FAULTS.matcher(output);
-    assertThat(m.find()).as("a faults line; output:%n%s", output).isTrue();
-    assertThat(List.of(m.group(2), m.group(3), m.group(4)))
-        .as("each kind injected at least once: %s", m.group())
-        .allSatisfy(n -> assertThat(Integer.parseInt(n)).isPositive());
+    assertThat(ChaosCommand.Kind.of(1)).as("each kind injected at least once")
+        .allSatisfy(k -> assertThat(injected(output, k)).as(k.label).isPositive());
     assertThat(output).contains("\nviolations: 0\n").contains("runs: ").contains("(0 left running)");
     assertThat(output).containsPattern("cases: [1-9]\\d* \\(");
+    assertThat(ProcessHandle.current().descendants().filter(h -> h.isAlive() && !before.contains(h.pid())).toList())
+        .as("no process the chaos run started is left").isEmpty();
+  }
+
+  /**
+   * Two {@code tally server}s on one store, the leader killed with {@code kill -9} and frozen with SIGSTOP
+   * among the worker faults: each fault is followed by a takeover within the limit, the thawed leader steps
+   * down, no deposed epoch writes, every case is recorded once, and nothing is left running.
+   */
+  @ParameterizedTest(name = "on {0}")
+  @ValueSource(strings = {"postgresql", "sqlite"})
+  @Timeout(value = 300, unit = TimeUnit.SECONDS)
+  void killedAndFrozenLeadersAreTakenOverAndViolateNothing(String storeKind) throws Exception {
+    List<String> args = new ArrayList<>(List.of("--coordinators", "2", "--workers", "2", "--duration", "50s", "--seed", "20261202",
+        "--work-dir", dir.resolve("chaos").toString(), "--finish-timeout", "90s"));
+    if (storeKind.equals("postgresql")) {
+      args.add("--db=" + PostgresFixture.freshDatabase().describe());
+      String password = PostgresFixture.password();
+      if (password != null) {
+        args.add("--db-password-file=" + Files.writeString(dir.resolve("pg-password"), password));
+      }
+    }
+    StringWriter text = new StringWriter();
+    PrintWriter pw = new PrintWriter(text, true);
+    CommandLine cl = new CommandLine(new ChaosCommand()).setOut(pw).setErr(pw);
+    java.util.Set<Long> before = ProcessHandle.current().descendants().map(ProcessHandle::pid).collect(java.util.stream.Collectors.toSet());
+    long started = System.nanoTime();
+    int exit = cl.execute(args.toArray(String[]::new));
+    long seconds = TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - started);
+    String output = text.toString();
+    System.out.println(output);
+
+    assertThat(exit).as("exit code after %d s; output:%n%s", seconds, output).isZero();
+    assertThat(output).contains("\nviolations: 0\n", "(0 left running)", "unexpected exits: 0").containsPattern("cases: [1-9]\\d* \\(");
+    assertThat(ChaosCommand.Kind.of(2)).as("each kind injected at least once")
+        .allSatisfy(k -> assertThat(injected(output, k)).as(k.label).isPositive());
+    int leaderFaults = injected(output, ChaosCommand.Kind.LEADER_KILL) + injected(output, ChaosCommand.Kind.LEADER_FREEZE);
+    Matcher takeovers = TAKEOVERS.matcher(output);
+    assertThat(takeovers.find()).as("a takeovers line").isTrue();
+    assertThat(Integer.parseInt(takeovers.group(1))).as("a takeover per leader fault, at least").isGreaterThanOrEqualTo(leaderFaults);
+    Matcher times = TAKEOVER_TIMES.matcher(output);
+    assertThat(times.find()).as("the takeover times").isTrue();
+    assertThat(Double.parseDouble(times.group(3))).as("the longest takeover, s").isLessThan(TAKEOVER_LIMIT_SECONDS);
+    assertThat(output).as("the frozen leader, continued after its takeover, stepped down").containsPattern("server-\\d \\(pid \\d+\\) stepped down");
     assertThat(ProcessHandle.current().descendants().filter(h -> h.isAlive() && !before.contains(h.pid())).toList())
         .as("no process the chaos run started is left").isEmpty();
   }
