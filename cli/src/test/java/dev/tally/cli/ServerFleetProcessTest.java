@@ -6,7 +6,6 @@ import static org.awaitility.Awaitility.await;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.tally.simulation.Checker;
-import dev.tally.store.SqliteStore;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -24,6 +23,8 @@ import java.util.UUID;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * {@code tally server} with a fleet of three {@code tally worker} processes, under real faults: a worker
@@ -48,22 +49,23 @@ class ServerFleetProcessTest {
 
   private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(10)).build();
 
-  @Test
-  void twoRunsOnAFleetOfThreeSurviveAWorkerKilledAWorkerFrozenAndTheServerKilledEachCaseRecordedOnce() throws Exception {
-    Path db = dir.resolve("fleet.db");
+  @ParameterizedTest(name = "on {0}")
+  @ValueSource(strings = {"sqlite", "postgresql"})
+  void twoRunsOnAFleetOfThreeSurviveAWorkerKilledAWorkerFrozenAndTheServerKilledEachCaseRecordedOnce(String storeKind) throws Exception {
+    StoreUnderTest db = StoreUnderTest.of(storeKind, dir);
     Path script = Files.writeString(dir.resolve("case.sh"), CASE_SCRIPT);
     String exec = JSON.writeValueAsString(Map.of("kind", "exec", "cmd", "sh " + script + " {id}"));
     Path apiToken = secretFile("api-token", API_TOKEN);
     Path workerToken = secretFile("worker-token", WORKER_TOKEN);
     int port = Ports.freeFixedLoopbackPort();
-    List<String> server = List.of("server", "--db=" + db, "--http=127.0.0.1:0", "--listen=127.0.0.1:" + port, "--workers=0",
+    List<String> server = List.of("server", db.dbArgument(), "--http=127.0.0.1:0", "--listen=127.0.0.1:" + port, "--workers=0",
         "--api-token-file=" + apiToken, "--worker-token-file=" + workerToken,
         "--heartbeat-interval=200ms", "--detection-window=" + WINDOW.toSeconds() + "s");
 
     List<TallyProcess> workers = new ArrayList<>();
     List<List<String>> ids = new ArrayList<>();
     try {
-      try (TallyProcess first = TallyProcess.start(dir, "server-1.log", server)) {
+      try (TallyProcess first = TallyProcess.start(dir, "server-1.log", server, db.env())) {
         for (int w = 1; w <= 3; w++) {
           workers.add(TallyProcess.start(dir, "worker-" + w + ".log", List.of("worker", "--coordinator=127.0.0.1:" + port,
               "--token-file=" + workerToken, "--slots=2", "--name=w" + w)));
@@ -105,7 +107,7 @@ class ServerFleetProcessTest {
       }
 
       // The same server again, on the same store and port: the surviving workers come back to it.
-      try (TallyProcess second = TallyProcess.start(dir, "server-2.log", server)) {
+      try (TallyProcess second = TallyProcess.start(dir, "server-2.log", server, db.env())) {
         String url = second.serverUrl();
         // It stands by until the killed server's leader lease lapses (3 s by default), then leads and resumes.
         await("the restarted server leads and resumes both runs").atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(100))
@@ -152,7 +154,7 @@ class ServerFleetProcessTest {
       workers.forEach(TallyProcess::close);
     }
 
-    try (SqliteStore store = SqliteStore.openExisting(db)) {
+    try (dev.tally.store.JdbcStore store = db.openExisting()) {
       for (int run = 1; run <= 2; run++) {
         Checker.RunCheck check = Checker.checkRun(store, run, ids.get(run - 1));
         assertThat(check.violations()).as("run %d", run).isEmpty();
