@@ -350,6 +350,9 @@ public final class ChaosCommand implements Callable<Integer> {
       }
     } finally {
       fleet.close();
+      if (watchStore != null) {
+        watchStore.close();
+      }
       try {
         Runtime.getRuntime().removeShutdownHook(hook);
       } catch (IllegalStateException e) {
