@@ -37,8 +37,9 @@ class SimulationTest {
   @Test
   void fiveHundredSeedsKeepEveryInvariantUnderEveryKindOfFault() {
     SimulationRunner.Summary s = new SimulationRunner().runMany(1, CI_SEEDS);
-    System.out.printf("%d seeds in %d ms: %.1f seeds/s; %d cases, faults %s, %d redeliveries, %d duplicates, %d fenced%n",
-        s.seeds(), s.wallMillis(), s.seedsPerSecond(), s.cases(), s.faults(), s.redeliveries(), s.duplicates(), s.fenced());
+    System.out.printf("%d seeds in %d ms: %.1f seeds/s; %d cases, faults %s, %d redeliveries, %d duplicates, %d fenced,"
+        + " %d takeovers, %d stale-epoch writes refused%n", s.seeds(), s.wallMillis(), s.seedsPerSecond(), s.cases(), s.faults(),
+        s.redeliveries(), s.duplicates(), s.fenced(), s.takeovers(), s.staleWritesRefused());
     assertThat(s.failures())
         .as(() -> s.failures().stream()
             .map(r -> "seed " + r.seed() + ": " + r.violations() + "\n  replay: " + r.replayCommand())
@@ -53,13 +54,17 @@ class SimulationTest {
     // both attempts finished and sent their outcome; each such case was still recorded once (I1-I3 above).
     assertThat(s.abandoned()).as("attempts abandoned to a faster attempt of their case").isPositive();
     assertThat(s.bothFinished()).as("cases whose two attempts both finished").isPositive();
+    // Coordinators took over from each other (a standby after a frozen or killed leader, a restart after a
+    // lapsed lease), and thawed leaders tried to write under their stale epoch and were refused (EPOCH above).
+    assertThat(s.takeovers()).as("leader epochs taken after the first").isPositive();
+    assertThat(s.staleWritesRefused()).as("writes the store refused for a stale leader epoch").isPositive();
     assertThat(s.wallMillis()).as("CI budget: %d seeds in under two minutes", CI_SEEDS).isLessThan(120_000);
   }
 
   @ParameterizedTest(name = "{0} is caught within the CI budget")
   @CsvSource({"count-duplicates, I2", "skip-fencing, I3", "drop-on-reap, I4", "join-before-loss, WE", "reap-without-loss, WE",
       "starve-later-runs, FS",
-      "accept-any-token, AUTH", "keep-ended-lease, I1"})
+      "accept-any-token, AUTH", "keep-ended-lease, I1", "skip-epoch-check, EPOCH"})
   void aPlantedFaultIsCaughtWithinTheCiBudget(String fault, String invariant) {
     SimulationRunner runner = new SimulationRunner(PlantedFault.parse(fault));
     SimulationResult failed = runner.firstFailure(1, PLANTED_BUDGET);
