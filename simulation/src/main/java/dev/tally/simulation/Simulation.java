@@ -65,11 +65,28 @@ import java.util.concurrent.CompletableFuture;
  * have their timers fire late or their frames stalled and burst, run slow, fail every case, run poison
  * cases (which kill them), have their link cut (right away, or right after a commit so that the ack is
  * lost and the outbox resend is a duplicate), hold a finished result back until after its lease is revoked;
- * store commits fail a few times in a row; and the coordinator is killed and restarted (a new scheduler
- * on the same store, reopened; workers reconnect and claim their leases); and a user cancels a run mid-way
+ * store commits fail a few times in a row; the leading coordinator is killed and restarted (a new scheduler
+ * on the same store, reopened; workers reconnect and claim their leases), or frozen (SIGSTOP) and thawed;
+ * and a user cancels a run mid-way
  * (through the scheduler, or in the store while no coordinator is up). A supervisor replaces dead and
  * drained workers after a delay; one worker is exempt from injected faults, so that I4 always has a
  * healthy worker to rely on.
+ *
+ * <p><b>Coordinators that take over.</b> Half the seeds give the fleet two coordinator addresses, each with a
+ * coordinator process ({@link SimCoordinator}) on the one durable store; the others one. Each process writes
+ * through its own store instance, whose write epoch is its own and which the store checks ({@code writeAs}),
+ * and decides whether it leads with the product's driver of the leader lease ({@code LeaderCheck} over the
+ * real {@code LeaderLease}, with {@code CoordinatorBuilder}'s timing: a 3 s lease renewed every second, a
+ * standby looking every half second), on the store's clock, which is the virtual clock. Only the leader opens
+ * its worker port (a standby refuses connections) and runs a scheduler; each worker tries the addresses in
+ * turn, as {@code WorkerSession} does. A frozen coordinator runs nothing until it thaws: its connections
+ * stay open and silent (the kernel still completes new handshakes), and on thawing its leadership thread
+ * runs before or after its event loops and scheduler (drawn per thaw), so a deposed leader sometimes
+ * commits before it learns it was deposed: the store must refuse it ({@code StaleEpochException}); it then
+ * steps down as {@code Coordinator} does (closes its worker connections and exits), and a supervisor starts
+ * it again, as a standby. A killed coordinator's restart likewise stands by until it can lead. Every epoch
+ * taken and every write committed or refused goes into the history's {@link EpochLedger}, which the
+ * {@link Checker} holds to the leader rule ({@code EPOCH:}).
  *
  * <p><b>Many runs.</b> Every history has a first run; one seed in {@value #EXTRA_RUNS_ONE_IN} also submits
  * one or two smaller runs while it is under way, which share the fleet with it: {@link FairShareWatch} holds
