@@ -61,6 +61,50 @@ class SimulationTest {
     assertThat(s.wallMillis()).as("CI budget: %d seeds in under two minutes", CI_SEEDS).isLessThan(120_000);
   }
 
+  /**
+   * The story of issue 11's SIGSTOP, told by one history: the leader freezes past its lease, the standby takes
+   * the lead under a higher epoch, the workers' sessions move to it, and the thawed leader's commit is refused
+   * by the store, after which it steps down and writes nothing; the history keeps every invariant (EPOCH
+   * included).
+   */
+  @Test
+  void aLeaderFrozenPastItsLeaseIsReplacedAndWritesNothingOnceThawed() {
+    SimulationRunner runner = new SimulationRunner();
+    SimulationResult r = null;
+    for (long seed = 1; seed <= PLANTED_BUDGET && r == null; seed++) {
+      SimulationResult candidate = runner.run(seed, true);
+      if (candidate.trace().contains("the store refused a commit under epoch")) {
+        r = candidate;
+      }
+    }
+    assertThat(r).as("a seed among the first %d has a thawed leader whose commit the store refused", PLANTED_BUDGET).isNotNull();
+    assertThat(r.violations()).isEmpty();
+    java.util.List<String> lines = r.trace().lines().toList();
+    int refused = indexOf(lines, "the store refused a commit under epoch");
+    String frozen = lines.get(refused).replaceAll(".* coordinator (c\\d+): the store refused a commit under epoch (\\d+).*", "$1 $2");
+    String name = frozen.split(" ")[0];
+    long epoch = Long.parseLong(frozen.split(" ")[1]);
+    int froze = indexOf(lines, "fault coordinator-freeze: coordinator " + name + " (epoch " + epoch + ")");
+    int tookOver = indexOf(lines, "leads under epoch " + (epoch + 1));
+    assertThat(froze).as("the leader froze").isNotNegative();
+    assertThat(tookOver).as("another coordinator took the next epoch while it was frozen").isBetween(froze, refused);
+    assertThat(lines.get(refused + 1)).contains("coordinator " + name + " steps down from epoch " + epoch);
+    String successor = lines.get(tookOver).replaceAll(".* coordinator (c\\d+) leads under epoch.*", "$1");
+    assertThat(lines.subList(tookOver, lines.size())).as("workers found the new leader")
+        .anyMatch(l -> l.contains("accepted by coordinator " + successor));
+    assertThat(lines.subList(refused + 2, lines.size())).as("nothing more of the deposed leader")
+        .noneMatch(l -> l.endsWith("accepted by coordinator " + name));
+  }
+
+  private static int indexOf(java.util.List<String> lines, String text) {
+    for (int i = 0; i < lines.size(); i++) {
+      if (lines.get(i).contains(text)) {
+        return i;
+      }
+    }
+    return -1;
+  }
+
   @ParameterizedTest(name = "{0} is caught within the CI budget")
   @CsvSource({"count-duplicates, I2", "skip-fencing, I3", "drop-on-reap, I4", "join-before-loss, WE", "reap-without-loss, WE",
       "starve-later-runs, FS",
