@@ -15,10 +15,11 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The driver of one coordinator's {@link LeaderLease} over its store: reads the leader row, asks the rule,
- * carries its decision out ({@link Store#swapLeader}), and sets the epoch the store's writes carry ({@link
- * Store#writeAs}): the lead's epoch once won, {@link Store#NOT_LEADING} while standing by or after stepping
- * down. It tells its {@link Listener} when this coordinator takes the lead and when it steps down; a
+ * The driver of one coordinator's {@link LeaderLease} over its store, on a thread of its own: each look at the
+ * leader row is a {@link LeaderCheck} (read the row, ask the rule, carry its decision out with {@link
+ * Store#swapLeader}, and set the epoch the store's writes carry with {@link Store#writeAs}), the one driver the
+ * deterministic simulation runs too. The writes carry the lead's epoch once won, {@link Store#NOT_LEADING}
+ * while standing by and after stepping down. It tells its {@link Listener} when this coordinator takes the lead and when it steps down; a
  * step-down is final for this instance (the coordinator that stepped down exits, see {@link Coordinator}).
  *
  * <p>A store that fails (unreachable, busy) is retried at the next check; a leader that has not renewed for

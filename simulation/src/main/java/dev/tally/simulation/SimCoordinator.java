@@ -38,8 +38,9 @@ final class SimCoordinator {
   long stepAt = -1;
   long stepToken;
 
-  /** Events that came while frozen; each with whether it is the leadership thread's look at the leader row. */
+  /** Events for its event loops and scheduler loop that came while it was frozen, in order. */
   private final List<Runnable> backlog = new ArrayList<>();
+  /** Its leadership thread's looks at the leader row that came due while it was frozen. */
   private final List<Runnable> leaseBacklog = new ArrayList<>();
 
   SimCoordinator(String name, int address, Store store, LeaderCheck leadership) {
