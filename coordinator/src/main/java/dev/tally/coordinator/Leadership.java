@@ -3,7 +3,6 @@ package dev.tally.coordinator;
 import dev.tally.core.Ticker;
 import dev.tally.core.lead.LeaderAddress;
 import dev.tally.core.lead.LeaderLease;
-import dev.tally.core.lead.LeaderRead;
 import dev.tally.core.lead.LeaderRow;
 import dev.tally.core.store.Store;
 import dev.tally.core.store.StoreException;
@@ -16,10 +15,11 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The driver of one coordinator's {@link LeaderLease} over its store: reads the leader row, asks the rule,
- * carries its decision out ({@link Store#swapLeader}), and sets the epoch the store's writes carry ({@link
- * Store#writeAs}): the lead's epoch once won, {@link Store#NOT_LEADING} while standing by or after stepping
- * down. It tells its {@link Listener} when this coordinator takes the lead and when it steps down; a
+ * The driver of one coordinator's {@link LeaderLease} over its store, on a thread of its own: each look at the
+ * leader row is a {@link LeaderCheck} (read the row, ask the rule, carry its decision out with {@link
+ * Store#swapLeader}, and set the epoch the store's writes carry with {@link Store#writeAs}), the one driver the
+ * deterministic simulation runs too. The writes carry the lead's epoch once won, {@link Store#NOT_LEADING}
+ * while standing by and after stepping down. It tells its {@link Listener} when this coordinator takes the lead and when it steps down; a
  * step-down is final for this instance (the coordinator that stepped down exits, see {@link Coordinator}).
  *
  * <p>A store that fails (unreachable, busy) is retried at the next check; a leader that has not renewed for
@@ -42,6 +42,8 @@ final class Leadership implements AutoCloseable {
 
   private final Store store;
   private final LeaderLease lease;
+  /** The one look at the leader row, carried out (shared with the simulation). */
+  private final LeaderCheck check;
   private final Supplier<LeaderAddress> address;
   private final Ticker ticker;
   private final ScheduledExecutorService thread;
@@ -60,7 +62,7 @@ final class Leadership implements AutoCloseable {
       t.setDaemon(true);
       return t;
     });
-    store.writeAs(Store.NOT_LEADING); // until the lead is won, this coordinator writes nothing
+    this.check = new LeaderCheck(store, lease); // until the lead is won, this coordinator writes nothing
   }
 
   /**
@@ -94,8 +96,8 @@ final class Leadership implements AutoCloseable {
     try {
       check(true);
     } catch (RuntimeException e) {
-      if (lease.lapsed(ticker.nanos())) {
-        stepDown(lease.stepDown("could not renew the lead of epoch " + epoch + " for a whole lease ("
+      if (check.lapsed(ticker.nanos())) {
+        stepDown(check.stepDown("could not renew the lead of epoch " + epoch + " for a whole lease ("
             + lease.settings().lease().toMillis() + "ms): " + e.getMessage()));
         return;
       }
@@ -114,32 +116,16 @@ final class Leadership implements AutoCloseable {
   }
 
   private boolean checkLocked(boolean tell) {
-    long readAt = ticker.nanos();
-    LeaderRead read = store.leader();
-    lastSeen = read.row();
-    LeaderLease.Decision d = lease.decide(read, address.get());
-    if (d instanceof LeaderLease.StepDown s) {
+    LeaderCheck.Outcome o = check.check(address.get(), ticker.nanos());
+    lastSeen = check.lastSeen();
+    if (o instanceof LeaderCheck.SteppedDown s) {
       stepDown(s);
       return false;
     }
-    if (d instanceof LeaderLease.StandBy) {
-      return false;
-    }
-    LeaderRow next = d instanceof LeaderLease.Acquire a ? a.next() : ((LeaderLease.Renew) d).next();
-    boolean won = store.swapLeader(d instanceof LeaderLease.Acquire a ? a.expected() : ((LeaderLease.Renew) d).expected(), next);
-    LeaderLease.StepDown lost = lease.swapped(d, won, readAt);
-    if (lost != null) {
-      stepDown(lost);
-      return false;
-    }
-    if (won) {
-      lastSeen = next;
-    }
-    if (won && d instanceof LeaderLease.Acquire) {
-      epoch = next.epoch();
-      store.writeAs(epoch);
+    if (o instanceof LeaderCheck.Leads l && l.tookOver()) {
+      epoch = l.epoch();
       log.info("leading the store under epoch {} (the previous leader's lease {})", epoch,
-          read.row().holder() == null ? "was never held" : "had lapsed");
+          l.previous().holder() == null ? "was never held" : "had lapsed");
       if (tell) {
         listener.lead(epoch);
       }
@@ -147,8 +133,7 @@ final class Leadership implements AutoCloseable {
     return lease.leading();
   }
 
-  private void stepDown(LeaderLease.StepDown s) {
-    store.writeAs(Store.NOT_LEADING);
+  private void stepDown(LeaderCheck.SteppedDown s) {
     steppedDown = true;
     log.error("stepping down from the lead of epoch {}: {}", epoch, s.why());
     Listener l = listener;

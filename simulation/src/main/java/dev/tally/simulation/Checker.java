@@ -64,6 +64,12 @@ import java.util.TreeSet;
  * FairShareWatch} saw: a run with leasable jobs passed over, batch after batch, while runs holding more leases
  * got new ones.
  *
+ * <p><b>The leader rule</b> ({@link #check(History)} adds, as violations that start with {@code EPOCH:}; {@link
+ * #checkEpochs}): over the history's {@link EpochLedger}, in the store's commit order, each epoch taken is
+ * higher than every one before it, and no coordinator's write committed under an epoch after a higher epoch
+ * took the lead, nor under no epoch at all (a standby's, or an unfenced one): a leader frozen past its lease
+ * and thawed after a takeover writes nothing.
+ *
  * <p><b>The connection actor's contract</b> ({@link #check(History)} adds, as violations that start with
  * {@code WE:}): what {@code WorkerEventsChecker} saw of the {@code WorkerEvents} the connection cores
  * reported to the scheduler: a session's event after its loss (or before its join, or a second join or
@@ -393,6 +399,7 @@ public final class Checker {
     for (String breach : history.contractViolations()) {
       v.add("WE: " + breach);
     }
+    v.addAll(checkEpochs(history.epochs()));
     // The worker port's door: a process without the fleet's token must never join.
     for (String breach : history.securityViolations()) {
       v.add("AUTH: " + breach);
@@ -403,6 +410,43 @@ public final class Checker {
       List<String> shown = new ArrayList<>(v.subList(0, MAX_LISTED));
       shown.add("... and " + more + " more violations");
       return shown;
+    }
+    return v;
+  }
+
+  /**
+   * The leader rule over one history's ledger (see the class doc): each violation starts with {@code EPOCH:}.
+   *
+   * @param epochs the ledger's entries, in the store's commit order
+   * @return the violations, empty if the rule held
+   */
+  static List<String> checkEpochs(List<EpochLedger.Entry> epochs) {
+    List<String> v = new ArrayList<>();
+    long highest = 0;
+    long highestAtMillis = 0;
+    for (EpochLedger.Entry e : epochs) {
+      switch (e.kind()) {
+        case LEAD -> {
+          if (e.epoch() <= highest) {
+            v.add("EPOCH: coordinator " + e.coordinator() + " took epoch " + e.epoch() + " at " + e.atMillis()
+                + " ms, after epoch " + highest + " had led: epochs never go back");
+          }
+          if (e.epoch() > highest) {
+            highest = e.epoch();
+            highestAtMillis = e.atMillis();
+          }
+        }
+        case WRITE -> {
+          if (e.epoch() < 1) {
+            v.add("EPOCH: coordinator " + e.coordinator() + " committed a write (" + e.what() + ") at " + e.atMillis()
+                + " ms under " + (e.epoch() == Store.NOT_LEADING ? "no epoch (a standby)" : "no fence (unfenced)"));
+          } else if (e.epoch() < highest) {
+            v.add("EPOCH: coordinator " + e.coordinator() + " committed a write (" + e.what() + ") under epoch " + e.epoch()
+                + " at " + e.atMillis() + " ms, after epoch " + highest + " took the lead at " + highestAtMillis + " ms");
+          }
+        }
+        case REFUSED -> { }
+      }
     }
     return v;
   }

@@ -28,8 +28,18 @@ public enum FaultKind {
   LATE_RESULT("late-result"),
   /** A few store commits in a row fail (nothing applied) and the scheduler retries its batch. */
   STORE_FAILURE("store-failure"),
-  /** The coordinator is killed (kill -9) and restarted on the same durable store. */
+  /**
+   * The leading coordinator is killed (kill -9) and restarted on the same durable store; it comes back as
+   * the standby when the other coordinator took the lead meanwhile, or while its own lease has not lapsed.
+   */
   COORDINATOR_CRASH("coordinator-crash"),
+  /**
+   * The leading coordinator stops (SIGSTOP) with its connections open and silent, then resumes: a standby
+   * takes the lead under a higher epoch once the lease lapses, and the thawed leader writes nothing (the
+   * store refuses its epoch) and steps down; a freeze shorter than the lease, or with no standby, is a pause
+   * it leads on after.
+   */
+  COORDINATOR_FREEZE("coordinator-freeze"),
   /**
    * A user cancels a run mid-way: through the scheduler while the coordinator is up (its holders are told
    * to abandon, their late results fenced), or in the store directly while it is down.

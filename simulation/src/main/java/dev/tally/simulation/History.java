@@ -26,6 +26,8 @@ import java.util.Map;
  * @param fairShareViolations runs starved of leases while others got them, as {@link FairShareWatch} worded it
  * @param securityViolations breaches of the worker port's security: an impostor (a wrong worker token, or
  *     none) that was welcomed
+ * @param epochs the leader epochs taken, and every coordinator's write committed or refused, in the store's
+ *     commit order ({@link EpochLedger})
  * @param faults faults injected, by kind
  * @param events events the simulation scheduled
  * @param traceHash SHA-256 of the trace, hex
@@ -46,6 +48,7 @@ public record History(
     List<String> contractViolations,
     List<String> fairShareViolations,
     List<String> securityViolations,
+    List<EpochLedger.Entry> epochs,
     Map<FaultKind, Integer> faults,
     long events,
     String traceHash,

@@ -49,7 +49,13 @@ public enum PlantedFault {
    * forgets the backup ({@code InMemoryStore.PlantedBug.KEEP_ENDED_LEASE_ON_PROMOTE}): breaks fencing by the
    * set of live attempts (I1, I3).
    */
-  KEEP_ENDED_LEASE("keep-ended-lease");
+  KEEP_ENDED_LEASE("keep-ended-lease"),
+  /**
+   * A coordinator's store view never hands its leader epoch to the store ({@link UnfencedStore}), so the
+   * store never checks it: a leader frozen past its lease and thawed after a standby took over commits under
+   * its old epoch (breaks the leader rule, {@code EPOCH:}).
+   */
+  SKIP_EPOCH_CHECK("skip-epoch-check");
 
   private final String cliName;
 

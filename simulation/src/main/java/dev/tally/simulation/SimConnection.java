@@ -44,8 +44,9 @@ final class SimConnection {
   private boolean closedAtWorker;
 
   // ---- the coordinator's end ----
-  /** The coordinator incarnation that accepted this connection; -1 until accepted. */
-  int epoch = -1;
+  /** The coordinator process the worker dialled (the one on the address it tried). */
+  SimCoordinator coordinator;
+  /** Its core, once that coordinator accepted the connection. */
   ConnectionCore core;
   private final CoordinatorEnd port = new CoordinatorEnd();
   private final List<Envelope> toWorker = new ArrayList<>();
@@ -66,9 +67,16 @@ final class SimConnection {
     return port;
   }
 
-  /** Whether the coordinator running now has this connection open (accepted, not ended, same incarnation). */
+  /** Whether its coordinator has this connection open (accepted, not ended, the process still there). */
   boolean openAtCoordinator() {
-    return core != null && !inactive && sim.coordinatorUp() && epoch == sim.coordinatorEpoch();
+    return core != null && !inactive && coordinator.alive;
+  }
+
+  /** Runs {@code action} as the coordinator process at this connection's far end (later, if it is frozen). */
+  void atCoordinator(Runnable action) {
+    if (coordinator != null) {
+      coordinator.local(action);
+    }
   }
 
   // ---- worker -> coordinator ----
@@ -90,11 +98,11 @@ final class SimConnection {
       return;
     }
     long at = sim.toCoordinatorArrival(this);
-    sim.events().at(at, () -> {
+    sim.events().at(at, () -> atCoordinator(() -> {
       for (Envelope f : frames) {
         arriveAtCoordinator(f);
       }
-    });
+    }));
   }
 
   private void arriveAtCoordinator(Envelope frame) {
@@ -122,11 +130,11 @@ final class SimConnection {
       return;
     }
     long at = sim.toCoordinatorArrival(this);
-    sim.events().at(at, () -> {
+    sim.events().at(at, () -> atCoordinator(() -> {
       if (!cut && openAtCoordinator()) {
         sim.endAtCoordinator(this, false);
       }
-    });
+    }));
   }
 
   // ---- coordinator -> worker ----
@@ -167,7 +175,7 @@ final class SimConnection {
     if (inactive || core == null) {
       return;
     }
-    if (!sim.coordinatorUp() || epoch != sim.coordinatorEpoch()) {
+    if (!coordinator.alive) {
       return; // that coordinator is gone: nothing of it runs any more
     }
     ConnectionCore c = core;
@@ -228,7 +236,7 @@ final class SimConnection {
       closedAtCoordinator = true;
       toWorker.clear();
       endTowardWorker("connection closed by the coordinator");
-      sim.events().at(sim.now(), () -> sim.endAtCoordinator(SimConnection.this, false));
+      sim.events().at(sim.now(), () -> atCoordinator(() -> sim.endAtCoordinator(SimConnection.this, false)));
     }
 
     @Override
@@ -240,21 +248,21 @@ final class SimConnection {
     public void resumeReading() {
       readingPaused = false;
       if (!unread.isEmpty()) {
-        sim.events().at(sim.now(), () -> {
+        sim.events().at(sim.now(), () -> atCoordinator(() -> {
           while (!readingPaused && !unread.isEmpty() && openAtCoordinator()) {
             core.onFrame(unread.poll(), sim.nanos());
           }
-        });
+        }));
       }
     }
 
     @Override
     public void awaitPredecessor(CompletionStage<Void> predecessorEnded) {
-      predecessorEnded.whenComplete((ignored, error) -> sim.events().at(sim.now(), () -> {
+      predecessorEnded.whenComplete((ignored, error) -> sim.events().at(sim.now(), () -> atCoordinator(() -> {
         if (openAtCoordinator()) {
           core.onPredecessorEnded(sim.nanos());
         }
-      }));
+      })));
     }
   }
 

@@ -75,6 +75,11 @@ final class SimWorker {
   private final Outbox outbox = new Outbox();
   private final SimSlots runner = new SimSlots();
   final SessionCore core;
+  /**
+   * Connection attempts so far: each tries the next coordinator address, as {@code WorkerSession} does (of
+   * several coordinators on one store only the leader has its worker port open).
+   */
+  int connects;
   /** The current connection (connecting or connected), or null between attempts. */
   SimConnection conn;
   /** When the pending timer event fires (virtual ms), or {@link Long#MAX_VALUE} if none is pending. */

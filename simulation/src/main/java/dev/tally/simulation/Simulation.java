@@ -1,5 +1,6 @@
 package dev.tally.simulation;
 
+import dev.tally.coordinator.LeaderCheck;
 import dev.tally.coordinator.net.ConnectionCore;
 import dev.tally.coordinator.net.LiveSessions;
 import dev.tally.coordinator.net.PlantedConnectionFault;
@@ -10,6 +11,9 @@ import dev.tally.core.EvaluatorSpec;
 import dev.tally.core.RedeliveryPolicy.AttemptLimits;
 import dev.tally.core.Verdict;
 import dev.tally.core.detect.LocalHealth;
+import dev.tally.core.lead.LeaderAddress;
+import dev.tally.core.lead.LeaderLease;
+import dev.tally.core.lead.LeaderRow;
 import dev.tally.core.schedule.Scheduler;
 import dev.tally.core.schedule.SpeculationPolicy;
 import dev.tally.core.store.CancelResult;
@@ -18,6 +22,7 @@ import dev.tally.core.store.RunCounters;
 import dev.tally.core.store.RunSpec;
 import dev.tally.core.store.RunState;
 import dev.tally.core.store.RunView;
+import dev.tally.core.store.StaleEpochException;
 import dev.tally.core.store.Store;
 import dev.tally.core.store.memory.InMemoryStore;
 import dev.tally.worker.Termination;
@@ -60,11 +65,28 @@ import java.util.concurrent.CompletableFuture;
  * have their timers fire late or their frames stalled and burst, run slow, fail every case, run poison
  * cases (which kill them), have their link cut (right away, or right after a commit so that the ack is
  * lost and the outbox resend is a duplicate), hold a finished result back until after its lease is revoked;
- * store commits fail a few times in a row; and the coordinator is killed and restarted (a new scheduler
- * on the same store, reopened; workers reconnect and claim their leases); and a user cancels a run mid-way
+ * store commits fail a few times in a row; the leading coordinator is killed and restarted (a new scheduler
+ * on the same store, reopened; workers reconnect and claim their leases), or frozen (SIGSTOP) and thawed;
+ * and a user cancels a run mid-way
  * (through the scheduler, or in the store while no coordinator is up). A supervisor replaces dead and
  * drained workers after a delay; one worker is exempt from injected faults, so that I4 always has a
  * healthy worker to rely on.
+ *
+ * <p><b>Coordinators that take over.</b> Half the seeds give the fleet two coordinator addresses, each with a
+ * coordinator process ({@link SimCoordinator}) on the one durable store; the others one. Each process writes
+ * through its own store instance, whose write epoch is its own and which the store checks ({@code writeAs}),
+ * and decides whether it leads with the product's driver of the leader lease ({@code LeaderCheck} over the
+ * real {@code LeaderLease}, with {@code CoordinatorBuilder}'s timing: a 3 s lease renewed every second, a
+ * standby looking every half second), on the store's clock, which is the virtual clock. Only the leader opens
+ * its worker port (a standby refuses connections) and runs a scheduler; each worker tries the addresses in
+ * turn, as {@code WorkerSession} does. A frozen coordinator runs nothing until it thaws: its connections
+ * stay open and silent (the kernel still completes new handshakes), and on thawing its leadership thread
+ * runs before or after its event loops and scheduler (drawn per thaw), so a deposed leader sometimes
+ * commits before it learns it was deposed: the store must refuse it ({@code StaleEpochException}); it then
+ * steps down as {@code Coordinator} does (closes its worker connections and exits), and a supervisor starts
+ * it again, as a standby. A killed coordinator's restart likewise stands by until it can lead. Every epoch
+ * taken and every write committed or refused goes into the history's {@link EpochLedger}, which the
+ * {@link Checker} holds to the leader rule ({@code EPOCH:}).
  *
  * <p><b>Many runs.</b> Every history has a first run; one seed in {@value #EXTRA_RUNS_ONE_IN} also submits
  * one or two smaller runs while it is under way, which share the fleet with it: {@link FairShareWatch} holds
@@ -94,6 +116,13 @@ public final class Simulation {
   static final int MAX_REPLACEMENTS = 16;
   /** Coordinator kills per history: each costs a restart, and two already cover a crash during recovery. */
   static final int MAX_COORDINATOR_CRASHES = 2;
+  /** Coordinator freezes per history: two cover a freeze of the leader that took over from a frozen one. */
+  static final int MAX_COORDINATOR_FREEZES = 2;
+  /**
+   * The longest a coordinator stays frozen beyond half a second: 15 s spans pauses shorter than the 3 s lease
+   * (it leads on after) and pauses long past it (a standby took over; the thawed leader must write nothing).
+   */
+  static final long MAX_COORDINATOR_FREEZE_MILLIS = 15_000;
   /**
    * One seed in this many submits more runs while the first runs: often enough that fair share and many
    * runs meet every kind of fault within the CI budget, rarely enough that the other histories keep their
@@ -123,19 +152,22 @@ public final class Simulation {
   private final WorkerServer.Settings serverSettings;
   private final Map<String, SimCase> cases = new LinkedHashMap<>();
   private final List<SimWorker> workers = new ArrayList<>();
-  /** The open connections of the coordinator running now. */
-  private final List<SimConnection> connections = new ArrayList<>();
   private final List<String> contractViolations = new ArrayList<>();
   /** Breaches of the worker port's security: an impostor that was welcomed. */
   private final List<String> securityViolations = new ArrayList<>();
   /** Processes with a wrong token or none, which must never join. */
   private final List<SimWorker> impostors = new ArrayList<>();
   private InMemoryStore durable;
-  private Scheduler scheduler;
-  private ConnectionCore.Context coordinatorContext;
-  private WorkerEventsChecker eventsChecker;
-  private boolean coordinatorUp;
-  private int coordinatorEpoch;
+  /**
+   * The coordinator process on each of the fleet's coordinator addresses (null while none runs there): one
+   * address in half the seeds, two in the others (a leader and a standby on one store).
+   */
+  private SimCoordinator[] onAddress;
+  /** Every coordinator process of the history, in start order. */
+  private final List<SimCoordinator> coordinators = new ArrayList<>();
+  /** The leader lease's timing: the product's defaults. */
+  private final LeaderLease.Settings leaseSettings = dev.tally.coordinator.Coordinator.builder().leaderLease();
+  private EpochLedger ledger;
   /** The runs created so far, in creation order. */
   private final List<Long> runIds = new ArrayList<>();
   private final Map<Long, Integer> casesByRun = new LinkedHashMap<>();
@@ -149,8 +181,6 @@ public final class Simulation {
    * fourth keeps the history of one attempt at a time.
    */
   private SpeculationPolicy speculation;
-  private long stepAt = -1;
-  private long stepToken;
   private boolean stopped;
   private boolean finished;
   private String endReason = "";
@@ -160,6 +190,7 @@ public final class Simulation {
   private int workerCount;
   private int replacements;
   private int coordinatorCrashes;
+  private int coordinatorFreezes;
   /** How many of the next commits fail (fault store-failure). */
   private int failingCommits;
 
@@ -195,8 +226,8 @@ public final class Simulation {
       e.action().run();
     }
     boolean healthyLeft = workers.stream().anyMatch(w -> w.alive && w.healthy);
-    if (eventsChecker != null) {
-      contractViolations.addAll(eventsChecker.violations());
+    for (SimCoordinator k : coordinators) {
+      collectContractViolations(k);
     }
     StringBuilder counters = new StringBuilder();
     for (long id : runIds) {
@@ -208,14 +239,15 @@ public final class Simulation {
     return new History(seed, planted, List.copyOf(runIds), Collections.unmodifiableMap(new LinkedHashMap<>(casesByRun)),
         durable.reopen(), log, finished, endReason, now(), healthyLeft,
         Collections.unmodifiableMap(new LinkedHashMap<>(reportedCounters)), List.copyOf(contractViolations),
-        fairShare.violations(), List.copyOf(securityViolations), Collections.unmodifiableMap(new EnumMap<>(faults)), events.scheduled(), trace.hash(),
-        trace.text());
+        fairShare.violations(), List.copyOf(securityViolations), ledger.entries(),
+        Collections.unmodifiableMap(new EnumMap<>(faults)), events.scheduled(), trace.hash(), trace.text());
   }
 
   // ---- set-up -----------------------------------------------------------------------------------
 
   private void setUp() {
     durable = InMemoryStore.create(clock, planted == null ? null : planted.storeBug());
+    ledger = new EpochLedger(this::now);
     fairShare = new FairShareWatch(durable);
     int n = 20 + random.nextInt(101);
     int poison = random.nextInt(4) == 0 ? 1 + random.nextInt(2) : 0;
@@ -247,7 +279,13 @@ public final class Simulation {
     trace("seed " + seed + (planted == null ? "" : ", planted " + planted.cliName()) + ": run " + runId + " of " + n
         + " cases" + (poisoned.isEmpty() ? "" : ", poison at " + poisoned) + ", speculation "
         + speculation.mode().name().toLowerCase(java.util.Locale.ROOT));
-    startCoordinator();
+    onAddress = new SimCoordinator[random.nextBoolean() ? 2 : 1];
+    trace("the fleet knows " + onAddress.length + " coordinator address" + (onAddress.length == 1 ? "" : "es")
+        + "; leader lease " + leaseSettings.lease().toMillis() + " ms, renewed every " + leaseSettings.renewEvery().toMillis()
+        + " ms, standbys look every " + leaseSettings.retryEvery().toMillis() + " ms");
+    for (int a = 0; a < onAddress.length; a++) {
+      startCoordinator(a);
+    }
 
     spawnWorker(true);
     int others = 2 + random.nextInt(4);
@@ -274,7 +312,8 @@ public final class Simulation {
         FaultKind.WORKER_FREEZE, FaultKind.WORKER_FREEZE, FaultKind.WORKER_FREEZE,
         FaultKind.CONNECTION_CUT, FaultKind.CONNECTION_CUT, FaultKind.CONNECTION_CUT, FaultKind.CONNECTION_CUT,
         FaultKind.HEARTBEAT_DELAY, FaultKind.HEARTBEAT_DELAY, FaultKind.LATE_RESULT, FaultKind.LATE_RESULT,
-        FaultKind.COORDINATOR_CRASH, FaultKind.COORDINATOR_CRASH, FaultKind.STORE_FAILURE, FaultKind.STORE_FAILURE,
+        FaultKind.COORDINATOR_CRASH, FaultKind.COORDINATOR_CRASH, FaultKind.COORDINATOR_FREEZE, FaultKind.COORDINATOR_FREEZE,
+        FaultKind.STORE_FAILURE, FaultKind.STORE_FAILURE,
         FaultKind.WORKER_DRAIN, FaultKind.WORKER_DRAIN, FaultKind.RUN_CANCEL, FaultKind.IMPOSTOR};
     for (int i = 0; i < timed; i++) {
       long at = random.nextLong(horizon);
@@ -305,9 +344,16 @@ public final class Simulation {
     long runId = durable.createRun(spec, records);
     runIds.add(runId);
     casesByRun.put(runId, size);
-    trace("run " + runId + " of " + size + " cases is submitted" + (coordinatorUp ? "" : " (no coordinator is up)"));
-    if (coordinatorUp) {
-      scheduler.activate(runId);
+    trace("run " + runId + " of " + size + " cases is submitted" + (leader() != null ? "" : " (no coordinator leads)"));
+    // Every leader activates it (a frozen one when it thaws); one that takes the lead later activates every run.
+    for (SimCoordinator k : coordinators) {
+      if (k.alive && k.scheduler != null) {
+        k.local(() -> {
+          if (k.scheduler != null) {
+            k.scheduler.activate(runId);
+          }
+        });
+      }
     }
   }
 
@@ -320,13 +366,14 @@ public final class Simulation {
     }
     long runId = open.get(random.nextInt(open.size()));
     count(FaultKind.RUN_CANCEL);
-    if (coordinatorUp) {
-      trace("fault run-cancel: run " + runId + " is cancelled through the coordinator");
-      scheduler.cancel(runId).thenAccept(r -> trace("run " + runId + " cancel: " + r.status() + ", "
+    SimCoordinator leader = leader();
+    if (leader != null) {
+      trace("fault run-cancel: run " + runId + " is cancelled through coordinator " + leader);
+      leader.scheduler.cancel(runId).thenAccept(r -> trace("run " + runId + " cancel: " + r.status() + ", "
           + r.pendingCancelled() + " pending and " + r.leases().size() + " leased jobs cancelled"));
     } else {
       CancelResult r = durable.cancelRun(runId, clock.millis());
-      trace("fault run-cancel: run " + runId + " is cancelled in the store (no coordinator is up): " + r.status());
+      trace("fault run-cancel: run " + runId + " is cancelled in the store (no coordinator leads, or it is frozen): " + r.status());
     }
   }
 
@@ -346,7 +393,8 @@ public final class Simulation {
   /** An impostor was welcomed: the worker port let in a process without the fleet's token. */
   void impostorWelcomed(SimWorker w) {
     trace(w.name + " was welcomed although its worker token is wrong");
-    securityViolations.add(w.name + " was welcomed by coordinator " + coordinatorEpoch + " with a wrong worker token (or none)");
+    securityViolations.add(w.name + " was welcomed by coordinator " + (w.conn == null ? "?" : w.conn.coordinator)
+        + " with a wrong worker token (or none)");
   }
 
   private void spawnWorker(boolean healthy) {
@@ -384,13 +432,25 @@ public final class Simulation {
       return;
     }
     if (kind == FaultKind.COORDINATOR_CRASH) {
-      if (!coordinatorUp || coordinatorCrashes >= MAX_COORDINATOR_CRASHES) {
-        trace("fault " + kind.siteName() + " skipped: the coordinator is down or was killed enough");
+      SimCoordinator leader = leader();
+      if (leader == null || coordinatorCrashes >= MAX_COORDINATOR_CRASHES) {
+        trace("fault " + kind.siteName() + " skipped: no coordinator leads, or one was killed enough");
         return;
       }
       coordinatorCrashes++;
       count(kind);
-      crashCoordinator(200 + random.nextLong(40_000));
+      crashCoordinator(leader, 200 + random.nextLong(40_000));
+      return;
+    }
+    if (kind == FaultKind.COORDINATOR_FREEZE) {
+      SimCoordinator leader = leader();
+      if (leader == null || coordinatorFreezes >= MAX_COORDINATOR_FREEZES) {
+        trace("fault " + kind.siteName() + " skipped: no coordinator leads, or one was frozen enough");
+        return;
+      }
+      coordinatorFreezes++;
+      count(kind);
+      freezeCoordinator(leader, 500 + random.nextLong(MAX_COORDINATOR_FREEZE_MILLIS));
       return;
     }
     if (kind == FaultKind.RUN_CANCEL) {
@@ -538,44 +598,94 @@ public final class Simulation {
     trace("link " + c + " cut: " + why);
     events.at(now() + 1 + random.nextLong(2_000), () -> c.worker.local(() -> c.worker.disconnected(c, "connection reset")));
     if (random.nextBoolean()) {
-      events.at(now() + 1 + random.nextLong(2_000), () -> {
+      events.at(now() + 1 + random.nextLong(2_000), () -> c.atCoordinator(() -> {
         if (c.openAtCoordinator()) {
           c.core.onError(ConnectionCore.ErrorKind.IO_ERROR, new IOException("connection reset by peer"));
         }
-      });
+      }));
     }
     // Otherwise the coordinator hears nothing more: its detector reaps the session, or the worker's next
     // Hello supersedes it.
   }
 
-  private void crashCoordinator(long downtimeMillis) {
-    boolean reset = random.nextBoolean();
-    trace("fault coordinator-crash: kill -9 of coordinator " + coordinatorEpoch + ", down for " + downtimeMillis
-        + " ms" + (reset ? "; unsent frames are discarded" : ""));
-    contractViolations.addAll(eventsChecker.violations());
-    coordinatorUp = false;
-    scheduler = null;
-    stepAt = -1;
-    stepToken++;
-    for (SimConnection c : List.copyOf(connections)) {
-      c.coordinatorDied(); // no onInactive, no workerLost: the scheduler that would hear it is gone
-      if (reset) {
-        c.resetTowardWorker = true;
+  /** The coordinator that leads and runs (not frozen), or null: the latest epoch's if ever two think they lead. */
+  private SimCoordinator leader() {
+    SimCoordinator best = null;
+    for (SimCoordinator k : onAddress) {
+      if (k != null && k.alive && !k.frozen && k.scheduler != null && (best == null || k.epoch > best.epoch)) {
+        best = k;
       }
-      c.endTowardWorker("coordinator went away");
     }
-    connections.clear();
-    events.at(now() + downtimeMillis, () -> {
-      if (!stopped) {
-        startCoordinator();
+    return best;
+  }
+
+  /** kill -9 of {@code k}: its sockets close or reset; a supervisor starts it again on its address. */
+  private void crashCoordinator(SimCoordinator k, long downtimeMillis) {
+    boolean reset = random.nextBoolean();
+    trace("fault coordinator-crash: kill -9 of coordinator " + k + " (epoch " + k.epoch + "), down for " + downtimeMillis
+        + " ms" + (reset ? "; unsent frames are discarded" : ""));
+    gone(k, reset, "coordinator went away");
+    restartLater(k.address, downtimeMillis);
+  }
+
+  /** SIGSTOP of {@code k} for {@code millis}, then SIGCONT. */
+  private void freezeCoordinator(SimCoordinator k, long millis) {
+    trace("fault coordinator-freeze: coordinator " + k + " (epoch " + k.epoch + ") stops for " + millis + " ms");
+    k.frozen = true;
+    events.at(now() + millis, () -> {
+      if (!stopped && k.alive && k.frozen) {
+        boolean leaseFirst = random.nextBoolean();
+        trace("coordinator " + k + " thaws; " + (leaseFirst ? "its leadership thread runs first"
+            : "its event loops and scheduler run first, its leadership thread after"));
+        k.thaw(leaseFirst);
       }
     });
   }
 
-  private void startCoordinator() {
-    coordinatorEpoch++;
-    coordinatorUp = true;
-    Store store = new FlakyStore(fairShare.watching(durable.reopen()), () -> {
+  /** The process {@code k} ends: its worker connections end toward the workers, and nothing of it runs again. */
+  private void gone(SimCoordinator k, boolean reset, String reason) {
+    collectContractViolations(k);
+    k.gone();
+    k.scheduler = null;
+    for (SimConnection c : List.copyOf(k.connections)) {
+      c.coordinatorDied(); // no onInactive, no workerLost: the scheduler that would hear it is gone
+      if (reset) {
+        c.resetTowardWorker = true;
+      }
+      c.endTowardWorker(reason);
+    }
+    k.connections.clear();
+  }
+
+  private void collectContractViolations(SimCoordinator k) {
+    if (k.eventsChecker != null) {
+      contractViolations.addAll(k.eventsChecker.violations());
+      k.eventsChecker = null;
+    }
+  }
+
+  /** A supervisor starts a coordinator on {@code address} after {@code delayMillis}. */
+  private void restartLater(int address, long delayMillis) {
+    events.at(now() + delayMillis, () -> {
+      if (!stopped) {
+        startCoordinator(address);
+      }
+    });
+  }
+
+  /**
+   * A coordinator process starts on {@code address}: its own instance of the durable store (its own write
+   * epoch; the store's fence checks it), and its leader lease, looked at once at start (as {@code
+   * CoordinatorBuilder} does) and then as the lease's driver would: every renewal interval while leading,
+   * every standby retry while not.
+   */
+  private void startCoordinator(int address) {
+    String name = "c" + (coordinators.size() + 1);
+    Store own = durable.reopen();
+    if (planted == PlantedFault.SKIP_EPOCH_CHECK) {
+      own = new UnfencedStore(own);
+    }
+    Store store = new FlakyStore(fairShare.watching(ledger.recording(own, name)), () -> {
       if (failingCommits == 0) {
         return false;
       }
@@ -586,53 +696,100 @@ public final class Simulation {
     if (planted == PlantedFault.DROP_ON_REAP) {
       store = new ReapDroppingStore(store);
     }
-    scheduler = Scheduler.builder(store, clock, clock, random.split()).wakeup(this::wake).speculation(speculation).build();
-    eventsChecker = new WorkerEventsChecker(scheduler);
-    coordinatorContext = new ConnectionCore.Context(serverSettings, store.storeId(), eventsChecker, new LiveSessions());
-    trace("coordinator " + coordinatorEpoch + " starts on the store");
+    LeaderLease lease = new LeaderLease(new UUID(random.nextLong(), random.nextLong()).toString(), leaseSettings);
+    SimCoordinator k = new SimCoordinator(name, address, store, new LeaderCheck(store, lease));
+    onAddress[address] = k;
+    coordinators.add(k);
+    trace("coordinator " + k + " starts on address " + address);
+    leaderCheck(k);
+  }
+
+  /** The leadership thread's look at the leader row ({@link LeaderCheck}, as {@code Leadership} runs it). */
+  private void leaderCheck(SimCoordinator k) {
+    if (stopped || !k.alive) {
+      return;
+    }
+    LeaderCheck.Outcome o = k.leadership.check(new LeaderAddress("coordinator-" + k.address + ":7070", null), nanos());
+    if (o instanceof LeaderCheck.SteppedDown s) {
+      stepDown(k, s.why());
+      return;
+    }
+    if (o instanceof LeaderCheck.Leads l && l.tookOver()) {
+      lead(k, l.epoch(), l.previous());
+    }
+    long next = k.leadership.lease().nextCheckIn().toMillis();
+    events.at(now() + next, () -> k.localLeaseCheck(() -> leaderCheck(k)));
+  }
+
+  /**
+   * {@code k} took the lead under {@code epoch}: as {@code Coordinator.lead}, its worker port opens (its
+   * Welcome carries the epoch) and its scheduler starts, with every run of the store.
+   */
+  private void lead(SimCoordinator k, long epoch, LeaderRow previous) {
+    k.epoch = epoch;
+    WorkerServer.Settings settings = WorkerServer.Settings.builder().ticker(clock).workerToken(FLEET_TOKEN)
+        .coordinatorEpoch(epoch).build();
+    k.scheduler = Scheduler.builder(k.store, clock, clock, random.split()).wakeup(() -> requestStep(k, now() + STEP_LATENCY_MILLIS))
+        .speculation(speculation).build();
+    k.eventsChecker = new WorkerEventsChecker(k.scheduler);
+    k.context = new ConnectionCore.Context(settings, k.store.storeId(), k.eventsChecker, new LiveSessions());
+    trace("coordinator " + k + " leads under epoch " + epoch + (previous.holder() == null ? ""
+        : " (the lease of epoch " + previous.epoch() + " had lapsed)") + "; its worker port opens");
     // The worker port's local health, ticked as WorkerServer ticks it (a fixed delay), so that correlated
     // silence (a heartbeat delay or a freeze of several workers at once) stretches the detectors here too.
-    long epoch = coordinatorEpoch;
     long healthMillis = Math.max(1, serverSettings.localHealth().tickPeriod().toMillis());
-    coordinatorContext.health().tick(nanos());
-    events.at(now() + healthMillis, () -> healthTick(epoch, healthMillis));
+    k.context.health().tick(nanos());
+    events.at(now() + healthMillis, () -> k.local(() -> healthTick(k, healthMillis)));
     for (long runId : runIds) {
-      scheduler.activate(runId);
+      k.scheduler.activate(runId);
     }
+  }
+
+  /**
+   * {@code k} no longer leads (deposed, or its commit refused for a stale epoch): as {@code
+   * Coordinator.stepDown}, it closes every worker connection and stops; the process exits, and a supervisor
+   * starts it again, as a standby until it can lead.
+   */
+  private void stepDown(SimCoordinator k, String why) {
+    trace("coordinator " + k + " steps down from epoch " + k.epoch + ": " + why + "; it closes its worker connections and exits");
+    gone(k, false, "connection closed by the coordinator");
+    restartLater(k.address, 1_000 + random.nextLong(7_000));
   }
 
   // ---- the scheduler's loop ---------------------------------------------------------------------
 
-  private void wake() {
-    requestStep(now() + STEP_LATENCY_MILLIS);
-  }
-
-  private void requestStep(long at) {
-    if (!coordinatorUp || stopped) {
+  private void requestStep(SimCoordinator k, long at) {
+    if (!k.alive || k.scheduler == null || stopped) {
       return;
     }
-    if (stepAt >= 0 && stepAt <= at) {
+    if (k.stepAt >= 0 && k.stepAt <= at) {
       return;
     }
-    stepAt = at;
-    long token = ++stepToken;
-    events.at(at, () -> {
-      if (token == stepToken) {
-        stepAt = -1;
-        step();
+    k.stepAt = at;
+    long token = ++k.stepToken;
+    events.at(at, () -> k.local(() -> {
+      if (token == k.stepToken) {
+        k.stepAt = -1;
+        step(k);
       }
-    });
+    }));
   }
 
-  private void step() {
-    if (!coordinatorUp || stopped) {
+  private void step(SimCoordinator k) {
+    if (!k.alive || k.scheduler == null || stopped) {
       return;
     }
+    Scheduler scheduler = k.scheduler;
     long due;
     try {
       due = scheduler.step();
+    } catch (StaleEpochException e) {
+      // As Coordinator: the scheduler loop fails on a refused commit, and the coordinator steps down.
+      trace("coordinator " + k + ": the store refused a commit under epoch " + k.epoch + " (" + e.getMessage() + ")");
+      stepDown(k, k.leadership.stepDown("the store refused a commit: " + e.getMessage()).why());
+      return;
     } catch (RuntimeException e) {
-      end("the scheduler stopped: " + e);
+      end("the scheduler of coordinator " + k + " stopped: " + e);
       return;
     }
     boolean allEnded = runIds.size() == plannedRuns;
@@ -664,7 +821,7 @@ public final class Simulation {
     }
     long dueElapsed = due == Long.MAX_VALUE ? Long.MAX_VALUE : due - VirtualClock.EPOCH_MILLIS;
     long next = scheduler.hasQueuedEvents() ? now() + STEP_LATENCY_MILLIS : Math.min(dueElapsed, now() + IDLE_STEP_MILLIS);
-    requestStep(Math.max(next, now() + 1));
+    requestStep(k, Math.max(next, now() + 1));
   }
 
   private void end(String reason) {
@@ -680,18 +837,23 @@ public final class Simulation {
    */
   SimConnection connect(SimWorker w) {
     SimConnection c = new SimConnection(this, w, ++connectionCount);
-    trace(w.name + " connects as " + c);
+    int address = w.connects++ % onAddress.length;
+    trace(w.name + " connects as " + c + " to coordinator address " + address);
     long at = now() + latency(w);
     c.lastToCoordinatorMillis = at;
     events.at(at, () -> {
       if (stopped) {
         return;
       }
-      if (!coordinatorUp) {
+      SimCoordinator k = onAddress[address];
+      if (k == null || !k.portOpen()) {
+        // Nothing listens there: no process, or one that stands by (its worker port opens when it leads).
         events.at(now() + latency(w), () -> w.local(() -> w.connectFailed(c, "connection refused")));
         return;
       }
-      accept(c);
+      c.coordinator = k;
+      // The kernel completes the handshake even for a frozen process; the process accepts when it runs.
+      k.local(() -> accept(k, c));
       long back = now() + latency(w);
       c.lastToWorkerMillis = back;
       events.at(back, () -> w.local(() -> w.connected(c)));
@@ -699,18 +861,20 @@ public final class Simulation {
     return c;
   }
 
-  private void accept(SimConnection c) {
-    c.epoch = coordinatorEpoch;
+  private void accept(SimCoordinator k, SimConnection c) {
+    if (k.context == null) {
+      return;
+    }
     UUID sessionId = new UUID(random.nextLong(), random.nextLong());
     PlantedConnectionFault fault = planted == null ? PlantedConnectionFault.NONE : planted.connectionFault();
-    c.core = new ConnectionCore(coordinatorContext, c.port(), Runnable::run, c.toString(), sessionId.toString(), fault);
+    c.core = new ConnectionCore(k.context, c.port(), Runnable::run, c.toString(), sessionId.toString(), fault);
     c.core.onActive(nanos());
-    connections.add(c);
-    trace(c + " accepted by coordinator " + coordinatorEpoch);
+    k.connections.add(c);
+    trace(c + " accepted by coordinator " + k);
     long livenessMillis = Math.max(1, serverSettings.reapCheckPeriod().toMillis());
     long heartbeatMillis = Math.max(1, serverSettings.heartbeatInterval().toMillis());
-    events.at(now() + livenessMillis, () -> livenessCheck(c, livenessMillis));
-    events.at(now() + heartbeatMillis, () -> heartbeatTick(c, heartbeatMillis));
+    events.at(now() + livenessMillis, () -> c.atCoordinator(() -> livenessCheck(c, livenessMillis)));
+    events.at(now() + heartbeatMillis, () -> c.atCoordinator(() -> heartbeatTick(c, heartbeatMillis)));
   }
 
   /** The connection's liveness timer, as {@code WorkerConnection} runs it at a fixed rate. */
@@ -719,19 +883,19 @@ public final class Simulation {
       return;
     }
     c.core.onLivenessCheck(nanos());
-    events.at(now() + periodMillis, () -> livenessCheck(c, periodMillis));
+    events.at(now() + periodMillis, () -> c.atCoordinator(() -> livenessCheck(c, periodMillis)));
   }
 
-  /** The local health's timer, for one coordinator's life. */
-  private void healthTick(long epoch, long periodMillis) {
-    if (stopped || !coordinatorUp || epoch != coordinatorEpoch) {
+  /** The local health's timer, for one coordinator's lead. */
+  private void healthTick(SimCoordinator k, long periodMillis) {
+    if (stopped || !k.alive || k.context == null) {
       return;
     }
-    LocalHealth.Observation o = coordinatorContext.health().tick(nanos());
+    LocalHealth.Observation o = k.context.health().tick(nanos());
     if (o.changed()) {
-      trace("local health of coordinator " + epoch + ": " + o.reason() + "; multiplier x" + (o.scoreAfter() + 1));
+      trace("local health of coordinator " + k + ": " + o.reason() + "; multiplier x" + (o.scoreAfter() + 1));
     }
-    events.at(now() + periodMillis, () -> healthTick(epoch, periodMillis));
+    events.at(now() + periodMillis, () -> k.local(() -> healthTick(k, periodMillis)));
   }
 
   /** The connection's heartbeat timer. */
@@ -740,14 +904,14 @@ public final class Simulation {
       return;
     }
     c.core.onHeartbeatTick(nanos());
-    events.at(now() + periodMillis, () -> heartbeatTick(c, periodMillis));
+    events.at(now() + periodMillis, () -> c.atCoordinator(() -> heartbeatTick(c, periodMillis)));
   }
 
   /** The coordinator's driver finds the connection ended (closed by either side): the core hears it. */
   void endAtCoordinator(SimConnection c, boolean coordinatorClosing) {
     if (c.openAtCoordinator()) {
       c.reportInactive();
-      connections.remove(c);
+      c.coordinator.connections.remove(c);
     }
   }
 
@@ -784,14 +948,6 @@ public final class Simulation {
 
   boolean stopped() {
     return stopped;
-  }
-
-  boolean coordinatorUp() {
-    return coordinatorUp;
-  }
-
-  int coordinatorEpoch() {
-    return coordinatorEpoch;
   }
 
   SimCase caseOf(String caseId) {

@@ -22,6 +22,8 @@ import java.util.Map;
  * @param abandoned attempts ended because another attempt of their case (a backup, or the attempt a backup
  *     copied) was recorded first
  * @param bothFinished those of them whose worker finished the case and sent its outcome too (fenced)
+ * @param takeovers leader epochs taken after the first (a standby, or a restarted coordinator, took the lead)
+ * @param staleWritesRefused write transactions the store refused because their leader epoch was stale
  */
 public record SimulationResult(
     long seed,
@@ -38,7 +40,9 @@ public record SimulationResult(
     long virtualMillis,
     String endReason,
     long abandoned,
-    long bothFinished) {
+    long bothFinished,
+    long takeovers,
+    long staleWritesRefused) {
 
   /** The command that replays this history with its whole trace. */
   public String replayCommand() {

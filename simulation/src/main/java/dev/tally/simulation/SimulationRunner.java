@@ -65,13 +65,15 @@ public final class SimulationRunner {
       }
     }
     return new SimulationResult(seed, planted, violations.isEmpty(), List.copyOf(violations), h.traceHash(), h.trace(),
-        h.cases(), h.faults(), redeliveries, duplicates, fenced, h.endedAtMillis(), h.endReason(), abandoned, bothFinished);
+        h.cases(), h.faults(), redeliveries, duplicates, fenced, h.endedAtMillis(), h.endReason(), abandoned, bothFinished,
+        Math.max(0, h.epochs().stream().filter(e -> e.kind() == EpochLedger.Kind.LEAD).count() - 1),
+        h.epochs().stream().filter(e -> e.kind() == EpochLedger.Kind.REFUSED).count());
   }
 
   /** Summary of many seeds. */
   public record Summary(int seeds, int passed, List<SimulationResult> failures, long cases,
       Map<FaultKind, Integer> faults, long redeliveries, long duplicates, long fenced, long wallMillis, long abandoned,
-      long bothFinished) {
+      long bothFinished, long takeovers, long staleWritesRefused) {
     /** Whether every history passed. */
     public boolean allPassed() {
       return failures.isEmpty();
@@ -106,6 +108,8 @@ public final class SimulationRunner {
     long fenced = 0;
     long abandoned = 0;
     long bothFinished = 0;
+    long takeovers = 0;
+    long refused = 0;
     for (int i = 0; i < count; i++) {
       SimulationResult r = run(start + i);
       if (!r.passed()) {
@@ -117,12 +121,14 @@ public final class SimulationRunner {
       fenced += r.fenced();
       abandoned += r.abandoned();
       bothFinished += r.bothFinished();
+      takeovers += r.takeovers();
+      refused += r.staleWritesRefused();
       r.faults().forEach((k, n) -> faults.merge(k, n, Integer::sum));
       each.accept(r);
     }
     long wallMillis = (System.nanoTime() - began) / 1_000_000;
     return new Summary(count, count - failures.size(), List.copyOf(failures), cases, faults, redeliveries,
-        duplicates, fenced, wallMillis, abandoned, bothFinished);
+        duplicates, fenced, wallMillis, abandoned, bothFinished, takeovers, refused);
   }
 
   /** The first failing seed among {@code start .. start + count - 1}, or null if all pass. */

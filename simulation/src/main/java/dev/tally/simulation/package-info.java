@@ -10,7 +10,9 @@
  *   <li>{@link dev.tally.simulation.InMemoryStore}: the store port in memory, with SQLite's semantics (it
  *       passes the shared contract suite), durable across a simulated coordinator crash.
  *   <li>{@link dev.tally.simulation.Checker}: invariants I1–I5 from the store and from the workers' own
- *       {@link dev.tally.simulation.WorkerLog}.
+ *       {@link dev.tally.simulation.WorkerLog}, and the leader rule from the {@link
+ *       dev.tally.simulation.EpochLedger} of coordinators ({@link dev.tally.simulation.SimCoordinator}) that
+ *       take over from each other.
  *   <li>{@link dev.tally.simulation.SimulationRunner}: one seed or many; {@code tally simulate} wraps it.
  *   <li>{@link dev.tally.simulation.PlantedFault}: known bugs to plant, proving the checker catches them.
  * </ul>

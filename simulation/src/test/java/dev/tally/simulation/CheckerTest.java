@@ -104,4 +104,61 @@ class CheckerTest {
         .anyMatch(v -> v.startsWith("I2: ") && v.contains("counters say 2 recorded (2 pass, 0 fail, 0 error) but 1 jobs are done"))
         .anyMatch(v -> v.startsWith("I2: ") && v.contains("counters say 0 jobs failed but 1 jobs are failed"));
   }
+
+  /** Two coordinators on one store: c1 leads under epoch 1 and writes; c2 takes epoch 2 after the lease lapses. */
+  private static List<EpochLedger.Entry> takeover(boolean plantUnfencedView) {
+    long[] now = {0};
+    InMemoryStore durable = InMemoryStore.create(Clock.systemUTC());
+    EpochLedger ledger = new EpochLedger(() -> now[0]);
+    dev.tally.core.store.Store own1 = durable.reopen();
+    dev.tally.core.store.Store c1 = ledger.recording(plantUnfencedView ? new UnfencedStore(own1) : own1, "c1");
+    dev.tally.core.store.Store c2 = ledger.recording(durable.reopen(), "c2");
+    dev.tally.core.lead.LeaderRow first = new dev.tally.core.lead.LeaderRow(1, "c1", null, 1_000);
+    assertThat(c1.swapLeader(dev.tally.core.lead.LeaderRow.NONE, first)).isTrue();
+    c1.writeAs(1);
+    c2.writeAs(dev.tally.core.store.Store.NOT_LEADING);
+    now[0] = 10;
+    c1.saveWorkerStatuses(List.of(status("w1")));
+    now[0] = 5_000;
+    assertThat(c2.swapLeader(first, new dev.tally.core.lead.LeaderRow(2, "c2", null, 8_000))).isTrue();
+    c2.writeAs(2);
+    now[0] = 5_100;
+    try {
+      c1.saveWorkerStatuses(List.of(status("w2"))); // the thawed leader
+    } catch (dev.tally.core.store.StaleEpochException refused) {
+      // what a fenced store does
+    }
+    c2.saveWorkerStatuses(List.of(status("w3")));
+    return ledger.entries();
+  }
+
+  private static dev.tally.core.store.WorkerStatus status(String id) {
+    return new dev.tally.core.store.WorkerStatus(id, id, "", true, 0, null, 0, 0, 0, null, 0.0, 1);
+  }
+
+  @Test
+  void aThawedLeaderRefusedByTheStoreKeepsTheLeaderRule() {
+    List<EpochLedger.Entry> entries = takeover(false);
+    assertThat(entries).extracting(EpochLedger.Entry::kind).containsExactly(EpochLedger.Kind.LEAD, EpochLedger.Kind.WRITE,
+        EpochLedger.Kind.LEAD, EpochLedger.Kind.REFUSED, EpochLedger.Kind.WRITE);
+    assertThat(Checker.checkEpochs(entries)).isEmpty();
+  }
+
+  @Test
+  void aWriteUnderAStaleEpochIsCaught() {
+    assertThat(Checker.checkEpochs(takeover(true))).containsExactly(
+        "EPOCH: coordinator c1 committed a write (saveWorkerStatuses) under epoch 1 at 5100 ms, after epoch 2 took the"
+            + " lead at 5000 ms");
+  }
+
+  @Test
+  void anEpochThatGoesBackAndAStandbysWriteAreCaught() {
+    List<EpochLedger.Entry> entries = List.of(
+        new EpochLedger.Entry(0, EpochLedger.Kind.LEAD, 2, "c1", "h1"),
+        new EpochLedger.Entry(5, EpochLedger.Kind.LEAD, 1, "c2", "h2"),
+        new EpochLedger.Entry(6, EpochLedger.Kind.WRITE, dev.tally.core.store.Store.NOT_LEADING, "c3", "apply"));
+    assertThat(Checker.checkEpochs(entries))
+        .anyMatch(v -> v.startsWith("EPOCH: ") && v.contains("took epoch 1 at 5 ms, after epoch 2 had led"))
+        .anyMatch(v -> v.startsWith("EPOCH: ") && v.contains("c3 committed a write (apply) at 6 ms under no epoch (a standby)"));
+  }
 }

@@ -20,7 +20,8 @@ import picocli.CommandLine.Option;
  */
 @Command(name = "simulate", mixinStandardHelpOptions = true,
     description = {"Run seeded, deterministic simulations of the scheduler under faults and check invariants I1-I5"
-        + " and the connection actor's WorkerEvents contract (violations marked WE).",
+        + ", the connection actor's WorkerEvents contract (violations marked WE) and the leader rule of coordinators"
+        + " that take over from each other (EPOCH).",
         "Exits 0 only if every history passes; a failing seed prints the command that replays it."})
 public final class SimulateCommand implements Callable<Integer> {
 
@@ -83,11 +84,11 @@ public final class SimulateCommand implements Callable<Integer> {
       }
     });
     out.printf("%d seeds (%d..%d)%s: %d passed, %d failed; %d cases, %d redeliveries, %d duplicates suppressed,"
-            + " %d stale results fenced, %d attempts abandoned to a faster one (%d of them finished too); faults %s;"
-            + " %.1f s, %.0f seeds/s%n",
+            + " %d stale results fenced, %d attempts abandoned to a faster one (%d of them finished too),"
+            + " %d coordinator takeovers, %d writes refused for a stale leader epoch; faults %s; %.1f s, %.0f seeds/s%n",
         s.seeds(), start, start + seeds - 1, planted == null ? "" : " with " + planted.cliName() + " planted",
         s.passed(), s.failures().size(), s.cases(), s.redeliveries(), s.duplicates(), s.fenced(), s.abandoned(),
-        s.bothFinished(), faults(s.faults()),
+        s.bothFinished(), s.takeovers(), s.staleWritesRefused(), faults(s.faults()),
         s.wallMillis() / 1000.0, s.seedsPerSecond());
     return s.allPassed() ? Main.EXIT_PASSED : Main.EXIT_FAILED;
   }

@@ -305,7 +305,12 @@ public final class Scheduler implements WorkerEvents {
       // A stale epoch never heals: another coordinator leads the store, and this one must stop at once.
       if (e instanceof dev.tally.core.store.StaleEpochException
           || consecutiveStoreFailures >= settings.maxConsecutiveStoreFailures()) {
-        log.error("store failed {} times in a row; giving up: {}", consecutiveStoreFailures, e.getMessage(), e);
+        if (e instanceof dev.tally.core.store.StaleEpochException) {
+          // Not a failure of the store: another coordinator leads it. The message says which; no trace helps.
+          log.error("another coordinator leads the store; this scheduler stops: {}", e.getMessage());
+        } else {
+          log.error("store failed {} times in a row; giving up: {}", consecutiveStoreFailures, e.getMessage(), e);
+        }
         runs.failAll(e);
         cancels.failAll(e);
         throw e;

@@ -1,0 +1,134 @@
+package dev.tally.coordinator;
+
+import dev.tally.core.lead.LeaderAddress;
+import dev.tally.core.lead.LeaderLease;
+import dev.tally.core.lead.LeaderRead;
+import dev.tally.core.lead.LeaderRow;
+import dev.tally.core.store.Store;
+import dev.tally.core.store.StoreException;
+import java.util.Objects;
+
+/**
+ * One look of one coordinator at its store's leader row, carried out: read the row, ask the {@link
+ * LeaderLease} rule, make its compare-and-set ({@link Store#swapLeader}), and set the epoch the store's
+ * writes carry ({@link Store#writeAs}): the lead's epoch once won, {@link Store#NOT_LEADING} before that and
+ * after a step-down. No thread and no clock of its own (the caller passes its monotonic time), so the
+ * product's {@link Leadership} runs it on its thread and the deterministic simulation runs it under
+ * virtual time: both take the lead and step down by this one driver.
+ *
+ * <p>Thread-safety: not thread-safe; one thread at a time (the caller serializes).
+ */
+public final class LeaderCheck {
+
+  /** What one look came to. */
+  public sealed interface Outcome {}
+
+  /**
+   * This coordinator leads under {@code epoch}; the store's writes carry it.
+   *
+   * @param epoch the lead's epoch
+   * @param tookOver true if this look won the lead (an acquire), false for a renewal
+   * @param previous the row as read before the swap (the previous leader's, on a takeover)
+   */
+  public record Leads(long epoch, boolean tookOver, LeaderRow previous) implements Outcome {}
+
+  /**
+   * Another coordinator leads and its lease holds.
+   *
+   * @param leader its row, for its address
+   */
+  public record StandsBy(LeaderRow leader) implements Outcome {}
+
+  /**
+   * This coordinator led and no longer does (another epoch took over, a renewal lost its swap, or it could
+   * not renew for a whole lease); the store already refuses its writes. Final for this instance.
+   *
+   * @param why for the log
+   */
+  public record SteppedDown(String why) implements Outcome {}
+
+  private final Store store;
+  private final LeaderLease lease;
+  private LeaderRow lastSeen = LeaderRow.NONE;
+
+  /**
+   * Sets the store's write epoch to {@link Store#NOT_LEADING}: until the lead is won, this coordinator writes
+   * nothing.
+   *
+   * @param store this coordinator's own store instance (its write epoch is this coordinator's alone)
+   * @param lease the rule, with this coordinator's holder id and the lease's timing
+   */
+  public LeaderCheck(Store store, LeaderLease lease) {
+    this.store = Objects.requireNonNull(store, "store");
+    this.lease = Objects.requireNonNull(lease, "lease");
+    store.writeAs(Store.NOT_LEADING);
+  }
+
+  /**
+   * Looks at the row once and acts on the rule's decision.
+   *
+   * @param address where this coordinator can be reached, advertised while it leads
+   * @param readAtNanos the caller's monotonic clock just before the read
+   * @return what this coordinator is now; a {@link SteppedDown} only if it led before this look
+   * @throws StoreException if the store fails (the caller retries at its next look, and steps down if the
+   *     lead {@link #lapsed})
+   */
+  public Outcome check(LeaderAddress address, long readAtNanos) {
+    LeaderRead read = store.leader();
+    lastSeen = read.row();
+    LeaderLease.Decision d = lease.decide(read, address);
+    if (d instanceof LeaderLease.StepDown s) {
+      return stepDown(s);
+    }
+    if (d instanceof LeaderLease.StandBy s) {
+      return new StandsBy(s.leader());
+    }
+    boolean acquire = d instanceof LeaderLease.Acquire;
+    LeaderRow expected = acquire ? ((LeaderLease.Acquire) d).expected() : ((LeaderLease.Renew) d).expected();
+    LeaderRow next = acquire ? ((LeaderLease.Acquire) d).next() : ((LeaderLease.Renew) d).next();
+    boolean won = store.swapLeader(expected, next);
+    LeaderLease.StepDown lost = lease.swapped(d, won, readAtNanos);
+    if (lost != null) {
+      return stepDown(lost);
+    }
+    if (!won) {
+      return new StandsBy(lastSeen); // another standby won the race for the lapsed lease
+    }
+    lastSeen = next;
+    if (acquire) {
+      store.writeAs(next.epoch());
+    }
+    return new Leads(next.epoch(), acquire, read.row());
+  }
+
+  /**
+   * Whether this coordinator, leading, has gone a whole lease without renewing by its own clock ({@link
+   * LeaderLease#lapsed}): after a failed look it must then step down, since a standby may lead by now.
+   */
+  public boolean lapsed(long nowNanos) {
+    return lease.lapsed(nowNanos);
+  }
+
+  /**
+   * Steps down for a reason of the caller's (a lapsed lead, a commit the store refused): the store refuses
+   * this coordinator's writes from here.
+   */
+  public SteppedDown stepDown(String why) {
+    return stepDown(lease.stepDown(why));
+  }
+
+  private SteppedDown stepDown(LeaderLease.StepDown s) {
+    store.writeAs(Store.NOT_LEADING);
+    return new SteppedDown(s.why());
+  }
+
+  /** The leader row as last read or written by this coordinator. */
+  public LeaderRow lastSeen() {
+    return lastSeen;
+  }
+
+  /** The rule this driver carries out. */
+  public LeaderLease lease() {
+    return lease;
+  }
+}
