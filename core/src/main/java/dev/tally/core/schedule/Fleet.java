@@ -90,6 +90,16 @@ final class Fleet {
     return ids;
   }
 
+  /** Whether any session has room in its dispatch window. */
+  boolean hasFreeWindow() {
+    for (Map.Entry<WorkerHandle, Holdings> e : workers.entrySet()) {
+      if (e.getKey().dispatchWindow() > e.getValue().inFlight.size()) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   /** The sessions that hold {@code jobId} under {@code token} (at most one, barring a bug). */
   List<WorkerHandle> holdersOf(long jobId, long token) {
     List<WorkerHandle> out = new ArrayList<>(1);

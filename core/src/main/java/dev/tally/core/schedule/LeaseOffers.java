@@ -18,26 +18,8 @@ import java.util.Map;
  *
  * <p>It asks the store only when a lease may be found: after an event that can free a job or a window,
  * or once the earliest backoff has passed; the store's answer says whether anything leasable is left.
- *
- * <p><b>Prefetch only where it pays.</b> A prefetched case saves its worker one round trip (its result
- * committed, the next lease committed and sent: milliseconds), and costs a wait when it sits behind a long
- * case while another slot idles: at a run's end, a case of a second behind one of a minute holds the run for
- * the minute (CPython's tests: {@code examples/python-stdlib}). So the prefetch windows are filled only while
- * no active run is known to have cases of {@value #PREFETCH_PAYS_BELOW_MILLIS} ms or more (its typical
- * duration, {@link RunDurations}, after {@value #PREFETCH_MIN_SAMPLES} recorded attempts); otherwise a worker
- * is sent a case when one of its slots is free, as {@code --prefetch none} does.
  */
 final class LeaseOffers implements Duty {
-  /**
-   * 250 ms: a typical case this long or longer gets no prefetch. The round trip a prefetch saves is a group
-   * commit and two frames, a few ms at durability FULL on loopback, so for such cases it is at most about 2%
-   * of a case, while a case stuck behind a long one can cost the run's whole tail.
-   */
-  static final long PREFETCH_PAYS_BELOW_MILLIS = 250;
-
-  /** 5 recorded attempts: a run's typical duration from fewer moves with every case (speculation's default too). */
-  static final int PREFETCH_MIN_SAMPLES = 5;
-
   private final Fleet fleet;
   private final Runs runs;
   private final OutlierWatch outliers;
@@ -48,10 +30,7 @@ final class LeaseOffers implements Duty {
   private boolean pendingMayBeAvailable = true;
   private long nextNotBeforeMillis = Long.MAX_VALUE;
 
-  private final RunDurations durations;
-
-  LeaseOffers(Fleet fleet, Runs runs, OutlierWatch outliers, Duration leaseDuration, RunGovernor governor, RunDurations durations) {
-    this.durations = durations;
+  LeaseOffers(Fleet fleet, Runs runs, OutlierWatch outliers, Duration leaseDuration, RunGovernor governor) {
     this.governor = governor;
     this.fleet = fleet;
     this.runs = runs;
@@ -79,7 +58,6 @@ final class LeaseOffers implements Duty {
       return;
     }
     long expiry = step.nowMillis + leaseDuration.toMillis();
-    boolean prefetching = prefetchPays();
     // Free slots first, then the prefetch windows: a case leased to a worker whose slots are all busy waits
     // in its queue behind a running case, so while any slot of the fleet is free (a run held to a share of
     // the fleet by its max-concurrency, a run with fewer cases left than slots) the leases go to free slots,
@@ -88,7 +66,7 @@ final class LeaseOffers implements Duty {
     for (Map.Entry<WorkerHandle, Holdings> e : fleet.entries()) {
       WorkerHandle w = e.getKey();
       int held = e.getValue().inFlight.size();
-      int free = window(w, prefetching) - held;
+      int free = w.dispatchWindow() - held;
       if (free > 0 && w.acceptingWork() && !outliers.isEjected(w, step.nowMillis)) {
         int freeSlots = Math.min(free, Math.max(0, w.slots() - held));
         if (freeSlots > 0) {
@@ -127,42 +105,11 @@ final class LeaseOffers implements Duty {
   }
 
   /**
-   * Whether prefetch pays: no active run is known to have cases of {@value #PREFETCH_PAYS_BELOW_MILLIS} ms or
-   * more. Forgets the samples of runs that ended.
-   */
-  private boolean prefetchPays() {
-    List<Long> active = runs.activeIds();
-    durations.retain(active);
-    for (long runId : active) {
-      if (durations.typicalMillis(runId, PREFETCH_MIN_SAMPLES) >= PREFETCH_PAYS_BELOW_MILLIS) {
-        return false;
-      }
-    }
-    return true;
-  }
-
-  /** How many assignments {@code w} may hold now: its dispatch window, or only its slots without prefetch. */
-  private static int window(WorkerHandle w, boolean prefetch) {
-    return prefetch ? w.dispatchWindow() : Math.min(w.dispatchWindow(), w.slots());
-  }
-
-  /** Whether some worker has room in its window as leasing fills it now. */
-  private boolean hasFreeWindow() {
-    boolean prefetch = prefetchPays();
-    for (Map.Entry<WorkerHandle, Holdings> e : fleet.entries()) {
-      if (window(e.getKey(), prefetch) > e.getValue().inFlight.size()) {
-        return true;
-      }
-    }
-    return false;
-  }
-
-  /**
    * When a step is next due for leasing's sake: now if jobs may be waiting and a window has room, else
    * when the earliest backoff ends ({@link Long#MAX_VALUE} if only an event can make work).
    */
   long dueMillis(long nowMillis) {
-    return !stopped && pendingMayBeAvailable && hasFreeWindow() ? nowMillis
+    return !stopped && pendingMayBeAvailable && fleet.hasFreeWindow() ? nowMillis
         : Math.min(nextNotBeforeMillis, governor.any() ? governor.nextChangeMillis(nowMillis) : Long.MAX_VALUE);
   }
 

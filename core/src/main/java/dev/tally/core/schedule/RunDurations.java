@@ -8,8 +8,7 @@ import java.util.Map;
 
 /**
  * How long each active run's cases typically take: the median run time of its last {@value #SAMPLES_PER_RUN}
- * recorded attempts. Speculation judges stragglers by it ({@link Speculations}), and leasing decides by it
- * whether a worker's prefetch window pays ({@link LeaseOffers}).
+ * recorded attempts, by which speculation judges stragglers and workers' slowness ({@link Speculations}).
  *
  * <p>Thread-safety: the scheduler's thread.
  */

@@ -29,7 +29,9 @@ import java.util.Set;
  * {@link #slownessFactor()} times its run's typical duration and at least {@link #minElapsed()} on a holder
  * not known to be healthy (its slowness unknown, or at least {@link #slownessFactor()}: on a worker whose
  * cases take their usual time, a case that runs long is long itself, and a fresh copy would take as long
- * again, as CPython's {@code test_cmd_line} among its sub-second modules does); or, on a
+ * again, as CPython's {@code test_cmd_line} among its sub-second modules does), unless the attempt waits
+ * in its holder's queue behind a running case (prefetched: it has not started, and a copy on an idle slot
+ * starts at once); or, on a
  * worker known to be slow, at once if a fresh copy is expected to end at least {@link #minElapsed()} sooner
  * ({@code typical * slowness(holder) - elapsed - typical >= minElapsed}: LATE copies a task as soon as its
  * progress rate marks it slow, not when it is already late).
@@ -179,7 +181,7 @@ public record SpeculationPolicy(Mode mode, double slownessFactor, Duration minEl
   public boolean isStraggler(Candidate c) {
     double saved = c.typicalMillis() * c.slownessOrOne() - c.elapsedMillis() - c.typicalMillis();
     boolean holderMayBeSlow = Double.isNaN(c.holderSlowness()) || c.holderSlowness() >= slownessFactor;
-    return (holderMayBeSlow && c.elapsedMillis() >= stragglerAfterMillis(c.typicalMillis())) || saved >= minElapsed.toMillis();
+    return ((holderMayBeSlow || c.queued()) && c.elapsedMillis() >= stragglerAfterMillis(c.typicalMillis())) || saved >= minElapsed.toMillis();
   }
 
   /**
@@ -190,8 +192,15 @@ public record SpeculationPolicy(Mode mode, double slownessFactor, Duration minEl
    * @param elapsedMillis how long since it was leased
    * @param typicalMillis its run's typical attempt duration (the median of its recorded attempts)
    * @param holderSlowness how many times typical the holder's attempts take, or NaN if none was recorded yet
+   * @param queued whether it waits in its holder's queue behind running cases (prefetched, not started): its
+   *     wait says nothing of its holder's health, and a copy on an idle slot starts at once
    */
-  public record Candidate(long jobId, String holder, long elapsedMillis, long typicalMillis, double holderSlowness) {
+  public record Candidate(long jobId, String holder, long elapsedMillis, long typicalMillis, double holderSlowness, boolean queued) {
+    /** A candidate that is running on its holder. */
+    public Candidate(long jobId, String holder, long elapsedMillis, long typicalMillis, double holderSlowness) {
+      this(jobId, holder, elapsedMillis, typicalMillis, holderSlowness, false);
+    }
+
     /**
      * LATE's estimate of the time left, in ms: typical scaled by the holder's slowness, less what has run; at
      * least as much again as has run.

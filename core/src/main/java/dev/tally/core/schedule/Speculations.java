@@ -77,9 +77,12 @@ final class Speculations implements Duty {
    * @param elapsedMillis lease to report, used when the run time is unknown
    */
   void recorded(String worker, long runId, long runMillis, long elapsedMillis) {
+    if (policy.mode() == SpeculationPolicy.Mode.OFF) {
+      return;
+    }
     long m = runMillis != AttemptTiming.UNKNOWN ? runMillis : elapsedMillis;
     long typical = durations.typicalMillis(runId, policy.minSamples());
-    if (policy.mode() != SpeculationPolicy.Mode.OFF && typical >= 0) {
+    if (typical >= 0) {
       double ratio = (double) Math.max(1, m) / Math.max(1, typical);
       double[] ring = ratios.computeIfAbsent(worker, w -> new double[SLOWNESS_SAMPLES + 1]);
       int n = (int) ring[SLOWNESS_SAMPLES];
@@ -99,6 +102,7 @@ final class Speculations implements Duty {
     if (policy.mode() == SpeculationPolicy.Mode.OFF || offers.mayLeaseMore() || !runs.anyActive()) {
       return; // a free slot takes a first attempt before any copy
     }
+    durations.retain(runs.activeIds()); // ended runs' samples go
     Map<Long, Integer> attemptsPerJob = new HashMap<>();
     int totalSlots = 0;
     for (Map.Entry<WorkerHandle, Holdings> e : fleet.entries()) {
@@ -123,6 +127,9 @@ final class Speculations implements Duty {
         targets.add(new Target(w.name(), free, slowness.getOrDefault(w.name(), Double.NaN)));
         byName.putIfAbsent(w.name(), w);
       }
+      // A worker runs its assignments in the order they came: those beyond its slots, the latest leased, wait
+      // in its queue behind running cases (prefetched), and have not started.
+      List<Long> queued = queuedOn(w, e.getValue());
       for (Map.Entry<Long, InFlight> f : e.getValue().inFlight.entrySet()) {
         long typical = typicalMillis(f.getValue().runId());
         if (typical < 0 || attemptsPerJob.get(f.getKey()) > 1) {
@@ -133,7 +140,8 @@ final class Speculations implements Duty {
         if (elapsed < after) {
           dueMillis = Math.min(dueMillis, step.nowMillis + (after - elapsed));
         }
-        candidates.add(new Candidate(f.getKey(), w.name(), elapsed, typical, slowness.getOrDefault(w.name(), Double.NaN)));
+        candidates.add(new Candidate(f.getKey(), w.name(), elapsed, typical, slowness.getOrDefault(w.name(), Double.NaN),
+            queued.contains(f.getKey())));
       }
     }
     long expiry = step.nowMillis + leaseDuration.toMillis();
@@ -142,6 +150,21 @@ final class Speculations implements Duty {
       step.backup(new BackupRequest(b.jobId(), target.name(), expiry));
       planned.add(target);
     }
+  }
+
+  /** The jobs {@code w} holds beyond its slots, the latest leased: queued on it, not started. */
+  private static List<Long> queuedOn(WorkerHandle w, Holdings h) {
+    int beyond = h.inFlight.size() - w.slots();
+    if (beyond <= 0) {
+      return List.of();
+    }
+    List<Map.Entry<Long, InFlight>> byLease = new ArrayList<>(h.inFlight.entrySet());
+    byLease.sort(java.util.Comparator.comparingLong((Map.Entry<Long, InFlight> f) -> f.getValue().leasedAtNanos()).reversed());
+    List<Long> out = new ArrayList<>(beyond);
+    for (int i = 0; i < beyond; i++) {
+      out.add(byLease.get(i).getKey());
+    }
+    return out;
   }
 
   /** A run's typical attempt duration in ms, or -1 if its cases may not be copied or it is not yet known. */

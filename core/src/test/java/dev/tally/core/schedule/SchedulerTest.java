@@ -941,43 +941,6 @@ class SchedulerTest {
         .containsOnly("recorded", dev.tally.core.store.BatchRules.DROPPED_ENDING);
   }
 
-  /**
-   * Runs {@code n} cases one at a time on a worker of one slot and a window of two, each taking {@code
-   * caseMillis}, and returns how many assignments the worker holds after the last report.
-   */
-  private int heldAfterCasesOf(long caseMillis) {
-    long runId = createRun(20, "noop");
-    Scheduler s = Scheduler.builder(store, clock, clock, new SplittableRandom(7)).build();
-    FakeWorker w = new FakeWorker("w", 2);
-    w.slots = 1;
-    s.activate(runId);
-    s.workerJoined(w);
-    s.step();
-    java.util.Deque<Assignment> held = new java.util.ArrayDeque<>(w.takeAssigned());
-    assertThat(held).as("before any case is recorded, the prefetch window is filled").hasSize(2);
-    // A result counts towards the typical duration once committed, after its step's leases were planned: the
-    // step after the fifth is the first to know.
-    for (int i = 0; i <= LeaseOffers.PREFETCH_MIN_SAMPLES; i++) {
-      Assignment a = held.poll();
-      clock.advance(Duration.ofMillis(caseMillis));
-      s.attemptEnded(w, new AttemptReport(a.jobId(), a.token(), pass(), null, 0, caseMillis));
-      s.step();
-      held.addAll(w.takeAssigned());
-    }
-    return held.size();
-  }
-
-  @Test
-  void aWorkerGetsNoPrefetchedCaseOnceTheRunsCasesAreKnownToBeLong() {
-    assertThat(heldAfterCasesOf(LeaseOffers.PREFETCH_PAYS_BELOW_MILLIS))
-        .as("cases of 250 ms: a case goes out only when the slot is free").isEqualTo(1);
-  }
-
-  @Test
-  void aWorkerKeepsItsPrefetchWhileTheRunsCasesAreShort() {
-    assertThat(heldAfterCasesOf(LeaseOffers.PREFETCH_PAYS_BELOW_MILLIS - 1)).isEqualTo(2);
-  }
-
   @Test
   void aBackupGoesOnlyToAFreeSlotNotIntoAPrefetchWindowBehindARunningCase() {
     long runId = createRun(8, "noop");

@@ -28,6 +28,16 @@ class SpeculationPolicyTest {
   }
 
   @Test
+  void copiesACaseQueuedBehindALongOneOnAHealthyHolder() {
+    Target idle = new Target("w2", 1, 1.0);
+    // Prefetched behind test_cmd_line: it has not started, and a copy on the idle slot starts at once.
+    assertThat(POLICY.choose(List.of(new Candidate(2, "w1", 20_000, 700, 1.0, true)), List.of(idle), 0, 3))
+        .containsExactly(new Backup(2, "w2"));
+    assertThat(POLICY.choose(List.of(new Candidate(2, "w1", 999, 700, 1.0, true)), List.of(idle), 0, 3))
+        .as("not before the usual threshold").isEmpty();
+  }
+
+  @Test
   void copiesNothingBeforeAnAttemptHasRunTwiceTheTypicalDurationAndAtLeastASecond() {
     Target idle = new Target("w2", 1, 1.0);
     // Typical 300 ms: a straggler from 1 s on (the floor), not from 600 ms.
