@@ -13,7 +13,8 @@ The same modules (make_dataset.py's, --limit of them) run as:
                      from before a change), in the same sitting
 
 and prints each one's wall time and CPU time (user + system of it and every process it waited for: the
-tally JVMs, the shells and the Pythons), with ratios to xargs, which runs exactly the command tally runs
+tally JVMs, the shells and the Pythons), with ratios to xargs; for a tally run also where its wall time
+went (start to the run's creation, to the first case leased, the cases, the end to the exit), from its store, which runs exactly the command tally runs
 per case; tally's own cost is its gap to xargs. The machine and the settings are printed with them.
 
 With --rounds R every variant runs R times, interleaved (round r runs them in a rotated order), so that a
@@ -67,6 +68,7 @@ def measure(argv: list, cwd: Path, stdin_text: str) -> dict:
     """Runs argv in cwd; its wall time, and the CPU time of it and all it waited for (wait4's rusage)."""
     with open(cwd / "output.log", "wb") as log:
         load = os.getloadavg()[0]
+        started_at = time.time()
         started = time.monotonic()
         process = subprocess.Popen(argv, cwd=cwd, stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT)
         process.stdin.write(stdin_text.encode())
@@ -75,7 +77,7 @@ def measure(argv: list, cwd: Path, stdin_text: str) -> dict:
         wall = time.monotonic() - started
         process.returncode = os.waitstatus_to_exitcode(status)
     return {"wall": wall, "cpu": usage.ru_utime + usage.ru_stime, "user": usage.ru_utime, "sys": usage.ru_stime,
-            "exit": process.returncode, "load": load}
+            "exit": process.returncode, "load": load, "started_at": started_at}
 
 
 def check_tally(cwd: Path, modules: list) -> str:
@@ -88,6 +90,22 @@ def check_tally(cwd: Path, modules: list) -> str:
     if sorted(ids) != sorted(modules):
         return f"results hold {len(ids)} lines for {len(modules)} modules ({len(set(ids))} distinct)"
     return "ok"
+
+
+def where_time_went(cwd: Path, wall: float, started_at: float) -> str:
+    """A tally run's wall time in parts, from its store: start to the run's creation (the JVM, the store),
+    creation to the first case leased (the workers joining), the run, and its end to the process's exit."""
+    try:
+        import sqlite3
+        db = sqlite3.connect(f"file:{cwd / 'tally.db'}?mode=ro", uri=True)
+        created, finished = db.execute("SELECT created_at_millis, finished_at_millis FROM runs ORDER BY id LIMIT 1").fetchone()
+        first = db.execute("SELECT MIN(started_at_millis) FROM attempts").fetchone()[0]
+        db.close()
+    except Exception as e:  # noqa: BLE001 - a breakdown is a nicety; the run's own check says what matters
+        return f"no breakdown ({e})"
+    start_ms, end_ms = started_at * 1000, (started_at + wall) * 1000
+    return (f"start to run created {(created - start_ms) / 1000:.1f} s, to first case leased {(first - created) / 1000:.1f} s,"
+            f" cases {(finished - first) / 1000:.1f} s, end to exit {(end_ms - finished) / 1000:.1f} s")
 
 
 def text_of(argv: list) -> str:
@@ -169,6 +187,8 @@ def main() -> int:
             results[v].append(m)
             print(f"round {r + 1} {v:17} wall {m['wall']:7.1f} s  CPU {m['cpu']:7.1f} s (user {m['user']:.1f}, sys {m['sys']:.1f})"
                   f"  exit {m['exit']}  load before {m['load']:.1f}  {m['check'] if m['check'] != '-' else ''}".rstrip())
+            if v.startswith("tally"):
+                print(f"        {v}: {where_time_went(cwd, m['wall'], m['started_at'])}")
             sys.stdout.flush()
 
     print()

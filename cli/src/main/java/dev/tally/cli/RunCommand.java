@@ -136,6 +136,11 @@ public final class RunCommand extends RunnerCommand {
   }
 
   @Override
+  long runIdBeforeOpening() {
+    return db() instanceof StoreLocation.SqliteFile file && !java.nio.file.Files.exists(file.file()) ? 1 : -1;
+  }
+
+  @Override
   String resumeCommand(long runId, String db) {
     return runId < 0 ? "the same tally run command" : "the same tally run command (or tally resume " + runId + " --db " + db + ")";
   }

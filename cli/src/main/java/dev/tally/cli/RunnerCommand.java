@@ -133,16 +133,37 @@ public abstract class RunnerCommand implements Callable<Integer> {
     }
     Path dbFile = dbFile();
     long started = System.nanoTime(); // wallMillis: this coordinator's part, from its start
-    Coordinator coordinator;
+    if (listen != null) {
+      builder.listen(new InetSocketAddress(listen.host(), listen.port()));
+    }
+    EarlyWorkers early = EarlyWorkers.start(this, builder, workerSlots, dbFile);
+    try {
+      return call(builder, early, workerSlots, dbFile, started, api, live, err);
+    } finally {
+      early.stop(); // unless they became the run's workers, which then stopped them already
+    }
+  }
+
+  private int call(CoordinatorBuilder builder, EarlyWorkers early, int workerSlots, Path dbFile, long started, ApiServer.Settings api,
+      SchedulerMetrics live, PrintWriter err) throws InterruptedException {
+    Coordinator opened;
     try {
       // The worker port is bound before the run is written: a bad --listen leaves no half-started run.
-      if (listen != null) {
-        builder.listen(new InetSocketAddress(listen.host(), listen.port()));
-      }
-      coordinator = builder.storeLocation(db(), dbOptions.storeOptions()).start();
+      opened = builder.storeLocation(db(), dbOptions.storeOptions()).start();
     } catch (CoordinatorBuilder.StartException e) {
-      return refused(e, err);
+      if (e.reason() != CoordinatorBuilder.StartException.Reason.CANNOT_LISTEN || !early.started()) {
+        return refused(e, err);
+      }
+      // The free port the early workers were pointed at was taken meanwhile: a port of the system's choice.
+      early.stop();
+      builder.listen(new InetSocketAddress(builder.listen().getHostString(), 0));
+      try {
+        opened = builder.start();
+      } catch (CoordinatorBuilder.StartException again) {
+        return refused(again, err);
+      }
     }
+    Coordinator coordinator = opened;
     ApiServer served = null;
     if (api != null) {
       try {
@@ -168,7 +189,7 @@ public abstract class RunnerCommand implements Callable<Integer> {
         // workers are started, and none is announced.
         return report(coordinator, runId, chosen.counters(), started, err);
       }
-      return runChosen(coordinator, runId, workerSlots, dbFile, started, err);
+      return runChosen(coordinator, runId, workerSlots, dbFile, started, early, err);
     } catch (StoreException e) {
       err.println(StoreFailure.stopped(runId, db(), resumeCommand(runId, db().describe()), e));
       return Main.EXIT_FAILED;
@@ -224,11 +245,13 @@ public abstract class RunnerCommand implements Callable<Integer> {
   }
 
   /** The run, once it is chosen: workers, progress, and the results. */
-  private int runChosen(Coordinator coordinator, long runId, int workerSlots, Path dbFile, long started, PrintWriter err)
-      throws IOException, InterruptedException {
+  private int runChosen(Coordinator coordinator, long runId, int workerSlots, Path dbFile, long started, EarlyWorkers early,
+      PrintWriter err) throws IOException, InterruptedException {
     HostPort bound = new HostPort(coordinator.address().getHostString(), coordinator.port());
     HostPort connectTo = new HostPort(loopbackFor(bound.host()), bound.port());
-    try (LocalWorkerProcesses local = LocalWorkerProcesses.start(workers, workerSlots, connectTo, logDir(dbFile, runId), workerToken);
+    LocalWorkerProcesses already = early.takeFor(runId, connectTo);
+    try (LocalWorkerProcesses local = already != null ? already
+            : LocalWorkerProcesses.start(workers, workerSlots, connectTo, logDir(dbFile, runId), workerToken);
         InProcessWorker inProcess = new InProcessWorker(inProcessSlots > 0 ? LocalWorker.start("in-process", inProcessSlots, inProcessSlots, coordinator.scheduler(),
             coordinator.store().storeId()) : null)) {
       RunView run = coordinator.store().run(runId).orElseThrow();
@@ -478,6 +501,84 @@ public abstract class RunnerCommand implements Callable<Integer> {
       }
     }
   }
+
+  /**
+   * The run this command will create when it is known before the store is opened, or -1: {@code tally run}
+   * on a SQLite file that does not exist yet makes run 1 ({@link EarlyWorkers} starts its local workers
+   * then, while the store is created).
+   */
+  long runIdBeforeOpening() {
+    return -1;
+  }
+
+  /**
+   * Local workers started before the store is opened, when the run's id is known already ({@link
+   * #runIdBeforeOpening}) and the worker port is the system's choice: a worker JVM takes about as long to
+   * start as the coordinator takes to create and migrate a store and load the dataset, and on a machine
+   * of few cores the cases wait for both one after the other otherwise (examples/python-stdlib/bench.py).
+   * The port is chosen first (a free one, bound and let go at once) so the workers can be told it; should
+   * something else take it meanwhile, the coordinator binds another and the early workers are stopped for
+   * fresh ones. Workers that are not wanted after all (another coordinator holds the store, the run chosen
+   * is another) are stopped, saying why.
+   *
+   * <p>Thread-safety: the command's thread.
+   */
+  static final class EarlyWorkers {
+    private final LocalWorkerProcesses workers;
+    private final HostPort address;
+    private final long runId;
+
+    private EarlyWorkers(LocalWorkerProcesses workers, HostPort address, long runId) {
+      this.workers = workers;
+      this.address = address;
+      this.runId = runId;
+    }
+
+    /** Starts them if {@code command} allows it, pointing {@code builder} at the chosen port; never throws. */
+    static EarlyWorkers start(RunnerCommand command, CoordinatorBuilder builder, int slots, Path dbFile) {
+      long runId = command.runIdBeforeOpening();
+      InetSocketAddress listen = builder.listen();
+      if (runId < 0 || command.workers == 0 || listen.getPort() != 0) {
+        return new EarlyWorkers(null, null, -1);
+      }
+      try {
+        int port;
+        try (java.net.ServerSocket probe = new java.net.ServerSocket(0, 1, listen.getAddress())) {
+          port = probe.getLocalPort();
+        }
+        HostPort address = new HostPort(loopbackFor(listen.getHostString()), port);
+        LocalWorkerProcesses workers = LocalWorkerProcesses.start(command.workers, slots, address, logDir(dbFile, runId),
+            command.workerToken);
+        builder.listen(new InetSocketAddress(listen.getAddress(), port));
+        return new EarlyWorkers(workers, address, runId);
+      } catch (IOException | RuntimeException e) {
+        return new EarlyWorkers(null, null, -1); // they start after the store opens, as they otherwise do
+      }
+    }
+
+    boolean started() {
+      return workers != null;
+    }
+
+    /** The workers, if they were started for {@code run} at {@code connectTo}; else stops them and returns null. */
+    LocalWorkerProcesses takeFor(long run, HostPort connectTo) {
+      if (workers != null && run == runId && connectTo.equals(address)) {
+        return workers;
+      }
+      stop();
+      return null;
+    }
+
+    /** Stops them if started (a second call does nothing). */
+    void stop() {
+      if (workers != null) {
+        workers.stop(NOT_NEEDED);
+      }
+    }
+  }
+
+  /** What early local workers that were not needed after all say in their log. */
+  static final String NOT_NEEDED = "stopped by tally run: not needed after all (the store was busy or the run another)";
 
   /** Beside the store and named after it ({@code tally.db-logs/run-3}): run ids are unique per store. */
   private static Path logDir(Path dbFile, long runId) {

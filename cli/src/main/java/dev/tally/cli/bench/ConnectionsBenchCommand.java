@@ -127,6 +127,9 @@ public final class ConnectionsBenchCommand implements Callable<Integer> {
   @Option(names = "--name-prefix", hidden = true, defaultValue = "sim", description = "With --simulate: the workers' name prefix.")
   String namePrefix;
 
+  @Option(names = "--sim-slots", hidden = true, defaultValue = "1", description = "With --simulate: slots of each simulated worker.")
+  int simSlots;
+
   @Mixin CoordinatorOptions coordinatorOptions;
 
   @Override
@@ -154,7 +157,7 @@ public final class ConnectionsBenchCommand implements Callable<Integer> {
       long startedNanos = System.nanoTime();
       for (int p = 0; p < processes; p++) {
         int share = workers / processes + (p < workers % processes ? 1 : 0);
-        children.add(startSimulator(address, share, "sim" + p + "-", dir.resolve("simulator-" + p + ".log")));
+        children.add(startSimulator(address, share, 1, "sim" + p + "-", dir.resolve("simulator-" + p + ".log")));
       }
       boolean joined = await(() -> coordinator.connectedWorkers() >= workers, CONNECT_TIMEOUT);
       long connectMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startedNanos);
@@ -249,6 +252,14 @@ public final class ConnectionsBenchCommand implements Callable<Integer> {
 
   /** A run of {@code n} stamping cases at most {@code concurrency} leased at once. */
   private long createRun(Store store, String name, int n, int concurrency) {
+    return createStampRun(store, "bench-connections:" + name, name, n, concurrency, caseMillis);
+  }
+
+  /**
+   * A run of {@code n} {@link StampEvaluator} cases of {@code caseMillis} ms each (ids {@code name-i}), at
+   * most {@code concurrency} leased at once (the run's max-concurrency).
+   */
+  static long createStampRun(Store store, String dataset, String name, int n, int concurrency, long caseMillis) {
     List<CaseRecord> records = new ArrayList<>(n);
     for (int i = 0; i < n; i++) {
       records.add(new CaseRecord(i, name + "-" + i, "{\"id\":\"" + name + "-" + i + "\"}"));
@@ -256,14 +267,19 @@ public final class ConnectionsBenchCommand implements Callable<Integer> {
     Map<String, String> options = new LinkedHashMap<>();
     options.put("millis", Long.toString(caseMillis));
     options.put(FleetLimits.MAX_CONCURRENCY, Integer.toString(concurrency));
-    return store.createRun(new RunSpec("bench-connections:" + name, new EvaluatorSpec(STAMP_KIND, options, Duration.ofMinutes(1)),
+    return store.createRun(new RunSpec(dataset, new EvaluatorSpec(STAMP_KIND, options, Duration.ofMinutes(1)),
         RedeliveryPolicy.AttemptLimits.DEFAULT_MAX_ATTEMPTS, name), records);
   }
 
-  private Process startSimulator(HostPort coordinator, int sessions, String prefix, Path log) throws IOException {
+  /**
+   * Starts a JVM of {@code sessions} simulated workers of {@code slots} slots each, running {@link StampEvaluator}
+   * cases against {@code coordinator}, until its stdin closes; its output goes to {@code log}.
+   */
+  static Process startSimulator(HostPort coordinator, int sessions, int slots, String prefix, Path log) throws IOException {
     List<String> command = dev.tally.cli.LocalWorkerProcesses.javaCommand(SIMULATOR_JVM_OPTIONS, Main.class.getName());
     command.add("bench-connections");
     command.add("--simulate=" + sessions);
+    command.add("--sim-slots=" + slots);
     command.add("--coordinator=" + coordinator);
     command.add("--name-prefix=" + prefix);
     return new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile())).start();
@@ -271,8 +287,8 @@ public final class ConnectionsBenchCommand implements Callable<Integer> {
 
   /** The simulated workers' process: {@code simulate} sessions, until stdin closes (the bench ended or died). */
   private int simulate() throws Exception {
-    if (coordinatorAddress == null || simulate < 1) {
-      System.err.println("tally bench-connections: --simulate needs a count >= 1 and --coordinator HOST:PORT");
+    if (coordinatorAddress == null || simulate < 1 || simSlots < 1) {
+      System.err.println("tally bench-connections: --simulate needs a count >= 1, --sim-slots >= 1 and --coordinator HOST:PORT");
       return Main.EXIT_USAGE;
     }
     List<WorkerSession> sessions = new ArrayList<>(simulate);
@@ -282,7 +298,7 @@ public final class ConnectionsBenchCommand implements Callable<Integer> {
         NioIoHandler.newFactory());
     for (int i = 0; i < simulate; i++) {
       WorkerSession s = new WorkerSession(WorkerSettings.builder(coordinatorAddress.host(), coordinatorAddress.port())
-          .slots(1).name(namePrefix + i).drainTimeout(Duration.ZERO)
+          .slots(simSlots).name(namePrefix + i).drainTimeout(Duration.ZERO)
           .evaluatorFactory((kind, options) -> STAMP_KIND.equals(kind) ? new StampEvaluator(options) : EvaluatorFactory.create(kind, options))
           .build(), loops);
       sessions.add(s);
@@ -366,7 +382,7 @@ public final class ConnectionsBenchCommand implements Callable<Integer> {
   }
 
   /** This process's CPU time from a start. */
-  private record Cpu(long cpuAt, long wallAt) {
+  record Cpu(long cpuAt, long wallAt) {
     static Cpu start() {
       return new Cpu(cpuNanos0(), System.nanoTime());
     }
@@ -385,7 +401,7 @@ public final class ConnectionsBenchCommand implements Callable<Integer> {
     }
   }
 
-  private static boolean await(BooleanSupplier condition, Duration timeout) throws InterruptedException {
+  static boolean await(BooleanSupplier condition, Duration timeout) throws InterruptedException {
     long deadline = System.nanoTime() + timeout.toNanos();
     while (!condition.getAsBoolean()) {
       if (System.nanoTime() > deadline) {
@@ -400,7 +416,7 @@ public final class ConnectionsBenchCommand implements Callable<Integer> {
     new ProcessBuilder("kill", "-" + signal, Long.toString(p.pid())).inheritIO().start().waitFor();
   }
 
-  private static String loadAverage() {
+  static String loadAverage() {
     try {
       return Files.readString(Path.of("/proc/loadavg")).split(" ", 4)[0];
     } catch (IOException | RuntimeException e) {
@@ -408,7 +424,7 @@ public final class ConnectionsBenchCommand implements Callable<Integer> {
     }
   }
 
-  private static void deleteTree(Path dir) {
+  static void deleteTree(Path dir) {
     try (var paths = Files.walk(dir)) {
       paths.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
     } catch (IOException e) {

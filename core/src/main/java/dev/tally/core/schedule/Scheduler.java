@@ -126,7 +126,7 @@ public final class Scheduler implements WorkerEvents {
     this.statuses = new WorkerStatusReports(store, fleet, outliers, grace, settings.leaseDuration(), observer);
     // Plan order matters where one duty reads another's decision: the sweep decides whether this step
     // sweeps, overdue attempts run with it and add releases that the reports duty then puts in the batch.
-    this.speculations = new Speculations(fleet, runs, offers, outliers, governor, b.speculation, settings.leaseDuration());
+    this.speculations = new Speculations(fleet, runs, offers, outliers, governor, b.speculation, settings.leaseDuration(), new RunDurations());
     // Speculation plans after the offers: it copies only when they found nothing to lease.
     this.duties = List.of(grace, sweep, overdue, successions, journals, reports, cancels, offers, speculations, renewals,
         outliers, statuses, new KeyPurge(store));

@@ -18,15 +18,20 @@ import java.util.Set;
  * 2008), the LATE scheduler: copy the running tasks with the <em>longest estimated time left</em>, only onto
  * <em>fast</em> nodes, and cap the copies in flight. Tally's workers report no progress within a case, so a
  * case's time left is estimated from its run's typical duration (the median of its recorded attempts) scaled
- * by its holder's slowness (how much longer than typical the holder's recorded attempts took, a running
- * average), less the time it has already run; once it has run past that, as much again as it has run (a case
+ * by its holder's slowness (how much longer than typical the holder's recorded attempts took: the median of
+ * its last few ratios, so that one inherently long case does not mark a worker slow), less the time it has already run; once it has run past that, as much again as it has run (a case
  * that outlived its estimate is expected to last about as long again): {@code left = max(typical *
  * slowness(holder), 2 * elapsed) - elapsed}. An attempt on a worker ten times slower than the rest thus ranks
  * first even before it is far past typical, and among overdue attempts the longest-running does.
  *
  * <p><b>When.</b> Only near the end of a run, when nothing is left to lease (a free slot would otherwise
  * take new work: a backup never displaces a first attempt), and only for an attempt that has run past
- * {@link #slownessFactor()} times its run's typical duration and at least {@link #minElapsed()}; or, on a
+ * {@link #slownessFactor()} times its run's typical duration and at least {@link #minElapsed()} on a holder
+ * not known to be healthy (its slowness unknown, or at least {@link #slownessFactor()}: on a worker whose
+ * cases take their usual time, a case that runs long is long itself, and a fresh copy would take as long
+ * again, as CPython's {@code test_cmd_line} among its sub-second modules does), unless the attempt waits
+ * in its holder's queue behind a running case (prefetched: it has not started, and a copy on an idle slot
+ * starts at once); or, on a
  * worker known to be slow, at once if a fresh copy is expected to end at least {@link #minElapsed()} sooner
  * ({@code typical * slowness(holder) - elapsed - typical >= minElapsed}: LATE copies a task as soon as its
  * progress rate marks it slow, not when it is already late).
@@ -174,8 +179,9 @@ public record SpeculationPolicy(Mode mode, double slownessFactor, Duration minEl
    * so slow that a fresh copy is expected to end at least {@link #minElapsed()} before it.
    */
   public boolean isStraggler(Candidate c) {
-    double saved = c.typicalMillis() * c.holderSlowness() - c.elapsedMillis() - c.typicalMillis();
-    return c.elapsedMillis() >= stragglerAfterMillis(c.typicalMillis()) || saved >= minElapsed.toMillis();
+    double saved = c.typicalMillis() * c.slownessOrOne() - c.elapsedMillis() - c.typicalMillis();
+    boolean holderMayBeSlow = Double.isNaN(c.holderSlowness()) || c.holderSlowness() >= slownessFactor;
+    return ((holderMayBeSlow || c.queued()) && c.elapsedMillis() >= stragglerAfterMillis(c.typicalMillis())) || saved >= minElapsed.toMillis();
   }
 
   /**
@@ -185,15 +191,27 @@ public record SpeculationPolicy(Mode mode, double slownessFactor, Duration minEl
    * @param holder the worker that runs it (its id)
    * @param elapsedMillis how long since it was leased
    * @param typicalMillis its run's typical attempt duration (the median of its recorded attempts)
-   * @param holderSlowness how many times typical the holder's attempts take (1 if unknown)
+   * @param holderSlowness how many times typical the holder's attempts take, or NaN if none was recorded yet
+   * @param queued whether it waits in its holder's queue behind running cases (prefetched, not started): its
+   *     wait says nothing of its holder's health, and a copy on an idle slot starts at once
    */
-  public record Candidate(long jobId, String holder, long elapsedMillis, long typicalMillis, double holderSlowness) {
+  public record Candidate(long jobId, String holder, long elapsedMillis, long typicalMillis, double holderSlowness, boolean queued) {
+    /** A candidate that is running on its holder. */
+    public Candidate(long jobId, String holder, long elapsedMillis, long typicalMillis, double holderSlowness) {
+      this(jobId, holder, elapsedMillis, typicalMillis, holderSlowness, false);
+    }
+
     /**
      * LATE's estimate of the time left, in ms: typical scaled by the holder's slowness, less what has run; at
      * least as much again as has run.
      */
     double estimatedLeftMillis() {
-      return Math.max(typicalMillis * holderSlowness, 2.0 * elapsedMillis) - elapsedMillis;
+      return Math.max(typicalMillis * slownessOrOne(), 2.0 * elapsedMillis) - elapsedMillis;
+    }
+
+    /** The holder's slowness, 1 (typical) when unknown. */
+    double slownessOrOne() {
+      return Double.isNaN(holderSlowness) ? 1 : holderSlowness;
     }
   }
 
@@ -272,7 +290,9 @@ public record SpeculationPolicy(Mode mode, double slownessFactor, Duration minEl
   private static double slowThreshold(List<Target> targets, List<Candidate> candidates) {
     java.util.Map<String, Double> known = new java.util.HashMap<>();
     for (Candidate c : candidates) {
-      known.put(c.holder(), c.holderSlowness());
+      if (!Double.isNaN(c.holderSlowness())) {
+        known.put(c.holder(), c.holderSlowness());
+      }
     }
     for (Target t : targets) {
       if (!Double.isNaN(t.slowness())) {

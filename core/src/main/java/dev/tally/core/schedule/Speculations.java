@@ -27,22 +27,18 @@ import org.slf4j.LoggerFactory;
  * case was recorded: {@code BatchRules}).
  *
  * <p>It learns what it needs from the results the scheduler records: each run's typical attempt duration
- * (the median of its last {@value #SAMPLES_PER_RUN} recorded attempts' run times) and each worker's
- * slowness (a running average of its attempts' run time over their run's typical duration).
+ * ({@link RunDurations}, which it feeds) and each worker's
+ * slowness (the median of its last {@value #SLOWNESS_SAMPLES} attempts' run time over their run's typical
+ * duration: a median, not a mean, so that one long case among short ones, as a test suite has, does not
+ * mark its worker slow, while a worker whose every case runs ten times long is ten times slow).
  *
  * <p>Thread-safety: the scheduler's thread.
  */
 final class Speculations implements Duty {
   private static final Logger log = LoggerFactory.getLogger(Speculations.class);
 
-  /**
-   * 101 recorded attempts per run: a median over the recent past that follows a run whose cases change
-   * character, at 800 bytes a run.
-   */
-  static final int SAMPLES_PER_RUN = 101;
-
-  /** The weight of one attempt in a worker's slowness: about the last five attempts count. */
-  static final double SLOWNESS_WEIGHT = 0.3;
+  /** A worker's slowness is the median of its last 5 ratios: a robust "how slow lately", after LATE's per-node rate. */
+  static final int SLOWNESS_SAMPLES = 5;
 
   /** Why the holder of an attempt that lost the race is told to abandon it. */
   static final String ABANDON_REASON = "another attempt of the case was recorded first";
@@ -54,13 +50,16 @@ final class Speculations implements Duty {
   private final RunGovernor governor;
   private final SpeculationPolicy policy;
   private final Duration leaseDuration;
-  private final Map<Long, Samples> durations = new HashMap<>();
+  private final RunDurations durations;
+  /** Each worker's last {@value #SLOWNESS_SAMPLES} ratios (run time over typical), as a ring, and how many. */
+  private final Map<String, double[]> ratios = new HashMap<>();
   private final Map<String, Double> slowness = new HashMap<>();
   private final List<WorkerHandle> planned = new ArrayList<>();
   private long dueMillis = Long.MAX_VALUE;
 
   Speculations(Fleet fleet, Runs runs, LeaseOffers offers, OutlierWatch outliers, RunGovernor governor,
-      SpeculationPolicy policy, Duration leaseDuration) {
+      SpeculationPolicy policy, Duration leaseDuration, RunDurations durations) {
+    this.durations = durations;
     this.fleet = fleet;
     this.runs = runs;
     this.offers = offers;
@@ -68,25 +67,6 @@ final class Speculations implements Duty {
     this.governor = governor;
     this.policy = policy;
     this.leaseDuration = leaseDuration;
-  }
-
-  /** The last {@value #SAMPLES_PER_RUN} run times of a run's recorded attempts, as a ring. */
-  private static final class Samples {
-    final long[] millis = new long[SAMPLES_PER_RUN];
-    int count;
-    int next;
-
-    void add(long m) {
-      millis[next] = m;
-      next = (next + 1) % millis.length;
-      count = Math.min(count + 1, millis.length);
-    }
-
-    long median() {
-      long[] s = Arrays.copyOf(millis, count);
-      Arrays.sort(s);
-      return s[count / 2];
-    }
   }
 
   /**
@@ -101,12 +81,18 @@ final class Speculations implements Duty {
       return;
     }
     long m = runMillis != AttemptTiming.UNKNOWN ? runMillis : elapsedMillis;
-    Samples s = durations.computeIfAbsent(runId, r -> new Samples());
-    if (s.count >= policy.minSamples()) {
-      double ratio = (double) Math.max(1, m) / Math.max(1, s.median());
-      slowness.merge(worker, ratio, (old, r) -> old + SLOWNESS_WEIGHT * (r - old));
+    long typical = durations.typicalMillis(runId, policy.minSamples());
+    if (typical >= 0) {
+      double ratio = (double) Math.max(1, m) / Math.max(1, typical);
+      double[] ring = ratios.computeIfAbsent(worker, w -> new double[SLOWNESS_SAMPLES + 1]);
+      int n = (int) ring[SLOWNESS_SAMPLES];
+      ring[n % SLOWNESS_SAMPLES] = ratio;
+      ring[SLOWNESS_SAMPLES] = n + 1;
+      double[] last = Arrays.copyOf(ring, Math.min(n + 1, SLOWNESS_SAMPLES));
+      Arrays.sort(last);
+      slowness.put(worker, last[(last.length - 1) / 2]); // the lower median: of two, the usual one
     }
-    s.add(m);
+    durations.recorded(runId, m); // after the ratio: an attempt is judged against the typical before it
   }
 
   @Override
@@ -116,9 +102,7 @@ final class Speculations implements Duty {
     if (policy.mode() == SpeculationPolicy.Mode.OFF || offers.mayLeaseMore() || !runs.anyActive()) {
       return; // a free slot takes a first attempt before any copy
     }
-    if (durations.size() > 1) {
-      durations.keySet().retainAll(new java.util.HashSet<>(runs.activeIds())); // ended runs' samples go
-    }
+    durations.retain(runs.activeIds()); // ended runs' samples go
     Map<Long, Integer> attemptsPerJob = new HashMap<>();
     int totalSlots = 0;
     for (Map.Entry<WorkerHandle, Holdings> e : fleet.entries()) {
@@ -136,11 +120,16 @@ final class Speculations implements Duty {
     Map<String, WorkerHandle> byName = new HashMap<>();
     for (Map.Entry<WorkerHandle, Holdings> e : fleet.entries()) {
       WorkerHandle w = e.getKey();
-      int free = w.dispatchWindow() - e.getValue().inFlight.size();
+      // Free slots, not prefetch room: a copy queued behind a running case starts no sooner than that
+      // case ends, and holds the run's end as long as the straggler it copies.
+      int free = Math.min(w.dispatchWindow(), w.slots()) - e.getValue().inFlight.size();
       if (free > 0 && w.acceptingWork() && !outliers.isEjected(w, step.nowMillis)) {
         targets.add(new Target(w.name(), free, slowness.getOrDefault(w.name(), Double.NaN)));
         byName.putIfAbsent(w.name(), w);
       }
+      // A worker runs its assignments in the order they came: those beyond its slots, the latest leased, wait
+      // in its queue behind running cases (prefetched), and have not started.
+      List<Long> queued = queuedOn(w, e.getValue());
       for (Map.Entry<Long, InFlight> f : e.getValue().inFlight.entrySet()) {
         long typical = typicalMillis(f.getValue().runId());
         if (typical < 0 || attemptsPerJob.get(f.getKey()) > 1) {
@@ -151,7 +140,8 @@ final class Speculations implements Duty {
         if (elapsed < after) {
           dueMillis = Math.min(dueMillis, step.nowMillis + (after - elapsed));
         }
-        candidates.add(new Candidate(f.getKey(), w.name(), elapsed, typical, slowness.getOrDefault(w.name(), 1.0)));
+        candidates.add(new Candidate(f.getKey(), w.name(), elapsed, typical, slowness.getOrDefault(w.name(), Double.NaN),
+            queued.contains(f.getKey())));
       }
     }
     long expiry = step.nowMillis + leaseDuration.toMillis();
@@ -162,14 +152,27 @@ final class Speculations implements Duty {
     }
   }
 
+  /** The jobs {@code w} holds beyond its slots, the latest leased: queued on it, not started. */
+  private static List<Long> queuedOn(WorkerHandle w, Holdings h) {
+    int beyond = h.inFlight.size() - w.slots();
+    if (beyond <= 0) {
+      return List.of();
+    }
+    List<Map.Entry<Long, InFlight>> byLease = new ArrayList<>(h.inFlight.entrySet());
+    byLease.sort(java.util.Comparator.comparingLong((Map.Entry<Long, InFlight> f) -> f.getValue().leasedAtNanos()).reversed());
+    List<Long> out = new ArrayList<>(beyond);
+    for (int i = 0; i < beyond; i++) {
+      out.add(byLease.get(i).getKey());
+    }
+    return out;
+  }
+
   /** A run's typical attempt duration in ms, or -1 if its cases may not be copied or it is not yet known. */
   private long typicalMillis(long runId) {
-    Samples s = durations.get(runId);
-    if (s == null || s.count < policy.minSamples() || governor.governs(runId)
-        || !policy.copies(runs.view(runId).spec().evaluator().kind())) {
+    if (governor.governs(runId) || !policy.copies(runs.view(runId).spec().evaluator().kind())) {
       return -1; // a run with fleet-wide limits is not copied: its concurrency is the user's cap
     }
-    return s.median();
+    return durations.typicalMillis(runId, policy.minSamples());
   }
 
   @Override

@@ -941,6 +941,27 @@ class SchedulerTest {
         .containsOnly("recorded", dev.tally.core.store.BatchRules.DROPPED_ENDING);
   }
 
+  @Test
+  void aBackupGoesOnlyToAFreeSlotNotIntoAPrefetchWindowBehindARunningCase() {
+    long runId = createRun(8, "noop");
+    Scheduler s = Scheduler.builder(store, clock, clock, new SplittableRandom(7))
+        .speculation(SpeculationPolicy.defaults()).build();
+    FakeWorker slow = new FakeWorker("slow", 1);
+    FakeWorker fast = new FakeWorker("fast", 1);
+    runToTheEndBesideAStraggler(s, runId, slow, fast);
+    FakeWorker busy = new FakeWorker("busy", 2);
+    busy.slots = 1;
+    long other = createRun(1, "noop");
+    s.activate(other);
+    s.workerJoined(busy);
+    fast.accepting = false;
+    s.step();
+    assertThat(busy.takeAssigned()).as("the other run's one case fills busy's only slot").hasSize(1);
+    clock.advance(Duration.ofSeconds(5));
+    s.step();
+    assertThat(busy.takeAssigned()).as("a copy would wait behind the running case").isEmpty();
+  }
+
   static final class FakeWorker implements WorkerHandle {
     final String name;
     final int window;
