@@ -132,6 +132,12 @@ public final class ServerCommand implements java.util.concurrent.Callable<Intege
     } catch (CoordinatorBuilder.StartException | ApiServer.StartException e) {
       err.println("tally server: " + e.getMessage());
       return Main.EXIT_USAGE;
+    } catch (dev.tally.core.store.StaleEpochException e) {
+      // It led, and another coordinator took the lead before its start was over (a start slowed past the
+      // lease on a loaded machine): the same step-down as later, said the same way.
+      err.println("tally server: stepped down while starting: " + e.getMessage() + "; exiting so that nothing of"
+          + " the old epoch goes on (started again, it stands by)");
+      return Main.EXIT_FAILED;
     }
     Coordinator coordinator = server.coordinator();
     HostPort connectTo = connectTo(coordinator);

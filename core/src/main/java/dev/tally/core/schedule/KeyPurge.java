@@ -40,6 +40,9 @@ final class KeyPurge implements Duty {
       if (purged > 0) {
         log.info("purged {} idempotency keys past their time to live", purged);
       }
+    } catch (dev.tally.core.store.StaleEpochException e) {
+      // Another coordinator leads the store: the leadership step-down says so; the keys are its to purge.
+      log.info("expired idempotency keys not purged: {}", e.getMessage());
     } catch (StoreException e) {
       log.warn("could not purge expired idempotency keys (tried again in {} min)", INTERVAL.toMinutes(), e);
     }
