@@ -56,6 +56,8 @@ final class StoreSql {
 
   final String commit = "COMMIT";
   final String begin;
+  /** The leader fence every leader's write transaction begins with ({@link Dialect#fence()}). */
+  final String fence;
   final String insertRun =
       "INSERT INTO runs (dataset, evaluator_kind, case_timeout_millis, max_attempts, timeout_retries,"
           + " created_at_millis, dataset_digest, name, state, total)"
@@ -189,6 +191,7 @@ final class StoreSql {
   /** The statements as {@code dialect} spells its fragments. */
   StoreSql(Dialect dialect) {
     begin = dialect.begin();
+    fence = dialect.fence();
     String leasedByRun = "jobs" + dialect.indexedBy("jobs_leased_by_run_expiry");
     String pendingInOrder = "jobs" + dialect.indexedBy("jobs_pending_in_order");
     String inBackoff = "jobs" + dialect.indexedBy("jobs_pending_in_backoff");
