@@ -90,8 +90,8 @@ class LeaderTakeoverProcessTest {
       String standbyUrl = fleet.b.serverUrl();
       await("the run under way").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100))
           .until(() -> recorded(leaderUrl) >= 10);
+      fleet.db.freezeOutsideWriteTransaction(fleet.a.process.pid());
       long frozenAt = System.nanoTime();
-      Signals.send(fleet.a.process.pid(), "STOP");
       long writesBeforeThaw;
       try {
         long ledAfter = awaitEpoch(fleet.db, 2, frozenAt);

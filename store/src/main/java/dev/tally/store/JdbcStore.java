@@ -1,5 +1,8 @@
 package dev.tally.store;
 
+import dev.failsafe.Failsafe;
+import dev.failsafe.FailsafeException;
+import dev.failsafe.RetryPolicy;
 import dev.tally.core.EvaluatorSpec;
 import dev.tally.core.Outcome;
 import dev.tally.core.RecordStatus;
@@ -133,6 +136,10 @@ public abstract class JdbcStore implements Store {
 
   /** The write connection; replaced after it was lost (guarded by the write lock). */
   private Connection writer;
+  /** The write connection was lost and closed: the next try opens another (guarded by the write lock). */
+  private boolean writerLost;
+  /** How a write whose connection was lost is tried again ({@link #reconnectionPolicy}). */
+  private final RetryPolicy<Object> reconnection;
   private final ReadPool readers;
   /** The write connection's prepared statements; renewed after a failed write (guarded by the write lock). */
   private JdbcTransaction.Statements w;
@@ -157,6 +164,7 @@ public abstract class JdbcStore implements Store {
       throws SQLException {
     this.dialect = dialect;
     this.sql = new StoreSql(dialect);
+    this.reconnection = reconnectionPolicy();
     this.readOnly = readOnly;
     this.where = where;
     this.clock = clock;
@@ -370,43 +378,83 @@ public abstract class JdbcStore implements Store {
   /**
    * Runs {@code work} in one write transaction over the primitives; rolls back whole on any failure. If the
    * connection was lost (the database restarting, a network cut: {@link Dialect.Failure#CONNECTION_LOST}),
-   * the same work is run again, whole, on a new connection, backing off from {@link #FIRST_RECONNECT_DELAY}
-   * to {@link #MAX_RECONNECT_DELAY}, for up to {@link #RECONNECT_PATIENCE}; meanwhile the caller waits (the
-   * scheduler's results stay unacknowledged in the workers' outboxes). A commit cut off midway may have
-   * landed: running the batch again then finds its records already done under their tokens (duplicates,
-   * never recorded twice) and its leases' jobs already leased (they expire and are redelivered).
+   * the same work is run again, whole, on a new connection, as {@link #reconnection} says (backing off from
+   * {@link #FIRST_RECONNECT_DELAY} to {@link #MAX_RECONNECT_DELAY}, for up to {@link #RECONNECT_PATIENCE});
+   * meanwhile the caller waits (the scheduler's results stay unacknowledged in the workers' outboxes). A
+   * commit cut off midway may have landed: running the batch again then finds its records already done
+   * under their tokens (duplicates, never recorded twice) and its leases' jobs already leased (they expire
+   * and are redelivered).
    */
   private <T> T write(String failure, java.util.function.Function<JdbcTransaction, T> work, boolean counts) {
     writeLock.lock();
     try {
-      ensureWritable(failure.substring(0, failure.indexOf(':')));
-      long giveUpAt = System.nanoTime() + RECONNECT_PATIENCE.toNanos();
-      Duration delay = FIRST_RECONNECT_DELAY;
-      while (true) {
-        try {
-          begin();
-          JdbcTransaction tx = new JdbcTransaction(w, runId -> spec(runId, writer));
-          T result = work.apply(tx);
-          tx.flush();
-          w.commit.execute();
-          if (counts) {
-            commits.incrementAndGet();
-          }
-          return result;
-        } catch (SQLException | RuntimeException | Error e) {
-          Throwable cause = e instanceof JdbcTransaction.SqlFailure f ? f.sqlCause() : e;
-          if (!(cause instanceof SQLException sql) || dialect.classify(sql) != Dialect.Failure.CONNECTION_LOST
-              || System.nanoTime() - giveUpAt > 0) {
-            throw abort(cause, failure);
-          }
-          log.warn("{}: lost the connection to {} ({}); trying the same transaction again on a new connection",
-              failure.substring(0, failure.indexOf(':')), where, sql.getMessage());
-          delay = reconnect(giveUpAt, delay, cause);
+      String operation = failure.substring(0, failure.indexOf(':'));
+      ensureWritable(operation);
+      try {
+        return Failsafe.with(reconnection).get(() -> writeOnce(operation, failure, work, counts));
+      } catch (FailsafeException e) {
+        // Only a lost connection escapes writeOnce checked, and only once the patience is spent.
+        if (e.getCause() instanceof InterruptedException) {
+          Thread.currentThread().interrupt();
+          throw new StoreException(operation + ": reconnecting to " + where + " was interrupted", e.getCause());
         }
+        throw new StoreException(operation + ": the connection to " + where + " was lost and could not be opened"
+            + " again within " + RECONNECT_PATIENCE.toSeconds() + " s: " + rootMessage(e.getCause()), e.getCause());
       }
     } finally {
       writeLock.unlock();
     }
+  }
+
+  /**
+   * One try of {@link #write}: opens a new write connection first if the last was lost, then runs the
+   * transaction. Called under the write lock.
+   *
+   * @throws SQLException only when the connection is lost (the connection is closed and marked for
+   *     replacement), which {@link #reconnection} retries
+   * @throws RuntimeException any other failure, after the transaction was rolled back ({@link #abort})
+   */
+  private <T> T writeOnce(String operation, String failure, java.util.function.Function<JdbcTransaction, T> work,
+      boolean counts) throws SQLException {
+    if (writerLost) {
+      replaceWriter();
+    }
+    try {
+      begin();
+      JdbcTransaction tx = new JdbcTransaction(w, runId -> spec(runId, writer));
+      T result = work.apply(tx);
+      tx.flush();
+      w.commit.execute();
+      if (counts) {
+        commits.incrementAndGet();
+      }
+      return result;
+    } catch (SQLException | RuntimeException | Error e) {
+      Throwable cause = e instanceof JdbcTransaction.SqlFailure f ? f.sqlCause() : e;
+      if (cause instanceof SQLException sql && dialect.classify(sql) == Dialect.Failure.CONNECTION_LOST) {
+        log.warn("{}: lost the connection to {} ({}); trying the same transaction again on a new connection",
+            operation, where, sql.getMessage());
+        clearBatches();
+        closeQuietly(writer);
+        writerLost = true;
+        throw sql;
+      }
+      throw abort(cause, failure);
+    }
+  }
+
+  /**
+   * Retries a write whose connection was lost: exponential backoff from {@link #FIRST_RECONNECT_DELAY},
+   * doubling to {@link #MAX_RECONNECT_DELAY}, until {@link #RECONNECT_PATIENCE} has passed since the first
+   * try. Anything else is not retried.
+   */
+  private RetryPolicy<Object> reconnectionPolicy() {
+    return RetryPolicy.builder()
+        .handleIf(e -> e instanceof SQLException sql && dialect.classify(sql) == Dialect.Failure.CONNECTION_LOST)
+        .withBackoff(FIRST_RECONNECT_DELAY, MAX_RECONNECT_DELAY)
+        .withMaxRetries(-1)
+        .withMaxDuration(RECONNECT_PATIENCE)
+        .build();
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -457,50 +505,34 @@ public abstract class JdbcStore implements Store {
   }
 
   /**
-   * Replaces the lost write connection with a new one, waiting {@code delay} first and doubling it (up to
-   * {@link #MAX_RECONNECT_DELAY}) after each failed attempt, until one opens or {@code giveUpAt}
-   * ({@link System#nanoTime()}) passes. Called under the write lock.
+   * Replaces the lost write connection with a new one. Called under the write lock, by {@link #writeOnce}.
    *
-   * @return the delay to wait before the next reconnection, should this connection be lost too
-   * @throws StoreException if no connection opened in time, or this store cannot open one
+   * @throws SQLException if the database does not take a connection yet (retried while the patience lasts)
+   * @throws StoreException if this store cannot open a new connection at all (a file's is never lost)
    */
-  private Duration reconnect(long giveUpAt, Duration delay, Throwable lost) {
-    closeQuietly(writer);
-    while (true) {
-      try {
-        Thread.sleep(delay.toMillis());
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new StoreException("reconnecting to " + where + " was interrupted", lost);
-      }
-      delay = delay.multipliedBy(2).compareTo(MAX_RECONNECT_DELAY) > 0 ? MAX_RECONNECT_DELAY : delay.multipliedBy(2);
-      try {
-        Connection fresh = openWriter();
-        if (fresh == null) {
-          throw new StoreException("the connection to " + where + " was lost", lost);
-        }
-        JdbcTransaction.Statements renewed;
-        try {
-          renewed = new JdbcTransaction.Statements(fresh, sql);
-        } catch (SQLException e) {
-          closeQuietly(fresh);
-          throw e;
-        }
-        w.closeQuietly();
-        w = renewed;
-        writer = fresh;
-        log.info("connected to {} again", where);
-        return delay;
-      } catch (SQLException e) {
-        if (dialect.classify(e) != Dialect.Failure.CONNECTION_LOST || System.nanoTime() - giveUpAt > 0) {
-          StoreException out = new StoreException("the connection to " + where + " was lost and could not be opened"
-              + " again within " + RECONNECT_PATIENCE.toSeconds() + " s: " + rootMessage(e), e);
-          out.addSuppressed(lost);
-          throw out;
-        }
-        log.debug("{} is not taking connections yet: {}", where, e.getMessage());
-      }
+  private void replaceWriter() throws SQLException {
+    Connection fresh;
+    try {
+      fresh = openWriter();
+    } catch (SQLException e) {
+      log.debug("{} is not taking connections yet: {}", where, e.getMessage());
+      throw e;
     }
+    if (fresh == null) {
+      throw new StoreException("the connection to " + where + " was lost, and this store cannot open another");
+    }
+    JdbcTransaction.Statements renewed;
+    try {
+      renewed = new JdbcTransaction.Statements(fresh, sql);
+    } catch (SQLException e) {
+      closeQuietly(fresh);
+      throw e;
+    }
+    w.closeQuietly();
+    w = renewed;
+    writer = fresh;
+    writerLost = false;
+    log.info("connected to {} again", where);
   }
 
   /**
