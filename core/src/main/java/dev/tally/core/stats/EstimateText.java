@@ -27,8 +27,9 @@ public final class EstimateText {
   }
 
   /**
-   * A mean: {@code 0.860 (SE 0.020, 95% CI 0.821-0.899, Student's t, n=300)}; a mean of one score has no
-   * interval: {@code 0.860 (n=1)}; {@code -} for none.
+   * A mean: {@code 0.860 (SE 0.020, 95% CI 0.821 to 0.899, Student's t, n=300)}; a mean of one score has no
+   * interval: {@code 0.860 (n=1)}; {@code -} for none. "to", not a hyphen, because a t interval's low end
+   * may be negative ({@code -4.140 to 5.390} reads as it should; {@code -4.140-5.390} does not).
    */
   public static String mean(Estimate e) {
     if (e == null) {
@@ -37,7 +38,7 @@ public final class EstimateText {
     if (e.standardError() == null) {
       return String.format(Locale.ROOT, "%.3f (n=%d)", e.value(), e.n());
     }
-    return String.format(Locale.ROOT, "%.3f (SE %.3f, %s %.3f-%.3f, %s, n=%d)", e.value(), e.standardError(), level(e),
+    return String.format(Locale.ROOT, "%.3f (SE %.3f, %s %.3f to %.3f, %s, n=%d)", e.value(), e.standardError(), level(e),
         e.low(), e.high(), methodName(e), e.n());
   }
 
