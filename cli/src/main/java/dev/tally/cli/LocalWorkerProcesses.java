@@ -335,6 +335,13 @@ public final class LocalWorkerProcesses implements AutoCloseable {
     return total;
   }
 
+  /** The process ids of the running workers, in no particular order. */
+  public List<Long> pids() {
+    synchronized (processes) {
+      return processes.stream().filter(Objects::nonNull).map(Process::pid).toList();
+    }
+  }
+
   /** How many times a worker was started again after it died. */
   long restarts() {
     return restarts.get();

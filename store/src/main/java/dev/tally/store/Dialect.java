@@ -68,6 +68,15 @@ interface Dialect {
   String begin();
 
   /**
+   * The fence a leader's write transaction begins with, right after {@link #begin()}: a query with the
+   * epoch as its one parameter that returns a row if the leader row ({@code coordinator_leader}) still
+   * names that epoch and none if another coordinator took the lead. It must also keep the row from
+   * changing until the transaction ends, so that a takeover cannot commit between the fence and the
+   * commit: the one owner of how each database holds it ({@link LeaderSql#fence} runs it).
+   */
+  String fence();
+
+  /**
    * A hint naming the index a query must walk, placed right after the table's name in its
    * {@code FROM}, or the empty string where the database's planner takes no hint (it is then the planner's to
    * find the index; the statements are written so that it can).

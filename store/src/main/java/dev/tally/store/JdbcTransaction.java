@@ -919,7 +919,7 @@ final class JdbcTransaction implements StoreTransaction {
     final PreparedStatement upsertOption;
     final PreparedStatement selectOption;
     final PreparedStatement upsertWorker;
-    /** Begins every fenced write: 0 rows when the leader row names another epoch. Locks the row on PostgreSQL. */
+    /** Begins every fenced write ({@link Dialect#fence()}): no row when the leader row names another epoch. */
     final PreparedStatement fenceLeader;
     /** Counts a fenced write against its epoch ({@code leader_epochs.writes}). */
     final PreparedStatement countEpochWrite;
@@ -990,7 +990,7 @@ final class JdbcTransaction implements StoreTransaction {
       upsertOption = c.prepareStatement(sql.upsertOption);
       selectOption = c.prepareStatement(sql.selectOption);
       upsertWorker = c.prepareStatement(sql.upsertWorker);
-      fenceLeader = c.prepareStatement(LeaderSql.FENCE);
+      fenceLeader = c.prepareStatement(sql.fence);
       countEpochWrite = c.prepareStatement(LeaderSql.COUNT_WRITE);
       selectLeader = c.prepareStatement(LeaderSql.SELECT);
       recordBackupOutcome = c.prepareStatement(sql.recordBackupOutcome);

@@ -15,16 +15,16 @@ import java.sql.SQLException;
  * SQLite and PostgreSQL both take. The in-memory store keeps the same rule over its own row.
  *
  * <p><b>The fence.</b> A write transaction of a store whose {@link Store#writeEpoch() write epoch} is a
- * leader's begins with {@link #FENCE}: {@code UPDATE coordinator_leader SET epoch = epoch WHERE id = 1 AND
- * epoch = ?}. No row updated means another coordinator took the lead: {@link StaleEpochException}, and the
- * caller rolls back, so nothing is written. On PostgreSQL the update also locks the row until the commit, so
- * a takeover ({@link #swap}, which updates the same row) waits for a batch in flight under the old epoch and
- * the batch cannot commit after the takeover. SQLite's one writer serialises them anyway.
+ * leader's begins with the dialect's {@link Dialect#fence() fence}: a query that finds the row only while it
+ * names that epoch, and holds it so until the commit (PostgreSQL updates the row, which locks it; SQLite
+ * reads it under the write lock its transaction already holds). No row means another coordinator took the
+ * lead: {@link StaleEpochException}, and the caller rolls back, so nothing is written. A fenced write is
+ * then counted against its epoch ({@link #COUNT_WRITE}), which shows that a deposed leader wrote nothing
+ * after the takeover.
  *
  * <p>Thread-safety: static methods over the caller's connection; the caller holds its write lock.
  */
 final class LeaderSql {
-  static final String FENCE = "UPDATE coordinator_leader SET epoch = epoch WHERE id = 1 AND epoch = ?";
   static final String COUNT_WRITE = "UPDATE leader_epochs SET writes = writes + 1 WHERE epoch = ?";
   static final String SELECT = "SELECT epoch, holder, address, expires_at_millis FROM coordinator_leader WHERE id = 1";
   /** The compare-and-set of the whole row; a NULL holder (no leader yet) compares as the empty string. */
@@ -39,6 +39,7 @@ final class LeaderSql {
   /**
    * Fences one write transaction, inside it, first thing.
    *
+   * @param fence the dialect's {@link Dialect#fence()}, prepared
    * @param epoch the store instance's write epoch
    * @throws StaleEpochException if {@code epoch} is {@link Store#NOT_LEADING} or not the row's
    * @throws SQLException if the database fails
@@ -50,7 +51,11 @@ final class LeaderSql {
     }
     if (epoch != Store.NOT_LEADING) {
       fence.setLong(1, epoch);
-      if (fence.executeUpdate() == 1) {
+      boolean current;
+      try (ResultSet rs = fence.executeQuery()) {
+        current = rs.next();
+      }
+      if (current) {
         countWrite.setLong(1, epoch);
         countWrite.executeUpdate();
         return;

@@ -107,6 +107,19 @@ final class PostgresDialect implements Dialect {
     return "BEGIN";
   }
 
+  /**
+   * {@inheritDoc}
+   *
+   * <p>An update of the row (to itself), which locks it until the commit: a takeover's {@link LeaderSql#swap}
+   * updates the same row, so it waits for a batch in flight under the old epoch, and the batch cannot commit
+   * after the takeover. A plain read would not: under READ COMMITTED a takeover could commit between the
+   * read and the batch's commit.
+   */
+  @Override
+  public String fence() {
+    return "UPDATE coordinator_leader SET epoch = epoch WHERE id = 1 AND epoch = ? RETURNING epoch";
+  }
+
   /** {@inheritDoc} PostgreSQL takes no hints; its planner uses the partial indexes on its own. */
   @Override
   public String indexedBy(String index) {

@@ -107,6 +107,19 @@ final class SqliteDialect implements Dialect {
   /**
    * {@inheritDoc}
    *
+   * <p>A read: the transaction began {@code IMMEDIATE}, so it holds the file's one write lock, and a
+   * takeover ({@link LeaderSql#swap}, itself a write transaction) can commit only before it, when the read
+   * sees the new epoch, or after it. Writing the row, as PostgreSQL must, would only add a page to every
+   * commit's WAL.
+   */
+  @Override
+  public String fence() {
+    return "SELECT epoch FROM coordinator_leader WHERE id = 1 AND epoch = ?";
+  }
+
+  /**
+   * {@inheritDoc}
+   *
    * <p>SQLite's planner picks the wrong index for some of the hot path's queries on a large table (a
    * full scan of a run's jobs instead of the partial index's few rows), so they name it.
    */

@@ -56,6 +56,8 @@ final class StoreSql {
 
   final String commit = "COMMIT";
   final String begin;
+  /** The leader fence every leader's write transaction begins with ({@link Dialect#fence()}). */
+  final String fence;
   final String insertRun =
       "INSERT INTO runs (dataset, evaluator_kind, case_timeout_millis, max_attempts, timeout_retries,"
           + " created_at_millis, dataset_digest, name, state, total)"
@@ -174,8 +176,8 @@ final class StoreSql {
   final String selectExpiredLeases;
   final String selectLeasesIssuedBefore;
   /**
-   * Two seeks on one run's part of the not-before index: the next backoff to end, and whether anything is
-   * leasable now.
+   * The next backoff of one run to end (a seek on its part of the backoff index), and whether anything
+   * is leasable now (the first leasable job in dataset order).
    */
   final String pendingSummary;
   /** A worker's report replaces the last one of the same worker. */
@@ -189,9 +191,10 @@ final class StoreSql {
   /** The statements as {@code dialect} spells its fragments. */
   StoreSql(Dialect dialect) {
     begin = dialect.begin();
+    fence = dialect.fence();
     String leasedByRun = "jobs" + dialect.indexedBy("jobs_leased_by_run_expiry");
     String pendingInOrder = "jobs" + dialect.indexedBy("jobs_pending_in_order");
-    String pendingByNotBefore = "jobs" + dialect.indexedBy("jobs_pending_by_run_not_before");
+    String inBackoff = "jobs" + dialect.indexedBy("jobs_pending_in_backoff");
     leasedCount = "SELECT count(*) FROM " + leasedByRun + " WHERE run_id = ? AND state = 'leased'";
     selectLeased = "SELECT " + JOB_RECORD_COLUMNS + " FROM " + leasedByRun + " WHERE run_id = ? AND state = 'leased' ORDER BY id";
     String errored = "run_id = ? AND ((state = 'done' AND verdict = 'error') OR state = 'failed')";
@@ -215,9 +218,13 @@ final class StoreSql {
         + " WHERE run_id = ? AND state = 'leased' AND lease_expiry_millis < ? ORDER BY lease_expiry_millis, id";
     selectLeasesIssuedBefore = "SELECT " + JOB_RECORD_COLUMNS + " FROM " + leasedByRun
         + " WHERE run_id = ? AND state = 'leased' AND leased_at_millis < ? ORDER BY id";
-    pendingSummary = "SELECT (SELECT min(not_before_millis) FROM " + pendingByNotBefore
-        + "   WHERE run_id = ? AND state = 'pending' AND not_before_millis > ?),"
-        + " EXISTS (SELECT 1 FROM " + pendingByNotBefore
+    // The backoff index holds only the jobs waiting out a backoff (not_before_millis > 0, written out so that
+    // both planners see the query within the partial index). Whether anything is leasable now walks the
+    // run's pending jobs in dataset order, as the lease does, and stops at the first whose backoff has
+    // passed: it passes over only jobs in backoff, at most the jobs that were leased and came back.
+    pendingSummary = "SELECT (SELECT min(not_before_millis) FROM " + inBackoff
+        + "   WHERE run_id = ? AND state = 'pending' AND not_before_millis > 0 AND not_before_millis > ?),"
+        + " EXISTS (SELECT 1 FROM " + pendingInOrder
         + "   WHERE run_id = ? AND state = 'pending' AND not_before_millis <= ?)";
   }
 }

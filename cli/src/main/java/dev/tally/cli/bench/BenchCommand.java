@@ -35,8 +35,8 @@ import picocli.CommandLine.Option;
 /**
  * {@code tally bench}: end-to-end throughput of {@code noop} evals with local worker processes and the
  * SQLite store, store commits per eval and fsyncs per eval, at the coordinator's durability ({@code
- * --durability}). A warm-up run (a tenth of the cases) comes first so the measured run sees connected
- * workers and compiled code.
+ * --durability}). Warm-up runs (a tenth of the cases each) come first so the measured run sees connected
+ * workers and compiled code: as many as it takes the JIT compilers to quiet ({@link #warmUp}).
  *
  * <p>Fsyncs are counted, not inferred, with {@code --count-fsyncs}: {@link FsyncCounter} attaches strace to
  * this process (the coordinator) over the measured run, which slows its system calls, so that run's
@@ -153,7 +153,9 @@ public final class BenchCommand implements Callable<Integer> {
             builder.workerToken().orElse(null), LocalWorkerProcesses.Jvm.THROUGHPUT)) {
       EvaluatorSpec spec = endpoint == null ? new EvaluatorSpec("noop", Map.of(), Duration.ofMinutes(1)) : modelSpec(endpoint.baseUrl());
       Store opened = coordinator.store();
-      Measurement warmup = measure(opened, coordinator, local, spec, Math.max(1, n / 10), "warmup", endpoint, null);
+      // A model eval waits on its endpoint far longer than its code runs: one warm-up run connects everything.
+      Warmup warmup = warmUp(opened, coordinator, local, spec, Math.max(1, n / 10), endpoint,
+          evaluator == Kind.noop ? MAX_WARMUP_RUNS : 1);
       long waitedMillis = awaitEjectionsEnded(opened);
       Measurement m = measure(opened, coordinator, local, spec, n, "measured", endpoint, countFsyncs ? logs.resolve("strace-summary.txt") : null);
       out.printf("tally bench: %d cores, %s %s, %s %s; java %s%n",
@@ -167,7 +169,9 @@ public final class BenchCommand implements Callable<Integer> {
               + dev.tally.cli.DurationConverter.text(endpointLatency) + ", concurrency " + (long) workers * slots + " (workers x slots)",
           store.describe());
       out.printf("store: %s%n", Stores.describe(store, builder.durability()));
-      out.printf("warm-up: %d evals in %d ms%s%n", warmup.evals, warmup.millis,
+      out.printf("warm-up: %d evals in %d ms (%d runs%s)%s%n", warmup.evals, warmup.millis, warmup.runs,
+          warmup.lastJitShare < 0 ? "" : String.format(java.util.Locale.ROOT, "; JIT compilers %.0f%% of the last one's CPU",
+              warmup.lastJitShare * 100),
           waitedMillis > 0 ? "; then " + waitedMillis + " ms until workers ejected by outlier detection in it (cold JVMs) were back" : "");
       out.printf("%d evals in %d ms, %d store commits%n", m.evals, m.millis, m.commits);
       out.printf("%.0f evals/s%n", m.evals * 1000.0 / Math.max(1, m.millis));
@@ -178,6 +182,9 @@ public final class BenchCommand implements Callable<Integer> {
       } else {
         out.printf("fsyncs/eval: not measured (--count-fsyncs counts them with strace); the store %s%n",
             Stores.fsyncs(store, builder.durability()));
+      }
+      if (m.jitShare >= 0) {
+        out.printf("JIT compilers: %.0f%% of the measured run's CPU (coordinator and workers)%n", m.jitShare * 100);
       }
       if (m.cpuNanos >= 0) {
         out.printf("coordinator CPU: %d ms, %.1f us/eval (this process: coordinator and benchmark; not the workers, not the endpoint)%n",
@@ -255,7 +262,54 @@ public final class BenchCommand implements Callable<Integer> {
    *     its start), or null without one
    */
   private record Measurement(long evals, long millis, long commits, RunCounters counters, long cpuNanos, long workerCpuNanos,
-      long fsyncs, FakeEndpoint.Counters endpoint) {}
+      long fsyncs, FakeEndpoint.Counters endpoint, double jitShare) {}
+
+  /**
+   * At most this many warm-up runs: a JIT that never quiets (a machine too busy for its compiler threads)
+   * must not stretch the bench without end; eight tenths of the measured run's cases is then the warm-up.
+   */
+  static final int MAX_WARMUP_RUNS = 8;
+
+  /**
+   * The warm-up ends after the run in which the JIT compilers took at most this share of the CPU of the
+   * coordinator and the workers. Measured here (2 cores, the noop bench): after one run of a tenth of
+   * 200,000 cases they still took about half of the coordinator's CPU; once the hot path is compiled they
+   * take a few percent, which C2's later recompilations keep up.
+   */
+  static final double WARM_JIT_SHARE = 0.10;
+
+  /**
+   * The warm-up's figures.
+   *
+   * @param lastJitShare the JIT compilers' share of the last warm-up run's CPU, or -1 if not known
+   */
+  private record Warmup(long evals, long millis, int runs, double lastJitShare) {}
+
+  /**
+   * Runs warm-up runs of {@code n} cases until the code is compiled: until the JIT compilers took at most
+   * {@link #WARM_JIT_SHARE} of a run's CPU (coordinator and workers, {@link JitCpu}), or for {@code maxRuns}
+   * runs. Where the share cannot be read (not Linux), one run.
+   */
+  private static Warmup warmUp(Store store, Coordinator coordinator, LocalWorkerProcesses local, EvaluatorSpec evaluator, int n,
+      FakeEndpoint endpoint, int maxRuns) throws Exception {
+    long evals = 0;
+    long millis = 0;
+    for (int run = 1; ; run++) {
+      Measurement m = measure(store, coordinator, local, evaluator, n, "warmup" + run, endpoint, null);
+      evals += m.evals;
+      millis += m.millis;
+      if (m.jitShare < 0 || m.jitShare <= WARM_JIT_SHARE || run >= maxRuns) {
+        return new Warmup(evals, millis, run, m.jitShare);
+      }
+    }
+  }
+
+  /** This process and the local workers. */
+  private static List<Long> jvms(LocalWorkerProcesses local) {
+    List<Long> pids = new ArrayList<>(local.pids());
+    pids.add(ProcessHandle.current().pid());
+    return pids;
+  }
 
   /**
    * Runs {@code n} cases and measures the run.
@@ -277,6 +331,7 @@ public final class BenchCommand implements Callable<Integer> {
     long commitsBefore = store.commits();
     long cpuBefore = processCpuNanos();
     long workerCpuBefore = local.cpuNanos();
+    JitCpu.Sample jitBefore = JitCpu.sample(jvms(local));
     long t0 = System.nanoTime();
     RunCounters c;
     try {
@@ -290,6 +345,7 @@ public final class BenchCommand implements Callable<Integer> {
     long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
     long cpuAfter = processCpuNanos();
     long workerCpuAfter = local.cpuNanos();
+    double jitShare = JitCpu.sample(jvms(local)).shareSince(jitBefore);
     long commits = store.commits() - commitsBefore;
     if (fsyncCounter != null) {
       fsyncs = fsyncCounter.stop();
@@ -300,7 +356,7 @@ public final class BenchCommand implements Callable<Integer> {
       run = new FakeEndpoint.Counters(after.requests() - before.requests(), after.billed() - before.billed(), after.inFlight(), after.maxInFlight());
     }
     return new Measurement(n, millis, commits, c, cpuBefore < 0 || cpuAfter < 0 ? -1 : cpuAfter - cpuBefore,
-        workerCpuBefore < 0 || workerCpuAfter < 0 ? -1 : workerCpuAfter - workerCpuBefore, fsyncs, run);
+        workerCpuBefore < 0 || workerCpuAfter < 0 ? -1 : workerCpuAfter - workerCpuBefore, fsyncs, run, jitShare);
   }
 
   /** This process's CPU time (all its threads, user and system) in nanoseconds, or -1 if the JVM cannot say. */
