@@ -18,6 +18,7 @@ import dev.tally.core.store.NewRun;
 import dev.tally.core.store.RunSpec;
 import dev.tally.core.store.RunState;
 import dev.tally.core.store.StoredResponse;
+import dev.tally.core.store.StoreBatch.RecordRequest;
 import dev.tally.core.store.StoreBatch.RenewRequest;
 import dev.tally.core.store.StoreBatch.RenewResult;
 import dev.tally.core.store.StoreTransaction;
@@ -28,7 +29,11 @@ import java.sql.SQLException;
 import java.sql.Types;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
 import java.util.Locale;
 import java.util.UUID;
 
@@ -64,6 +69,12 @@ final class JdbcTransaction implements StoreTransaction {
   interface Specs {
     RunSpec spec(long runId) throws SQLException;
   }
+
+  /**
+   * The fewest records a batch must have for {@link #recordAllIfLive} to write them in a multi-row
+   * statement: a single record keeps its one prepared statement, whose text is shorter to bind and plan.
+   */
+  static final int MIN_MULTI_ROW_RECORDS = 2;
 
   private final Statements s;
   private final Specs specs;
@@ -135,12 +146,7 @@ final class JdbcTransaction implements StoreTransaction {
           int backups = rs.getInt(6);
           JobRecord before = new JobRecord(jobId, rs.getLong(1), JobState.LEASED, token, worker, rs.getLong(2), 0,
               new JobHistory(rs.getInt(3), rs.getInt(4), rs.getInt(5)), backups);
-          if (backups == 0) {
-            return new RecordedAttempt(before, List.of());
-          }
-          s.clearBackups.setLong(1, jobId);
-          s.clearBackups.executeUpdate();
-          return new RecordedAttempt(before, endBackups(jobId));
+          return new RecordedAttempt(before, backups == 0 ? List.of() : endAllBackups(jobId));
         }
       }
       // Not the job's own lease: one of its live backups, if it has any.
@@ -175,6 +181,78 @@ final class JdbcTransaction implements StoreTransaction {
           winner.leasedAtMillis(), winner.leaseExpiryMillis(), j.history(), j.backups());
       return new RecordedAttempt(before, abandoned);
     });
+  }
+
+  /**
+   * The batch's records in multi-row statements ({@link StoreSql#recordOutcomes}), {@link
+   * StoreSql#MAX_RECORD_ROWS} at a time: each job's first request in one of them, by the same fencing rule as
+   * {@link #recordIfLive}. What they did not write (a backup attempt's token, a stale one, a job's second
+   * request in the batch) then goes through {@link #recordIfLive} one by one, after the job's first request,
+   * so that each request sees what the ones before it did.
+   */
+  @Override
+  public List<RecordedAttempt> recordAllIfLive(List<RecordRequest> requests) {
+    int n = requests.size();
+    if (n < MIN_MULTI_ROW_RECORDS) {
+      return StoreTransaction.super.recordAllIfLive(requests);
+    }
+    return sql(() -> {
+      RecordedAttempt[] out = new RecordedAttempt[n];
+      List<Integer> first = new ArrayList<>(n);
+      List<Integer> oneByOne = new ArrayList<>();
+      Set<Long> seen = new HashSet<>(n * 2);
+      for (int i = 0; i < n; i++) {
+        (seen.add(requests.get(i).jobId()) ? first : oneByOne).add(i);
+      }
+      List<Integer> unwritten = new ArrayList<>();
+      for (int from = 0; from < first.size(); from += StoreSql.MAX_RECORD_ROWS) {
+        List<Integer> chunk = first.subList(from, Math.min(first.size(), from + StoreSql.MAX_RECORD_ROWS));
+        PreparedStatement q = s.recordOutcomes(chunk.size());
+        int base = 0;
+        for (int i : chunk) {
+          RecordRequest r = requests.get(i);
+          q.setLong(base + 1, r.jobId());
+          q.setLong(base + 2, r.token());
+          bindOutcome(q, base + 2, r.outcome());
+          q.setString(base + 11, r.worker());
+          base += StoreSql.RECORD_ROW_VALUES;
+        }
+        Map<Long, JobRecord> written = new HashMap<>(chunk.size() * 2);
+        try (ResultSet rs = q.executeQuery()) {
+          while (rs.next()) {
+            long jobId = rs.getLong(1);
+            written.put(jobId, new JobRecord(jobId, rs.getLong(2), JobState.LEASED, 0, null, rs.getLong(3), 0,
+                new JobHistory(rs.getInt(4), rs.getInt(5), rs.getInt(6)), rs.getInt(7)));
+          }
+        }
+        for (int i : chunk) {
+          RecordRequest r = requests.get(i);
+          JobRecord w = written.get(r.jobId());
+          if (w == null) {
+            unwritten.add(i);
+            continue;
+          }
+          JobRecord before = new JobRecord(r.jobId(), w.runId(), JobState.LEASED, r.token(), r.worker(),
+              w.leasedAtMillis(), 0, w.history(), w.backups());
+          out[i] = new RecordedAttempt(before, w.backups() == 0 ? List.of() : endAllBackups(r.jobId()));
+        }
+      }
+      // A job's first request comes before its later ones here too: each list is in the batch's order.
+      for (List<Integer> rest : List.of(unwritten, oneByOne)) {
+        for (int i : rest) {
+          RecordRequest r = requests.get(i);
+          out[i] = recordIfLive(r.jobId(), r.token(), r.worker(), r.outcome());
+        }
+      }
+      return java.util.Arrays.asList(out);
+    });
+  }
+
+  /** The job's record ended every live backup of it: they go, and are returned. */
+  private List<LiveLease> endAllBackups(long jobId) throws SQLException {
+    s.clearBackups.setLong(1, jobId);
+    s.clearBackups.executeUpdate();
+    return endBackups(jobId);
   }
 
   /** Deletes every live backup of a job (it ended), returning them. */
@@ -434,22 +512,27 @@ final class JdbcTransaction implements StoreTransaction {
 
   /** Binds an outcome's columns, 1 to 8, in the order of {@link Statements#recordOutcome} and {@link Statements#replaceOutcome}. */
   private static void bindOutcome(PreparedStatement q, Outcome o) throws SQLException {
-      q.setString(1, o.verdict().wireName());
-      if (o.score() == null) {
-        q.setNull(2, Types.DOUBLE);
-      } else {
-        q.setDouble(2, o.score());
-      }
-      q.setString(3, o.outputTail());
-      q.setLong(4, o.durationMillis());
-      q.setString(5, o.answer());
-      q.setString(6, o.fieldsJson());
-      if (o.exitCode() == null) {
-        q.setNull(7, Types.INTEGER);
-      } else {
-        q.setInt(7, o.exitCode());
-      }
-      q.setString(8, o.stderrTail());
+    bindOutcome(q, 0, o);
+  }
+
+  /** Binds an outcome's columns at {@code base + 1} to {@code base + 8}, in {@link #bindOutcome(PreparedStatement, Outcome)}'s order. */
+  private static void bindOutcome(PreparedStatement q, int base, Outcome o) throws SQLException {
+    q.setString(base + 1, o.verdict().wireName());
+    if (o.score() == null) {
+      q.setNull(base + 2, Types.DOUBLE);
+    } else {
+      q.setDouble(base + 2, o.score());
+    }
+    q.setString(base + 3, o.outputTail());
+    q.setLong(base + 4, o.durationMillis());
+    q.setString(base + 5, o.answer());
+    q.setString(base + 6, o.fieldsJson());
+    if (o.exitCode() == null) {
+      q.setNull(base + 7, Types.INTEGER);
+    } else {
+      q.setInt(base + 7, o.exitCode());
+    }
+    q.setString(base + 8, o.stderrTail());
   }
 
   @Override
@@ -924,9 +1007,31 @@ final class JdbcTransaction implements StoreTransaction {
     /** Counts a fenced write against its epoch ({@code leader_epochs.writes}). */
     final PreparedStatement countEpochWrite;
     final PreparedStatement selectLeader;
+    private final Connection connection;
+    /** {@link StoreSql#recordOutcomes} by its number of rows, each prepared when first needed. */
+    private final PreparedStatement[] recordOutcomes = new PreparedStatement[StoreSql.MAX_RECORD_ROWS + 1];
+
+    /** The multi-row record of {@code rows} jobs, prepared on first use and then reused. */
+    PreparedStatement recordOutcomes(int rows) throws SQLException {
+      PreparedStatement q = recordOutcomes[rows];
+      if (q == null) {
+        q = connection.prepareStatement(StoreSql.recordOutcomes(rows));
+        recordOutcomes[rows] = q;
+      }
+      return q;
+    }
 
     /** Closes every statement, ignoring failures: they are being replaced. */
     void closeQuietly() {
+      for (PreparedStatement p : recordOutcomes) {
+        try {
+          if (p != null) {
+            p.close();
+          }
+        } catch (SQLException ignored) {
+          // already closed, or the connection is gone: either way it is not used again
+        }
+      }
       for (PreparedStatement p : new PreparedStatement[] {insertRun, insertOption, insertJob, recordOutcome, selectJob,
           failJob, requeueJob, insertAttempt, noteDuplicate, noteFenced, leaseJobs, addCounters, selectCounters, pendingSummary, renewLease,
           selectExpiredLeases, selectLeasesIssuedBefore, begin, commit, leasedCount, runState, selectLeased,
@@ -946,6 +1051,7 @@ final class JdbcTransaction implements StoreTransaction {
 
     /** Prepares every statement of {@code sql} on the write connection {@code c}. */
     Statements(Connection c, StoreSql sql) throws SQLException {
+      connection = c;
       insertRun = c.prepareStatement(sql.insertRun);
       insertOption = c.prepareStatement(sql.insertOption);
       setPause = c.prepareStatement(sql.setPause);

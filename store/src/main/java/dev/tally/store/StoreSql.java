@@ -111,12 +111,56 @@ final class StoreSql {
    * (a failed statement would end a PostgreSQL transaction there).
    */
   final String insertJob = "INSERT INTO jobs (run_id, position, case_id, case_json) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING";
+  /** The fencing rule of a record by the job's own lease: the job is leased, under the token reported. */
+  private static final String LEASED_UNDER_TOKEN = "state = 'leased' AND token = ";
+
+  /** What a record returns of the job as it was: its run, its lease's start and its history. */
+  private static final String RECORDED_JOB_COLUMNS = "run_id, leased_at_millis, attempts, lost_streak, timeouts, backups";
+
   /** The fencing check and the write are one statement: accepted only under the current lease. */
   final String recordOutcome =
       "UPDATE jobs SET state = 'done', verdict = ?, score = ?, output_tail = ?, duration_millis = ?,"
           + " answer = ?, fields_json = ?, exit_code = ?, stderr_tail = ?, worker = ?, owner = NULL, lease_expiry_millis = NULL"
-          + " WHERE id = ? AND state = 'leased' AND token = ?"
-          + " RETURNING run_id, leased_at_millis, attempts, lost_streak, timeouts, backups";
+          + " WHERE id = ? AND " + LEASED_UNDER_TOKEN + "?"
+          + " RETURNING " + RECORDED_JOB_COLUMNS;
+
+  /** How many values one row of {@link #recordOutcomes} binds: job id, token, the outcome's eight, worker. */
+  static final int RECORD_ROW_VALUES = 11;
+
+  /**
+   * The most records one {@link #recordOutcomes} statement writes. 64 rows bind 704 values, under the
+   * 999 variables of the oldest SQLite builds (newer ones allow 32,766), and already bring the statement's
+   * cost per record near its floor: past a few dozen rows the per-row work (binding, the index updates)
+   * is all that is left.
+   */
+  static final int MAX_RECORD_ROWS = 64;
+
+  /**
+   * {@link #recordOutcome} for {@code rows} jobs at once, by the same fencing rule: each row of the VALUES
+   * list is (job id, token, verdict, score, output tail, duration, answer, fields, exit code, stderr tail,
+   * worker), and only a job leased under its row's token is written. Returns the job id first, then
+   * {@link #recordOutcome}'s columns, for each job written. Each value is cast to its column's type, as
+   * PostgreSQL types a VALUES list's parameters from what it holds; the job ids must be distinct.
+   *
+   * @throws IllegalArgumentException if {@code rows} is not between 1 and {@link #MAX_RECORD_ROWS}
+   */
+  static String recordOutcomes(int rows) {
+    if (rows < 1 || rows > MAX_RECORD_ROWS) {
+      throw new IllegalArgumentException("a multi-row record writes 1 to " + MAX_RECORD_ROWS + " rows, not " + rows);
+    }
+    String row = "(CAST(? AS BIGINT), CAST(? AS BIGINT), CAST(? AS TEXT), CAST(? AS DOUBLE PRECISION), CAST(? AS TEXT),"
+        + " CAST(? AS BIGINT), CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS INTEGER), CAST(? AS TEXT), CAST(? AS TEXT))";
+    StringBuilder sql = new StringBuilder(120 + rows * (row.length() + 2));
+    sql.append("UPDATE jobs SET state = 'done', verdict = v.column3, score = v.column4, output_tail = v.column5,")
+        .append(" duration_millis = v.column6, answer = v.column7, fields_json = v.column8, exit_code = v.column9,")
+        .append(" stderr_tail = v.column10, worker = v.column11, owner = NULL, lease_expiry_millis = NULL FROM (VALUES ");
+    for (int i = 0; i < rows; i++) {
+      sql.append(i == 0 ? "" : ", ").append(row);
+    }
+    // Unqualified columns name the job's (the VALUES list's are column1 to column11 on both databases).
+    return sql.append(") AS v WHERE id = v.column1 AND ").append(LEASED_UNDER_TOKEN).append("v.column2")
+        .append(" RETURNING id, ").append(RECORDED_JOB_COLUMNS).toString();
+  }
   /** A live backup attempt's outcome: the job is done under the backup's token (the caller checked it is live). */
   final String recordBackupOutcome =
       "UPDATE jobs SET state = 'done', verdict = ?, score = ?, output_tail = ?, duration_millis = ?,"

@@ -896,6 +896,63 @@ public abstract class StoreContractTest {
     }
   }
 
+  /**
+   * A batch of records larger than a SQL store's multi-row statement ({@link StoreSql#MAX_RECORD_ROWS}), with
+   * every kind of request mixed in: each is judged as if the batch's records were applied one by one.
+   */
+  @Test
+  void aBatchOfManyRecordsOfEveryKindIsJudgedAsIfAppliedOneByOne() {
+    int n = 2 * StoreSql.MAX_RECORD_ROWS + 20;
+    try (Store store = newStore(dir)) {
+      long runId = store.createRun(spec(3), cases(n));
+      List<Assignment> leased = store.apply(lease(T0, "w1", n)).leases().get(0);
+      assertThat(leased).hasSize(n);
+      // Job 0's backup will win; job 1's own lease will win over its backup.
+      Assignment backupWins = issued(store.apply(backup(T0 + 1, leased.get(0).jobId(), "w2")));
+      Assignment backupLoses = issued(store.apply(backup(T0 + 1, leased.get(1).jobId(), "w2")));
+
+      List<RecordRequest> records = new ArrayList<>();
+      List<RecordStatus> expected = new ArrayList<>();
+      records.add(rec(backupWins, "w2", Verdict.PASS));
+      expected.add(RecordStatus.RECORDED);
+      for (int i = 1; i < n; i++) {
+        records.add(rec(leased.get(i), "w1", i % 3 == 0 ? Verdict.FAIL : Verdict.PASS));
+        expected.add(RecordStatus.RECORDED);
+      }
+      records.add(rec(leased.get(0), "w1", Verdict.FAIL)); // abandoned by the backup's record just before
+      expected.add(RecordStatus.FENCED);
+      records.add(rec(backupLoses, "w2", Verdict.FAIL)); // abandoned by its job's own lease
+      expected.add(RecordStatus.FENCED);
+      records.add(rec(leased.get(5), "w1", Verdict.FAIL)); // a resend in the same batch
+      expected.add(RecordStatus.DUPLICATE);
+      records.add(new RecordRequest(leased.get(7).jobId(), leased.get(7).token() + 9, "w9", outcome(Verdict.PASS)));
+      expected.add(RecordStatus.FENCED);
+      records.add(new RecordRequest(Long.MAX_VALUE / 2, 1, "w9", outcome(Verdict.PASS))); // no such job
+      expected.add(RecordStatus.FENCED);
+
+      StoreBatchResult r = store.apply(batch(T0 + 20, TEST_RUNS, records, List.of(), List.of()));
+      assertThat(r.recordStatuses()).containsExactlyElementsOf(expected);
+      assertThat(r.abandoned()).extracting(l -> l.jobId() + "/" + l.token()).containsExactlyInAnyOrder(
+          leased.get(0).jobId() + "/" + leased.get(0).token(), leased.get(1).jobId() + "/" + backupLoses.token());
+      long failedCount = java.util.stream.IntStream.range(1, n).filter(i -> i % 3 == 0).count();
+      RunCounters c = counters(store, runId);
+      assertThat(c.recorded()).isEqualTo(n);
+      assertThat(c.failed()).isEqualTo(failedCount);
+      assertThat(c.passed()).isEqualTo(n - failedCount);
+      assertThat(c.duplicatesSuppressed()).isEqualTo(1);
+      assertThat(c.staleResultsFenced()).isEqualTo(3); // the unknown job's is charged to no run
+      assertThat(store.run(runId).orElseThrow().state()).isEqualTo(RunState.FINISHED);
+      JobView won = job(store, runId, leased.get(0).jobId());
+      assertThat(won.token()).isEqualTo(backupWins.token());
+      assertThat(won.worker()).isEqualTo("w2");
+      assertThat(job(store, runId, leased.get(5).jobId()).outcome().verdict()).isEqualTo(Verdict.PASS);
+      assertThat(job(store, runId, leased.get(6).jobId()).outcome().verdict()).isEqualTo(Verdict.FAIL);
+      assertThat(job(store, runId, leased.get(n - 1).jobId()).worker()).isEqualTo("w1");
+      assertThat(store.attempts(runId)).filteredOn(a -> a.ending().equals("recorded")).hasSize(n);
+      assertThat(store.attempts(runId)).filteredOn(a -> a.ending().equals(BatchRules.ABANDONED_ENDING)).hasSize(2);
+    }
+  }
+
   @Test
   void fencesTheOlderTokenOnceTheJobIsReleasedAndLeasedAgain() {
     try (Store store = newStore(dir)) {

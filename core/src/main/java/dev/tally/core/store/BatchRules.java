@@ -134,8 +134,11 @@ public final class BatchRules {
       journalStatuses.add(a.journal(e));
     }
     List<RecordStatus> recordStatuses = new ArrayList<>(batch.records().size());
-    for (RecordRequest r : batch.records()) {
-      recordStatuses.add(a.record(r));
+    // The store's compare-and-sets for the whole batch at once (in as few statements as it can), then each
+    // request judged in order by what its own did.
+    List<StoreTransaction.RecordedAttempt> recorded = tx.recordAllIfLive(batch.records());
+    for (int i = 0; i < batch.records().size(); i++) {
+      recordStatuses.add(a.record(batch.records().get(i), recorded.get(i)));
     }
     List<ReleaseStatus> releaseStatuses = new ArrayList<>(batch.releases().size());
     for (ReleaseRequest r : batch.releases()) {
@@ -448,8 +451,8 @@ public final class BatchRules {
       return null;
     }
 
-    RecordStatus record(RecordRequest r) {
-      StoreTransaction.RecordedAttempt rec = tx.recordIfLive(r.jobId(), r.token(), r.worker(), r.outcome());
+    /** Judges one record request by what the store's compare-and-set for it did ({@code rec}, null if nothing). */
+    RecordStatus record(RecordRequest r, StoreTransaction.RecordedAttempt rec) {
       if (rec != null) {
         JobRecord leased = rec.job();
         delta(leased.runId()).recorded(r.outcome());

@@ -36,6 +36,22 @@ public interface StoreTransaction {
   RecordedAttempt recordIfLive(long jobId, long token, String worker, Outcome outcome);
 
   /**
+   * {@link #recordIfLive} for each of {@code requests}, with the same result as calling it for each in
+   * order: a store may apply them in fewer statements (a SQL store writes a batch's records in a few
+   * multi-row statements) as long as a job's later request sees what its earlier one did.
+   *
+   * @return one entry per request, in order: what {@link #recordIfLive} would have returned (null where
+   *     nothing changed)
+   */
+  default List<RecordedAttempt> recordAllIfLive(List<StoreBatch.RecordRequest> requests) {
+    List<RecordedAttempt> out = new java.util.ArrayList<>(requests.size());
+    for (StoreBatch.RecordRequest r : requests) {
+      out.add(recordIfLive(r.jobId(), r.token(), r.worker(), r.outcome()));
+    }
+    return out;
+  }
+
+  /**
    * What {@link #recordIfLive} recorded.
    *
    * @param job the job's row before the record, with the winning attempt's lease in its lease fields (its
