@@ -1035,7 +1035,7 @@ public abstract class JdbcStore implements Store {
   }
 
   private void clearBatches() {
-    for (PreparedStatement s : new PreparedStatement[] {w.insertAttempt, w.insertOption, w.upsertWorker}) {
+    for (PreparedStatement s : new PreparedStatement[] {w.insertOption, w.upsertWorker}) {
       try {
         s.clearBatch();
       } catch (SQLException ignored) {

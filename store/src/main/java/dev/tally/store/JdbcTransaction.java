@@ -46,8 +46,9 @@ import java.util.UUID;
  * attempts ({@code backup_leases}) only if the job has any.
  *
  * <p>A database error surfaces as {@link SqlFailure} (unchecked, wrapping the {@link SQLException}), which
- * {@link JdbcStore} unwraps when it rolls back. Attempt rows are inserted as one JDBC batch, by {@link
- * #flush()}, before the commit.
+ * {@link JdbcStore} unwraps when it rolls back. Attempt rows are gathered and inserted in multi-row
+ * statements ({@link StoreSql#insertAttempts}) by {@link #flush()}, before the commit, or earlier when a
+ * statement needs them (a late result noted on its attempt).
  *
  * <p>Thread-safety: none; used under the store's write lock.
  */
@@ -78,6 +79,8 @@ final class JdbcTransaction implements StoreTransaction {
 
   private final Statements s;
   private final Specs specs;
+  /** Attempt rows added and not yet inserted: they go in multi-row inserts, at the latest by {@link #flush()}. */
+  private final List<AttemptView> unwrittenAttempts = new ArrayList<>();
 
   JdbcTransaction(Statements statements, Specs specs) {
     this.s = statements;
@@ -364,21 +367,32 @@ final class JdbcTransaction implements StoreTransaction {
 
   @Override
   public void addAttempt(AttemptView a) {
-    sql(() -> {
-      PreparedStatement q = s.insertAttempt;
-      q.setLong(1, a.jobId());
-      q.setLong(2, a.token());
-      q.setString(3, a.worker());
-      q.setLong(4, a.startedAtMillis());
-      q.setLong(5, a.endedAtMillis());
-      q.setString(6, a.ending());
-      q.setString(7, a.detail());
-      setDuration(q, 8, a.timing().elapsedMillis());
-      setDuration(q, 9, a.timing().queuedMillis());
-      setDuration(q, 10, a.timing().runMillis());
-      q.addBatch();
-      return null;
-    });
+    unwrittenAttempts.add(a);
+  }
+
+  /** Inserts the attempt rows added since the last call, {@link StoreSql#MAX_ATTEMPT_ROWS} to a statement. */
+  private void writeAttempts() throws SQLException {
+    int n = unwrittenAttempts.size();
+    for (int from = 0; from < n; from += StoreSql.MAX_ATTEMPT_ROWS) {
+      List<AttemptView> chunk = unwrittenAttempts.subList(from, Math.min(n, from + StoreSql.MAX_ATTEMPT_ROWS));
+      PreparedStatement q = chunk.size() == 1 ? s.insertAttempt : s.insertAttempts(chunk.size());
+      int base = 0;
+      for (AttemptView a : chunk) {
+        q.setLong(base + 1, a.jobId());
+        q.setLong(base + 2, a.token());
+        q.setString(base + 3, a.worker());
+        q.setLong(base + 4, a.startedAtMillis());
+        q.setLong(base + 5, a.endedAtMillis());
+        q.setString(base + 6, a.ending());
+        q.setString(base + 7, a.detail());
+        setDuration(q, base + 8, a.timing().elapsedMillis());
+        setDuration(q, base + 9, a.timing().queuedMillis());
+        setDuration(q, base + 10, a.timing().runMillis());
+        base += StoreSql.ATTEMPT_ROW_VALUES;
+      }
+      q.executeUpdate();
+    }
+    unwrittenAttempts.clear();
   }
 
   private static void setDuration(PreparedStatement q, int index, long millis) throws SQLException {
@@ -764,7 +778,7 @@ final class JdbcTransaction implements StoreTransaction {
   @Override
   public void noteLateResult(long jobId, long token, boolean duplicate) {
     sql(() -> {
-      s.insertAttempt.executeBatch(); // the attempt may have ended in this very batch
+      writeAttempts(); // the attempt may have ended in this very batch
       PreparedStatement q = duplicate ? s.noteDuplicate : s.noteFenced;
       q.setLong(1, jobId);
       q.setLong(2, token);
@@ -802,7 +816,10 @@ final class JdbcTransaction implements StoreTransaction {
 
   /** Inserts the attempt rows gathered so far; called before the commit. */
   void flush() {
-    sql(() -> s.insertAttempt.executeBatch());
+    sql(() -> {
+      writeAttempts();
+      return null;
+    });
   }
 
   private record Leased(long jobId, long runId, int position, long token, int attempt, String caseId, String caseJson) {}
@@ -1011,6 +1028,19 @@ final class JdbcTransaction implements StoreTransaction {
     /** {@link StoreSql#recordOutcomes} by its number of rows, each prepared when first needed. */
     private final PreparedStatement[] recordOutcomes = new PreparedStatement[StoreSql.MAX_RECORD_ROWS + 1];
 
+    /** {@link StoreSql#insertAttempts} by its number of rows, each prepared when first needed. */
+    private final PreparedStatement[] insertAttempts = new PreparedStatement[StoreSql.MAX_ATTEMPT_ROWS + 1];
+
+    /** The multi-row insert of {@code rows} attempts, prepared on first use and then reused. */
+    PreparedStatement insertAttempts(int rows) throws SQLException {
+      PreparedStatement q = insertAttempts[rows];
+      if (q == null) {
+        q = connection.prepareStatement(StoreSql.insertAttempts(rows));
+        insertAttempts[rows] = q;
+      }
+      return q;
+    }
+
     /** The multi-row record of {@code rows} jobs, prepared on first use and then reused. */
     PreparedStatement recordOutcomes(int rows) throws SQLException {
       PreparedStatement q = recordOutcomes[rows];
@@ -1023,7 +1053,8 @@ final class JdbcTransaction implements StoreTransaction {
 
     /** Closes every statement, ignoring failures: they are being replaced. */
     void closeQuietly() {
-      for (PreparedStatement p : recordOutcomes) {
+      for (PreparedStatement p : java.util.stream.Stream.concat(java.util.Arrays.stream(recordOutcomes),
+          java.util.Arrays.stream(insertAttempts)).toList()) {
         try {
           if (p != null) {
             p.close();

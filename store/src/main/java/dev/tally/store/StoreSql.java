@@ -195,9 +195,37 @@ final class StoreSql {
           + " not_before_millis = ?, attempts = ?, lost_streak = ?, timeouts = ? WHERE id = ?";
   final String noteDuplicate = "UPDATE attempts SET duplicate_results = duplicate_results + 1 WHERE job_id = ? AND token = ?";
   final String noteFenced = "UPDATE attempts SET fenced_results = fenced_results + 1 WHERE job_id = ? AND token = ?";
-  final String insertAttempt =
+  /** The start of an attempt rows' insert; each row is {@link #ATTEMPT_ROW}. */
+  private static final String INSERT_ATTEMPTS =
       "INSERT INTO attempts (job_id, token, worker, started_at_millis, ended_at_millis, ending, detail,"
-          + " elapsed_millis, queued_millis, run_millis) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+          + " elapsed_millis, queued_millis, run_millis) VALUES ";
+  private static final String ATTEMPT_ROW = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+  /** How many values one attempt row binds. */
+  static final int ATTEMPT_ROW_VALUES = 10;
+  final String insertAttempt = INSERT_ATTEMPTS + ATTEMPT_ROW;
+
+  /**
+   * The most attempt rows one {@link #insertAttempts} statement writes: 640 values, under the 999 variables
+   * of the oldest SQLite builds; a scheduler batch rarely ends more attempts than that.
+   */
+  static final int MAX_ATTEMPT_ROWS = 64;
+
+  /**
+   * {@link #insertAttempt} for {@code rows} attempts in one statement.
+   *
+   * @throws IllegalArgumentException if {@code rows} is not between 1 and {@link #MAX_ATTEMPT_ROWS}
+   */
+  static String insertAttempts(int rows) {
+    if (rows < 1 || rows > MAX_ATTEMPT_ROWS) {
+      throw new IllegalArgumentException("a multi-row attempt insert writes 1 to " + MAX_ATTEMPT_ROWS + " rows, not " + rows);
+    }
+    StringBuilder sql = new StringBuilder(INSERT_ATTEMPTS.length() + rows * (ATTEMPT_ROW.length() + 2));
+    sql.append(INSERT_ATTEMPTS);
+    for (int i = 0; i < rows; i++) {
+      sql.append(i == 0 ? "" : ", ").append(ATTEMPT_ROW);
+    }
+    return sql.toString();
+  }
   /** One run at a time, walking that run's part of the partial index in dataset order. */
   final String leaseJobs;
   final String addCounters =
