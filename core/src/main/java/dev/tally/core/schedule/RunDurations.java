@@ -21,28 +21,38 @@ final class RunDurations {
 
   private final Map<Long, Samples> byRun = new HashMap<>();
 
-  /** The last {@value #SAMPLES_PER_RUN} run times of a run's recorded attempts, as a ring. */
+  /**
+   * The last {@value #SAMPLES_PER_RUN} run times of a run's recorded attempts: as a ring (which one leaves
+   * next) and kept sorted (the median is the middle one). Each add moves at most the window's 101 values
+   * in the sorted copy instead of sorting it again: the scheduler asks for the median at every recorded
+   * attempt, just before adding that attempt's time.
+   */
   private static final class Samples {
     final long[] millis = new long[SAMPLES_PER_RUN];
+    final long[] sorted = new long[SAMPLES_PER_RUN];
     int count;
     int next;
-    /** The median as of the last {@link #add}, or -1 until asked: leasing asks at every step. */
-    long median = -1;
 
     void add(long m) {
+      if (count == millis.length) {
+        // The oldest leaves the sorted window first: any copy of its value will do.
+        int at = Arrays.binarySearch(sorted, 0, count, millis[next]);
+        System.arraycopy(sorted, at + 1, sorted, at, count - at - 1);
+        count--;
+      }
       millis[next] = m;
       next = (next + 1) % millis.length;
-      count = Math.min(count + 1, millis.length);
-      median = -1;
+      int at = Arrays.binarySearch(sorted, 0, count, m);
+      if (at < 0) {
+        at = -at - 1;
+      }
+      System.arraycopy(sorted, at, sorted, at + 1, count - at);
+      sorted[at] = m;
+      count++;
     }
 
     long median() {
-      if (median < 0) {
-        long[] s = Arrays.copyOf(millis, count);
-        Arrays.sort(s);
-        median = s[count / 2];
-      }
-      return median;
+      return sorted[count / 2];
     }
   }
 
