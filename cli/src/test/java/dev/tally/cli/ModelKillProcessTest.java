@@ -197,7 +197,7 @@ class ModelKillProcessTest {
         assertThat(store.journalledResponses(run.runId(), id)).as("case %s: one journalled response", id).hasSize(1);
       }
     }
-    assertThat(server.billed())
+    assertThat(server.billedOnceSettled(java.time.Duration.ofSeconds(10)))
         .as("billed requests: every case paid for, and again at most the %d in flight at the kill", inFlightAtKill)
         .isBetween(CASES, CASES + inFlightAtKill);
   }

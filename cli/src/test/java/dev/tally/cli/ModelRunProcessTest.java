@@ -146,8 +146,8 @@ class ModelRunProcessTest {
       JsonNode summary = JSON.readTree(dir.resolve("s.json").toFile());
       assertThat(summary.get("recorded").asInt()).as(e.file()).isEqualTo(e.cases());
       assertThat(summary.get("passed").asInt()).as(e.file()).isEqualTo(e.passed());
-      assertThat(server.billed() - billedBefore).as(e.file() + ": each case asked once").isEqualTo(e.cases());
-      billedBefore = server.billed();
+      assertThat(server.billedOnceSettled(SETTLE) - billedBefore).as(e.file() + ": each case asked once").isEqualTo(e.cases());
+      billedBefore = server.billedOnceSettled(SETTLE);
     }
   }
 
@@ -186,14 +186,14 @@ class ModelRunProcessTest {
     long recorded = summary.get("recorded").asLong();
     assertThat(recorded).as("stopped before the end").isBetween(1L, (long) CASES - 1);
     assertThat(results()).hasSize((int) recorded);
-    assertThat(server.billed()).as("every paid answer was kept").isEqualTo((int) recorded);
+    assertThat(server.billedOnceSettled(SETTLE)).as("every paid answer was kept").isEqualTo((int) recorded);
     assertThat(summary.get("usage").get("costUsd").asDouble()).isPositive();
 
     assertThat(resume("--max-tokens=100000")).isEqualTo(Main.EXIT_PASSED);
     summary = JSON.readTree(dir.resolve("s.json").toFile());
     assertThat(summary.get("passed").asInt()).isEqualTo(CASES);
     assertThat(summary.has("paused")).isFalse();
-    assertThat(server.billed()).as("no response paid twice across the pause").isEqualTo(CASES);
+    assertThat(server.billedOnceSettled(SETTLE)).as("no response paid twice across the pause").isEqualTo(CASES);
   }
 
   @Test

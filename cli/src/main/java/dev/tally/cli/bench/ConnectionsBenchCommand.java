@@ -240,13 +240,7 @@ public final class ConnectionsBenchCommand implements Callable<Integer> {
       System.err.println("tally bench-connections: " + e.getMessage());
       return Main.EXIT_FAILED;
     } finally {
-      for (Process p : children) {
-        p.destroyForcibly();
-      }
-      for (Process p : children) {
-        p.waitFor(10, TimeUnit.SECONDS);
-      }
-      deleteTree(dir);
+      stopAndDelete(children, dir);
     }
   }
 
@@ -422,6 +416,17 @@ public final class ConnectionsBenchCommand implements Callable<Integer> {
     } catch (IOException | RuntimeException e) {
       return "unknown";
     }
+  }
+
+  /** Kills the simulator JVMs {@code children} (waiting up to 10 s for each) and deletes the bench's {@code dir}. */
+  static void stopAndDelete(List<Process> children, Path dir) throws InterruptedException {
+    for (Process p : children) {
+      p.destroyForcibly();
+    }
+    for (Process p : children) {
+      p.waitFor(10, TimeUnit.SECONDS);
+    }
+    deleteTree(dir);
   }
 
   static void deleteTree(Path dir) {

@@ -139,13 +139,7 @@ public final class DispatchBenchCommand implements Callable<Integer> {
       System.err.println("tally bench-dispatch: " + e.getMessage());
       return Main.EXIT_FAILED;
     } finally {
-      for (Process p : children) {
-        p.destroyForcibly();
-      }
-      for (Process p : children) {
-        p.waitFor(10, TimeUnit.SECONDS);
-      }
-      ConnectionsBenchCommand.deleteTree(dir);
+      ConnectionsBenchCommand.stopAndDelete(children, dir);
     }
   }
 }

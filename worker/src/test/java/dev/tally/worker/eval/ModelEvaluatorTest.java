@@ -109,7 +109,7 @@ class ModelEvaluatorTest {
     Outcome first = finished(scored.evaluate(context("{\"id\": \"c1\", \"input\": \"What is 6 - 9?\", \"target\": \"-3\"}", journal)));
     assertThat(first.verdict()).isEqualTo(dev.tally.core.Verdict.PASS);
     assertThat(first.fieldsJson()).contains("\"model-graded\":{\"value\":1.0,\"passed\":true,\"extracted\":\"C\"");
-    assertThat(server.billed()).as("the answer and its grading").isEqualTo(2);
+    assertThat(server.billedOnceSettled(SETTLE)).as("the answer and its grading").isEqualTo(2);
     assertThat(journal.responses).hasSize(2);
     assertThat(server.bodies().get(1)).contains("\"model\":\"grader-1\"").contains("[Answer to grade]\\n-3")
         .contains("\"temperature\":0");
@@ -117,7 +117,7 @@ class ModelEvaluatorTest {
     // The same case again (a redelivery): both calls come from the journal.
     Outcome again = finished(scored.evaluate(context("{\"id\": \"c1\", \"input\": \"What is 6 - 9?\", \"target\": \"-3\"}", journal)));
     assertThat(again.verdict()).isEqualTo(dev.tally.core.Verdict.PASS);
-    assertThat(server.billed()).as("nothing paid twice").isEqualTo(2);
+    assertThat(server.billedOnceSettled(SETTLE)).as("nothing paid twice").isEqualTo(2);
 
     // A grader that rate limits ends the attempt, uncharged, with its wait: the answer is journalled, the
     // grading (forgotten here) is asked again and refused.
