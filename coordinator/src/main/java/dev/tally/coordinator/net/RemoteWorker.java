@@ -17,10 +17,10 @@ import java.util.concurrent.Executor;
 
 /**
  * The {@link WorkerHandle} of one remote worker session: what the scheduler dispatches through, made by
- * the session's {@link ConnectionCore} when it accepts the worker's Hello. Each call builds its frames on
- * the caller's thread, then hops to the session's owner thread (or runs there directly when already on
- * it) to hand them to the core, with one flush per call: a batch of assignments costs one system call, not
- * one per assignment.
+ * the session's {@link ConnectionCore} when it accepts the worker's Hello. Each call copies its arguments
+ * on the caller's thread, then hops to the session's owner thread (or runs there directly when already on
+ * it), where the assignments and acknowledgements are encoded, and hands them to the core, with one flush
+ * per call: a batch of assignments costs one system call, not one per assignment.
  *
  * <p>Sending after the session ended is not an error: the frames are dropped, and the session's end
  * reaches the scheduler as {@link dev.tally.core.schedule.WorkerEvents#workerLost}. No method blocks or
@@ -156,7 +156,9 @@ public final class RemoteWorker implements WorkerHandle {
 
   /**
    * Sends each assignment as an Assign frame, preceded by a RunConfig the first time this session sees
-   * its run, and flushes once.
+   * its run, and flushes once. The frames are built on the connection's event loop, not on the caller's
+   * (the scheduler's) thread: the scheduler is the one thread every lease and record goes through, so
+   * encoding there would cap the whole fleet's throughput.
    */
   @Override
   public void assign(List<Assignment> assignments) {
@@ -164,25 +166,29 @@ public final class RemoteWorker implements WorkerHandle {
       return;
     }
     List<Assignment> copy = List.copyOf(assignments); // the caller may reuse its list once we return
-    List<Envelope> frames = new ArrayList<>(copy.size());
-    for (Assignment a : copy) {
-      frames.add(Envelope.newBuilder().setAssign(WireMapping.toWire(a)).build());
-    }
-    owner.execute(() -> core.writeAssignments(copy, frames, ticker.nanos()));
+    owner.execute(() -> {
+      List<Envelope> frames = new ArrayList<>(copy.size());
+      for (Assignment a : copy) {
+        frames.add(Envelope.newBuilder().setAssign(WireMapping.toWire(a)).build());
+      }
+      core.writeAssignments(copy, frames, ticker.nanos());
+    });
   }
 
-  /** Sends one ResultAck frame holding every entry. */
+  /** Sends one ResultAck frame holding every entry, built on the connection's event loop (see {@link #assign}). */
   @Override
   public void acknowledge(List<Ack> acks) {
     if (acks.isEmpty()) {
       return;
     }
-    ResultAck.Builder b = ResultAck.newBuilder();
-    for (Ack ack : acks) {
-      b.addEntries(WireMapping.toWire(ack));
-    }
-    Envelope frame = Envelope.newBuilder().setResultAck(b).build();
-    owner.execute(() -> core.send(frame, ticker.nanos()));
+    List<Ack> copy = List.copyOf(acks); // the caller may reuse its list once we return
+    owner.execute(() -> {
+      ResultAck.Builder b = ResultAck.newBuilder();
+      for (Ack ack : copy) {
+        b.addEntries(WireMapping.toWire(ack));
+      }
+      core.send(Envelope.newBuilder().setResultAck(b).build(), ticker.nanos());
+    });
   }
 
   /** Sends one JournalAck frame per entry, flushed once. */
