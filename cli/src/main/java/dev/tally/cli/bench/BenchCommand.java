@@ -94,10 +94,12 @@ public final class BenchCommand implements Callable<Integer> {
 
   /**
    * The noop bench's prefetch unless --prefetch is given: a noop eval takes microseconds, so a worker needs
-   * many assignments in hand to stay busy across the round trip and the group commit. (tally run keeps
-   * the cautious default, slots again, because real cases are long and a deep prefetch holds back the tail.)
+   * many assignments in hand to stay busy across the round trip and the group commit: the most the
+   * protocol allows. With 128, the bench's figure until 2026-12-04, the fleet waited on round trips and
+   * made a third fewer evals/s (measured in one sitting: README, Benchmark). (tally run keeps the cautious
+   * default, slots again, because real cases are long and a deep prefetch holds back the tail.)
    */
-  static final int BENCH_PREFETCH = 128;
+  static final int BENCH_PREFETCH = dev.tally.protocol.ProtocolLimits.MAX_PREFETCH;
 
   /** The noop run's cases: enough that start-up weighs little against 10^4-10^5 evals/s. */
   static final int NOOP_CASES = 200_000;
