@@ -1,6 +1,7 @@
 package dev.tally.worker.eval;
 
 import dev.tally.core.InfraFailure;
+import dev.tally.core.Outcome;
 import java.time.Duration;
 import java.util.Objects;
 
@@ -55,6 +56,16 @@ public final class StretchedEvaluator implements Evaluator {
       return Evaluation.failed(InfraFailure.Kind.TIMEOUT, "stretched " + factor + "x, the case ran past its timeout of "
           + ctx.timeout().toMillis() + " ms", ctx.elapsedMillis());
     }
-    return answer;
+    // The attempt took this long, and says so, as a slow machine's would: its duration is what the
+    // coordinator judges a worker's slowness by (speculative execution copies a slow worker's cases). The
+    // wrapped evaluator's own figure leaves the stretch out.
+    long tookMillis = ctx.elapsedMillis();
+    if (answer instanceof Evaluation.Finished f) {
+      Outcome o = f.outcome();
+      return new Evaluation.Finished(new Outcome(o.verdict(), o.score(), o.outputTail(), Math.max(o.durationMillis(), tookMillis),
+          o.answer(), o.fieldsJson(), o.exitCode(), o.stderrTail()));
+    }
+    Evaluation.Failed failed = (Evaluation.Failed) answer;
+    return new Evaluation.Failed(failed.failure(), Math.max(failed.durationMillis(), tookMillis));
   }
 }

@@ -21,6 +21,9 @@ class StretchedEvaluatorTest {
     assertThat(e).isInstanceOf(Evaluation.Finished.class);
     assertThat(((Evaluation.Finished) e).outcome().verdict()).isEqualTo(Verdict.PASS);
     assertThat(ctx.elapsedMillis()).as("100 ms, then twice as long again").isGreaterThanOrEqualTo(300);
+    assertThat(((Evaluation.Finished) e).outcome().durationMillis())
+        .as("the duration reported is the stretched one, as a slow machine's: speculation judges slowness by it")
+        .isGreaterThanOrEqualTo(300);
   }
 
   @Test
