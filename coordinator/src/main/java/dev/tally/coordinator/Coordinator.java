@@ -482,8 +482,10 @@ public final class Coordinator implements AutoCloseable {
   }
 
   /**
-   * Stops accepting workers, closes their sessions, stops the scheduler, then closes the store and
-   * releases its lock if this coordinator opened them.
+   * Stops accepting workers, closes their sessions, stops the scheduler, gives up the lead (a standby may
+   * lead at once), then closes the store and releases its lock if this coordinator opened them. The lead
+   * is given up only after the scheduler's last step, and renewed until then: the last step still writes
+   * (the workers' statuses as they left), and a lead given up first made it a standby's write, refused.
    *
    * @throws UncheckedIOException if the store's lock cannot be released (the operating system releases
    *     it when the process ends)
@@ -491,15 +493,15 @@ public final class Coordinator implements AutoCloseable {
   @Override
   public void close() {
     try {
-      if (leading()) {
-        leadership.release(); // a standby leads at its next look, not a whole lease later
-      }
-      leadership.close();
       WorkerServer s = server;
       if (s != null) {
         s.close();
       }
       loop.close();
+      if (leading()) {
+        leadership.release(); // a standby leads at its next look, not a whole lease later
+      }
+      leadership.close();
     } finally {
       try {
         if (ownedStore != null) {
