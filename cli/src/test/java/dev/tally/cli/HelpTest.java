@@ -66,7 +66,9 @@ class HelpTest {
         .contains("(default: 127.0.0.1:0, a free loopback port)").contains("tally.db beside the dataset")
         .contains("What an acknowledged result survives (default: "
             + dev.tally.coordinator.CoordinatorBuilder.DEFAULT_DURABILITY.configName() + ")");
-    assertThat(oneLine(help("bench", "--help").out())).contains("as many again as it has slots (default: 128)");
+    // The noop bench's own prefetch (BenchCommand.BENCH_PREFETCH): the most the protocol allows.
+    assertThat(oneLine(help("bench", "--help").out()))
+        .contains("as many again as it has slots (default: " + dev.tally.protocol.ProtocolLimits.MAX_PREFETCH + ")");
     String resume = oneLine(help("resume", "--help").out());
     assertThat(resume).contains(" --db=STORE ").doesNotContain("beside the dataset").doesNotContain("[--db=STORE]");
   }
