@@ -59,6 +59,16 @@ public record Outcome(
   }
 
   /** An outcome with a verdict, a score, an output tail and a duration only (no answer, fields, exit code). */
+  /**
+   * This outcome with another duration, every other field as it is.
+   *
+   * @param millis how long the attempt ran, in milliseconds
+   * @throws IllegalArgumentException if {@code millis} is negative
+   */
+  public Outcome withDurationMillis(long millis) {
+    return new Outcome(verdict, score, outputTail, millis, answer, fieldsJson, exitCode, stderrTail);
+  }
+
   public Outcome(Verdict verdict, Double score, String outputTail, long durationMillis) {
     this(verdict, score, outputTail, durationMillis, null, null, null, "");
   }

@@ -162,11 +162,7 @@ public final class RemoteWorker implements WorkerHandle {
    */
   @Override
   public void assign(List<Assignment> assignments) {
-    if (assignments.isEmpty()) {
-      return;
-    }
-    List<Assignment> copy = List.copyOf(assignments); // the caller may reuse its list once we return
-    owner.execute(() -> {
+    onLoop(assignments, copy -> {
       List<Envelope> frames = new ArrayList<>(copy.size());
       for (Assignment a : copy) {
         frames.add(Envelope.newBuilder().setAssign(WireMapping.toWire(a)).build());
@@ -178,11 +174,7 @@ public final class RemoteWorker implements WorkerHandle {
   /** Sends one ResultAck frame holding every entry, built on the connection's event loop (see {@link #assign}). */
   @Override
   public void acknowledge(List<Ack> acks) {
-    if (acks.isEmpty()) {
-      return;
-    }
-    List<Ack> copy = List.copyOf(acks); // the caller may reuse its list once we return
-    owner.execute(() -> {
+    onLoop(acks, copy -> {
       ResultAck.Builder b = ResultAck.newBuilder();
       for (Ack ack : copy) {
         b.addEntries(WireMapping.toWire(ack));
@@ -191,17 +183,29 @@ public final class RemoteWorker implements WorkerHandle {
     });
   }
 
-  /** Sends one JournalAck frame per entry, flushed once. */
+  /** Sends one JournalAck frame per entry, flushed once, built on the connection's event loop (see {@link #assign}). */
   @Override
   public void acknowledgeJournal(List<dev.tally.core.schedule.JournalAck> acks) {
-    if (acks.isEmpty()) {
+    onLoop(acks, copy -> {
+      List<Envelope> frames = new ArrayList<>(copy.size());
+      for (dev.tally.core.schedule.JournalAck ack : copy) {
+        frames.add(Envelope.newBuilder().setJournalAck(WireMapping.toWire(ack)).build());
+      }
+      core.sendAll(frames, ticker.nanos());
+    });
+  }
+
+  /**
+   * Runs {@code send} on the session's owner thread with a copy of {@code items} (the caller may reuse its
+   * list once this returns); nothing if there are none. The encoding in {@code send} thus happens there,
+   * not on the caller's (the scheduler's) thread.
+   */
+  private <T> void onLoop(List<T> items, java.util.function.Consumer<List<T>> send) {
+    if (items.isEmpty()) {
       return;
     }
-    List<Envelope> frames = new ArrayList<>(acks.size());
-    for (dev.tally.core.schedule.JournalAck ack : acks) {
-      frames.add(Envelope.newBuilder().setJournalAck(WireMapping.toWire(ack)).build());
-    }
-    owner.execute(() -> core.sendAll(frames, ticker.nanos()));
+    List<T> copy = List.copyOf(items);
+    owner.execute(() -> send.accept(copy));
   }
 
   @Override

@@ -1,7 +1,6 @@
 package dev.tally.worker.eval;
 
 import dev.tally.core.InfraFailure;
-import dev.tally.core.Outcome;
 import java.time.Duration;
 import java.util.Objects;
 
@@ -61,9 +60,7 @@ public final class StretchedEvaluator implements Evaluator {
     // wrapped evaluator's own figure leaves the stretch out.
     long tookMillis = ctx.elapsedMillis();
     if (answer instanceof Evaluation.Finished f) {
-      Outcome o = f.outcome();
-      return new Evaluation.Finished(new Outcome(o.verdict(), o.score(), o.outputTail(), Math.max(o.durationMillis(), tookMillis),
-          o.answer(), o.fieldsJson(), o.exitCode(), o.stderrTail()));
+      return new Evaluation.Finished(f.outcome().withDurationMillis(Math.max(f.outcome().durationMillis(), tookMillis)));
     }
     Evaluation.Failed failed = (Evaluation.Failed) answer;
     return new Evaluation.Failed(failed.failure(), Math.max(failed.durationMillis(), tookMillis));
