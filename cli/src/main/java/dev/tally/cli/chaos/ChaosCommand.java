@@ -647,8 +647,9 @@ public final class ChaosCommand implements Callable<Integer> {
       if (s.mustStepDown && s.healthy() && now - s.thawedAtNanos > TimeUnit.SECONDS.toNanos(STEP_DOWN_LIMIT_SECONDS)) {
         violations.add(s.name + " (pid " + s.process.pid() + ") was continued after a standby took over, but had not stepped down "
             + STEP_DOWN_LIMIT_SECONDS + " s later; see " + fleet.serverLog(s));
-        event("%s (pid %d) has not stepped down %d s after its thaw: kill -9, started again in 1 s", s.name, s.process.pid(),
-            STEP_DOWN_LIMIT_SECONDS);
+        event("%s (pid %d) has not stepped down %d s after its thaw: its threads dumped to its log (SIGQUIT), then kill -9,"
+            + " started again in 1 s", s.name, s.process.pid(), STEP_DOWN_LIMIT_SECONDS);
+        fleet.dumpThreads(s);
         ChaosFleet.kill9(s.process);
         s.process = null;
         s.mustStepDown = false;

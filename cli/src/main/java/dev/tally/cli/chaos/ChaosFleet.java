@@ -258,6 +258,28 @@ public final class ChaosFleet implements AutoCloseable {
     }
   }
 
+  /**
+   * Asks server {@code s}'s JVM for a dump of its threads (SIGQUIT, which the JVM answers on its standard
+   * output, that is its log) and waits up to {@link #THREAD_DUMP_WAIT_MILLIS} for the dump to end: for a
+   * server about to be killed for a violation, so that its log says where it was stuck.
+   *
+   * @throws IOException if the signal cannot be sent to a live process or the log cannot be read
+   * @throws InterruptedException if interrupted while waiting
+   */
+  void dumpThreads(Server s) throws IOException, InterruptedException {
+    if (s.process == null || !s.process.isAlive()) {
+      return;
+    }
+    signal(s.process, "QUIT");
+    long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(THREAD_DUMP_WAIT_MILLIS);
+    while (System.nanoTime() < deadline && !serverSaid(s, "JNI global refs")) { // the dump's last line
+      Thread.sleep(50);
+    }
+  }
+
+  /** How long {@link #dumpThreads} waits for the JVM to write its dump. */
+  static final long THREAD_DUMP_WAIT_MILLIS = 3000;
+
   /** How many processes are still alive among those ever started. */
   long aliveCount() {
     synchronized (started) {

@@ -76,7 +76,7 @@ class ChaosCommandTest {
     String output = text.toString();
     System.out.println(output);
 
-    assertThat(exit).as("exit code after %d s; output:%n%s", seconds, output).isZero();
+    assertThat(exit).as("exit code after %d s; output:%n%s%s", seconds, output, violationLogs(output)).isZero();
     assertThat(ChaosCommand.Kind.of(1, SQLITE)).as("each kind injected at least once")
         .allSatisfy(k -> assertThat(injected(output, k)).as(k.label).isPositive());
     assertThat(output).contains("\nviolations: 0\n").contains("runs: ").contains("(0 left running)");
@@ -115,7 +115,7 @@ class ChaosCommandTest {
     String output = text.toString();
     System.out.println(output);
 
-    assertThat(exit).as("exit code after %d s; output:%n%s", seconds, output).isZero();
+    assertThat(exit).as("exit code after %d s; output:%n%s%s", seconds, output, violationLogs(output)).isZero();
     assertThat(output).contains("\nviolations: 0\n", "(0 left running)", "unexpected exits: 0").containsPattern("cases: [1-9]\\d* \\(");
     List<ChaosCommand.Kind> kinds = ChaosCommand.Kind.of(2, store);
     assertThat(kinds).as("each kind injected at least once")
@@ -152,5 +152,35 @@ class ChaosCommandTest {
       assertThat(Checker.checkRun(store, runId, List.of("a", "c", "b")).violations())
           .anyMatch(v -> v.contains("not the dataset's cases in dataset order"));
     }
+  }
+
+  /** A log the harness names in a violation ("see PATH"). */
+  private static final Pattern VIOLATION_LOG = Pattern.compile("VIOLATION .*; see (\\S+\\.log)");
+  /** How many of a log's last lines a failure shows. */
+  private static final int LOG_TAIL_LINES = 400;
+
+  /**
+   * The last lines of every log a violation names (a stuck server's log ends with its thread dump), so
+   * that a failure on a CI machine, whose temporary folder is gone, still says what happened.
+   */
+  private static String violationLogs(String output) {
+    StringBuilder b = new StringBuilder();
+    Matcher m = VIOLATION_LOG.matcher(output);
+    while (m.find()) {
+      Path log = Path.of(m.group(1));
+      if (!Files.exists(log)) {
+        continue;
+      }
+      List<String> lines;
+      try {
+        lines = Files.readAllLines(log, java.nio.charset.StandardCharsets.UTF_8);
+      } catch (java.io.IOException | java.io.UncheckedIOException e) {
+        b.append(String.format("%n---- %s cannot be read: %s%n", log, e));
+        continue;
+      }
+      b.append(String.format("%n---- last %d of %d lines of %s%n", Math.min(LOG_TAIL_LINES, lines.size()), lines.size(), log));
+      lines.subList(Math.max(0, lines.size() - LOG_TAIL_LINES), lines.size()).forEach(l -> b.append(l).append('\n'));
+    }
+    return b.toString();
   }
 }
