@@ -58,6 +58,16 @@ public final class ServerCommand implements java.util.concurrent.Callable<Intege
   /** How often the waiting main thread checks that the scheduler is still alive. */
   private static final long WATCH_MILLIS = 500;
 
+  /**
+   * How long a server that stepped down may take to close before it halts: a deposed leader's store already
+   * refuses its writes, so nothing is lost by cutting its shutdown short, and a standby that never exits
+   * would hold its ports and hide the step-down from whoever watches the process.
+   */
+  static final Duration STEP_DOWN_EXIT_LIMIT = Duration.ofSeconds(10);
+
+  /** What the server says when {@link #STEP_DOWN_EXIT_LIMIT} has passed: it then dumps its threads and halts. */
+  public static final String STEP_DOWN_HALT = "tally server: stepped down, but closing did not finish within";
+
   @Spec CommandSpec spec;
 
   @Mixin CoordinatorOptions coordinatorOptions;
@@ -169,6 +179,7 @@ public final class ServerCommand implements java.util.concurrent.Callable<Intege
           + " when its lease lapses");
       err.flush();
     }
+    haltIfStepDownHangs(coordinator, err);
     int exit = Main.EXIT_PASSED;
     boolean steppedDown = false;
     while (!stop.await(WATCH_MILLIS, TimeUnit.MILLISECONDS)) {
@@ -223,6 +234,34 @@ public final class ServerCommand implements java.util.concurrent.Callable<Intege
         left == 0 ? ", every result in flight recorded" : " with " + Words.count(left, "case") + " still leased (run again by the next server)",
         db.describe());
     return exit;
+  }
+
+  /**
+   * Starts a daemon thread that watches for a step-down and, if the process has not exited {@link
+   * #STEP_DOWN_EXIT_LIMIT} after it, says so on {@code err} with the stacks of every thread and halts with
+   * {@link Main#EXIT_FAILED}. It watches on a thread of its own, so that it fires even if the main thread is
+   * the one stuck.
+   */
+  private static void haltIfStepDownHangs(Coordinator coordinator, PrintWriter err) {
+    Thread watch = new Thread(() -> {
+      try {
+        while (coordinator.steppedDown().isEmpty()) {
+          TimeUnit.MILLISECONDS.sleep(WATCH_MILLIS);
+        }
+        TimeUnit.NANOSECONDS.sleep(STEP_DOWN_EXIT_LIMIT.toNanos());
+      } catch (InterruptedException e) {
+        return;
+      }
+      synchronized (err) {
+        err.println(STEP_DOWN_HALT + " " + DurationText.text(STEP_DOWN_EXIT_LIMIT) + " (" + coordinator.steppedDown().get()
+            + "); exiting at once. Its threads:");
+        err.println(ThreadDump.text());
+        err.flush();
+      }
+      Runtime.getRuntime().halt(Main.EXIT_FAILED);
+    }, "tally-step-down-watch");
+    watch.setDaemon(true);
+    watch.start();
   }
 
   /** Where workers on this machine reach the coordinator's worker port: its address, loopback if it is a wildcard. */

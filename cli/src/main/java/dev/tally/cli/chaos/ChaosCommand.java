@@ -242,6 +242,8 @@ public final class ChaosCommand implements Callable<Integer> {
   private long faultedAtNanos;
   private int stepDowns;
   private int unpromptedStepDowns;
+  /** Step-downs whose closing hung, so that the server halted itself ({@link ServerCommand#STEP_DOWN_HALT}). */
+  private int haltedStepDowns;
   private ChaosFleet fleet;
   private long t0;
   private long deadline;
@@ -505,13 +507,16 @@ public final class ChaosCommand implements Callable<Integer> {
         lookAtStore(now);
       }
       tendClients(now);
-      if (round.fetched && (faultsOver || now >= deadline)) {
+      // A leader fault near the deadline runs its course first: its frozen leader is continued (and a killed
+      // one started again) only once a standby has taken over, or the watch has given up on one.
+      boolean takeoverAwaited = faulted != null;
+      if (round.fetched && (faultsOver || now >= deadline) && !takeoverAwaited) {
         if (!faultsOver) {
           event("fault period over, as the run in progress finished");
         }
         return true;
       }
-      if (!faultsOver && now >= deadline) {
+      if (!faultsOver && now >= deadline && !takeoverAwaited) {
         faultsOver = true;
         finishBy = now + finishTimeout.toNanos();
         event("fault period over: no more faults (%s; %s); waiting up to %s for run %s to finish", restoreWorkers(now),
@@ -521,7 +526,7 @@ public final class ChaosCommand implements Callable<Integer> {
       if (faultsOver && now > finishBy) {
         return false;
       }
-      if (!faultsOver && now >= nextFault) {
+      if (!faultsOver && now >= nextFault && now < deadline) {
         nextFault = inject(now) ? now + gap() : now + TimeUnit.MILLISECONDS.toNanos(500);
       }
       Thread.sleep(TICK_MILLIS);
@@ -632,8 +637,11 @@ public final class ChaosCommand implements Callable<Integer> {
           stepDowns++;
           boolean unprompted = !s.wasFrozen;
           unpromptedStepDowns += unprompted ? 1 : 0;
-          event("%s (pid %d) stepped down and exited with %d%s; started again in %.1f s", s.name, pid, code,
-              unprompted ? " (unprompted: it was never frozen)" : "", delay / 1000.0);
+          boolean halted = fleet.serverSaid(s, ServerCommand.STEP_DOWN_HALT);
+          haltedStepDowns += halted ? 1 : 0;
+          event("%s (pid %d) stepped down and exited with %d%s%s; started again in %.1f s", s.name, pid, code,
+              unprompted ? " (unprompted: it was never frozen)" : "",
+              halted ? " (its closing hung, so it halted itself; its threads are in its log)" : "", delay / 1000.0);
         } else {
           unexpectedExits++;
           violations.add(s.name + " (pid " + pid + ") exited by itself with code " + code + "; see " + fleet.serverLog(s));
@@ -1196,8 +1204,9 @@ public final class ChaosCommand implements Callable<Integer> {
       byCause.append(k.label).append(' ').append(all.stream().filter(t -> k.label.equals(t.cause())).count()).append(", ");
     }
     byCause.append("unprompted ").append(all.size() - took.size());
-    out.printf("takeovers: %d (%s); leader epochs %d to %d; step-downs: %d (%d unprompted)%n", all.size(), byCause,
-        watch.firstEpoch(), watch.leader() == null ? -1 : watch.leader().epoch(), stepDowns, unpromptedStepDowns);
+    out.printf("takeovers: %d (%s); leader epochs %d to %d; step-downs: %d (%d unprompted, %d halted when closing hung)%n",
+        all.size(), byCause, watch.firstEpoch(), watch.leader() == null ? -1 : watch.leader().epoch(), stepDowns,
+        unpromptedStepDowns, haltedStepDowns);
     if (!took.isEmpty()) {
       long over = took.stream().filter(ms -> ms > TAKEOVER_TARGET.toMillis()).count();
       out.printf("time to a new leader after a fault: min %.2f s, median %.2f s, max %.2f s; %d over the %s target%n",
