@@ -37,15 +37,23 @@ class DurabilityBenchProcessTest {
   /** The measured run's commits and fsyncs, as the bench printed them. */
   private record Counted(long commits, long fsyncs, String output) {}
 
-  private Counted bench(String durability) throws Exception {
+  private Counted bench(String durability, int repeat) throws Exception {
     // One slot and no prefetch beyond it: one eval per round trip, so each commit carries few evals.
     List<String> args = List.of("bench", "--workers=1", "--slots=1", "--prefetch=0", "--cases=1000", "--count-fsyncs",
-        "--durability=" + durability, "--db=" + Files.createDirectories(dir.resolve(durability)).resolve("bench.db"));
+        "--repeat=" + repeat, "--durability=" + durability, "--db=" + Files.createDirectories(dir.resolve(durability)).resolve("bench.db"));
     try (TallyProcess bench = TallyProcess.start(dir, durability + ".log", args)) {
       int exit = bench.waitFor(BENCH_SECONDS);
       String output = bench.output();
       assertThat(exit).as(output).isEqualTo(Main.EXIT_PASSED);
-      assertThat(output).contains("--durability " + durability).contains("recorded 1000 of 1000 (duplicates suppressed 0");
+      assertThat(output).contains("--durability " + durability);
+      if (repeat == 1) {
+        assertThat(output).contains("recorded 1000 of 1000 (duplicates suppressed 0").doesNotContain("measured runs:");
+      } else {
+        assertThat(output).contains("measured runs: " + repeat + " of 1000 cases each").contains("(median of " + repeat + " runs)");
+        for (int r = 1; r <= repeat; r++) {
+          assertThat(output).contains("recorded 1000 of 1000 in run " + r + " (duplicates suppressed 0");
+        }
+      }
       Matcher m = FIGURES.matcher(output);
       assertThat(m.find()).as(output).isTrue();
       return new Counted(Long.parseLong(m.group(2)), Long.parseLong(m.group(4)), output);
@@ -55,12 +63,12 @@ class DurabilityBenchProcessTest {
   @Test
   void fullFsyncsAtEveryCommitAndRelaxedOnlyAtCheckpoints() throws Exception {
     Assumptions.assumeTrue(FsyncCounter.available(), "strace is not installed: fsyncs cannot be counted here");
-    Counted full = bench("full");
+    Counted full = bench("full", 2); // two measured runs: the median's figures are quoted, and each run is checked
     assertThat(full.output()).contains("store: SQLite WAL synchronous=FULL");
     assertThat(full.commits()).as(full.output()).isGreaterThanOrEqualTo(MIN_COMMITS);
     assertThat(full.fsyncs()).as("one WAL fsync per commit at least: %s", full.output()).isGreaterThanOrEqualTo(full.commits());
 
-    Counted relaxed = bench("relaxed");
+    Counted relaxed = bench("relaxed", 1);
     assertThat(relaxed.output()).contains("store: SQLite WAL synchronous=NORMAL");
     assertThat(relaxed.commits()).as(relaxed.output()).isGreaterThanOrEqualTo(MIN_COMMITS);
     assertThat(relaxed.fsyncs()).as("only checkpoints fsync: %s", relaxed.output()).isLessThan(relaxed.commits() / 2);
@@ -72,6 +80,16 @@ class DurabilityBenchProcessTest {
     int exit = new CommandLine(new BenchCommand()).setErr(new PrintWriter(err)).execute("--durability=sometimes");
     assertThat(exit).isEqualTo(Main.EXIT_USAGE);
     assertThat(err.toString()).contains("--durability").contains("unknown durability 'sometimes'").contains("full, relaxed");
+  }
+
+  @Test
+  void aRepeatOutsideItsRangeIsAUsageErrorNamingTheOptionAndTheRange() {
+    for (String repeat : List.of("0", Integer.toString(BenchCommand.MAX_REPEAT + 1))) {
+      StringWriter err = new StringWriter();
+      int exit = new CommandLine(new BenchCommand()).setErr(new PrintWriter(err)).execute("--repeat=" + repeat);
+      assertThat(exit).isEqualTo(Main.EXIT_USAGE);
+      assertThat(err.toString()).contains("--repeat must be from 1 to " + BenchCommand.MAX_REPEAT + ", got " + repeat);
+    }
   }
 
   @Test
