@@ -48,6 +48,27 @@ public final class Main {
       dev.tally.cli.bench.DispatchBenchCommand.class,
       dev.tally.cli.chaos.ChaosCommand.class);
 
+  /**
+   * The least parallelism of the common fork-join pool in every {@code tally} JVM. On fewer than three cores
+   * the JDK makes it 1, and {@link java.util.concurrent.CompletableFuture}'s default executor is then a new
+   * thread per task; {@code java.net.http.HttpClient.sendAsync} completes every response on that executor
+   * (JDK 17's {@code HttpClientImpl}), so a model worker on this 2-core machine started and ended a thread per
+   * request (JFR: 1,351 threads for about 1,375 evals in one worker of {@code tally bench --evaluator
+   * model}). Set before anything touches the pool, by this class's initialiser; a value given with
+   * {@code -D} is kept.
+   */
+  static final int MIN_COMMON_POOL_PARALLELISM = 2;
+
+  /** The system property the common fork-join pool reads its parallelism from. */
+  static final String COMMON_POOL_PARALLELISM = "java.util.concurrent.ForkJoinPool.common.parallelism";
+
+  static {
+    if (System.getProperty(COMMON_POOL_PARALLELISM) == null
+        && Runtime.getRuntime().availableProcessors() - 1 < MIN_COMMON_POOL_PARALLELISM) {
+      System.setProperty(COMMON_POOL_PARALLELISM, Integer.toString(MIN_COMMON_POOL_PARALLELISM));
+    }
+  }
+
   private Main() {}
 
   /**

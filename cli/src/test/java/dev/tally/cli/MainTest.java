@@ -9,6 +9,30 @@ import picocli.CommandLine;
 
 /** The command line {@code main} builds: only the subcommand named first, or every one. */
 class MainTest {
+  /**
+   * Runs {@link CommonPoolProbe} in a JVM that sees {@code cores} cores, with {@code extra} JVM options.
+   *
+   * @return what it printed
+   */
+  private static String probeCommonPool(int cores, String... extra) throws Exception {
+    java.util.List<String> command = new java.util.ArrayList<>(java.util.List.of(
+        java.nio.file.Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-XX:ActiveProcessorCount=" + cores));
+    command.addAll(java.util.List.of(extra));
+    command.addAll(java.util.List.of("-cp", System.getProperty("java.class.path"), CommonPoolProbe.class.getName()));
+    Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
+    String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8).strip();
+    assertThat(p.waitFor()).as(out).isZero();
+    return out;
+  }
+
+  @Test
+  void onTwoCoresAsyncTasksRunOnTheCommonPoolNotOnAThreadEach() throws Exception {
+    assertThat(probeCommonPool(2)).startsWith("parallelism=" + Main.MIN_COMMON_POOL_PARALLELISM + " thread=ForkJoinPool.commonPool-worker-");
+    // What the JDK does without it (the reason it exists), and a value given with -D is kept.
+    assertThat(probeCommonPool(2, "-D" + Main.COMMON_POOL_PARALLELISM + "=1")).matches("parallelism=1 thread=Thread-\\d+");
+    assertThat(probeCommonPool(8)).startsWith("parallelism=7 thread=ForkJoinPool.commonPool-worker-");
+  }
+
   @Test
   void aNamedSubcommandIsTheOnlyOneBuiltAndEveryNameFindsItsOwn() {
     for (Class<?> c : Main.SUBCOMMANDS) {

@@ -172,9 +172,9 @@ public final class BenchCommand implements Callable<Integer> {
             builder.workerToken().orElse(null), LocalWorkerProcesses.Jvm.THROUGHPUT)) {
       EvaluatorSpec spec = endpoint == null ? new EvaluatorSpec("noop", Map.of(), Duration.ofMinutes(1)) : modelSpec(endpoint.baseUrl());
       Store opened = coordinator.store();
-      // A model eval waits on its endpoint far longer than its code runs: one warm-up run connects everything.
-      Warmup warmup = warmUp(opened, coordinator, local, spec, Math.max(1, n / 10), endpoint,
-          evaluator == Kind.noop ? MAX_WARMUP_RUNS : 1);
+      // The model bench warms up by the same rule: with one warm-up run (until 2026-12-04) the JIT compilers
+      // still took a third of the measured run's CPU, and the workers' CPU per eval was mostly theirs.
+      Warmup warmup = warmUp(opened, coordinator, local, spec, Math.max(1, n / 10), endpoint, MAX_WARMUP_RUNS);
       long waitedMillis = awaitEjectionsEnded(opened);
       List<Measurement> measured = new ArrayList<>(runs);
       for (int r = 1; r <= runs; r++) {

@@ -1,0 +1,18 @@
+package dev.tally.cli;
+
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ForkJoinPool;
+
+/**
+ * Run in a JVM of its own by {@link MainTest}: initialises {@link Main} as {@code tally} does, then prints the
+ * common pool's parallelism and the name of the thread a default-executor async task ran on.
+ */
+public final class CommonPoolProbe {
+  private CommonPoolProbe() {}
+
+  public static void main(String[] args) throws Exception {
+    Class.forName(Main.class.getName()); // runs its initialiser, as starting tally does
+    String thread = CompletableFuture.supplyAsync(() -> Thread.currentThread().getName()).get();
+    System.out.println("parallelism=" + ForkJoinPool.getCommonPoolParallelism() + " thread=" + thread);
+  }
+}
