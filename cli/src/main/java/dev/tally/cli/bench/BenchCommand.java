@@ -229,18 +229,20 @@ public final class BenchCommand implements Callable<Integer> {
       }
       boolean billedOnce = true;
       boolean exact = true;
-      for (Measurement x : measured) {
+      for (int r = 0; r < runs; r++) {
+        Measurement x = measured.get(r);
+        String inRun = runs > 1 ? " in run " + (r + 1) : "";
         if (x.endpoint != null) {
           boolean runBilledOnce = x.endpoint.billed() == n;
           billedOnce &= runBilledOnce;
           out.printf("endpoint%s: %d requests billed for %d evals, %d requests, most in flight at once %d of %d%s%n",
-              runs > 1 ? " in run " + (measured.indexOf(x) + 1) : "", x.endpoint.billed(), n, x.endpoint.requests(),
+              inRun, x.endpoint.billed(), n, x.endpoint.requests(),
               x.endpoint.maxInFlight(), (long) workers * slots, runBilledOnce ? "" : "  <-- NOT ONE BILL PER EVAL");
         }
         boolean runExact = x.counters.recorded() == n && x.counters.passed() == n;
         exact &= runExact;
         out.printf("recorded %d of %d%s (duplicates suppressed %d, fenced %d, redeliveries %d)%s%n",
-            x.counters.recorded(), n, runs > 1 ? " in run " + (measured.indexOf(x) + 1) : "", x.counters.duplicatesSuppressed(),
+            x.counters.recorded(), n, inRun, x.counters.duplicatesSuppressed(),
             x.counters.staleResultsFenced(), x.counters.redeliveries(), runExact ? "" : "  <-- NOT EXACT");
       }
       return exact && billedOnce ? Main.EXIT_PASSED : Main.EXIT_FAILED;
