@@ -1,0 +1,60 @@
+package dev.tally.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import ch.qos.logback.classic.Level;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** How a {@code tally} JVM logs ({@link LogConfiguration}), seen from a JVM of its own ({@link LogProbe}). */
+class LogConfigurationTest {
+  @TempDir Path dir;
+
+  /** Runs {@link LogProbe} with {@code jvmOptions} and {@code environment}; its stderr. */
+  private static String probe(List<String> jvmOptions, Map<String, String> environment) throws Exception {
+    List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
+    command.addAll(jvmOptions);
+    command.addAll(List.of("-cp", System.getProperty("java.class.path"), LogProbe.class.getName()));
+    ProcessBuilder pb = new ProcessBuilder(command).redirectOutput(ProcessBuilder.Redirect.DISCARD);
+    pb.environment().remove(LogConfiguration.LEVEL_VARIABLE);
+    pb.environment().putAll(environment);
+    Process p = pb.start();
+    String err = new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertThat(p.waitFor()).as(err).isZero();
+    return err;
+  }
+
+  @Test
+  void warningsGoToStderrOneLineEachWithTheMachinesTroubleAsOneLineOfCauses() throws Exception {
+    String err = probe(List.of(), Map.of());
+    assertThat(err.lines().toList()).satisfiesExactly(
+        line -> assertThat(line).matches("\\d\\d:\\d\\d:\\d\\d\\.\\d{3} WARN  \\[main\\] LogProbe - probe warning"),
+        line -> assertThat(line).endsWith("WARN  [main] LogProbe - probe trouble"),
+        line -> assertThat(line).isEqualTo(
+            "    UncheckedIOException: cannot write; caused by IOException: No space left on device"));
+  }
+
+  @Test
+  void tallyLogLevelRaisesTallysOwnLoggers() throws Exception {
+    assertThat(probe(List.of(), Map.of(LogConfiguration.LEVEL_VARIABLE, "info"))).contains("INFO  [main] LogProbe - probe information");
+    assertThat(LogConfiguration.tallyLevel(" Debug ")).isEqualTo(Level.DEBUG);
+    assertThat(LogConfiguration.tallyLevel("loud")).as("a name logback does not know").isEqualTo(Level.WARN);
+    assertThat(LogConfiguration.tallyLevel(null)).isEqualTo(Level.WARN);
+  }
+
+  @Test
+  void aConfigurationFileNamedOnTheCommandLineIsReadInstead() throws Exception {
+    Path file = dir.resolve("mine.xml");
+    Files.writeString(file, "<configuration><appender name=\"E\" class=\"ch.qos.logback.core.ConsoleAppender\">"
+        + "<target>System.err</target><encoder><pattern>MINE %level %msg%n</pattern></encoder></appender>"
+        + "<root level=\"INFO\"><appender-ref ref=\"E\"/></root></configuration>");
+    String err = probe(List.of("-Dlogback.configurationFile=" + file), Map.of());
+    assertThat(err).contains("MINE WARN probe warning").contains("MINE INFO probe information");
+  }
+}
