@@ -62,10 +62,23 @@ public final class Main {
   /** The system property the common fork-join pool reads its parallelism from. */
   static final String COMMON_POOL_PARALLELISM = "java.util.concurrent.ForkJoinPool.common.parallelism";
 
+  /**
+   * The system property that turns Netty's Flight Recorder events on or off. Netty 4.2 registers its buffer
+   * allocator's events with JFR when it allocates its first chunk, and that registration starts JFR's
+   * metadata repository: about 50 ms of CPU on the first frame of every connection's event loop, in every
+   * {@code tally} JVM (async-profiler, {@code tally run} with three local workers), for events nobody
+   * records. Off unless given with {@code -D} ({@code -Dio.netty.jfr.enabled=true} brings them back for a
+   * recording).
+   */
+  static final String NETTY_JFR = "io.netty.jfr.enabled";
+
   static {
     if (System.getProperty(COMMON_POOL_PARALLELISM) == null
         && Runtime.getRuntime().availableProcessors() - 1 < MIN_COMMON_POOL_PARALLELISM) {
       System.setProperty(COMMON_POOL_PARALLELISM, Integer.toString(MIN_COMMON_POOL_PARALLELISM));
+    }
+    if (System.getProperty(NETTY_JFR) == null) {
+      System.setProperty(NETTY_JFR, "false");
     }
   }
 

@@ -15,10 +15,15 @@ class MainTest {
    * @return what it printed
    */
   private static String probeCommonPool(int cores, String... extra) throws Exception {
+    return probe(cores, java.util.List.of(extra), java.util.List.of());
+  }
+
+  private static String probe(int cores, java.util.List<String> jvmOptions, java.util.List<String> args) throws Exception {
     java.util.List<String> command = new java.util.ArrayList<>(java.util.List.of(
         java.nio.file.Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-XX:ActiveProcessorCount=" + cores));
-    command.addAll(java.util.List.of(extra));
+    command.addAll(jvmOptions);
     command.addAll(java.util.List.of("-cp", System.getProperty("java.class.path"), CommonPoolProbe.class.getName()));
+    command.addAll(args);
     Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
     String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8).strip();
     assertThat(p.waitFor()).as(out).isZero();
@@ -31,6 +36,13 @@ class MainTest {
     // What the JDK does without it (the reason it exists), and a value given with -D is kept.
     assertThat(probeCommonPool(2, "-D" + Main.COMMON_POOL_PARALLELISM + "=1")).matches("parallelism=1 thread=Thread-\\d+");
     assertThat(probeCommonPool(8)).startsWith("parallelism=7 thread=ForkJoinPool.commonPool-worker-");
+  }
+
+  @Test
+  void nettysFlightRecorderEventsAreOffUnlessAskedFor() throws Exception {
+    // On, Netty registers its events with JFR at a connection's first buffer: JFR's start-up in every JVM.
+    assertThat(probe(2, java.util.List.of(), java.util.List.of("netty-jfr"))).isEqualTo("nettyJfr=false");
+    assertThat(probe(2, java.util.List.of("-D" + Main.NETTY_JFR + "=true"), java.util.List.of("netty-jfr"))).isEqualTo("nettyJfr=true");
   }
 
   @Test
