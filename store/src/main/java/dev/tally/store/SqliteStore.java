@@ -20,8 +20,9 @@ import org.sqlite.SQLiteDataSource;
 /**
  * The embedded {@link dev.tally.core.store.Store}: one SQLite file in WAL mode, written by one connection,
  * read by a small pool of read-only ones. This class opens the file, migrates its schema (Flyway,
- * {@code db/migration/sqlite}) and its connections; the store's work is {@link JdbcStore}'s, the settings
- * particular to SQLite {@link SqliteDialect}'s.
+ * {@code db/migration/sqlite}; a new file is a copy of the schema Flyway made at build time, and a file
+ * already at it is not handed to Flyway at all: {@link SqliteSchemaTemplate}) and its connections; the
+ * store's work is {@link JdbcStore}'s, the settings particular to SQLite {@link SqliteDialect}'s.
  *
  * <p><b>Durability.</b> The file runs with {@code journal_mode=WAL}, and {@code synchronous} as the
  * {@link Durability} it is opened with ({@link SqliteDialect#configureWriter} maps it): {@link
@@ -100,15 +101,17 @@ public final class SqliteStore extends JdbcStore {
     } catch (IOException e) {
       throw new StoreException("open: cannot create the directory of " + absolute, e);
     }
-    MigrationInfo current;
-    try {
-      Flyway flyway = flyway(url, false);
-      flyway.migrate();
-      current = flyway.info().current();
-    } catch (RuntimeException e) {
-      throw new StoreException("open: migrating the schema of " + absolute + " failed: " + rootMessage(e), e);
+    if (!createdOrCurrent(absolute, url)) {
+      MigrationInfo current;
+      try {
+        Flyway flyway = flyway(url, false);
+        flyway.migrate();
+        current = flyway.info().current();
+      } catch (RuntimeException e) {
+        throw new StoreException("open: migrating the schema of " + absolute + " failed: " + rootMessage(e), e);
+      }
+      refuseNewerSchema(absolute.toString(), current);
     }
-    refuseNewerSchema(absolute.toString(), current);
     Connection writer = null;
     ReadPool readers = null;
     try {
@@ -151,25 +154,51 @@ public final class SqliteStore extends JdbcStore {
     boolean inUse = Files.exists(absolute.resolveSibling(name + "-wal"))
         || Files.exists(absolute.resolveSibling(name + "-journal"));
     String url = "jdbc:sqlite:" + absolute.toUri() + (inUse ? "?mode=ro" : "?immutable=1");
-    MigrationInfoService info;
-    try {
-      info = flyway(url, true).info();
-    } catch (RuntimeException e) {
-      throw new StoreException("open: cannot read the schema version of " + absolute + ": " + rootMessage(e), e);
-    }
-    requireCurrentSchema(absolute.toString(), info);
     Connection first = null;
     ReadPool readers = null;
     try {
       first = SqliteDialect.config(true).createConnection(url);
+      if (!SqliteSchemaTemplate.isCurrent(first)) {
+        MigrationInfoService info;
+        try {
+          info = flyway(url, true).info();
+        } catch (RuntimeException e) {
+          throw new StoreException("open: cannot read the schema version of " + absolute + ": " + rootMessage(e), e);
+        }
+        requireCurrentSchema(absolute.toString(), info);
+      }
       readers = readPool(url, ReadPool.SIZE_READ_ONLY);
       return new SqliteStore(absolute, Clock.systemUTC(), first, readers, true);
-    } catch (SQLException e) {
+    } catch (SQLException | RuntimeException e) {
       closeQuietly(first);
       if (readers != null) {
         readers.close();
       }
+      if (e instanceof StoreException refused) {
+        throw refused;
+      }
       throw new StoreException("open: cannot open " + absolute + " for reading: " + rootMessage(e), e);
+    }
+  }
+
+  /**
+   * Whether the store file needs no migration: this call created it from the {@link SqliteSchemaTemplate}, or
+   * it already has exactly the template's history. Otherwise (an older or newer store, a failed migration, a
+   * build without a template, a file system without hard links) Flyway migrates, refuses or reports it.
+   */
+  private static boolean createdOrCurrent(Path file, String url) {
+    try {
+      if (SqliteSchemaTemplate.create(file)) {
+        return true;
+      }
+      if (!Files.exists(file)) {
+        return false;
+      }
+      try (Connection c = SqliteDialect.config(false).createConnection(url)) {
+        return SqliteSchemaTemplate.isCurrent(c);
+      }
+    } catch (SQLException | java.io.UncheckedIOException e) {
+      throw new StoreException("open: cannot create or read the schema of " + file + ": " + rootMessage(e), e);
     }
   }
 

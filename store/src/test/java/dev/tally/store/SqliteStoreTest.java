@@ -203,6 +203,107 @@ class SqliteStoreTest extends StoreContractTest {
     }
   }
 
+  /** Every table, index and trigger of the file at {@code url}, with the SQL that made it. */
+  private static java.util.List<String> schemaOf(String url) throws SQLException {
+    return rows(url, "SELECT type || ' ' || name || ': ' || coalesce(sql, '') FROM sqlite_master ORDER BY type, name");
+  }
+
+  /** What Flyway's validation compares of each applied migration, in the order applied. */
+  private static java.util.List<String> historyOf(String url) throws SQLException {
+    return rows(url, "SELECT version || ' ' || description || ' ' || type || ' ' || checksum || ' ' || success"
+        + " FROM flyway_schema_history ORDER BY installed_rank");
+  }
+
+  private static java.util.List<String> rows(String url, String sql) throws SQLException {
+    java.util.List<String> rows = new java.util.ArrayList<>();
+    try (Connection c = DriverManager.getConnection(url); Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
+      while (rs.next()) {
+        rows.add(rs.getString(1));
+      }
+    }
+    return rows;
+  }
+
+  @Test
+  void aNewStoreIsFlywaysSchemaCopiedFromTheBuildWithAnIdentityOfItsOwn() throws Exception {
+    Path byFlyway = dir.resolve("flyway.db");
+    String flywayUrl = "jdbc:sqlite:" + byFlyway.toAbsolutePath();
+    org.flywaydb.core.Flyway.configure().dataSource(flywayUrl, null, null).locations("classpath:db/migration/sqlite")
+        .load().migrate();
+    Path first = dir.resolve("first.db");
+    Path second = dir.resolve("second.db");
+    String firstId;
+    String secondId;
+    try (SqliteStore a = SqliteStore.open(first); SqliteStore b = SqliteStore.open(second)) {
+      firstId = a.storeId();
+      secondId = b.storeId();
+      a.createRun(spec(3), cases(2)); // and it works as a store
+      assertThat(a.runs()).hasSize(1);
+    }
+    String firstUrl = "jdbc:sqlite:" + first.toAbsolutePath();
+    assertThat(schemaOf(firstUrl)).as("the schema Flyway makes from nothing").isEqualTo(schemaOf(flywayUrl)).isNotEmpty();
+    assertThat(historyOf(firstUrl)).as("Flyway's history of it").isEqualTo(historyOf(flywayUrl)).hasSize(historyOf(flywayUrl).size());
+    assertThat(firstId).matches("[0-9a-f]{32}").isNotEqualTo(secondId);
+    assertThat(secondId).matches("[0-9a-f]{32}");
+    assertThat(query(DriverManager.getConnection("jdbc:sqlite:" + byFlyway), "SELECT store_id FROM store_info"))
+        .as("the identity V7 gives a store Flyway creates has the same shape").matches("[0-9a-f]{32}");
+    assertThat(java.nio.file.Files.getPosixFilePermissions(first))
+        .as("the permissions a store Flyway creates gets").isEqualTo(java.nio.file.Files.getPosixFilePermissions(byFlyway));
+    try (java.util.stream.Stream<Path> files = java.nio.file.Files.list(dir)) {
+      assertThat(files.map(f -> f.getFileName().toString())).as("no copy left beside the stores").noneMatch(n -> n.contains(".new-"));
+    }
+    // The stores above came from the build's template, not from Flyway run here: it exists, and makes files.
+    Path third = dir.resolve("third.db");
+    assertThat(SqliteSchemaTemplate.create(third)).as("this build has a template").isTrue();
+    assertThat(SqliteSchemaTemplate.create(third)).as("an existing file is left alone").isFalse();
+    try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + third)) {
+      assertThat(SqliteSchemaTemplate.isCurrent(c)).isTrue();
+    }
+    try (Connection c = DriverManager.getConnection(flywayUrl)) {
+      assertThat(SqliteSchemaTemplate.isCurrent(c)).as("nor would Flyway's own file be migrated again").isTrue();
+    }
+  }
+
+  @Test
+  void aStoreWhoseAppliedMigrationWasEditedIsStillValidatedByFlyway() throws Exception {
+    Path db = dir.resolve("edited.db");
+    SqliteStore.open(db).close();
+    try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + db); Statement s = c.createStatement()) {
+      s.executeUpdate("UPDATE flyway_schema_history SET checksum = checksum + 1 WHERE version = '3'");
+    }
+    assertThatThrownBy(() -> SqliteStore.open(db)).isInstanceOf(StoreException.class)
+        .hasMessageContaining("migrating the schema of").hasMessageContaining("checksum mismatch");
+  }
+
+  @Test
+  void storesCreatedAtOnceUnderOneNameAreOneStore() throws Exception {
+    Path db = dir.resolve("raced.db");
+    int openers = 6;
+    java.util.concurrent.CyclicBarrier start = new java.util.concurrent.CyclicBarrier(openers);
+    java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(openers);
+    try {
+      java.util.List<java.util.concurrent.Future<String>> ids = new java.util.ArrayList<>();
+      for (int i = 0; i < openers; i++) {
+        ids.add(pool.submit(() -> {
+          start.await();
+          try (SqliteStore store = SqliteStore.open(db)) {
+            return store.storeId();
+          }
+        }));
+      }
+      java.util.Set<String> distinct = new java.util.HashSet<>();
+      for (java.util.concurrent.Future<String> id : ids) {
+        distinct.add(id.get(60, java.util.concurrent.TimeUnit.SECONDS));
+      }
+      assertThat(distinct).as("one identity: every opener has the same file").hasSize(1);
+    } finally {
+      pool.shutdownNow();
+    }
+    try (java.util.stream.Stream<Path> files = java.nio.file.Files.list(dir)) {
+      assertThat(files.map(f -> f.getFileName().toString())).noneMatch(n -> n.contains(".new-"));
+    }
+  }
+
   @Test
   void createsTheFileAndItsDirectoriesInWalModeWithTheSchemaMigratedOnce() throws SQLException {
     Path nested = dir.resolve("a/b");
