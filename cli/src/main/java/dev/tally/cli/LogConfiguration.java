@@ -29,7 +29,8 @@ import ch.qos.logback.core.spi.ContextAwareBase;
  *
  * <p>A {@code logback-test.xml} or {@code logback.xml} on the class path is not read while this class is on it;
  * a file named with {@code -Dlogback.configurationFile=FILE} (in {@code TALLY_JAVA_OPTS}, say) is: then this
- * class steps aside and logback's own configurator reads it.
+ * class steps aside and logback's own configurator reads it. If there is no such file, this class configures
+ * as usual and says so in a warning (logback alone would log everything at DEBUG to stdout).
  *
  * <p>Thread-safety: logback calls it once, on the thread that first asks for a logger.
  */
@@ -44,7 +45,8 @@ public final class LogConfiguration extends ContextAwareBase implements Configur
 
   @Override
   public ExecutionStatus configure(LoggerContext context) {
-    if (System.getProperty(ClassicConstants.CONFIG_FILE_PROPERTY) != null) {
+    String named = System.getProperty(ClassicConstants.CONFIG_FILE_PROPERTY);
+    if (named != null && exists(named)) {
       return ExecutionStatus.INVOKE_NEXT_IF_ANY; // the user's file: logback's Joran configurator reads it
     }
     PatternLayout layout = new PatternLayout();
@@ -68,7 +70,35 @@ public final class LogConfiguration extends ContextAwareBase implements Configur
     root.setLevel(Level.WARN);
     root.addAppender(stderr);
     context.getLogger("dev.tally").setLevel(tallyLevel(System.getenv(LEVEL_VARIABLE)));
+    if (named != null) {
+      // Logback itself would fall back to its basic configuration: every logger at DEBUG, on stdout, where
+      // the summary table and the run ids a script reads go.
+      root.warn("-D{}={}: no such file or class path resource; logging as Tally does without it",
+          ClassicConstants.CONFIG_FILE_PROPERTY, named);
+    }
     return ExecutionStatus.DO_NOT_INVOKE_NEXT_IF_ANY;
+  }
+
+  /** Whether {@code name} is what logback can read: a file, a class path resource, or a URL that opens. */
+  private static boolean exists(String name) {
+    if (name.isBlank()) {
+      return false;
+    }
+    try {
+      if (java.nio.file.Files.isReadable(java.nio.file.Path.of(name))) {
+        return true;
+      }
+    } catch (java.nio.file.InvalidPathException e) {
+      // not a path: a URL, perhaps
+    }
+    if (LogConfiguration.class.getClassLoader().getResource(name) != null) {
+      return true;
+    }
+    try (java.io.InputStream in = new java.net.URL(name).openStream()) {
+      return true;
+    } catch (java.io.IOException | IllegalArgumentException e) {
+      return false;
+    }
   }
 
   /** The level {@code value} names (any case), {@code WARN} when it is missing or names none. */

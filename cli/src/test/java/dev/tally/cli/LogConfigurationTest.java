@@ -16,17 +16,22 @@ import org.junit.jupiter.api.io.TempDir;
 class LogConfigurationTest {
   @TempDir Path dir;
 
-  /** Runs {@link LogProbe} with {@code jvmOptions} and {@code environment}; its stderr. */
-  private static String probe(List<String> jvmOptions, Map<String, String> environment) throws Exception {
+  /**
+   * Runs {@link LogProbe} with {@code jvmOptions} and {@code environment}; its stderr. Its stdout, which carries
+   * tally's tables and the run ids scripts read, must stay empty whatever the logging.
+   */
+  private String probe(List<String> jvmOptions, Map<String, String> environment) throws Exception {
     List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
     command.addAll(jvmOptions);
     command.addAll(List.of("-cp", System.getProperty("java.class.path"), LogProbe.class.getName()));
-    ProcessBuilder pb = new ProcessBuilder(command).redirectOutput(ProcessBuilder.Redirect.DISCARD);
+    Path out = Files.createTempFile(dir, "stdout", ".txt");
+    ProcessBuilder pb = new ProcessBuilder(command).redirectOutput(out.toFile());
     pb.environment().remove(LogConfiguration.LEVEL_VARIABLE);
     pb.environment().putAll(environment);
     Process p = pb.start();
     String err = new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
     assertThat(p.waitFor()).as(err).isZero();
+    assertThat(Files.readString(out)).as("stdout").isEmpty();
     return err;
   }
 
@@ -56,5 +61,18 @@ class LogConfigurationTest {
         + "<root level=\"INFO\"><appender-ref ref=\"E\"/></root></configuration>");
     String err = probe(List.of("-Dlogback.configurationFile=" + file), Map.of());
     assertThat(err).contains("MINE WARN probe warning").contains("MINE INFO probe information");
+  }
+
+  @Test
+  void aConfigurationFileThatIsNotThereIsSaidAndTallysOwnLoggingStays() throws Exception {
+    Path missing = dir.resolve("typo.xml");
+    for (String named : List.of(missing.toString(), "")) {
+      String err = probe(List.of("-Dlogback.configurationFile=" + named), Map.of());
+      assertThat(err.lines().toList()).as(named).hasSize(4)
+          .anySatisfy(line -> assertThat(line).contains("WARN").contains("-Dlogback.configurationFile=" + named)
+              .contains("no such file"))
+          .anySatisfy(line -> assertThat(line).endsWith("WARN  [main] LogProbe - probe warning"))
+          .noneSatisfy(line -> assertThat(line).contains("probe information"));
+    }
   }
 }

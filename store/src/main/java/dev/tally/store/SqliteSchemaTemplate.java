@@ -2,7 +2,6 @@ package dev.tally.store;
 
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
@@ -14,6 +13,7 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
+import dev.tally.core.store.StoreException;
 import org.flywaydb.core.Flyway;
 
 /**
@@ -27,6 +27,9 @@ import org.flywaydb.core.Flyway;
  * be leased. A new store is therefore a copy of the template ({@link #create}), and a store whose history
  * is exactly the template's ({@link #isCurrent}) needs no migration and no validation; Flyway still does
  * everything else: an older store is migrated, a newer one refused, a failed or edited migration reported.
+ *
+ * <p>Such a store's Flyway history says it was installed when the build made the template, not when the copy
+ * was made, and by the build's user; nothing reads those two columns.
  *
  * <p>The history lines compare what Flyway's validation compares for an applied versioned migration: the
  * version, the description, the type, the checksum, and success. A store whose history matches has, row for
@@ -95,20 +98,36 @@ public final class SqliteSchemaTemplate {
    * is made beside it under another name and linked to its name only when whole, so another process opening
    * or creating the same file at the same moment sees either no file or a whole one.
    *
+   * <p>The copy's name is {@value #COPY_PREFIX}, this process's pid and a random number: short whatever the
+   * store's name (a store name as long as the file system allows still gets its copy), and recognisable. A
+   * copy is removed when this call ends, at the JVM's shutdown if it is interrupted (Ctrl-C, SIGTERM), and,
+   * if its process was killed outright, by the next call in the same directory ({@link #removeLeftovers}).
+   *
    * @param file the store file, absolute; its directory exists
    * @return true if this call created it; false if it existed already, or this build has no template, or the
    *     file system cannot link (the caller then creates it with Flyway, as without a template)
    * @throws SQLException if the copy cannot be given its store id
-   * @throws UncheckedIOException if the copy cannot be written
+   * @throws StoreException if the copy cannot be written (no permission, a full disk), naming the directory
+   *     and why
    */
   static boolean create(Path file) throws SQLException {
     if (TEMPLATE_HISTORY == null || Files.exists(file)) {
       return false;
     }
+    Path directory = file.getParent();
+    removeLeftovers(directory);
+    // Load SQLite's native library (the first connection would) before the copy exists: it takes tens of
+    // milliseconds, and the copy's life should be as short as it can be.
+    try {
+      org.sqlite.SQLiteJDBCLoader.initialize();
+    } catch (Exception e) {
+      throw new SQLException("cannot load SQLite's native library: " + e.getMessage(), e);
+    }
     // Not Files.createTempFile: its owner-only permissions would become the store's, unlike those of a store
     // Flyway creates (the user's umask).
-    Path copy = file.resolveSibling("." + file.getFileName() + ".new-" + ProcessHandle.current().pid() + "-"
-        + Long.toHexString(java.util.concurrent.ThreadLocalRandom.current().nextLong()));
+    Path copy = directory.resolve(COPY_PREFIX + ProcessHandle.current().pid() + "-"
+        + Integer.toHexString(java.util.concurrent.ThreadLocalRandom.current().nextInt()));
+    copy.toFile().deleteOnExit();
     try {
       try (InputStream template = SqliteSchemaTemplate.class.getClassLoader().getResourceAsStream(DATABASE)) {
         if (template == null) {
@@ -116,7 +135,7 @@ public final class SqliteSchemaTemplate {
         }
         Files.copy(template, copy);
       } catch (IOException e) {
-        throw new UncheckedIOException("cannot copy the schema template beside " + file, e);
+        throw new StoreException("open: cannot create " + file + ": cannot write in " + directory + ": " + why(e), e);
       }
       try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + copy.toAbsolutePath());
           Statement s = c.createStatement()) {
@@ -132,11 +151,54 @@ public final class SqliteSchemaTemplate {
         return false; // no hard links here: Flyway creates it
       }
     } finally {
-      try {
-        Files.deleteIfExists(copy);
-      } catch (IOException e) {
-        copy.toFile().deleteOnExit();
+      deleteQuietly(copy);
+      deleteQuietly(copy.resolveSibling(copy.getFileName() + "-journal"));
+    }
+  }
+
+  /** The start of a copy's name: {@code COPY_PREFIX + pid + "-" + random hex}, and a journal of it. */
+  static final String COPY_PREFIX = ".tally-new-store-";
+
+  /**
+   * Removes the copies (and their journals) that processes killed in the middle of {@link #create} left in
+   * {@code directory}: those whose pid is no process's. A copy whose pid lives is left alone, even if that
+   * pid now names another process; it is small, and removed once that process is gone.
+   */
+  static void removeLeftovers(Path directory) {
+    try (java.nio.file.DirectoryStream<Path> copies = Files.newDirectoryStream(directory, COPY_PREFIX + "*")) {
+      for (Path copy : copies) {
+        String rest = copy.getFileName().toString().substring(COPY_PREFIX.length());
+        int dash = rest.indexOf('-');
+        try {
+          long pid = Long.parseLong(dash < 0 ? rest : rest.substring(0, dash));
+          if (ProcessHandle.of(pid).isEmpty()) {
+            deleteQuietly(copy);
+          }
+        } catch (NumberFormatException e) {
+          // not one of ours: leave it
+        }
       }
+    } catch (IOException | java.nio.file.DirectoryIteratorException e) {
+      // an unreadable directory: the copy itself will fail and say why
+    }
+  }
+
+  /** What went wrong with a file, in words: {@code AccessDeniedException}'s message is only the path. */
+  static String why(IOException e) {
+    if (e instanceof java.nio.file.AccessDeniedException) {
+      return "permission denied";
+    }
+    if (e instanceof java.nio.file.FileSystemException f && f.getReason() != null) {
+      return f.getReason();
+    }
+    return e.getMessage() != null ? e.getMessage() : e.getClass().getSimpleName();
+  }
+
+  private static void deleteQuietly(Path path) {
+    try {
+      Files.deleteIfExists(path);
+    } catch (IOException e) {
+      // left for removeLeftovers, or for the JVM's shutdown
     }
   }
 

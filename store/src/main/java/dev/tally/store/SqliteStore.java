@@ -197,7 +197,7 @@ public final class SqliteStore extends JdbcStore {
       try (Connection c = SqliteDialect.config(false).createConnection(url)) {
         return SqliteSchemaTemplate.isCurrent(c);
       }
-    } catch (SQLException | java.io.UncheckedIOException e) {
+    } catch (SQLException e) {
       throw new StoreException("open: cannot create or read the schema of " + file + ": " + rootMessage(e), e);
     }
   }

@@ -250,7 +250,7 @@ class SqliteStoreTest extends StoreContractTest {
     assertThat(java.nio.file.Files.getPosixFilePermissions(first))
         .as("the permissions a store Flyway creates gets").isEqualTo(java.nio.file.Files.getPosixFilePermissions(byFlyway));
     try (java.util.stream.Stream<Path> files = java.nio.file.Files.list(dir)) {
-      assertThat(files.map(f -> f.getFileName().toString())).as("no copy left beside the stores").noneMatch(n -> n.contains(".new-"));
+      assertThat(files.map(f -> f.getFileName().toString())).as("no copy left beside the stores").noneMatch(n -> n.startsWith(SqliteSchemaTemplate.COPY_PREFIX));
     }
     // The stores above came from the build's template, not from Flyway run here: it exists, and makes files.
     Path third = dir.resolve("third.db");
@@ -300,8 +300,46 @@ class SqliteStoreTest extends StoreContractTest {
       pool.shutdownNow();
     }
     try (java.util.stream.Stream<Path> files = java.nio.file.Files.list(dir)) {
-      assertThat(files.map(f -> f.getFileName().toString())).noneMatch(n -> n.contains(".new-"));
+      assertThat(files.map(f -> f.getFileName().toString())).noneMatch(n -> n.startsWith(SqliteSchemaTemplate.COPY_PREFIX));
     }
+  }
+
+  @Test
+  void theCopiesOfProcessesKilledWhileCreatingAStoreAreRemovedByTheNextCreation() throws Exception {
+    long dead = Long.MAX_VALUE; // no process has it
+    Path leftover = dir.resolve(SqliteSchemaTemplate.COPY_PREFIX + dead + "-1f2e");
+    Path leftoverJournal = dir.resolve(SqliteSchemaTemplate.COPY_PREFIX + dead + "-1f2e-journal");
+    Path living = dir.resolve(SqliteSchemaTemplate.COPY_PREFIX + ProcessHandle.current().pid() + "-3c4d");
+    Path stranger = dir.resolve(SqliteSchemaTemplate.COPY_PREFIX + "notapid");
+    for (Path p : java.util.List.of(leftover, leftoverJournal, living, stranger)) {
+      java.nio.file.Files.writeString(p, "x");
+    }
+    SqliteStore.open(dir.resolve("next.db")).close();
+    assertThat(leftover).as("its process is gone").doesNotExist();
+    assertThat(leftoverJournal).doesNotExist();
+    assertThat(living).as("this process's: it may be creating a store right now").exists();
+    assertThat(stranger).as("not a name a copy has").exists();
+  }
+
+  @Test
+  void aStoreNamedAsLongAsTheFileSystemAllowsIsCreatedFromTheTemplate() throws Exception {
+    // 247 characters: with "-journal", 255, the longest name most Linux file systems take.
+    Path db = dir.resolve("s".repeat(244) + ".db");
+    try (SqliteStore store = SqliteStore.open(db)) {
+      store.createRun(spec(3), cases(1));
+      assertThat(store.storeId()).matches("[0-9a-f]{32}");
+    }
+    assertThat(historyOf("jdbc:sqlite:" + db.toAbsolutePath())).isNotEmpty();
+  }
+
+  @Test
+  void aDirectoryThatCannotBeWrittenIsSaidInWords() {
+    // AccessDeniedException's own message is only the path; a reader needs the reason.
+    assertThat(SqliteSchemaTemplate.why(new java.nio.file.AccessDeniedException("/x/.tally-new-store-1-2")))
+        .isEqualTo("permission denied");
+    assertThat(SqliteSchemaTemplate.why(new java.nio.file.FileSystemException("/x/y", null, "No space left on device")))
+        .isEqualTo("No space left on device");
+    assertThat(SqliteSchemaTemplate.why(new java.io.IOException("broken pipe"))).isEqualTo("broken pipe");
   }
 
   @Test
