@@ -6,7 +6,6 @@ import ch.qos.logback.classic.Level;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -21,9 +20,7 @@ class LogConfigurationTest {
    * tally's tables and the run ids scripts read, must stay empty whatever the logging.
    */
   private String probe(List<String> jvmOptions, Map<String, String> environment) throws Exception {
-    List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
-    command.addAll(jvmOptions);
-    command.addAll(List.of("-cp", System.getProperty("java.class.path"), LogProbe.class.getName()));
+    List<String> command = LocalWorkerProcesses.javaCommand(jvmOptions, LogProbe.class.getName());
     Path out = Files.createTempFile(dir, "stdout", ".txt");
     ProcessBuilder pb = new ProcessBuilder(command).redirectOutput(out.toFile());
     pb.environment().remove(LogConfiguration.LEVEL_VARIABLE);

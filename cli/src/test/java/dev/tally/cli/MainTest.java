@@ -19,10 +19,9 @@ class MainTest {
   }
 
   private static String probe(int cores, java.util.List<String> jvmOptions, java.util.List<String> args) throws Exception {
-    java.util.List<String> command = new java.util.ArrayList<>(java.util.List.of(
-        java.nio.file.Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-XX:ActiveProcessorCount=" + cores));
-    command.addAll(jvmOptions);
-    command.addAll(java.util.List.of("-cp", System.getProperty("java.class.path"), CommonPoolProbe.class.getName()));
+    java.util.List<String> options = new java.util.ArrayList<>(java.util.List.of("-XX:ActiveProcessorCount=" + cores));
+    options.addAll(jvmOptions);
+    java.util.List<String> command = LocalWorkerProcesses.javaCommand(options, CommonPoolProbe.class.getName());
     command.addAll(args);
     Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
     String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8).strip();

@@ -87,9 +87,9 @@ public final class SqliteSchemaTemplate {
       }
       Files.write(history, lines, StandardCharsets.UTF_8);
       Files.move(work, database, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
-      flywayLog.fine(() -> "schema template written to " + database);
     } finally {
       Files.deleteIfExists(work);
+      java.lang.ref.Reference.reachabilityFence(flywayLog);
     }
   }
 
@@ -148,7 +148,9 @@ public final class SqliteSchemaTemplate {
       } catch (FileAlreadyExistsException e) {
         return false;
       } catch (IOException | UnsupportedOperationException e) {
-        return false; // no hard links here: Flyway creates it
+        // No hard links on this file system, or the link failed for another reason: Flyway creates the store,
+        // as without a template, and reports whatever is wrong with the directory.
+        return false;
       }
     } finally {
       deleteQuietly(copy);
