@@ -23,6 +23,17 @@ class LocalWorkerJvmTest {
         .contains("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xmx512m");
     assertThat(LocalWorkerProcesses.workerJvmOptions(LocalWorkerProcesses.Jvm.THROUGHPUT, List.of(), null))
         .contains("-XX:+UseSerialGC").noneMatch(o -> o.startsWith("-XX:TieredStopAtLevel"));
+    assertThat(LocalWorkerProcesses.Jvm.CASES.options()).contains("-XX:Tier3InvocationThreshold=1000");
+  }
+
+  @Test
+  void thisJavaAcceptsEveryTuning() throws Exception {
+    for (LocalWorkerProcesses.Jvm jvm : LocalWorkerProcesses.Jvm.values()) {
+      List<String> command = LocalWorkerProcesses.javaCommand(jvm.options(), "-version"); // in the main class's place
+      Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
+      String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+      assertThat(p.waitFor()).as(jvm + ": " + out).isZero();
+    }
   }
 
   @Test
