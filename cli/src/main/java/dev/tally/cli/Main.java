@@ -104,7 +104,31 @@ public final class Main {
   public static CommandLine commandLine() {
     CommandLine line = new CommandLine(new Main());
     SUBCOMMANDS.forEach(line::addSubcommand);
-    return line.setCaseInsensitiveEnumValuesAllowed(true);
+    return configured(line);
+  }
+
+  private static CommandLine configured(CommandLine line) {
+    return line.setCaseInsensitiveEnumValuesAllowed(true).setParameterExceptionHandler(Main::usageError);
+  }
+
+  /**
+   * Says what is wrong with the command line in a few lines: the error (which names the option or the
+   * parameter and the value), picocli's suggestions for a misspelt word, and where the help is. A
+   * subcommand's whole usage (some 230 lines for {@code tally run}) would push the error out of sight; the
+   * top level's, a short list of the commands, is printed whole.
+   *
+   * @return {@link #EXIT_USAGE}
+   */
+  static int usageError(CommandLine.ParameterException e, String[] args) {
+    CommandLine command = e.getCommandLine();
+    java.io.PrintWriter err = command.getErr();
+    err.println("tally: " + e.getMessage());
+    if (!CommandLine.UnmatchedArgumentException.printSuggestions(e, err) && command.getParent() == null) {
+      command.usage(err);
+    }
+    err.println("See '" + command.getCommandSpec().qualifiedName() + " --help' for its options.");
+    err.flush();
+    return EXIT_USAGE;
   }
 
   /**
@@ -118,7 +142,7 @@ public final class Main {
         if (c.getAnnotation(Command.class).name().equals(args[0])) {
           CommandLine line = new CommandLine(new Main());
           line.addSubcommand(c);
-          return line.setCaseInsensitiveEnumValuesAllowed(true);
+          return configured(line);
         }
       }
     }

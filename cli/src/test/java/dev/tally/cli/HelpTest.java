@@ -32,6 +32,41 @@ class HelpTest {
     }
   }
 
+  /** What {@code tally ARGS} says on stderr and its exit code, through the command line main builds. */
+  private static Help mistaken(String... args) {
+    StringWriter err = new StringWriter();
+    CommandLine cl = Main.commandLine(args);
+    cl.setErr(new PrintWriter(err, true));
+    return new Help(cl.execute(args), err.toString(), "");
+  }
+
+  @Test
+  void aMistakeInASubcommandsArgumentsIsSaidInAFewLinesNotItsWholeUsage() {
+    Help badValue = mistaken("run", "cases.jsonl", "--workers", "x");
+    assertThat(badValue.exit()).isEqualTo(Main.EXIT_USAGE);
+    assertThat(badValue.out().lines()).containsExactly(
+        "tally: Invalid value for option '--workers': 'x' is not an int", "See 'tally run --help' for its options.");
+
+    Help misspelt = mistaken("run", "cases.jsonl", "--evaluatr", "exec");
+    assertThat(misspelt.exit()).isEqualTo(Main.EXIT_USAGE);
+    assertThat(misspelt.out()).contains("--evaluatr").contains("--evaluator").doesNotContain("Usage:");
+    assertThat(misspelt.out().lines()).hasSizeLessThan(5);
+
+    // Checked by the command itself, after parsing: the same few lines.
+    Help outOfRange = mistaken("run", "cases.jsonl", "--workers", "99");
+    assertThat(outOfRange.exit()).isEqualTo(Main.EXIT_USAGE);
+    assertThat(outOfRange.out().lines()).containsExactly(
+        "tally: --workers must be from 0 to 64, got 99", "See 'tally run --help' for its options.");
+  }
+
+  @Test
+  void anUnknownCommandGetsTheShortListOfCommands() {
+    Help unknown = mistaken("rnu");
+    assertThat(unknown.exit()).isEqualTo(Main.EXIT_USAGE);
+    assertThat(unknown.out()).startsWith("tally: Unmatched argument at index 0: 'rnu'").contains("Commands:", "  run ")
+        .endsWith("See 'tally --help' for its options." + System.lineSeparator());
+  }
+
   /** The help with its line wrapping undone. */
   private static String oneLine(String help) {
     return help.replaceAll("\\s+", " ");
