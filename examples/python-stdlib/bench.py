@@ -192,8 +192,9 @@ def main() -> int:
             sys.stdout.flush()
 
     print()
-    print(f"{'':17} {'wall s':>8} {'CPU s':>8} {'wall/xargs':>11} {'CPU/xargs':>10} {'wall-xargs s':>13}   (medians over"
-          f" {args.rounds} round(s); ratios and differences per round, then their median)")
+    print(f"{'':17} {'wall s':>8} {'CPU s':>8} {'wall/xargs':>11} {'CPU/xargs':>10} {'wall-xargs s':>13} {'wall/xargs range':>17}"
+          f"   (medians over {args.rounds} round(s); ratios and differences per round, then their median; the range is"
+          f" the lowest and highest round's ratio: on a noisy machine a difference inside it is not a result)")
     for v in variants:
         wall = statistics.median(m["wall"] for m in results[v])
         cpu = statistics.median(m["cpu"] for m in results[v])
@@ -203,7 +204,9 @@ def main() -> int:
             wall_ratio = statistics.median(m["wall"] / x["wall"] for m, x in zip(results[v], results["xargs"]))
             cpu_ratio = statistics.median(m["cpu"] / x["cpu"] for m, x in zip(results[v], results["xargs"]))
             wall_over = statistics.median(m["wall"] - x["wall"] for m, x in zip(results[v], results["xargs"]))
-            print(f"{v:17} {wall:8.1f} {cpu:8.1f} {wall_ratio:11.3f} {cpu_ratio:10.3f} {wall_over:13.1f}")
+            ratios = [m["wall"] / x["wall"] for m, x in zip(results[v], results["xargs"])]
+            spread = f"{min(ratios):.3f}-{max(ratios):.3f}"
+            print(f"{v:17} {wall:8.1f} {cpu:8.1f} {wall_ratio:11.3f} {cpu_ratio:10.3f} {wall_over:13.1f} {spread:>17}")
         else:
             print(f"{v:17} {wall:8.1f} {cpu:8.1f}")
     bad = [f"{v} round {i + 1}: {m['check']}" for v in variants for i, m in enumerate(results[v]) if m["check"] not in ("ok", "-")]
