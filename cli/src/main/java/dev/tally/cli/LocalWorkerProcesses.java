@@ -191,7 +191,9 @@ public final class LocalWorkerProcesses implements AutoCloseable {
     } catch (IllegalArgumentException e) {
       throw new IOException("cannot start local workers: " + e.getMessage(), e);
     }
-    Files.createDirectories(logDir);
+    if (count > 0) { // a run with in-process workers only gets no empty log directory
+      Files.createDirectories(logDir);
+    }
     LocalWorkerProcesses workers = new LocalWorkerProcesses(logDir, slots, coordinator, workerToken, options);
     workers.extraArgs = extraArgs;
     try {

@@ -288,6 +288,16 @@ class RunCommandTest {
   }
 
   @Test
+  void aRunWithInProcessWorkersOnlyLeavesNoEmptyLogDirectory() throws Exception {
+    Path dataset = dir.resolve("cases.jsonl");
+    Files.write(dataset, List.of("{\"id\":\"a\"}"));
+    assertThat(tally("run", dataset.toString(), "--evaluator=noop", "--in-process=1", "--workers=0", "--no-progress",
+        "--out=" + dir.resolve("r.jsonl"), "--summary=" + dir.resolve("s.json"))).isEqualTo(Main.EXIT_PASSED);
+    assertThat(dir.resolve("tally.db")).exists();
+    assertThat(dir.resolve("tally.db-logs")).as("no worker process, no worker log").doesNotExist();
+  }
+
+  @Test
   void anUnfinishedRunIsResumedOnlyForTheSameCasesNotForAnEditedDataset() throws Exception {
     Path dataset = dir.resolve("cases.jsonl");
     Files.write(dataset, List.of("{\"id\":\"a\",\"v\":\"old\"}", "{\"id\":\"b\",\"v\":\"old\"}"));
