@@ -46,7 +46,8 @@ public final class Main {
       dev.tally.cli.bench.SubmitBenchCommand.class,
       dev.tally.cli.bench.ConnectionsBenchCommand.class,
       dev.tally.cli.bench.DispatchBenchCommand.class,
-      dev.tally.cli.chaos.ChaosCommand.class);
+      dev.tally.cli.chaos.ChaosCommand.class,
+      CommandLine.HelpCommand.class);
 
   /**
    * The least parallelism of the common fork-join pool in every {@code tally} JVM. On fewer than three cores
@@ -107,7 +108,10 @@ public final class Main {
     return configured(line);
   }
 
+  /** Settings of every command line main builds; every subcommand's {@code --version} says tally's. */
   private static CommandLine configured(CommandLine line) {
+    String[] version = line.getCommandSpec().version();
+    line.getSubcommands().values().forEach(sub -> sub.getCommandSpec().version(version));
     return line.setCaseInsensitiveEnumValuesAllowed(true).setParameterExceptionHandler(Main::usageError);
   }
 
@@ -115,7 +119,7 @@ public final class Main {
    * Says what is wrong with the command line in a few lines: the error (which names the option or the
    * parameter and the value), picocli's suggestions for a misspelt word, and where the help is. A
    * subcommand's whole usage (some 230 lines for {@code tally run}) would push the error out of sight; the
-   * top level's, a short list of the commands, is printed whole.
+   * top level's, the list of the commands, is printed whole, after any suggestion.
    *
    * @return {@link #EXIT_USAGE}
    */
@@ -123,7 +127,8 @@ public final class Main {
     CommandLine command = e.getCommandLine();
     java.io.PrintWriter err = command.getErr();
     err.println("tally: " + e.getMessage());
-    if (!CommandLine.UnmatchedArgumentException.printSuggestions(e, err) && command.getParent() == null) {
+    CommandLine.UnmatchedArgumentException.printSuggestions(e, err);
+    if (command.getParent() == null) {
       command.usage(err);
     }
     err.println("See '" + command.getCommandSpec().qualifiedName() + " --help' for its options.");
@@ -139,7 +144,8 @@ public final class Main {
   static CommandLine commandLine(String[] args) {
     if (args.length > 0) {
       for (Class<?> c : SUBCOMMANDS) {
-        if (c.getAnnotation(Command.class).name().equals(args[0])) {
+        // tally help COMMAND needs every command: it reads the one it is asked about from the others.
+        if (c != CommandLine.HelpCommand.class && c.getAnnotation(Command.class).name().equals(args[0])) {
           CommandLine line = new CommandLine(new Main());
           line.addSubcommand(c);
           return configured(line);

@@ -60,11 +60,33 @@ class HelpTest {
   }
 
   @Test
-  void anUnknownCommandGetsTheShortListOfCommands() {
+  void anUnknownCommandGetsTheListOfCommandsAfterAnySuggestion() {
     Help unknown = mistaken("rnu");
     assertThat(unknown.exit()).isEqualTo(Main.EXIT_USAGE);
     assertThat(unknown.out()).startsWith("tally: Unmatched argument at index 0: 'rnu'").contains("Commands:", "  run ")
         .endsWith("See 'tally --help' for its options." + System.lineSeparator());
+
+    Help misspelt = mistaken("statu");
+    assertThat(misspelt.exit()).isEqualTo(Main.EXIT_USAGE);
+    assertThat(misspelt.out()).contains("Did you mean", "tally status", "Commands:", "  run ");
+  }
+
+  @Test
+  void helpAndVersionWorkForEveryCommand() {
+    StringWriter out = new StringWriter();
+    CommandLine cl = Main.commandLine(new String[] {"help", "run"});
+    cl.setOut(new PrintWriter(out, true));
+    assertThat(cl.execute("help", "run")).isZero();
+    assertThat(out.toString()).startsWith("Usage: tally run");
+
+    String version = String.join("", Main.commandLine().getCommandSpec().version());
+    for (String command : new String[] {"run", "status", "worker"}) {
+      StringWriter printed = new StringWriter();
+      CommandLine line = Main.commandLine(new String[] {command, "--version"});
+      line.setOut(new PrintWriter(printed, true));
+      assertThat(line.execute(command, "--version")).isZero();
+      assertThat(printed.toString().strip()).as("tally %s --version", command).isEqualTo(version);
+    }
   }
 
   /** The help with its line wrapping undone. */

@@ -17,8 +17,9 @@ import org.sqlite.util.LibraryLoaderUtil;
  * can open its store (async-profiler, a three-case {@code tally run}), and a megabyte left in {@code /tmp} by
  * every JVM that is killed. The {@code tally} launcher runs {@link #main} once per build, writing the library
  * into a directory of the build ({@code cli/target/native}), and then starts every JVM with sqlite-jdbc's own
- * two properties naming it ({@link #options}), which sqlite-jdbc tries first. If that file is missing (a
- * cleaned directory), sqlite-jdbc goes back to writing its own copy, as without them.
+ * two properties naming it ({@link #options}), which sqlite-jdbc tries first; a JVM that starts another that
+ * opens a store passes them on ({@link #inheritedOptions}). If that file is missing (a cleaned directory),
+ * sqlite-jdbc goes back to writing its own copy, as without them.
  *
  * <p>Thread-safety: stateless.
  */
@@ -69,8 +70,23 @@ public final class SqliteNativeLibrary {
   }
 
   /**
-   * Writes the library into the directory {@code args[0]} ({@link #writeTo}) and prints the JVM options
-   * that load it ({@link #options}), one per line; for the {@code tally} launcher.
+   * The options that make another JVM load the library this one was told of ({@link #options}), or none if
+   * this JVM was told of none: for a JVM that starts others that open stores ({@code tally chaos}'s
+   * coordinators).
+   */
+  public static List<String> inheritedOptions() {
+    String path = System.getProperty(PATH_PROPERTY);
+    String name = System.getProperty(NAME_PROPERTY);
+    if (path == null || name == null) {
+      return List.of();
+    }
+    return options(Path.of(path, name).toAbsolutePath());
+  }
+
+  /**
+   * Writes the library into the directory {@code args[0]} ({@link #writeTo}); for the {@code tally}
+   * launcher, which names it to every JVM it starts. Prints nothing: what the launcher passes is made from
+   * the file's name, never read from a JVM's output (which {@code JDK_JAVA_OPTIONS} can add lines to).
    *
    * @param args one argument: the directory
    * @throws IOException as {@link #writeTo} does
@@ -79,9 +95,6 @@ public final class SqliteNativeLibrary {
     if (args.length != 1) {
       throw new IllegalArgumentException("usage: SqliteNativeLibrary DIRECTORY");
     }
-    Path library = writeTo(Path.of(args[0]).toAbsolutePath());
-    for (String option : options(library)) {
-      System.out.println(option);
-    }
+    writeTo(Path.of(args[0]).toAbsolutePath());
   }
 }

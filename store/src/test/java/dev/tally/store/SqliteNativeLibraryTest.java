@@ -55,6 +55,32 @@ class SqliteNativeLibraryTest {
     assertThat(probe(without, List.of())).isEqualTo("copies=1");
   }
 
+  @Test
+  void aJvmPassesOnTheLibraryItWasToldOfAndNothingOtherwise() {
+    String path = System.getProperty(SqliteNativeLibrary.PATH_PROPERTY);
+    String name = System.getProperty(SqliteNativeLibrary.NAME_PROPERTY);
+    try {
+      System.clearProperty(SqliteNativeLibrary.PATH_PROPERTY);
+      System.clearProperty(SqliteNativeLibrary.NAME_PROPERTY);
+      assertThat(SqliteNativeLibrary.inheritedOptions()).isEmpty();
+      System.setProperty(SqliteNativeLibrary.PATH_PROPERTY, dir.toString());
+      System.setProperty(SqliteNativeLibrary.NAME_PROPERTY, "libsqlitejdbc.so");
+      assertThat(SqliteNativeLibrary.inheritedOptions())
+          .containsExactlyElementsOf(SqliteNativeLibrary.options(dir.resolve("libsqlitejdbc.so")));
+    } finally { // SQLite is loaded already in this JVM: the properties are only read at its first load
+      restore(SqliteNativeLibrary.PATH_PROPERTY, path);
+      restore(SqliteNativeLibrary.NAME_PROPERTY, name);
+    }
+  }
+
+  private static void restore(String property, String value) {
+    if (value == null) {
+      System.clearProperty(property);
+    } else {
+      System.setProperty(property, value);
+    }
+  }
+
   /** Runs {@link Probe} in a JVM whose sqlite-jdbc writes its copies to {@code tmp}; returns its line. */
   private static String probe(Path tmp, List<String> options) throws IOException, InterruptedException {
     List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),

@@ -217,6 +217,7 @@ public final class ChaosFleet implements AutoCloseable {
     List<String> command = new ArrayList<>();
     command.add(javaBin);
     command.addAll(JVM_OPTIONS);
+    command.addAll(dev.tally.store.SqliteNativeLibrary.inheritedOptions()); // its coordinators open the store
     command.add("-cp");
     command.add(classPath);
     command.add(mainClass);
