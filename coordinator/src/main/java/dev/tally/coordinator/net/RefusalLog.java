@@ -27,12 +27,12 @@ public final class RefusalLog {
    */
   public static final int MAX_ADDRESSES = 4_096;
 
-  private record Entry(long loggedAtNanos, long suppressed) {}
+  private record Refusals(long loggedAtNanos, long suppressed) {}
 
   private final long periodNanos;
-  private final Map<String, Entry> entries = new LinkedHashMap<>(64, 0.75f, true) {
+  private final Map<String, Refusals> entries = new LinkedHashMap<>(64, 0.75f, true) {
     @Override
-    protected boolean removeEldestEntry(Map.Entry<String, Entry> eldest) {
+    protected boolean removeEldestEntry(Map.Entry<String, Refusals> eldest) {
       return size() > MAX_ADDRESSES;
     }
   };
@@ -63,12 +63,12 @@ public final class RefusalLog {
    */
   public synchronized long shouldLog(String address, long nowNanos) {
     Objects.requireNonNull(address, "address");
-    Entry e = entries.get(address);
+    Refusals e = entries.get(address);
     if (e != null && nowNanos - e.loggedAtNanos() < periodNanos) {
-      entries.put(address, new Entry(e.loggedAtNanos(), e.suppressed() + 1));
+      entries.put(address, new Refusals(e.loggedAtNanos(), e.suppressed() + 1));
       return -1;
     }
-    entries.put(address, new Entry(nowNanos, 0));
+    entries.put(address, new Refusals(nowNanos, 0));
     return e == null ? 0 : e.suppressed();
   }
 
