@@ -216,14 +216,18 @@ public final class LocalWorkerProcesses implements AutoCloseable {
    * the program's arguments.
    */
   public static List<String> javaCommand(List<String> jvmOptions, String mainClass) {
-    String javaBin = ProcessHandle.current().info().command().orElse(Paths.get(System.getProperty("java.home"), "bin", "java").toString());
     List<String> command = new ArrayList<>();
-    command.add(javaBin);
+    command.add(javaBin());
     command.addAll(jvmOptions);
     command.add("-cp");
     command.add(System.getProperty("java.class.path"));
     command.add(mainClass);
     return command;
+  }
+
+  /** This JVM's {@code java}. */
+  private static String javaBin() {
+    return ProcessHandle.current().info().command().orElse(Paths.get(System.getProperty("java.home"), "bin", "java").toString());
   }
 
   private void startOne(int index, Backoff backoff) throws IOException {
@@ -271,7 +275,9 @@ public final class LocalWorkerProcesses implements AutoCloseable {
         backoff.reset();
       }
       long delay = backoff.next().toMillis();
-      log.warn("worker local-{} (pid {}) exited with code {}; starting it again in {} ms", index, dead.pid(), dead.exitValue(), delay);
+      String said = lastLine(logFile);
+      log.warn("worker local-{} (pid {}) exited with code {}; starting it again in {} ms{}", index, dead.pid(), dead.exitValue(), delay,
+          said.isEmpty() ? "" : "; the last line of " + logFile + ": " + said);
       restarter.schedule(() -> restart(index, backoff), delay, TimeUnit.MILLISECONDS);
     });
   }
@@ -305,6 +311,82 @@ public final class LocalWorkerProcesses implements AutoCloseable {
       }
     }
     return List.copyOf(options);
+  }
+
+  /** How long {@link #checkWorkerJavaOptions} waits for a JVM to say its version. */
+  static final long OPTIONS_CHECK_TIMEOUT_SECONDS = 30;
+
+  /**
+   * Checks, before any worker starts, that a JVM accepts the options {@link #WORKER_JAVA_OPTS_VARIABLE}
+   * adds: when the variable is set, starts this Java once with every worker's options and {@code -version}
+   * (a tenth of a second). A misspelt option otherwise kills every worker at start, and they are started
+   * again and again while the run waits for them, the JVM's complaint only in their logs. Does nothing when
+   * the variable is unset or blank (Tally's own options are tested).
+   *
+   * @param jvm the workers' tuning
+   * @throws IllegalArgumentException naming the variable, if a word of it is not an option, or if the JVM
+   *     refuses the options (with what it said: "Unrecognized VM option 'Xmx1g'"); not if the check could
+   *     not run at all or timed out after {@value #OPTIONS_CHECK_TIMEOUT_SECONDS} s (the workers then say it)
+   */
+  public static void checkWorkerJavaOptions(Jvm jvm) {
+    checkWorkerJavaOptions(jvm, System.getenv(WORKER_JAVA_OPTS_VARIABLE));
+  }
+
+  /** {@link #checkWorkerJavaOptions(Jvm)} with the variable's value given. */
+  static void checkWorkerJavaOptions(Jvm jvm, String extra) {
+    if (extra == null || extra.isBlank()) {
+      return;
+    }
+    List<String> command = new ArrayList<>();
+    command.add(javaBin());
+    command.addAll(workerJvmOptions(jvm, java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments(), extra));
+    command.add("-version");
+    String said;
+    try {
+      Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
+      p.getOutputStream().close();
+      byte[] output = p.getInputStream().readNBytes(64 * 1024); // -version prints a few lines, then exits
+      if (!p.waitFor(OPTIONS_CHECK_TIMEOUT_SECONDS, TimeUnit.SECONDS)) {
+        p.destroyForcibly();
+        return;
+      }
+      if (p.exitValue() == 0) {
+        return;
+      }
+      // Its first two lines: "Unrecognized VM option 'X'" then "Error: Could not create the Java Virtual
+      // Machine.", or "Error occurred during initialization of VM" then what was wrong.
+      said = new String(output, StandardCharsets.UTF_8).lines().map(String::strip).filter(l -> !l.isEmpty()).limit(2)
+          .collect(java.util.stream.Collectors.joining(" "));
+      if (said.isEmpty()) {
+        said = "exit code " + p.exitValue();
+      }
+    } catch (IOException e) {
+      return;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return;
+    }
+    throw new IllegalArgumentException("$" + WORKER_JAVA_OPTS_VARIABLE + " ('" + extra.strip()
+        + "'): the JVM refuses it, saying: " + said);
+  }
+
+  /** The last non-blank line of a worker's log, at most 300 characters of it, or "" if it has none. */
+  static String lastLine(Path logFile) {
+    try (java.io.RandomAccessFile f = new java.io.RandomAccessFile(logFile.toFile(), "r")) {
+      long length = f.length();
+      int n = (int) Math.min(length, 4096);
+      byte[] tail = new byte[n];
+      f.seek(length - n);
+      f.readFully(tail);
+      List<String> lines = new String(tail, StandardCharsets.UTF_8).lines().map(String::strip).filter(l -> !l.isEmpty()).toList();
+      if (lines.isEmpty()) {
+        return "";
+      }
+      String last = lines.get(lines.size() - 1);
+      return last.length() <= 300 ? last : last.substring(0, 300) + "...";
+    } catch (IOException e) {
+      return "";
+    }
   }
 
   private void restart(int index, Backoff backoff) {

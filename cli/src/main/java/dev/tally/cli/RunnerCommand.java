@@ -118,6 +118,7 @@ public abstract class RunnerCommand implements Callable<Integer> {
     if (workerSlots < 1 || workerSlots > WorkerServer.MAX_WORKER_SLOTS) {
       throw new ParameterException(spec.commandLine(), "--slots must be from 1 to " + WorkerServer.MAX_WORKER_SLOTS + " (what a coordinator accepts), got " + workerSlots);
     }
+    requireWorkerJavaOptions(spec.commandLine(), workers);
     CoordinatorBuilder builder = coordinatorOptions.applyTo(Coordinator.builder());
     ApiServer.Settings api = apiOptions.given() ? apiOptions.settings(apiOptions.http, builder, coordinatorOptions.environment, dbFile()) : null;
     SchedulerMetrics live = api == null ? null : SchedulerMetrics.observing(builder);
@@ -241,6 +242,24 @@ public abstract class RunnerCommand implements Callable<Integer> {
       default:
         err.println("tally: " + e.getMessage());
         return Main.EXIT_USAGE;
+    }
+  }
+
+  /**
+   * Refuses, before anything is opened or written, JVM options for local workers that a JVM does not accept
+   * ({@link LocalWorkerProcesses#checkWorkerJavaOptions}); for {@code tally run}, {@code resume} and {@code
+   * server}, when they start {@code workers} local workers.
+   *
+   * @throws ParameterException with the JVM's complaint, if it refuses them
+   */
+  static void requireWorkerJavaOptions(picocli.CommandLine commandLine, int workers) {
+    if (workers <= 0) {
+      return;
+    }
+    try {
+      LocalWorkerProcesses.checkWorkerJavaOptions(LocalWorkerProcesses.Jvm.CASES);
+    } catch (IllegalArgumentException e) {
+      throw new ParameterException(commandLine, e.getMessage());
     }
   }
 

@@ -86,4 +86,32 @@ class LocalWorkerJvmTest {
     assertThat(java.exitValue()).as(output).isZero();
     assertThat(output).doesNotContainIgnoringCase("cds").doesNotContainIgnoringCase("shared archive");
   }
+
+  @Test
+  void optionsAJvmRefusesAreRefusedBeforeAnyWorkerStartsWithWhatTheJvmSaid() {
+    assertThatThrownBy(() -> LocalWorkerProcesses.checkWorkerJavaOptions(LocalWorkerProcesses.Jvm.CASES, "-Xmx256m -XX:+UseSerailGC"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("$" + LocalWorkerProcesses.WORKER_JAVA_OPTS_VARIABLE)
+        .hasMessageContaining("Unrecognized VM option 'UseSerailGC'");
+    assertThatThrownBy(() -> LocalWorkerProcesses.checkWorkerJavaOptions(LocalWorkerProcesses.Jvm.CASES, "-Xmx256m 1g"))
+        .hasMessageContaining("'1g'");
+  }
+
+  @Test
+  void optionsAJvmAcceptsAndNoOptionsAtAllPassTheCheck() {
+    LocalWorkerProcesses.checkWorkerJavaOptions(LocalWorkerProcesses.Jvm.CASES, "-Xmx256m -XX:+UseSerialGC");
+    LocalWorkerProcesses.checkWorkerJavaOptions(LocalWorkerProcesses.Jvm.CASES, "  ");
+    LocalWorkerProcesses.checkWorkerJavaOptions(LocalWorkerProcesses.Jvm.CASES, null);
+  }
+
+  /** What the run says when a worker exits: the last line of its log, where a JVM or a worker says why. */
+  @Test
+  void theLastLineOfAWorkersLogIsItsLastNonBlankLineCutTo300Characters() throws Exception {
+    Path log = Files.writeString(dir.resolve("worker-1.log"), "starting\nError: Could not create the Java Virtual Machine.\n\n");
+    assertThat(LocalWorkerProcesses.lastLine(log)).isEqualTo("Error: Could not create the Java Virtual Machine.");
+    Path longLine = Files.writeString(dir.resolve("worker-2.log"), "x".repeat(5000) + "\n");
+    assertThat(LocalWorkerProcesses.lastLine(longLine)).hasSize(303).endsWith("...");
+    assertThat(LocalWorkerProcesses.lastLine(Files.writeString(dir.resolve("empty.log"), ""))).isEmpty();
+    assertThat(LocalWorkerProcesses.lastLine(dir.resolve("missing.log"))).isEmpty();
+  }
 }
