@@ -40,6 +40,24 @@ class HelpTest {
     return new Help(cl.execute(args), err.toString(), "");
   }
 
+  /** The benchmarks and the simulation check their numbers after parsing, and say it as every command does. */
+  @Test
+  void aBenchOrSimulationNumberOutOfRangeIsSaidAsAnyOtherMistake() {
+    Help bench = mistaken("bench", "--cases", "0");
+    assertThat(bench.exit()).isEqualTo(Main.EXIT_USAGE);
+    assertThat(bench.out().lines()).containsExactly(
+        "tally: --workers, --slots and --cases must be >= 1, got 3, 2 and 0", "See 'tally bench --help' for its options.");
+
+    Help simulate = mistaken("simulate", "--seeds", "0");
+    assertThat(simulate.exit()).isEqualTo(Main.EXIT_USAGE);
+    assertThat(simulate.out().lines()).containsExactly(
+        "tally: --seeds must be >= 1, got 0", "See 'tally simulate --help' for its options.");
+
+    Help plant = mistaken("simulate", "--plant", "nope");
+    assertThat(plant.exit()).isEqualTo(Main.EXIT_USAGE);
+    assertThat(plant.out()).startsWith("tally: --plant: ").contains("skip-fencing").contains("'nope'");
+  }
+
   @Test
   void aMistakeInASubcommandsArgumentsIsSaidInAFewLinesNotItsWholeUsage() {
     Help badValue = mistaken("run", "cases.jsonl", "--workers", "x");

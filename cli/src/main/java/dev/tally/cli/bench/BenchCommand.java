@@ -143,16 +143,15 @@ public final class BenchCommand implements Callable<Integer> {
       throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--repeat must be from 1 to " + MAX_REPEAT + ", got " + runs);
     }
     if (workers < 1 || slots < 1 || n < 1) {
-      System.err.println("tally bench: --workers, --slots and --cases must be >= 1");
-      return Main.EXIT_USAGE;
+      throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--workers, --slots and --cases must be >= 1, got "
+          + workers + ", " + slots + " and " + n);
     }
     if (evaluator != Kind.model && latency != null) {
-      System.err.println("tally bench: --latency is only for --evaluator model");
-      return Main.EXIT_USAGE;
+      throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--latency is only for --evaluator model");
     }
     if (countFsyncs && !FsyncCounter.available()) {
-      System.err.println("tally bench: --count-fsyncs needs " + FsyncCounter.STRACE + " on the PATH (apt-get install strace)");
-      return Main.EXIT_USAGE;
+      throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--count-fsyncs needs " + FsyncCounter.STRACE
+          + " on the PATH (apt-get install strace)");
     }
     Duration endpointLatency = latency != null ? latency : dev.tally.core.DurationText.parse(MODEL_LATENCY_TEXT);
     CoordinatorBuilder builder = coordinatorOptions.applyTo(Coordinator.builder());

@@ -46,6 +46,8 @@ public final class SimulateCommand implements Callable<Integer> {
     }
   }
 
+  @picocli.CommandLine.Spec picocli.CommandLine.Model.CommandSpec spec;
+
   @Override
   public Integer call() {
     PrintStream out = System.out;
@@ -53,12 +55,10 @@ public final class SimulateCommand implements Callable<Integer> {
     try {
       planted = plant == null ? null : PlantedFault.parse(plant);
     } catch (IllegalArgumentException e) {
-      System.err.println("tally simulate: " + e.getMessage());
-      return Main.EXIT_USAGE;
+      throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--plant: " + e.getMessage());
     }
     if (seed == null && seeds < 1) {
-      System.err.println("tally simulate: --seeds must be >= 1, got " + seeds);
-      return Main.EXIT_USAGE;
+      throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--seeds must be >= 1, got " + seeds);
     }
     ch.qos.logback.classic.Level before = quietCoreLogs();
     try {
