@@ -26,6 +26,14 @@ final class ReadPool implements AutoCloseable {
   static final int SIZE_READ_ONLY = 1;
 
   /**
+   * Read connections kept open when no one reads: one, opened with the pool (which so fails at once on a
+   * store it cannot read). The others open when reads overlap and close after Hikari's idle timeout. With
+   * all four kept open, Hikari opened three more in the background at every start (a run that never reads
+   * paid for them), and closing the store waited for that (23 ms of a three-case run's wall clock).
+   */
+  static final int MIN_IDLE = 1;
+
+  /**
    * How long a read waits for a free connection before it fails: far beyond any one page's read, short
    * enough that a stuck reader shows up as an error rather than a hang.
    */
@@ -42,13 +50,13 @@ final class ReadPool implements AutoCloseable {
    *
    * @param config where the connections come from (a data source or a JDBC URL) and how they are opened;
    *     this method sets the pool's name, size and timeouts, and auto-commit on
-   * @param size how many connections
+   * @param size how many connections at most; {@link #MIN_IDLE} of them are opened now and kept
    * @throws SQLException if a connection cannot be opened
    */
   static ReadPool open(HikariConfig config, int size) throws SQLException {
     config.setPoolName("tally-store-readers");
     config.setMaximumPoolSize(size);
-    config.setMinimumIdle(size);
+    config.setMinimumIdle(Math.min(MIN_IDLE, size));
     config.setConnectionTimeout(WAIT.toMillis());
     config.setAutoCommit(true); // each read begins and ends its own snapshot (see JdbcStore#read)
     try {
