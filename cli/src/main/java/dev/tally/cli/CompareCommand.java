@@ -62,7 +62,7 @@ public final class CompareCommand extends ClientCommand {
         err.println("tally: no store at " + f.file());
         return Main.EXIT_USAGE;
       }
-      try (Store store = Stores.openExisting(db, dbOptions.storeOptions())) {
+      try (Store store = Stores.openExisting(db, dbOptions.storeOptions(db))) {
         for (long id : new long[] {a, b}) {
           RunView run = store.run(id).orElse(null);
           if (run == null || !run.ended()) {

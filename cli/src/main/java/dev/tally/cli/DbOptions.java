@@ -43,9 +43,25 @@ public final class DbOptions {
     }
   }
 
-  /** How to open the store: the system clock, the password file if given, this process's environment. */
-  public Stores.Options storeOptions() {
-    return Stores.Options.defaults().withPasswordFile(passwordFile);
+  /** The command these options are mixed into, for its errors. */
+  @picocli.CommandLine.Spec(picocli.CommandLine.Spec.Target.MIXEE)
+  picocli.CommandLine.Model.CommandSpec mixee;
+
+  /**
+   * How to open the store at {@code db}: the system clock, the password file if given, this process's
+   * environment.
+   *
+   * @throws picocli.CommandLine.ParameterException if they do not fit {@code db} ({@link
+   *     Stores.Options#requireFitFor}: a password file for a SQLite file)
+   */
+  public Stores.Options storeOptions(StoreLocation db) {
+    Stores.Options options = Stores.Options.defaults().withPasswordFile(passwordFile);
+    try {
+      options.requireFitFor(db);
+    } catch (IllegalArgumentException e) {
+      throw new picocli.CommandLine.ParameterException(mixee.commandLine(), e.getMessage());
+    }
+    return options;
   }
 
   /**

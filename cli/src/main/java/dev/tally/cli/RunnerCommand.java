@@ -38,6 +38,7 @@ import me.tongfei.progressbar.ProgressBar;
 import me.tongfei.progressbar.ProgressBarBuilder;
 import me.tongfei.progressbar.ProgressBarConsumer;
 import dev.tally.store.StoreLocation;
+import dev.tally.store.Stores;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -99,6 +100,9 @@ public abstract class RunnerCommand implements Callable<Integer> {
   @Option(names = "--no-progress", description = "Do not draw the progress bar (it is off anyway when stderr is not a terminal).")
   boolean noProgress;
 
+  /** How the store is opened, checked against {@code --db} before anything else is done. */
+  private Stores.Options storeOptions;
+
   /** The worker token the coordinator requires (its local workers get it in their environment), or null. */
   private Secret workerToken;
 
@@ -119,6 +123,7 @@ public abstract class RunnerCommand implements Callable<Integer> {
       throw new ParameterException(spec.commandLine(), "--slots must be from 1 to " + WorkerServer.MAX_WORKER_SLOTS + " (what a coordinator accepts), got " + workerSlots);
     }
     requireWorkerJavaOptions(spec.commandLine(), workers);
+    storeOptions = dbOptions.storeOptions(db());
     CoordinatorBuilder builder = coordinatorOptions.applyTo(Coordinator.builder());
     ApiServer.Settings api = apiOptions.given() ? apiOptions.settings(apiOptions.http, builder, coordinatorOptions.environment, dbFile()) : null;
     SchedulerMetrics live = api == null ? null : SchedulerMetrics.observing(builder);
@@ -150,7 +155,7 @@ public abstract class RunnerCommand implements Callable<Integer> {
     Coordinator opened;
     try {
       // The worker port is bound before the run is written: a bad --listen leaves no half-started run.
-      opened = builder.storeLocation(db(), dbOptions.storeOptions()).start();
+      opened = builder.storeLocation(db(), storeOptions).start();
     } catch (CoordinatorBuilder.StartException e) {
       if (e.reason() != CoordinatorBuilder.StartException.Reason.CANNOT_LISTEN || !early.started()) {
         return refused(e, err);
@@ -213,7 +218,7 @@ public abstract class RunnerCommand implements Callable<Integer> {
   }
 
   /** {@link #requireDirectoryOf(String, Path)} for any command ({@code tally results} too). */
-  static void requireDirectoryOf(picocli.CommandLine commandLine, String option, Path file) {
+  public static void requireDirectoryOf(picocli.CommandLine commandLine, String option, Path file) {
     Path absolute = file.toAbsolutePath();
     Path directory = absolute.getParent();
     if (directory != null && !Files.isDirectory(directory)) {

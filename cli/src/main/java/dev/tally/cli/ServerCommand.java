@@ -120,7 +120,7 @@ public final class ServerCommand implements java.util.concurrent.Callable<Intege
     if (listen != null) {
       builder.listen(new InetSocketAddress(listen.host(), listen.port()));
     }
-    builder.storeLocation(db, dbOptions.storeOptions());
+    builder.storeLocation(db, dbOptions.storeOptions(db));
 
     CountDownLatch stop = new CountDownLatch(1);
     AtomicReference<String> stopSignal = new AtomicReference<>();

@@ -49,7 +49,7 @@ public final class StatusCommand implements Callable<Integer> {
     Store opened;
     try {
       // Never migrates: a coordinator may be creating it right now.
-      opened = Stores.openExisting(db, dbOptions.storeOptions());
+      opened = Stores.openExisting(db, dbOptions.storeOptions(db));
     } catch (StoreException e) {
       spec.commandLine().getErr().println("tally: " + db.describe() + " is not a usable Tally store: " + e.getMessage());
       return Main.EXIT_USAGE;

@@ -298,6 +298,19 @@ class RunCommandTest {
   }
 
   @Test
+  void aPostgresPasswordFileForASqliteStoreIsRefusedBeforeAnythingIsCreated() throws Exception {
+    Path dataset = dir.resolve("cases.jsonl");
+    Files.write(dataset, List.of("{\"id\":\"a\"}"));
+    Path db = dir.resolve("t.db");
+    assertThat(tally("run", dataset.toString(), "--evaluator=noop", "--workers=1", "--no-progress", "--db=" + db,
+        "--db-password-file=" + dir.resolve("pg-password"))).isEqualTo(Main.EXIT_USAGE);
+    assertThat(err.toString()).contains("--db-password-file is for a PostgreSQL --db; " + db + " is a SQLite file");
+    try (java.util.stream.Stream<Path> files = Files.list(dir)) {
+      assertThat(files).as("no store, lock, log directory or results").containsExactly(dataset);
+    }
+  }
+
+  @Test
   void anUnfinishedRunIsResumedOnlyForTheSameCasesNotForAnEditedDataset() throws Exception {
     Path dataset = dir.resolve("cases.jsonl");
     Files.write(dataset, List.of("{\"id\":\"a\",\"v\":\"old\"}", "{\"id\":\"b\",\"v\":\"old\"}"));

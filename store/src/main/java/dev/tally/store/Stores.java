@@ -45,6 +45,21 @@ public final class Stores {
     public Options withDurability(Durability durability) {
       return new Options(clock, passwordFile, env, durability);
     }
+
+    /**
+     * Checks that these options fit a store at {@code location}: a password file given for a SQLite file
+     * is a mistake (a PostgreSQL {@code --db} that was meant, or a wrapper's leftover), said at once rather
+     * than ignored. {@link #open} and {@link #openExisting} check it too; a command calls it before it
+     * does anything else.
+     *
+     * @throws IllegalArgumentException if a password file is given for a SQLite file
+     */
+    public void requireFitFor(StoreLocation location) {
+      if (passwordFile != null && location instanceof StoreLocation.SqliteFile f) {
+        throw new IllegalArgumentException(PostgresPassword.FILE_OPTION + " is for a PostgreSQL --db; " + f.describe()
+            + " is a SQLite file, which has no password");
+      }
+    }
   }
 
   /**
@@ -53,10 +68,11 @@ public final class Stores {
    *
    * @return an open store; close it when done
    * @throws StoreException if it cannot be opened or migrated, or its password cannot be read (each
-   *     message names the store, never a password)
+   *     message names the store, never a password), or a password file is given for a SQLite file
    */
   public static JdbcStore open(StoreLocation location, Options options) {
     if (location instanceof StoreLocation.SqliteFile f) {
+      refusePasswordFile(f, options);
       return SqliteStore.open(f.file(), options.clock(), options.durability());
     }
     StoreLocation.Postgres pg = (StoreLocation.Postgres) location;
@@ -86,13 +102,24 @@ public final class Stores {
    * migrated (see {@link SqliteStore#openExisting} and {@link PostgresStore#openExisting}).
    *
    * @return an open, read-only store; close it when done
-   * @throws StoreException if there is no such store, its schema is not this Tally's, or it cannot be opened
+   * @throws StoreException if there is no such store, its schema is not this Tally's, or it cannot be opened,
+   *     or a password file is given for a SQLite file
    */
   public static JdbcStore openExisting(StoreLocation location, Options options) {
     if (location instanceof StoreLocation.SqliteFile f) {
+      refusePasswordFile(f, options);
       return SqliteStore.openExisting(f.file());
     }
     StoreLocation.Postgres pg = (StoreLocation.Postgres) location;
     return PostgresStore.openExisting(pg, PostgresPassword.find(pg, options.passwordFile(), options.env()));
+  }
+
+  /** {@link Options#requireFitFor}, said as a store's failure to open. */
+  private static void refusePasswordFile(StoreLocation.SqliteFile f, Options options) {
+    try {
+      options.requireFitFor(f);
+    } catch (IllegalArgumentException e) {
+      throw new StoreException(e.getMessage());
+    }
   }
 }

@@ -68,4 +68,17 @@ class StoreLocationTest {
     assertThatThrownBy(() -> PostgresPassword.find(db, dir.resolve("missing"), env)).isInstanceOf(StoreException.class)
         .hasMessageContaining("--db-password-file");
   }
+
+  @Test
+  void aPasswordFileForASqliteFileIsRefusedBeforeTheFileIsCreated() {
+    Path db = dir.resolve("t.db");
+    Stores.Options options = Stores.Options.defaults().withPasswordFile(dir.resolve("pg-password"));
+    StoreLocation location = StoreLocation.parse(db.toString());
+
+    assertThatThrownBy(() -> Stores.open(location, options)).isInstanceOf(StoreException.class)
+        .hasMessageContaining("--db-password-file is for a PostgreSQL --db").hasMessageContaining(db.toString());
+    assertThatThrownBy(() -> Stores.openExisting(location, options)).isInstanceOf(StoreException.class)
+        .hasMessageContaining("--db-password-file");
+    assertThat(db).doesNotExist();
+  }
 }

@@ -160,12 +160,17 @@ public final class BenchCommand implements Callable<Integer> {
       // and a deeper one only makes queued cases look slow to outlier detection.
       builder.prefetch(BENCH_PREFETCH);
     }
+    StoreLocation given = db != null ? db : new StoreLocation.SqliteFile(Path.of("bench.db"));
+    Stores.Options storeOptions = dbOptions.storeOptions(given);
+    if (db instanceof StoreLocation.SqliteFile f) {
+      dev.tally.cli.RunnerCommand.requireDirectoryOf(spec.commandLine(), "--db", f.file());
+    }
     // Logs (and a temporary store) go in a temporary directory, or beside the store's file.
     Path dir = db instanceof StoreLocation.SqliteFile f ? f.file().toAbsolutePath().getParent() : Files.createTempDirectory("tally-bench");
     StoreLocation store = db != null ? db : new StoreLocation.SqliteFile(dir.resolve("bench.db"));
     Path logs = Files.createDirectories(dir.resolve("bench-logs"));
     try (FakeEndpoint endpoint = evaluator == Kind.model ? FakeEndpoint.start(endpointLatency, logs.resolve("fake-endpoint.log")) : null;
-        Coordinator coordinator = start(builder.storeLocation(store, dbOptions.storeOptions()));
+        Coordinator coordinator = start(builder.storeLocation(store, storeOptions));
         // A noop worker's own code is the load: its JVM keeps both compilers.
         LocalWorkerProcesses local = LocalWorkerProcesses.start(workers, slots, new HostPort("127.0.0.1", coordinator.port()), logs,
             builder.workerToken().orElse(null), LocalWorkerProcesses.Jvm.THROUGHPUT)) {

@@ -312,10 +312,10 @@ public final class ChaosCommand implements Callable<Integer> {
     }
     seedUsed = seed != null ? seed : new SplittableRandom().nextLong();
     random = new SplittableRandom(seedUsed);
+    storeOptions = dbOptions.storeOptions(db != null ? db : new StoreLocation.SqliteFile(Path.of("chaos.db")));
     dir = workDir != null ? Files.createDirectories(workDir).toAbsolutePath() : Files.createTempDirectory("tally-chaos").toAbsolutePath();
     location = db == null ? new StoreLocation.SqliteFile(dir.resolve("chaos.db"))
         : db instanceof StoreLocation.SqliteFile f ? new StoreLocation.SqliteFile(f.file().toAbsolutePath()) : db;
-    storeOptions = dbOptions.storeOptions();
     freshStore(cl);
     List<ChaosFleet.Server> servers = new ArrayList<>();
     String workersConnectTo;
