@@ -313,10 +313,28 @@ public final class ChaosCommand implements Callable<Integer> {
     seedUsed = seed != null ? seed : new SplittableRandom().nextLong();
     random = new SplittableRandom(seedUsed);
     storeOptions = dbOptions.storeOptions(db != null ? db : new StoreLocation.SqliteFile(Path.of("chaos.db")));
+    // A store that is there already is refused before any directory is made.
+    if (db instanceof StoreLocation.SqliteFile f) {
+      requireNoStore(cl, f.file());
+    } else if (db == null && workDir != null) {
+      requireNoStore(cl, workDir.resolve("chaos.db"));
+    }
+    boolean made = workDir == null || !Files.exists(workDir);
     dir = workDir != null ? Files.createDirectories(workDir).toAbsolutePath() : Files.createTempDirectory("tally-chaos").toAbsolutePath();
     location = db == null ? new StoreLocation.SqliteFile(dir.resolve("chaos.db"))
         : db instanceof StoreLocation.SqliteFile f ? new StoreLocation.SqliteFile(f.file().toAbsolutePath()) : db;
-    freshStore(cl);
+    try {
+      freshStore(cl);
+    } catch (RuntimeException e) {
+      if (made) { // a database with runs (PostgreSQL): the directory made for nothing goes, if nothing is in it
+        try {
+          Files.deleteIfExists(dir);
+        } catch (IOException notEmpty) {
+          // it keeps what is in it
+        }
+      }
+      throw e;
+    }
     List<ChaosFleet.Server> servers = new ArrayList<>();
     String workersConnectTo;
     if (coordinators == 1) {
@@ -392,9 +410,16 @@ public final class ChaosCommand implements Callable<Integer> {
    *
    * @throws ParameterException if it is not fresh
    */
+  private static void requireNoStore(CommandLine cl, Path file) {
+    if (Files.exists(file)) {
+      throw new ParameterException(cl, "the store " + file.toAbsolutePath() + " exists already; chaos needs a fresh one (give --db a new"
+          + " file, or a new --work-dir)");
+    }
+  }
+
   private void freshStore(CommandLine cl) {
-    if (location instanceof StoreLocation.SqliteFile f && Files.exists(f.file())) {
-      throw new ParameterException(cl, "the store " + f.file() + " exists already; chaos needs a fresh one (give --db a new file, or a new --work-dir)");
+    if (location instanceof StoreLocation.SqliteFile f) {
+      requireNoStore(cl, f.file());
     }
     try (JdbcStore store = openStore()) {
       if (!store.runs().isEmpty() || !store.leaderEpochs().isEmpty()) {

@@ -135,6 +135,29 @@ class ChaosCommandTest {
   }
 
   /** The checks are not vacuous: an unfinished run and a results file with a missing and a repeated line are caught. */
+  @TempDir Path refusals;
+
+  @Test
+  void aStoreThatIsThereAlreadyIsRefusedBeforeAnyDirectoryIsMade() throws Exception {
+    Path existing = Files.writeString(refusals.resolve("old.db"), "");
+    Path workDir = refusals.resolve("work");
+    StringWriter text = new StringWriter();
+    PrintWriter pw = new PrintWriter(text, true);
+    CommandLine cl = new CommandLine(new ChaosCommand()).setOut(pw).setErr(pw);
+
+    int exit = cl.execute("--db=" + existing, "--work-dir=" + workDir, "--duration=5s");
+
+    assertThat(exit).isEqualTo(Main.EXIT_USAGE);
+    assertThat(text.toString()).contains("the store " + existing + " exists already");
+    assertThat(workDir).doesNotExist();
+    Files.createDirectories(workDir);
+    Files.writeString(workDir.resolve("chaos.db"), "");
+    assertThat(cl.execute("--work-dir=" + workDir, "--duration=5s")).isEqualTo(Main.EXIT_USAGE);
+    try (java.util.stream.Stream<Path> files = Files.list(workDir)) {
+      assertThat(files).containsExactly(workDir.resolve("chaos.db"));
+    }
+  }
+
   @Test
   void theCheckerReportsAnUnfinishedRunAndABadResultsFile() throws Exception {
     List<String> ids = List.of("a", "b", "c");
