@@ -288,16 +288,6 @@ class RunCommandTest {
   }
 
   @Test
-  void aRunWithInProcessWorkersOnlyLeavesNoEmptyLogDirectory() throws Exception {
-    Path dataset = dir.resolve("cases.jsonl");
-    Files.write(dataset, List.of("{\"id\":\"a\"}"));
-    assertThat(tally("run", dataset.toString(), "--evaluator=noop", "--in-process=1", "--workers=0", "--no-progress",
-        "--out=" + dir.resolve("r.jsonl"), "--summary=" + dir.resolve("s.json"))).isEqualTo(Main.EXIT_PASSED);
-    assertThat(dir.resolve("tally.db")).exists();
-    assertThat(dir.resolve("tally.db-logs")).as("no worker process, no worker log").doesNotExist();
-  }
-
-  @Test
   void aPostgresPasswordFileForASqliteStoreIsRefusedBeforeAnythingIsCreated() throws Exception {
     Path dataset = dir.resolve("cases.jsonl");
     Files.write(dataset, List.of("{\"id\":\"a\"}"));
@@ -594,6 +584,8 @@ class RunCommandTest {
         "--out=" + dir.resolve("r.jsonl"), "--summary=" + dir.resolve("s.json"))).isEqualTo(Main.EXIT_PASSED);
     assertThat(err.toString()).contains("run 1: 1 case; 1 in-process slot; remote workers may connect to 127.0.0.1:")
         .doesNotContain("0 local workers");
+    assertThat(dir.resolve("tally.db")).exists();
+    assertThat(dir.resolve("tally.db-logs")).as("no worker process, no empty worker log directory").doesNotExist();
 
     RunCommand remoteOnly = new RunCommand();
     remoteOnly.workers = 0;
