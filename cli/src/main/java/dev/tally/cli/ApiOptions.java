@@ -47,6 +47,28 @@ public final class ApiOptions {
     return http != null;
   }
 
+  /** The options that only shape the API, and so mean nothing without it. */
+  static final java.util.List<String> API_ONLY = java.util.List.of("--api-token-file", "--metrics-public", "--idempotency-ttl");
+
+  /**
+   * For a command that serves the API only with {@code --http} ({@code tally run}, {@code resume}): refuses
+   * the options that shape it ({@link #API_ONLY}) without {@code --http}, rather than ignoring them (a user
+   * who gives a token file expects the API to need it).
+   *
+   * @throws ParameterException naming the first such option, if {@code --http} is not given
+   */
+  void requireHttpForApiOptions() {
+    if (http != null) {
+      return;
+    }
+    for (String option : API_ONLY) {
+      if (mixee.commandLine().getParseResult().hasMatchedOption(option)) {
+        throw new ParameterException(mixee.commandLine(), option + " is for the HTTP API, which tally " + mixee.name()
+            + " serves only with --http HOST:PORT");
+      }
+    }
+  }
+
   /**
    * The API's settings, and {@code --idempotency-ttl} put into {@code coordinator}: {@code --http} or else {@code defaultAddress}, the token (a file, else the
    * environment: {@link Secrets}), and the TLS identity and {@code --insecure} the coordinator's options

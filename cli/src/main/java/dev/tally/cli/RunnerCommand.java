@@ -125,6 +125,7 @@ public abstract class RunnerCommand implements Callable<Integer> {
     requireWorkerJavaOptions(spec.commandLine(), workers);
     storeOptions = dbOptions.storeOptions(db());
     CoordinatorBuilder builder = coordinatorOptions.applyTo(Coordinator.builder());
+    apiOptions.requireHttpForApiOptions();
     ApiServer.Settings api = apiOptions.given() ? apiOptions.settings(apiOptions.http, builder, coordinatorOptions.environment, dbFile()) : null;
     SchedulerMetrics live = api == null ? null : SchedulerMetrics.observing(builder);
     workerToken = builder.workerToken().orElse(null);

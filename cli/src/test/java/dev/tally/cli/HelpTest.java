@@ -40,6 +40,19 @@ class HelpTest {
     return new Help(cl.execute(args), err.toString(), "");
   }
 
+  @Test
+  void theApisOptionsWithoutItsAddressAreRefusedNotIgnored() {
+    for (String option : ApiOptions.API_ONLY) {
+      String[] args = option.equals("--metrics-public") ? new String[] {"run", "cases.jsonl", option}
+          : new String[] {"run", "cases.jsonl", option, option.equals("--idempotency-ttl") ? "1h" : "token.txt"};
+      Help refused = mistaken(args);
+      assertThat(refused.exit()).as(option).isEqualTo(Main.EXIT_USAGE);
+      assertThat(refused.out().lines()).containsExactly(
+          "tally: " + option + " is for the HTTP API, which tally run serves only with --http HOST:PORT",
+          "See 'tally run --help' for its options.");
+    }
+  }
+
   /** The benchmarks and the simulation check their numbers after parsing, and say it as every command does. */
   @Test
   void aBenchOrSimulationNumberOutOfRangeIsSaidAsAnyOtherMistake() {
