@@ -53,6 +53,17 @@ public class ResumeCommand extends RunnerCommand {
       err.println("tally: no store at " + f.file());
       return false;
     }
+    // Looked up before this process leads the store: asked for a run that is not there, it changes nothing
+    // in it (no leader epoch). A store it cannot read this way (an older schema, to be migrated) is left to
+    // the coordinator, which says what is wrong; chooseRun looks again once it leads.
+    try (dev.tally.store.JdbcStore store = dev.tally.store.Stores.openExisting(db, storeOptions())) {
+      if (store.run(runId).isEmpty()) {
+        err.println("tally: there is no run " + runId + " in " + db.describe());
+        return false;
+      }
+    } catch (dev.tally.core.store.StoreException e) {
+      return true;
+    }
     return true;
   }
 

@@ -103,6 +103,11 @@ public abstract class RunnerCommand implements Callable<Integer> {
   /** How the store is opened, checked against {@code --db} before anything else is done. */
   private Stores.Options storeOptions;
 
+  /** How the store is opened ({@code --db-password-file}, checked against {@code --db}); set before {@link #prepare}. */
+  final Stores.Options storeOptions() {
+    return storeOptions;
+  }
+
   /** The worker token the coordinator requires (its local workers get it in their environment), or null. */
   private Secret workerToken;
 

@@ -179,8 +179,17 @@ class RunCommandTest {
     assertThat(tally("retry-errors", "1", "--db=" + db, "--workers=1", "--out=" + dir.resolve("r.jsonl"),
         "--summary=" + dir.resolve("s.json"), "--no-progress")).isEqualTo(Main.EXIT_PASSED);
     assertThat(err.toString()).contains("run 1 has no errored case");
+    int epochs;
+    try (SqliteStore store = SqliteStore.openExisting(db)) {
+      epochs = store.leaderEpochs().size();
+    }
     assertThat(tally("retry-errors", "7", "--db=" + db)).isEqualTo(Main.EXIT_USAGE);
     assertThat(err.toString()).contains("there is no run 7");
+    assertThat(tally("resume", "8", "--db=" + db)).isEqualTo(Main.EXIT_USAGE);
+    assertThat(err.toString()).contains("there is no run 8");
+    try (SqliteStore store = SqliteStore.openExisting(db)) {
+      assertThat(store.leaderEpochs()).as("a run that is not there is looked up before leading: no new epoch").hasSize(epochs);
+    }
   }
 
   @Test
