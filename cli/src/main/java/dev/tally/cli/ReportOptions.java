@@ -34,6 +34,21 @@ public final class ReportOptions {
     return html != null;
   }
 
+  /** The options as given, absolute, for a command that repeats them ({@code tally resume}'s hint). */
+  java.util.List<String> arguments() {
+    java.util.List<String> args = new java.util.ArrayList<>();
+    if (csv != null) {
+      args.add("--csv=" + csv.toAbsolutePath());
+    }
+    if (junit != null) {
+      args.add("--junit=" + junit.toAbsolutePath());
+    }
+    if (html != null) {
+      args.add("--html=" + html.toAbsolutePath());
+    }
+    return args;
+  }
+
   /** Whether any report is asked for. */
   boolean any() {
     return csv != null || junit != null || html != null;

@@ -92,7 +92,7 @@ public final class RescoreCommand extends ResumeCommand {
   }
 
   @Override
-  String resumeCommand(long unused, String db) {
-    return "tally rescore " + runId + " --db " + db + " with the same --scorer options";
+  String resumeCommand(long unused) {
+    return "tally rescore " + runId + " --db " + db.describe() + " with the same --scorer options";
   }
 }

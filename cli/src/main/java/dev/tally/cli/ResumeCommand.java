@@ -118,7 +118,7 @@ public class ResumeCommand extends RunnerCommand {
   }
 
   @Override
-  String resumeCommand(long unused, String db) {
-    return "tally resume " + runId + " --db " + db;
+  String resumeCommand(long unused) {
+    return resumeInvocation(runId);
   }
 }

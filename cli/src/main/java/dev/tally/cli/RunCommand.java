@@ -141,8 +141,8 @@ public final class RunCommand extends RunnerCommand {
   }
 
   @Override
-  String resumeCommand(long runId, String db) {
-    return runId < 0 ? "the same tally run command" : "the same tally run command (or tally resume " + runId + " --db " + db + ")";
+  String resumeCommand(long runId) {
+    return runId < 0 ? "the same tally run command" : "the same tally run command (or " + resumeInvocation(runId) + ")";
   }
 
   /** The options that choose and configure the evaluator; shared by run and submit. */

@@ -203,7 +203,7 @@ public abstract class RunnerCommand implements Callable<Integer> {
       }
       return runChosen(coordinator, runId, workerSlots, dbFile, started, early, err);
     } catch (StoreException e) {
-      err.println(StoreFailure.stopped(runId, db(), resumeCommand(runId, db().describe()), e));
+      err.println(StoreFailure.stopped(runId, db(), resumeCommand(runId), e));
       return Main.EXIT_FAILED;
     } catch (IOException e) {
       err.println("tally: " + e.getMessage());
@@ -245,7 +245,7 @@ public abstract class RunnerCommand implements Callable<Integer> {
         return Main.EXIT_USAGE;
       case STORE_UNUSABLE:
         if (StoreFailure.isDiskFull(e, db())) {
-          err.println(StoreFailure.stopped(-1, db(), resumeCommand(-1, db().describe()), e));
+          err.println(StoreFailure.stopped(-1, db(), resumeCommand(-1), e));
           return Main.EXIT_FAILED;
         }
         err.println("tally: " + e.getMessage());
@@ -274,6 +274,40 @@ public abstract class RunnerCommand implements Callable<Integer> {
     }
   }
 
+  /**
+   * The {@code tally resume} command that finishes run {@code runId} as this command would: the same store,
+   * results, summary and report files (absolute, so that it works from any directory) and the same local
+   * fleet; each word shell-quoted where it needs to be. A resume without them would write {@code
+   * results.jsonl} in whatever directory it is run from, over another run's.
+   */
+  final String resumeInvocation(long runId) {
+    List<String> words = new ArrayList<>(List.of("tally", "resume", Long.toString(runId)));
+    StoreLocation store = db();
+    words.add("--db=" + (store instanceof StoreLocation.SqliteFile f ? f.file().toAbsolutePath().toString() : store.describe()));
+    if (dbOptions.passwordFile() != null) {
+      words.add("--db-password-file=" + dbOptions.passwordFile().toAbsolutePath());
+    }
+    words.add("--out=" + out.toAbsolutePath());
+    words.add("--summary=" + summary.toAbsolutePath());
+    words.addAll(reports.arguments());
+    words.add("--workers=" + workers);
+    if (slots != null) {
+      words.add("--slots=" + slots);
+    }
+    if (inProcessSlots > 0) {
+      words.add("--in-process=" + inProcessSlots);
+    }
+    if (listen != null && listen.port() != 0) { // a fixed port, where remote workers look for the coordinator
+      words.add("--listen=" + listen);
+    }
+    return words.stream().map(RunnerCommand::shellWord).collect(java.util.stream.Collectors.joining(" "));
+  }
+
+  /** {@code word} as one word of a POSIX shell: as it is if it holds nothing a shell reads, else single-quoted. */
+  static String shellWord(String word) {
+    return !word.isEmpty() && word.matches("[A-Za-z0-9_@%+=:,./-]+") ? word : "'" + word.replace("'", "'\\''") + "'";
+  }
+
   /** The run, once it is chosen: workers, progress, and the results. */
   private int runChosen(Coordinator coordinator, long runId, int workerSlots, Path dbFile, long started, EarlyWorkers early,
       PrintWriter err) throws IOException, InterruptedException {
@@ -289,8 +323,7 @@ public abstract class RunnerCommand implements Callable<Integer> {
           fleet(workerSlots, bound), db().describe());
       Thread hook = new Thread(() -> {
         err.printf("tally: stopped before run %d finished; what is recorded stays in %s. The same command, or"
-            + " tally resume %d --db %s, finishes it without running a recorded case again.%n", runId, db().describe(), runId,
-            db().describe());
+            + " %s, finishes it without running a recorded case again.%n", runId, db().describe(), resumeInvocation(runId));
         err.flush();
         // The scheduler first: workers that stop after it are no losses to redeliver, and their jobs stay
         // leased for the next coordinator to take over, as after a kill -9 (at once on a random port).
@@ -363,7 +396,7 @@ public abstract class RunnerCommand implements Callable<Integer> {
         .map(Path::toString).collect(java.util.stream.Collectors.joining(", ")));
     if (pausedReason != null) {
       long left = counters.total() - counters.ended();
-      String resume = "tally resume " + runId + " --db " + db().describe();
+      String resume = resumeInvocation(runId);
       String goOn = pausedReason.startsWith("its token cap") ? "with a raised cap: " + resume + " --max-tokens N"
           : pausedReason.startsWith("its spend cap") ? "with a raised cap: " + resume + " --max-cost USD"
           : "once the cause is fixed: " + resume + "; then tally retry-errors " + runId + " --db " + db().describe()
@@ -432,8 +465,8 @@ public abstract class RunnerCommand implements Callable<Integer> {
     }
   }
 
-  /** The command that finishes this run later (run id unknown: -1). */
-  abstract String resumeCommand(long runId, String db);
+  /** The command that finishes this run later, in words (run id unknown: -1); see {@link #resumeInvocation}. */
+  abstract String resumeCommand(long runId);
 
   /** Where local workers reach a coordinator listening on {@code host}: loopback for a wildcard address. */
   static String loopbackFor(String host) {
@@ -494,7 +527,7 @@ public abstract class RunnerCommand implements Callable<Integer> {
             throw storeFailure;
           }
           throw new IOException("run " + runId + " could not finish: " + e.getCause().getMessage() + "; "
-              + resumeCommand(runId, db().describe()) + " finishes it without running a recorded case again", e.getCause());
+              + resumeCommand(runId) + " finishes it without running a recorded case again", e.getCause());
         }
       }
     } finally {

@@ -92,7 +92,8 @@ class RunCommandTest {
     assertThat(recorded).as("stopped at the fifth, with what was in flight").isBetween(5L, 20L);
     assertThat(Files.readAllLines(dir.resolve("r.jsonl"))).hasSize((int) recorded);
     assertThat(err.toString()).contains("tally: run 1 paused: fail fast: its first 5 cases")
-        .contains("Go on once the cause is fixed: tally resume 1 --db " + db + "; then tally retry-errors 1 --db " + db);
+        .contains("Go on once the cause is fixed: tally resume 1 --db=" + db + " --out=" + dir.resolve("r.jsonl") + " --summary="
+            + dir.resolve("s.json") + " --workers=1 --slots=2; then tally retry-errors 1 --db " + db);
 
   }
 
@@ -307,6 +308,24 @@ class RunCommandTest {
     try (java.util.stream.Stream<Path> files = Files.list(dir)) {
       assertThat(files).as("no store, lock, log directory or results").containsExactly(dataset);
     }
+  }
+
+  /**
+   * What a stopped or paused run says to type: the same store, files and fleet, absolute and quoted for a
+   * shell. A bare {@code tally resume N --db X} wrote results.jsonl in the directory it was typed in,
+   * over another run's, and ran another number of slots.
+   */
+  @Test
+  void theResumeCommandARunSuggestsRepeatsItsStoreFilesAndFleetQuotedForAShell() {
+    CommandLine cl = Main.commandLine();
+    Path db = dir.resolve("it's here").resolve("t.db");
+    cl.parseArgs("run", "cases.jsonl", "--db=" + db, "--out=r.jsonl", "--summary=s.json", "--csv=c.csv", "--workers=3",
+        "--slots=1");
+    RunCommand run = cl.getSubcommands().get("run").getCommand();
+
+    String cwd = Path.of("").toAbsolutePath().toString();
+    assertThat(run.resumeInvocation(4)).isEqualTo("tally resume 4 '--db=" + db.toString().replace("'", "'\\''") + "' --out=" + cwd
+        + "/r.jsonl --summary=" + cwd + "/s.json --csv=" + cwd + "/c.csv --workers=3 --slots=1");
   }
 
   @Test
