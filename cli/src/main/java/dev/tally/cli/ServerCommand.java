@@ -46,10 +46,9 @@ import sun.misc.Signal;
     mixinStandardHelpOptions = true,
     defaultValueProvider = ProductDefaults.class,
     description = {
-      "Run a long-lived coordinator with an HTTP API and a web dashboard: runs are submitted over HTTP, many",
-      "at once. Prints one line at start with the API's, the dashboard's and the worker port's addresses.",
-      "Exit code: 0 stopped by SIGTERM, SIGINT or SIGHUP; 1 the store failed; 2 bad usage, or the store or a",
-      "port cannot be used."
+      "Run a long-lived coordinator with an HTTP API and a web dashboard, running many submitted runs at once.",
+      "Runs are submitted over HTTP. At start it prints one line with the API's, the dashboard's and the worker port's addresses.",
+      "Exit code: 0 stopped by SIGTERM, SIGINT or SIGHUP; 1 the store failed; 2 bad usage, or the store or a port cannot be used."
     })
 public final class ServerCommand implements java.util.concurrent.Callable<Integer> {
   /** What local workers say when the server stops. */

@@ -40,6 +40,19 @@ class HelpTest {
     return new Help(cl.execute(args), err.toString(), "");
   }
 
+  /** The list of commands shows each one's first description line: it must be a whole sentence. */
+  @Test
+  void everyCommandsFirstDescriptionLineIsAWholeSentence() {
+    for (CommandLine sub : Main.commandLine().getSubcommands().values()) {
+      String[] description = sub.getCommandSpec().usageMessage().description();
+      if (sub.getCommand() instanceof CommandLine.HelpCommand) {
+        continue;
+      }
+      assertThat(description).as(sub.getCommandName()).isNotEmpty();
+      assertThat(description[0]).as(sub.getCommandName() + "'s first description line").endsWith(".");
+    }
+  }
+
   @Test
   void theApisOptionsWithoutItsAddressAreRefusedNotIgnored() {
     for (String option : ApiOptions.API_ONLY) {
