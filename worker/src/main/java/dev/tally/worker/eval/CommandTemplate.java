@@ -20,9 +20,10 @@ import java.util.Set;
  * {@code sh}, {@code -c}, {@code echo "$0"}, {@code x}); inside quotes a doubled quote stands for one
  * ({@code 'it''s'} is {@code it's}). Unlike a shell, a quote opens only at the start of an argument:
  * {@code --name='a b'} is the two arguments {@code --name='a} and {@code b'}; write {@code '--name=a b'}.
- * There is no expansion of variables, globs or backslashes; an empty argument ({@code ''}) is dropped.
- * (This is how commons-text's {@code StringTokenizer} split templates before; a property test holds the
- * two to the same arguments.)
+ * There is no expansion of variables, globs or backslashes (a backslash is a character like any other);
+ * an empty argument ({@code ''}) is dropped, and a quote that is never closed is refused. (This is how
+ * commons-text's {@code StringTokenizer} split templates before, except that it took an unclosed quote as
+ * closed at the end; a property test holds the two to the same arguments.)
  *
  * <p><b>Placeholders.</b> {@code {name}} with {@code name} an identifier ({@code [A-Za-z_][A-Za-z0-9_]*}), or
  * {@code {raw:name}}; strings are inserted as they are, numbers, booleans, {@code null}, objects and arrays
@@ -120,7 +121,8 @@ public final class CommandTemplate {
   /**
    * Splits and parses a template.
    *
-   * @throws IllegalArgumentException if the template has no argument (the message quotes it), or a
+   * @throws IllegalArgumentException if the template has no argument (the message quotes it), or a quote
+   *     that is never closed (the message names its column), or a
    *     placeholder stands in a shell script where it cannot be quoted (the message names its column, 1 for
    *     the template's first character, and the ways out)
    */
@@ -163,10 +165,12 @@ public final class CommandTemplate {
       List<Integer> positions = new ArrayList<>();
       char quote = 0;
       boolean quoting = false;
+      int openedAt = -1;
       char first = s.charAt(pos);
       if (first == '\'' || first == '"') {
         quote = first; // only a quote that opens the argument quotes; the same character toggles it after
         quoting = true;
+        openedAt = pos;
         pos++;
       }
       while (pos < len) {
@@ -190,6 +194,7 @@ public final class CommandTemplate {
           }
           if (quote != 0 && c == quote) {
             quoting = true;
+            openedAt = pos;
             pos++;
             continue;
           }
@@ -197,6 +202,10 @@ public final class CommandTemplate {
         text.append(c);
         positions.add(pos);
         pos++;
+      }
+      if (quoting) { // the end came inside quotes: a typo that would otherwise run as something else
+        throw new IllegalArgumentException("exec cmd: the " + (quote == '"' ? "double" : "single") + " quote at column "
+            + (openedAt + 1) + " is never closed: '" + s + "'");
       }
       if (text.length() > 0) { // an empty argument is dropped
         out.add(new Token(text.toString(), positions.stream().mapToInt(Integer::intValue).toArray()));

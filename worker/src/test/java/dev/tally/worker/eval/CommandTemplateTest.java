@@ -172,15 +172,52 @@ class CommandTemplateTest {
    */
   @Property(tries = 3_000)
   void splitsEveryTemplateAsCommonsTextDid(@ForAll("templates") String template) throws Exception {
-    List<String> before = new org.apache.commons.text.StringTokenizer(template,
-        org.apache.commons.text.matcher.StringMatcherFactory.INSTANCE.splitMatcher(),
-        org.apache.commons.text.matcher.StringMatcherFactory.INSTANCE.quoteMatcher()).getTokenList();
+    List<String> before = commonsText(template);
+    String unclosed;
+    try {
+      CommandTemplate.parse(template);
+      unclosed = null;
+    } catch (IllegalArgumentException e) {
+      unclosed = e.getMessage().contains("is never closed") ? e.getMessage() : null;
+    }
+    if (unclosed != null) {
+      // Refused only where commons-text closed the quote at the end: closed there, the two agree again.
+      java.util.regex.Matcher m = java.util.regex.Pattern.compile("the (single|double) quote at column (\\d+)").matcher(unclosed);
+      assertThat(m.find()).as(unclosed).isTrue();
+      char quote = m.group(1).equals("single") ? '\'' : '"';
+      assertThat(template.charAt(Integer.parseInt(m.group(2)) - 1)).isEqualTo(quote);
+      String closed = template + quote;
+      assertThat(commonsText(closed)).isEqualTo(before);
+      if (before.isEmpty()) {
+        assertThatThrownBy(() -> CommandTemplate.parse(closed)).hasMessageContaining("no command");
+      } else {
+        assertThat(CommandTemplate.parse(closed).fill(json("{}"))).isEqualTo(before);
+      }
+      return;
+    }
     if (before.isEmpty()) {
       assertThatThrownBy(() -> CommandTemplate.parse(template)).hasMessageContaining("no command");
       return;
     }
     // Without braces there are no placeholders, so filling returns the arguments as split.
     assertThat(CommandTemplate.parse(template).fill(json("{}"))).isEqualTo(before);
+  }
+
+  private static List<String> commonsText(String template) {
+    return new org.apache.commons.text.StringTokenizer(template,
+        org.apache.commons.text.matcher.StringMatcherFactory.INSTANCE.splitMatcher(),
+        org.apache.commons.text.matcher.StringMatcherFactory.INSTANCE.quoteMatcher()).getTokenList();
+  }
+
+  @Test
+  void aQuoteThatIsNeverClosedIsRefusedNamingItsColumn() throws Exception {
+    assertThatThrownBy(() -> CommandTemplate.parse("echo \"abc")).isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("exec cmd: the double quote at column 6 is never closed: 'echo \"abc'");
+    assertThatThrownBy(() -> CommandTemplate.parse("sh -c 'echo {id}")).hasMessageContaining("single quote at column 7");
+    assertThatThrownBy(() -> CommandTemplate.parse("echo 'it''s")).hasMessageContaining("single quote at column 6");
+    assertThat(CommandTemplate.parse("echo 'it''s'").fill(json("{}"))).containsExactly("echo", "it's");
+    assertThat(CommandTemplate.parse("echo a\\ b").fill(json("{}"))).as("a backslash is a character")
+        .containsExactly("echo", "a\\", "b");
   }
 
   @Provide
