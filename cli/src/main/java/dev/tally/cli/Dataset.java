@@ -118,7 +118,7 @@ public final class Dataset {
     } catch (CaseSourceException e) {
       throw new DatasetException(file, e.line(), e.detail());
     } catch (IOException e) {
-      throw new DatasetException(file, 0, "cannot read: " + e.getMessage());
+      throw DatasetException.cannotRead(file, e);
     }
     if (count == 0) {
       throw new DatasetException(file, 0, "dataset has no cases");
@@ -148,7 +148,7 @@ public final class Dataset {
     } catch (CaseSourceException e) {
       throw new DatasetException(file, e.line(), e.detail());
     } catch (IOException e) {
-      throw new DatasetException(file, 0, "cannot read: " + e.getMessage());
+      throw DatasetException.cannotRead(file, e);
     }
   }
 

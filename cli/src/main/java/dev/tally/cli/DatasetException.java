@@ -18,6 +18,11 @@ public final class DatasetException extends Exception {
     this.line = line;
   }
 
+  /** A dataset file that cannot be read, in the words every dataset reader uses ({@code CaseSourceException#cannotRead}). */
+  public static DatasetException cannotRead(Path file, java.io.IOException e) {
+    return new DatasetException(file, 0, dev.tally.core.cases.CaseSourceException.cannotRead(e));
+  }
+
   public Path file() {
     return file;
   }

@@ -70,4 +70,16 @@ class DatasetTest {
           .hasMessageContaining("changed while it was read");
     }
   }
+
+  @Test
+  void aFileThatCannotBeReadIsSaidInWordsNotByRepeatingItsName() throws Exception {
+    Path missing = dir.resolve("nope.jsonl");
+    assertThatThrownBy(() -> Dataset.read(missing)).isInstanceOf(DatasetException.class)
+        .hasMessage(missing + ": cannot read: no such file");
+    Path csv = dir.resolve("nope.csv");
+    assertThatThrownBy(() -> Dataset.read(csv)).hasMessage(csv + ": cannot read: no such file");
+    Path directory = java.nio.file.Files.createDirectory(dir.resolve("cases.jsonl"));
+    assertThatThrownBy(() -> Dataset.read(directory)).hasMessageStartingWith(directory + ": cannot read: ")
+        .hasMessageNotContaining(directory + ": cannot read: " + directory);
+  }
 }

@@ -51,7 +51,7 @@ final class CsvRecords implements RecordStream {
       skipByteOrderMark();
       this.parser = (CsvParser) CSV.getFactory().createParser(reader);
     } catch (IOException e) {
-      throw new CaseSourceException(name, 0, "cannot read: " + e.getMessage());
+      throw new CaseSourceException(name, 0, CaseSourceException.cannotRead(e));
     }
     parser.setSchema(CsvSchema.emptySchema().withHeader());
   }
@@ -97,7 +97,7 @@ final class CsvRecords implements RecordStream {
       int at = e.getLocation() == null ? line : e.getLocation().getLineNr();
       throw new CaseSourceException(name, at, "row " + thisRow + ": not valid CSV: " + e.getOriginalMessage());
     } catch (IOException e) {
-      throw new CaseSourceException(name, line, "cannot read: " + e.getMessage());
+      throw new CaseSourceException(name, line, CaseSourceException.cannotRead(e));
     }
   }
 

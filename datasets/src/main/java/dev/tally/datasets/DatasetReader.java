@@ -135,7 +135,7 @@ public final class DatasetReader implements CaseSource, Closeable {
         }
       }
     } catch (IOException e) {
-      throw new CaseSourceException(file.toString(), 0, "cannot read: " + e.getMessage());
+      throw new CaseSourceException(file.toString(), 0, CaseSourceException.cannotRead(e));
     }
     BitSet chosen = new BitSet();
     for (long[] k : kept) {
@@ -289,7 +289,7 @@ public final class DatasetReader implements CaseSource, Closeable {
             throw new AssertionError(syntax);
         }
       } catch (IOException e) {
-        throw new CaseSourceException(name, 0, "cannot read: " + e.getMessage());
+        throw new CaseSourceException(name, 0, CaseSourceException.cannotRead(e));
       }
     }
 

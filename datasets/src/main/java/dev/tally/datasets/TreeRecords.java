@@ -38,7 +38,7 @@ final class TreeRecords implements RecordStream {
     try {
       this.parser = factory.createParser(in);
     } catch (IOException e) {
-      throw new CaseSourceException(name, 0, "cannot read: " + e.getMessage());
+      throw new CaseSourceException(name, 0, CaseSourceException.cannotRead(e));
     }
     parser.enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION);
   }
@@ -71,7 +71,7 @@ final class TreeRecords implements RecordStream {
       throw new CaseSourceException(name, e.getLocation() == null ? 0 : e.getLocation().getLineNr(),
           "not valid: " + e.getOriginalMessage());
     } catch (IOException e) {
-      throw new CaseSourceException(name, 0, "cannot read: " + e.getMessage());
+      throw new CaseSourceException(name, 0, CaseSourceException.cannotRead(e));
     }
   }
 

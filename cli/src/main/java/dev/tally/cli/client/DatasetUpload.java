@@ -103,7 +103,7 @@ public final class DatasetUpload {
     } catch (CaseSourceException e) {
       throw new DatasetException(file, e.line(), e.detail());
     } catch (IOException e) {
-      throw new DatasetException(file, 0, "cannot read: " + e.getMessage());
+      throw DatasetException.cannotRead(file, e);
     }
     if (count == 0) {
       throw new DatasetException(file, 0, "dataset has no cases");
@@ -112,7 +112,7 @@ public final class DatasetUpload {
     try {
       size = Files.size(file);
     } catch (IOException e) {
-      throw new DatasetException(file, 0, "cannot read: " + e.getMessage());
+      throw DatasetException.cannotRead(file, e);
     }
     byte[] header = (submission + "\n").getBytes(StandardCharsets.UTF_8);
     return new DatasetUpload(file, header, HexFormat.of().formatHex(sha.digest()), size, bom, count);

@@ -308,7 +308,7 @@ public final class CaseLines implements CaseSource {
       chunkIndex = 0;
       return true;
     } catch (IOException e) {
-      throw new CaseSourceException(name, 0, "cannot read: " + e.getMessage());
+      throw new CaseSourceException(name, 0, CaseSourceException.cannotRead(e));
     }
   }
 

@@ -29,6 +29,26 @@ public class CaseSourceException extends Exception {
    * {@code firstPosition}: the wording of the rule "a run's case ids are unique", for whoever finds the
    * repeat (a reader that remembers ids, or a store's unique constraint).
    */
+  /**
+   * Why a source cannot be read, as a detail: {@code "cannot read: no such file"}, {@code "permission
+   * denied"}, the operating system's reason ({@code "Is a directory"}), else the exception's message. The one
+   * wording for every dataset reader: a {@code NoSuchFileException}'s own message is only the path, which
+   * the error names already.
+   */
+  public static String cannotRead(java.io.IOException e) {
+    String why;
+    if (e instanceof java.nio.file.NoSuchFileException) {
+      why = "no such file";
+    } else if (e instanceof java.nio.file.AccessDeniedException) {
+      why = "permission denied";
+    } else if (e instanceof java.nio.file.FileSystemException f && f.getReason() != null) {
+      why = f.getReason();
+    } else {
+      why = e.getMessage();
+    }
+    return "cannot read: " + why;
+  }
+
   public static CaseSourceException duplicateId(CaseSource source, int position, int firstPosition, String caseId) {
     int firstLine = source.lineOf(firstPosition);
     return source.refuse(position, "duplicate id \"" + caseId + "\" ("
