@@ -70,14 +70,14 @@ public final class StatusCommand implements Callable<Integer> {
 
   private static void printRuns(PrintWriter out, List<RunView> runs) {
     // The summary's names and counts: errored includes the cases out of attempts (jobsFailed).
-    out.printf("%-5s %-9s %8s %8s %8s %8s %10s %8s %8s %8s %8s %7s  %-20s %s%n",
-        "run", "state", "total", "passed", "failed", "errored", "jobsFailed", "redeliv", "dups", "fenced", "accuracy", "score",
-        "created", "dataset");
+    out.printf("%-5s %-9s %8s %8s %8s %8s %10s %8s %8s %8s %8s %8s %7s  %-20s %s%n",
+        "run", "state", "total", "passed", "failed", "errored", "jobsFailed", "redeliv", "backups", "dups", "fenced", "accuracy",
+        "score", "created", "dataset");
     for (RunView r : runs) {
       RunCounters c = r.counters();
-      out.printf("%-5d %-9s %8d %8d %8d %8d %10d %8d %8d %8d %8s %7s  %-20s %s%n",
+      out.printf("%-5d %-9s %8d %8d %8d %8d %10d %8d %8d %8d %8d %8s %7s  %-20s %s%n",
           r.runId(), r.state().wireName(), c.total(), c.passed(), c.failed(), RunReport.errored(c), c.jobsFailed(),
-          c.redeliveries(), c.duplicatesSuppressed(), c.staleResultsFenced(),
+          c.redeliveries(), c.backups(), c.duplicatesSuppressed(), c.staleResultsFenced(),
           EstimateText.percentOnly(c.accuracy().orElse(null)),
           c.meanScore().map(m -> String.format(java.util.Locale.ROOT, "%.3f", m.value())).orElse("-"),
           Instant.ofEpochMilli(r.createdAtMillis()).toString().substring(0, 19), r.spec().dataset());

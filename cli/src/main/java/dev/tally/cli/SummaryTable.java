@@ -29,6 +29,9 @@ final class SummaryTable {
     }
     row(out, "recorded", c.recorded());
     row(out, "redeliveries", c.redeliveries());
+    if (c.backups() > 0) { // speculation: a copy of a straggler; the first to report is recorded, once
+      row(out, "backup attempts", c.backups());
+    }
     row(out, "duplicates suppressed", c.duplicatesSuppressed());
     row(out, "stale results fenced", c.staleResultsFenced());
     text(out, "accuracy", EstimateText.percent(c.accuracy().orElse(null)));

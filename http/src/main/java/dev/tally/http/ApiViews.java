@@ -67,7 +67,7 @@ public final class ApiViews {
   public static CountersObject counters(RunCounters c) {
     return new CountersObject(c.passed(), c.failed(), RunReport.errored(c), c.recorded(), c.jobsFailed(), c.cancelled(),
         c.duplicatesSuppressed(), c.staleResultsFenced(), c.redeliveries(), c.scored(), c.scoreSum(),
-        c.scoreSumOfSquares());
+        c.scoreSumOfSquares(), c.backups());
   }
 
   /**
@@ -81,7 +81,7 @@ public final class ApiViews {
     return RunCounters.builder(total).passed(c.passed()).failed(c.failed()).errored(c.errored() - c.jobsFailed())
         .jobsFailed(c.jobsFailed()).duplicatesSuppressed(c.duplicatesSuppressed()).staleResultsFenced(c.staleResultsFenced())
         .redeliveries(c.redeliveries()).cancelled(c.cancelled()).scores(c.scored(), c.scoreSum(), c.scoreSumOfSquares())
-        .build();
+        .backups(c.backups()).build();
   }
 
   /**

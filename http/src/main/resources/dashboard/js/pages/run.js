@@ -102,6 +102,8 @@ export function mount(main, [idText]) {
       figure('rate', rateText(rate)),
       figure('ETA', run.state === 'running' ? duration(eta) : '—'),
       figure('redeliveries', n(c.redeliveries), 'guarantee', 'cases leased again after a worker was lost or a lease expired'),
+      ...(c.backups > 0 ? [figure('backup attempts', n(c.backups), 'guarantee',
+        'copies of straggling cases on other workers; the first to report is recorded, the other abandoned, never counted')] : []),
       figure('duplicates suppressed', n(c.duplicatesSuppressed), 'guarantee', 'results of an already recorded case, not counted twice'),
       figure('stale results fenced', n(c.staleResultsFenced), 'guarantee', 'results carrying an old fencing token, refused'),
       ...(run.usage ? [
@@ -139,6 +141,7 @@ export function mount(main, [idText]) {
       // The same rows, in the same order and words, as tally run's summary on the command line.
       const rows = [['total', s.total], ['passed', s.passed], ['failed', s.failed], ['errored', s.errored],
         ['  of which out of attempts', s.jobsFailed], ['recorded', s.recorded], ['redeliveries', s.redeliveries],
+        ...(s.backups > 0 ? [['backup attempts', s.backups]] : []),
         ['duplicates suppressed', s.duplicatesSuppressed], ['stale results fenced', s.staleResultsFenced]];
       rows.push(['accuracy', estimateText(s.accuracy, 1, 100, '%')]);
       if (s.meanScore) {

@@ -457,7 +457,7 @@ public final class Checker {
    */
   private static RunCounters endState(RunCounters c) {
     return new RunCounters(c.total(), c.passed(), c.failed(), c.errored(), c.jobsFailed(), 0, 0, c.redeliveries(),
-        c.cancelled(), c.scored(), c.scoreSum(), c.scoreSumOfSquares(), c.promptTokens(), c.completionTokens());
+        c.cancelled(), c.scored(), c.scoreSum(), c.scoreSumOfSquares(), c.promptTokens(), c.completionTokens(), c.backups());
   }
 
   /**

@@ -1063,7 +1063,7 @@ public abstract class JdbcStore implements Store {
     return new RunCounters(rs.getLong(from), rs.getLong(from + 1), rs.getLong(from + 2), rs.getLong(from + 3),
         rs.getLong(from + 4), rs.getLong(from + 5), rs.getLong(from + 6), rs.getLong(from + 7), rs.getLong(from + 8),
         rs.getLong(from + 9), rs.getDouble(from + 10), rs.getDouble(from + 11), rs.getLong(from + 12),
-        rs.getLong(from + 13));
+        rs.getLong(from + 13), rs.getLong(from + 14));
   }
 
   /** A nullable duration column: NULL (not measured, or an attempt from before V9) is {@link AttemptTiming#UNKNOWN}. */

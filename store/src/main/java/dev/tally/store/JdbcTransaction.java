@@ -920,10 +920,11 @@ final class JdbcTransaction implements StoreTransaction {
       q.setDouble(11, d.scoreSumOfSquares());
       q.setLong(12, d.promptTokens());
       q.setLong(13, d.completionTokens());
-      q.setLong(14, ended);
+      q.setLong(14, d.backups());
       q.setLong(15, ended);
-      q.setLong(16, nowMillis);
-      q.setLong(17, runId);
+      q.setLong(16, ended);
+      q.setLong(17, nowMillis);
+      q.setLong(18, runId);
       return countersOf(q, runId);
     });
   }

@@ -30,7 +30,7 @@ final class StoreSql {
   /** A run's counters, in {@link dev.tally.core.store.RunCounters}' order. */
   static final String COUNTER_COLUMNS =
       "total, passed, failed, errored, jobs_failed, duplicates_suppressed, stale_results_fenced, redeliveries, cancelled,"
-          + " scored, score_sum, score_sum_of_squares, prompt_tokens, completion_tokens";
+          + " scored, score_sum, score_sum_of_squares, prompt_tokens, completion_tokens, backups";
 
   /** A run's columns as {@link JdbcStore}'s reads map them to a {@link dev.tally.core.store.RunView}. */
   static final String RUN_COLUMNS =
@@ -237,7 +237,7 @@ final class StoreSql {
           + " stale_results_fenced = stale_results_fenced + ?, redeliveries = redeliveries + ?,"
           + " cancelled = cancelled + ?, scored = scored + ?, score_sum = score_sum + ?,"
           + " score_sum_of_squares = score_sum_of_squares + ?,"
-          + " prompt_tokens = prompt_tokens + ?, completion_tokens = completion_tokens + ?,"
+          + " prompt_tokens = prompt_tokens + ?, completion_tokens = completion_tokens + ?, backups = backups + ?,"
           // SET expressions see the old row: old ended + this batch's ended. A cancelled run stays so.
           + " state = CASE WHEN state = 'running' AND passed + failed + errored + jobs_failed + cancelled + ? >= total"
           + "   THEN 'finished' ELSE state END,"

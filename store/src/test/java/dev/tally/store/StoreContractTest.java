@@ -1350,6 +1350,7 @@ public abstract class StoreContractTest {
       assertThat(c.staleResultsFenced()).isEqualTo(1);
       assertThat(c.duplicatesSuppressed()).isEqualTo(1);
       assertThat(c.redeliveries()).isZero();
+      assertThat(c.backups()).as("the backup started is counted, as a redelivery is").isEqualTo(1);
       assertThat(endings(store, runId)).containsExactly("1:w1:" + BatchRules.ABANDONED_ENDING, "2:w2:recorded");
       assertThat(store.run(runId).orElseThrow().state()).isEqualTo(RunState.FINISHED);
     }
@@ -1495,6 +1496,7 @@ public abstract class StoreContractTest {
       store.apply(record(T0 + 5, rec(copy, "w2", Verdict.PASS)));
       assertThat(store.apply(backup(T0 + 6, first.jobId(), "w3")).backups()).containsExactly(java.util.Optional.empty());
       assertThat(store.apply(backup(T0 + 7, 9_999, "w3")).backups()).containsExactly(java.util.Optional.empty());
+      assertThat(counters(store, runId).backups()).as("only the one issued is counted").isEqualTo(1);
     }
   }
 

@@ -41,7 +41,7 @@ import java.util.Map;
  *
  * <p><b>Summary</b>: {@code runId}, {@code total}, {@code passed}, {@code failed}, {@code errored}
  * ({@link #errored}), {@code recorded}, {@code jobsFailed}, {@code cancelled}, {@code duplicatesSuppressed}, {@code
- * staleResultsFenced}, {@code redeliveries}, {@code accuracy} and {@code meanScore} (each a {@link
+ * staleResultsFenced}, {@code redeliveries}, {@code backups} (backup attempts started), {@code accuracy} and {@code meanScore} (each a {@link
  * dev.tally.core.stats.Estimate}: {@code value}, {@code n}, {@code standardError}, {@code low}, {@code high},
  * {@code confidence}, {@code method}; null when there is nothing to estimate from), {@code wallMillis},
  * {@code runWallMillis} ({@link Times}), with {@code --epochs} pass@k ({@code passAtK}, {@link ReportPassAtK}),
@@ -309,6 +309,7 @@ public final class RunReport {
     s.put("duplicatesSuppressed", c.duplicatesSuppressed());
     s.put("staleResultsFenced", c.staleResultsFenced());
     s.put("redeliveries", c.redeliveries());
+    s.put("backups", c.backups());
     s.set("accuracy", JSON.valueToTree(c.accuracy().orElse(null)));
     s.set("meanScore", JSON.valueToTree(c.meanScore().orElse(null)));
     s.put("wallMillis", times.wallMillis());

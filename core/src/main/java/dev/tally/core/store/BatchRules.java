@@ -540,7 +540,7 @@ public final class BatchRules {
         }
       }
       Assignment a = tx.leaseBackup(j.jobId(), b.worker(), now, b.leaseExpiryMillis());
-      delta(j.runId());
+      delta(j.runId()).backups++;
       return java.util.Optional.of(withJournals(List.of(a)).get(0));
     }
 

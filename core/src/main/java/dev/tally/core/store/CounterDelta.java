@@ -23,6 +23,7 @@ public final class CounterDelta {
   double scoreSumOfSquares;
   long promptTokens;
   long completionTokens;
+  long backups;
 
   /** A journalled response's tokens: the run's spend. */
   void used(dev.tally.core.TokenUsage usage) {
@@ -102,6 +103,11 @@ public final class CounterDelta {
     return cancelled;
   }
 
+  /** Backup attempts started. */
+  public long backups() {
+    return backups;
+  }
+
   /** Recorded outcomes with a score. */
   public long scored() {
     return scored;
@@ -126,7 +132,7 @@ public final class CounterDelta {
   public boolean isZero() {
     // The sums too: a replaced outcome's score can change with the number of scores unchanged (a rescore).
     return (passed | failed | errored | jobsFailed | duplicates | fenced | redeliveries | cancelled | scored
-        | promptTokens | completionTokens) == 0 && scoreSum == 0 && scoreSumOfSquares == 0;
+        | promptTokens | completionTokens | backups) == 0 && scoreSum == 0 && scoreSumOfSquares == 0;
   }
 
   /**
@@ -146,6 +152,6 @@ public final class CounterDelta {
         before.errored() + errored, before.jobsFailed() + jobsFailed, before.duplicatesSuppressed() + duplicates,
         before.staleResultsFenced() + fenced, before.redeliveries() + redeliveries, before.cancelled() + cancelled,
         before.scored() + scored, before.scoreSum() + scoreSum, before.scoreSumOfSquares() + scoreSumOfSquares,
-        before.promptTokens() + promptTokens, before.completionTokens() + completionTokens);
+        before.promptTokens() + promptTokens, before.completionTokens() + completionTokens, before.backups() + backups);
   }
 }

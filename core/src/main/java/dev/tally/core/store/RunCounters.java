@@ -23,6 +23,8 @@ import java.util.Optional;
  *     {@link Estimates#mean} needs for the mean score and its interval)
  * @param promptTokens tokens the run's journalled responses report for their requests (its paid calls)
  * @param completionTokens tokens those responses report for their answers
+ * @param backups backup attempts started (speculative execution: a copy of a straggling case on another
+ *     worker; whichever attempt reports first is recorded, the other abandoned and never counted)
  */
 public record RunCounters(
     long total,
@@ -38,7 +40,8 @@ public record RunCounters(
     double scoreSum,
     double scoreSumOfSquares,
     long promptTokens,
-    long completionTokens) {
+    long completionTokens,
+    long backups) {
 
   /** Counters of a run of {@code total} jobs of which nothing happened yet; see {@link #builder}. */
   public static RunCounters empty(long total) {
@@ -66,6 +69,7 @@ public record RunCounters(
     private double scoreSumOfSquares;
     private long promptTokens;
     private long completionTokens;
+    private long backups;
 
     private Builder(long total) {
       this.total = total;
@@ -126,9 +130,14 @@ public record RunCounters(
       return this;
     }
 
+    public Builder backups(long n) {
+      backups = n;
+      return this;
+    }
+
     public RunCounters build() {
       return new RunCounters(total, passed, failed, errored, jobsFailed, duplicatesSuppressed, staleResultsFenced,
-          redeliveries, cancelled, scored, scoreSum, scoreSumOfSquares, promptTokens, completionTokens);
+          redeliveries, cancelled, scored, scoreSum, scoreSumOfSquares, promptTokens, completionTokens, backups);
     }
   }
 

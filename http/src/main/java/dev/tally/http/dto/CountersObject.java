@@ -15,6 +15,8 @@ package dev.tally.http.dto;
  * @param scored recorded cases whose outcome carries a score
  * @param scoreSum the sum of those scores
  * @param scoreSumOfSquares the sum of their squares (with the two before: the mean score and its spread)
+ * @param backups backup attempts started: copies of straggling cases on other workers (speculative
+ *     execution); the first attempt to report is recorded, the other abandoned and never counted
  */
 public record CountersObject(
     long passed,
@@ -28,4 +30,5 @@ public record CountersObject(
     long redeliveries,
     long scored,
     double scoreSum,
-    double scoreSumOfSquares) {}
+    double scoreSumOfSquares,
+    long backups) {}
