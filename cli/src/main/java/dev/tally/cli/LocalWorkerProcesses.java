@@ -188,6 +188,9 @@ public final class LocalWorkerProcesses implements AutoCloseable {
     try {
       options = workerJvmOptions(jvm, java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments(),
           System.getenv(WORKER_JAVA_OPTS_VARIABLE));
+      if (count > 0) {
+        checkWorkerJavaOptions(jvm); // a command that checked them first pays nothing here: CHECKED
+      }
     } catch (IllegalArgumentException e) {
       throw new IOException("cannot start local workers: " + e.getMessage(), e);
     }
@@ -275,9 +278,9 @@ public final class LocalWorkerProcesses implements AutoCloseable {
         backoff.reset();
       }
       long delay = backoff.next().toMillis();
-      String said = lastLine(logFile);
+      String said = tellingLine(logFile);
       log.warn("worker local-{} (pid {}) exited with code {}; starting it again in {} ms{}", index, dead.pid(), dead.exitValue(), delay,
-          said.isEmpty() ? "" : "; the last line of " + logFile + ": " + said);
+          said.isEmpty() ? "" : "; its log " + logFile + " says: " + said);
       restarter.schedule(() -> restart(index, backoff), delay, TimeUnit.MILLISECONDS);
     });
   }
@@ -316,17 +319,27 @@ public final class LocalWorkerProcesses implements AutoCloseable {
   /** How long {@link #checkWorkerJavaOptions} waits for a JVM to say its version. */
   static final long OPTIONS_CHECK_TIMEOUT_SECONDS = 30;
 
+  /** The most of the variable's value, and of what the JVM said, that an error message repeats. */
+  static final int QUOTE_LIMIT = 200;
+
+  /** The worker options that passed {@link #checkWorkerJavaOptions}, so that a second check costs nothing. */
+  private static final java.util.Set<List<String>> CHECKED = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
   /**
    * Checks, before any worker starts, that a JVM accepts the options {@link #WORKER_JAVA_OPTS_VARIABLE}
    * adds: when the variable is set, starts this Java once with every worker's options and {@code -version}
-   * (a tenth of a second). A misspelt option otherwise kills every worker at start, and they are started
-   * again and again while the run waits for them, the JVM's complaint only in their logs. Does nothing when
-   * the variable is unset or blank (Tally's own options are tested).
+   * (a tenth of a second; once per options in a process). A misspelt option otherwise kills every worker at
+   * start, and they are started again and again while the run waits for them, the JVM's complaint only in
+   * their logs. Does nothing when the variable is unset or blank (Tally's own options are tested).
+   *
+   * <p>The JVM's output goes to a temporary file, not a pipe, so that nothing it prints can stall the check;
+   * a JVM that has not answered in {@value #OPTIONS_CHECK_TIMEOUT_SECONDS} s (one told to wait for a
+   * debugger, say) is killed, and so is the check's JVM if this process is stopped meanwhile.
    *
    * @param jvm the workers' tuning
    * @throws IllegalArgumentException naming the variable, if a word of it is not an option, or if the JVM
    *     refuses the options (with what it said: "Unrecognized VM option 'Xmx1g'"); not if the check could
-   *     not run at all or timed out after {@value #OPTIONS_CHECK_TIMEOUT_SECONDS} s (the workers then say it)
+   *     not run at all or timed out (then it says so in a warning, and the workers say the rest)
    */
   public static void checkWorkerJavaOptions(Jvm jvm) {
     checkWorkerJavaOptions(jvm, System.getenv(WORKER_JAVA_OPTS_VARIABLE));
@@ -334,47 +347,114 @@ public final class LocalWorkerProcesses implements AutoCloseable {
 
   /** {@link #checkWorkerJavaOptions(Jvm)} with the variable's value given. */
   static void checkWorkerJavaOptions(Jvm jvm, String extra) {
+    checkWorkerJavaOptions(jvm, extra, Duration.ofSeconds(OPTIONS_CHECK_TIMEOUT_SECONDS));
+  }
+
+  /** {@link #checkWorkerJavaOptions(Jvm, String)} with another limit on the JVM's answer (tests). */
+  static void checkWorkerJavaOptions(Jvm jvm, String extra, Duration timeout) {
     if (extra == null || extra.isBlank()) {
+      return;
+    }
+    List<String> options = workerJvmOptions(jvm, java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments(), extra);
+    if (CHECKED.contains(options)) {
       return;
     }
     List<String> command = new ArrayList<>();
     command.add(javaBin());
-    command.addAll(workerJvmOptions(jvm, java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments(), extra));
+    command.addAll(options);
     command.add("-version");
     String said;
+    Path output = null;
+    Process p = null;
+    Thread stopIt = null;
     try {
-      Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
+      output = Files.createTempFile("tally-java-options-", ".txt");
+      p = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(output.toFile()).start();
+      Process started = p;
+      stopIt = new Thread(started::destroyForcibly, "tally-java-options-check-stop");
+      Runtime.getRuntime().addShutdownHook(stopIt);
       p.getOutputStream().close();
-      byte[] output = p.getInputStream().readNBytes(64 * 1024); // -version prints a few lines, then exits
-      if (!p.waitFor(OPTIONS_CHECK_TIMEOUT_SECONDS, TimeUnit.SECONDS)) {
-        p.destroyForcibly();
+      if (!p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+        log.warn("${}: a JVM started with these options did not say its version in {} ms; the workers start with them unchecked",
+            WORKER_JAVA_OPTS_VARIABLE, timeout.toMillis());
         return;
       }
       if (p.exitValue() == 0) {
+        CHECKED.add(options);
         return;
       }
-      // Its first two lines: "Unrecognized VM option 'X'" then "Error: Could not create the Java Virtual
-      // Machine.", or "Error occurred during initialization of VM" then what was wrong.
-      said = new String(output, StandardCharsets.UTF_8).lines().map(String::strip).filter(l -> !l.isEmpty()).limit(2)
-          .collect(java.util.stream.Collectors.joining(" "));
-      if (said.isEmpty()) {
-        said = "exit code " + p.exitValue();
-      }
+      said = jvmComplaint(readHead(output), p.exitValue());
     } catch (IOException e) {
       return;
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       return;
+    } finally {
+      if (p != null && p.isAlive()) {
+        p.destroyForcibly();
+      }
+      if (stopIt != null) {
+        try {
+          Runtime.getRuntime().removeShutdownHook(stopIt);
+        } catch (IllegalStateException shuttingDown) {
+          // the hook runs, or has run: it kills what is killed already
+        }
+      }
+      if (output != null) {
+        try {
+          Files.deleteIfExists(output);
+        } catch (IOException e) {
+          // a temporary file left in the temporary directory
+        }
+      }
     }
-    throw new IllegalArgumentException("$" + WORKER_JAVA_OPTS_VARIABLE + " ('" + extra.strip()
+    throw new IllegalArgumentException("$" + WORKER_JAVA_OPTS_VARIABLE + " ('" + cut(extra.strip())
         + "'): the JVM refuses it, saying: " + said);
   }
 
-  /** The last non-blank line of a worker's log, at most 300 characters of it, or "" if it has none. */
-  static String lastLine(Path logFile) {
+  /** The first 64 KiB of a file, as text (a JVM's answer to -version is a few lines). */
+  private static String readHead(Path file) throws IOException {
+    try (java.io.InputStream in = Files.newInputStream(file)) {
+      return new String(in.readNBytes(64 * 1024), StandardCharsets.UTF_8);
+    }
+  }
+
+  /**
+   * What a JVM that would not start said, in at most two lines: its own lines, without the launcher's
+   * {@code NOTE: Picked up JDK_JAVA_OPTIONS} and without unified-logging lines ({@code [0.003s][info][os]
+   * ...}, which {@code -Xlog} options print first): "Unrecognized VM option 'X'" then "Error: Could not
+   * create the Java Virtual Machine.", or "Error occurred during initialization of VM" then what was wrong.
+   */
+  static String jvmComplaint(String output, int exitCode) {
+    String said = output.lines().map(String::strip).filter(l -> !l.isEmpty())
+        .filter(l -> !l.startsWith("NOTE: Picked up") && !l.matches("^\\[[0-9.]+s\\].*")).limit(2)
+        .collect(java.util.stream.Collectors.joining(" "));
+    return said.isEmpty() ? "exit code " + exitCode : cut(said);
+  }
+
+  private static String cut(String text) {
+    return text.length() <= QUOTE_LIMIT ? text : text.substring(0, QUOTE_LIMIT) + "...";
+  }
+
+  /** Lines a JVM prints after any refusal of its options: they say that it failed, not why. */
+  private static final java.util.Set<String> GENERIC_JVM_LINES = java.util.Set.of(
+      "Error: Could not create the Java Virtual Machine.", "Error: A fatal exception has occurred. Program will exit.");
+
+  /** A line that says why a process died: an error or exception named, not a stack frame. */
+  private static final java.util.regex.Pattern TELLING = java.util.regex.Pattern.compile(
+      ".*(Error|Exception|Unrecognized|refused|Could not|cannot|Invalid).*");
+
+  /**
+   * The line of a worker's log that best says why it exited, at most 300 characters of it, or "" if the log
+   * has none: of the log's last 64 KiB, the last line naming an error or exception that is not a stack
+   * frame ({@code at ...}) nor one of the JVM's generic closing lines, else the last non-blank line. A
+   * worker that died of {@code OutOfMemoryError} ends its log with the stack, and a refused option with
+   * "Error: A fatal exception has occurred"; neither says why.
+   */
+  static String tellingLine(Path logFile) {
     try (java.io.RandomAccessFile f = new java.io.RandomAccessFile(logFile.toFile(), "r")) {
       long length = f.length();
-      int n = (int) Math.min(length, 4096);
+      int n = (int) Math.min(length, 64 * 1024);
       byte[] tail = new byte[n];
       f.seek(length - n);
       f.readFully(tail);
@@ -382,8 +462,15 @@ public final class LocalWorkerProcesses implements AutoCloseable {
       if (lines.isEmpty()) {
         return "";
       }
-      String last = lines.get(lines.size() - 1);
-      return last.length() <= 300 ? last : last.substring(0, 300) + "...";
+      String line = lines.get(lines.size() - 1);
+      for (int i = lines.size() - 1; i >= 0; i--) {
+        String l = lines.get(i);
+        if (!l.startsWith("at ") && !GENERIC_JVM_LINES.contains(l) && TELLING.matcher(l).matches()) {
+          line = l;
+          break;
+        }
+      }
+      return line.length() <= 300 ? line : line.substring(0, 300) + "...";
     } catch (IOException e) {
       return "";
     }

@@ -127,7 +127,7 @@ public abstract class RunnerCommand implements Callable<Integer> {
     if (workerSlots < 1 || workerSlots > WorkerServer.MAX_WORKER_SLOTS) {
       throw new ParameterException(spec.commandLine(), "--slots must be from 1 to " + WorkerServer.MAX_WORKER_SLOTS + " (what a coordinator accepts), got " + workerSlots);
     }
-    requireWorkerJavaOptions(spec.commandLine(), workers);
+    requireWorkerJavaOptions(spec.commandLine(), workers, LocalWorkerProcesses.Jvm.CASES);
     storeOptions = dbOptions.storeOptions(db());
     CoordinatorBuilder builder = coordinatorOptions.applyTo(Coordinator.builder());
     apiOptions.requireHttpForApiOptions();
@@ -259,16 +259,16 @@ public abstract class RunnerCommand implements Callable<Integer> {
   /**
    * Refuses, before anything is opened or written, JVM options for local workers that a JVM does not accept
    * ({@link LocalWorkerProcesses#checkWorkerJavaOptions}); for {@code tally run}, {@code resume} and {@code
-   * server}, when they start {@code workers} local workers.
+   * server}, and the benchmarks, when they start {@code workers} local workers tuned as {@code jvm}.
    *
    * @throws ParameterException with the JVM's complaint, if it refuses them
    */
-  static void requireWorkerJavaOptions(picocli.CommandLine commandLine, int workers) {
+  public static void requireWorkerJavaOptions(picocli.CommandLine commandLine, int workers, LocalWorkerProcesses.Jvm jvm) {
     if (workers <= 0) {
       return;
     }
     try {
-      LocalWorkerProcesses.checkWorkerJavaOptions(LocalWorkerProcesses.Jvm.CASES);
+      LocalWorkerProcesses.checkWorkerJavaOptions(jvm);
     } catch (IllegalArgumentException e) {
       throw new ParameterException(commandLine, e.getMessage());
     }

@@ -104,14 +104,44 @@ class LocalWorkerJvmTest {
     LocalWorkerProcesses.checkWorkerJavaOptions(LocalWorkerProcesses.Jvm.CASES, null);
   }
 
-  /** What the run says when a worker exits: the last line of its log, where a JVM or a worker says why. */
+  /** What the run says when a worker exits: the line of its log that says why, not a stack frame. */
   @Test
-  void theLastLineOfAWorkersLogIsItsLastNonBlankLineCutTo300Characters() throws Exception {
-    Path log = Files.writeString(dir.resolve("worker-1.log"), "starting\nError: Could not create the Java Virtual Machine.\n\n");
-    assertThat(LocalWorkerProcesses.lastLine(log)).isEqualTo("Error: Could not create the Java Virtual Machine.");
-    Path longLine = Files.writeString(dir.resolve("worker-2.log"), "x".repeat(5000) + "\n");
-    assertThat(LocalWorkerProcesses.lastLine(longLine)).hasSize(303).endsWith("...");
-    assertThat(LocalWorkerProcesses.lastLine(Files.writeString(dir.resolve("empty.log"), ""))).isEmpty();
-    assertThat(LocalWorkerProcesses.lastLine(dir.resolve("missing.log"))).isEmpty();
+  void theTellingLineOfAWorkersLogNamesTheErrorNotAStackFrameNorTheJvmsGenericEnd() throws Exception {
+    Path refused = Files.writeString(dir.resolve("worker-1.log"), "Unrecognized VM option 'UseSerailGC'\n"
+        + "Error: Could not create the Java Virtual Machine.\nError: A fatal exception has occurred. Program will exit.\n\n");
+    assertThat(LocalWorkerProcesses.tellingLine(refused)).isEqualTo("Unrecognized VM option 'UseSerailGC'");
+    Path oom = Files.writeString(dir.resolve("worker-2.log"), "12:00:00.000 INFO  [main] WorkerSession - starting\n"
+        + "Exception in thread \"main\" java.lang.OutOfMemoryError: Java heap space\n"
+        + "\tat java.base/java.util.HashMap.resize(HashMap.java:702)\n\tat java.base/java.util.HashMap.hash(HashMap.java:338)\n");
+    assertThat(LocalWorkerProcesses.tellingLine(oom)).endsWith("java.lang.OutOfMemoryError: Java heap space");
+    Path quiet = Files.writeString(dir.resolve("worker-3.log"), "started\nstopped\n");
+    assertThat(LocalWorkerProcesses.tellingLine(quiet)).as("nothing telling: the last line").isEqualTo("stopped");
+    Path longLine = Files.writeString(dir.resolve("worker-4.log"), "x".repeat(5000) + "\n");
+    assertThat(LocalWorkerProcesses.tellingLine(longLine)).hasSize(303).endsWith("...");
+    assertThat(LocalWorkerProcesses.tellingLine(Files.writeString(dir.resolve("empty.log"), ""))).isEmpty();
+    assertThat(LocalWorkerProcesses.tellingLine(dir.resolve("missing.log"))).isEmpty();
+  }
+
+  @Test
+  void theJvmsComplaintLeavesOutLaunchersNotesAndLogLinesAndIsCut() {
+    assertThat(LocalWorkerProcesses.jvmComplaint("NOTE: Picked up JDK_JAVA_OPTIONS: -Xlog:os\n"
+        + "[0.003s][info][os] Use of CLOCK_MONOTONIC is supported\n"
+        + "The Java thread stack size specified is too small. Specify at least 136k\n"
+        + "Error: Could not create the Java Virtual Machine.\n", 1))
+        .isEqualTo("The Java thread stack size specified is too small. Specify at least 136k Error: Could not create the Java Virtual Machine.");
+    assertThat(LocalWorkerProcesses.jvmComplaint("", 1)).isEqualTo("exit code 1");
+    assertThat(LocalWorkerProcesses.jvmComplaint("y".repeat(1000), 1)).hasSize(LocalWorkerProcesses.QUOTE_LIMIT + 3);
+  }
+
+  /** A JVM told to wait for a debugger never answers -version: the check gives up, kills it, and does not hang. */
+  @Test
+  void aJvmThatNeverAnswersIsKilledAndTheOptionsPassUnchecked() {
+    long before = ProcessHandle.current().descendants().count();
+    long started = System.nanoTime();
+    LocalWorkerProcesses.checkWorkerJavaOptions(LocalWorkerProcesses.Jvm.CASES,
+        "-agentlib:jdwp=transport=dt_socket,server=y,suspend=y,address=127.0.0.1:0", java.time.Duration.ofSeconds(2));
+    assertThat(System.nanoTime() - started).as("it waited its limit, then went on").isGreaterThanOrEqualTo(TimeUnit.SECONDS.toNanos(2));
+    org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(10))
+        .until(() -> ProcessHandle.current().descendants().count() <= before);
   }
 }

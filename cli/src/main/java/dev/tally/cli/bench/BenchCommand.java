@@ -160,6 +160,7 @@ public final class BenchCommand implements Callable<Integer> {
       // and a deeper one only makes queued cases look slow to outlier detection.
       builder.prefetch(BENCH_PREFETCH);
     }
+    dev.tally.cli.RunnerCommand.requireWorkerJavaOptions(spec.commandLine(), workers, LocalWorkerProcesses.Jvm.THROUGHPUT);
     StoreLocation given = db != null ? db : new StoreLocation.SqliteFile(Path.of("bench.db"));
     Stores.Options storeOptions = dbOptions.storeOptions(given);
     if (db instanceof StoreLocation.SqliteFile f) {

@@ -82,6 +82,7 @@ public final class StragglerBenchCommand implements Callable<Integer> {
     if (workers < 2) {
       throw new ParameterException(spec.commandLine(), "--workers must be >= 2 (one straggler and the others), got " + workers);
     }
+    dev.tally.cli.RunnerCommand.requireWorkerJavaOptions(spec.commandLine(), workers, LocalWorkerProcesses.Jvm.CASES);
     if (slots < 1 || cases < 1 || caseMillis < 1) {
       throw new ParameterException(spec.commandLine(), "--slots, --cases and --case-millis must be >= 1");
     }
