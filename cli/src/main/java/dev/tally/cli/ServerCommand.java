@@ -113,6 +113,9 @@ public final class ServerCommand implements java.util.concurrent.Callable<Intege
       throw new ParameterException(spec.commandLine(), "--stop-grace must not be negative, got " + DurationText.text(stopGrace));
     }
     RunnerCommand.requireWorkerJavaOptions(spec.commandLine(), workers, LocalWorkerProcesses.Jvm.CASES);
+    if (db instanceof StoreLocation.SqliteFile f) {
+      RunnerCommand.requireDirectoryOf(spec.commandLine(), "--db", f.file());
+    }
     CoordinatorBuilder builder = coordinatorOptions.applyTo(Coordinator.builder());
     ApiServer.Settings api = apiOptions.settings(new HostPort(ApiServer.Settings.DEFAULT_HOST, ApiServer.Settings.DEFAULT_PORT), builder,
         coordinatorOptions.environment, DbOptions.besideStore(db));

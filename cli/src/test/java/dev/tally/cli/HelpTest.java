@@ -54,6 +54,14 @@ class HelpTest {
   }
 
   @Test
+  void aServerStoreInADirectoryThatIsNotThereIsRefused() {
+    Help refused = mistaken("server", "--db", "/nonexistent-tally-dir/x.db");
+    assertThat(refused.exit()).isEqualTo(Main.EXIT_USAGE);
+    assertThat(refused.out()).startsWith("tally: --db /nonexistent-tally-dir/x.db: the directory /nonexistent-tally-dir does not exist");
+    assertThat(java.nio.file.Path.of("/nonexistent-tally-dir")).doesNotExist();
+  }
+
+  @Test
   void theApisOptionsWithoutItsAddressAreRefusedNotIgnored() {
     for (String option : ApiOptions.API_ONLY) {
       String[] args = option.equals("--metrics-public") ? new String[] {"run", "cases.jsonl", option}

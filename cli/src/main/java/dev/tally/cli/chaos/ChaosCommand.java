@@ -313,8 +313,9 @@ public final class ChaosCommand implements Callable<Integer> {
     seedUsed = seed != null ? seed : new SplittableRandom().nextLong();
     random = new SplittableRandom(seedUsed);
     storeOptions = dbOptions.storeOptions(db != null ? db : new StoreLocation.SqliteFile(Path.of("chaos.db")));
-    // A store that is there already is refused before any directory is made.
+    // A store that is there already, or in a directory that is not, is refused before any directory is made.
     if (db instanceof StoreLocation.SqliteFile f) {
+      dev.tally.cli.RunnerCommand.requireDirectoryOf(cl, "--db", f.file());
       requireNoStore(cl, f.file());
     } else if (db == null && workDir != null) {
       requireNoStore(cl, workDir.resolve("chaos.db"));

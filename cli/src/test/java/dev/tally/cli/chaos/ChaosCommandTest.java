@@ -156,6 +156,9 @@ class ChaosCommandTest {
     try (java.util.stream.Stream<Path> files = Files.list(workDir)) {
       assertThat(files).containsExactly(workDir.resolve("chaos.db"));
     }
+    assertThat(cl.execute("--db=" + refusals.resolve("nodir").resolve("x.db"), "--duration=5s")).isEqualTo(Main.EXIT_USAGE);
+    assertThat(text.toString()).contains("does not exist (tally creates no directories");
+    assertThat(refusals.resolve("nodir")).doesNotExist();
   }
 
   @Test
