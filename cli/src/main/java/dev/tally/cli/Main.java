@@ -118,8 +118,8 @@ public final class Main {
   /**
    * Says what is wrong with the command line in a few lines: the error (which names the option or the
    * parameter and the value), picocli's suggestions for a misspelt word, and where the help is. A
-   * subcommand's whole usage (some 230 lines for {@code tally run}) would push the error out of sight; the
-   * top level's, the list of the commands, is printed whole, after any suggestion.
+   * subcommand's whole usage (some 230 lines for {@code tally run}) would push the error out of sight, and
+   * so would the top level's (80 lines): a mistaken command gets the commands' names on one line.
    *
    * @return {@link #EXIT_USAGE}
    */
@@ -129,9 +129,12 @@ public final class Main {
     err.println("tally: " + e.getMessage());
     CommandLine.UnmatchedArgumentException.printSuggestions(e, err);
     if (command.getParent() == null) {
-      command.usage(err);
+      err.println("Commands: " + command.getSubcommands().keySet().stream().filter(name -> !name.equals("help"))
+          .collect(java.util.stream.Collectors.joining(", ")) + ".");
+      err.println("See 'tally --help' for what each does, and 'tally help COMMAND' for its options.");
+    } else {
+      err.println("See '" + command.getCommandSpec().qualifiedName() + " --help' for its options.");
     }
-    err.println("See '" + command.getCommandSpec().qualifiedName() + " --help' for its options.");
     err.flush();
     return EXIT_USAGE;
   }
