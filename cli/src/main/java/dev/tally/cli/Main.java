@@ -112,7 +112,30 @@ public final class Main {
   private static CommandLine configured(CommandLine line) {
     String[] version = line.getCommandSpec().version();
     line.getSubcommands().values().forEach(sub -> sub.getCommandSpec().version(version));
-    return line.setCaseInsensitiveEnumValuesAllowed(true).setParameterExceptionHandler(Main::usageError);
+    return line.setCaseInsensitiveEnumValuesAllowed(true).setParameterExceptionHandler(Main::usageError)
+        .setExecutionExceptionHandler(Main::failure);
+  }
+
+  /**
+   * A command that failed on the machine's trouble (a file, a socket, the store: {@link java.io.IOException},
+   * {@link java.io.UncheckedIOException}, {@link dev.tally.core.store.StoreException}) says it in one line,
+   * with its causes, and exits {@link #EXIT_FAILED}; anything else is a bug, and keeps its stack trace.
+   */
+  static int failure(Exception e, CommandLine command, CommandLine.ParseResult parsed) throws Exception {
+    if (!(e instanceof java.io.IOException || e instanceof java.io.UncheckedIOException
+        || e instanceof dev.tally.core.store.StoreException)) {
+      throw e;
+    }
+    StringBuilder text = new StringBuilder(e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage());
+    for (Throwable cause = e.getCause(); cause != null && cause != cause.getCause(); cause = cause.getCause()) {
+      if (cause.getMessage() != null && !text.toString().contains(cause.getMessage())) {
+        text.append(": ").append(cause.getMessage());
+      }
+    }
+    String said = text.toString();
+    command.getErr().println(said.startsWith("tally") ? said : "tally: " + said);
+    command.getErr().flush();
+    return EXIT_FAILED;
   }
 
   /**

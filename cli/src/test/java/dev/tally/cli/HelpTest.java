@@ -53,6 +53,19 @@ class HelpTest {
     }
   }
 
+  /** The machine's trouble is said in one line with its causes, exit 1; a bug keeps its stack trace. */
+  @Test
+  void aCommandThatFailsOnAFileOrTheStoreSaysItInOneLine() throws Exception {
+    StringWriter err = new StringWriter();
+    CommandLine cl = Main.commandLine().setErr(new PrintWriter(err, true));
+    java.io.IOException e = new java.io.IOException("cannot write results.jsonl", new java.io.IOException("No space left on device"));
+
+    assertThat(Main.failure(e, cl, null)).isEqualTo(Main.EXIT_FAILED);
+    assertThat(err.toString()).isEqualTo("tally: cannot write results.jsonl: No space left on device" + System.lineSeparator());
+    IllegalStateException bug = new IllegalStateException("a bug");
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> Main.failure(bug, cl, null)).isSameAs(bug);
+  }
+
   @Test
   void aServerStoreInADirectoryThatIsNotThereIsRefused() {
     Help refused = mistaken("server", "--db", "/nonexistent-tally-dir/x.db");

@@ -291,7 +291,8 @@ public final class BenchCommand implements Callable<Integer> {
     try {
       return builder.start();
     } catch (CoordinatorBuilder.StartException e) {
-      throw new IOException("tally bench: " + e.getMessage(), e);
+      // As tally run says a store or a port it cannot use: bad input, exit 2.
+      throw new picocli.CommandLine.ParameterException(spec.commandLine(), e.getMessage(), e);
     }
   }
 

@@ -427,6 +427,8 @@ public final class ChaosCommand implements Callable<Integer> {
         throw new ParameterException(cl, "the store " + location.describe() + " has runs or a leader already; chaos needs a fresh one"
             + " (a new database)");
       }
+    } catch (dev.tally.core.store.StoreException e) { // as tally run says a store it cannot use: exit 2
+      throw new ParameterException(cl, location.describe() + " is not a usable Tally store: " + e.getMessage(), e);
     }
   }
 
