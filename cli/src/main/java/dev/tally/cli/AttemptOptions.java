@@ -15,10 +15,10 @@ import picocli.CommandLine.Spec;
 public final class AttemptOptions {
   @Spec(Spec.Target.MIXEE) CommandSpec mixee;
 
-  @Option(names = "--max-attempts", defaultValue = "" + AttemptLimits.DEFAULT_MAX_ATTEMPTS, description = "Attempts per case; a case whose attempts all end in infrastructure failures is reported as error with its attempt history (default: ${DEFAULT-VALUE}).")
+  @Option(names = "--max-attempts", defaultValue = "" + AttemptLimits.DEFAULT_MAX_ATTEMPTS, description = "Attempts per case; a case whose attempts all end in infrastructure failures is reported as error with its attempt history (default: ${DEFAULT-VALUE}).", paramLabel = "N")
   int maxAttempts;
 
-  @Option(names = "--timeout-retries", defaultValue = "" + AttemptLimits.DEFAULT_TIMEOUT_RETRIES, description = "How many more times a case that ran past --case-timeout is tried (on another worker) before it ends as error, timed out; a hanging case most often hangs everywhere (default: ${DEFAULT-VALUE}).")
+  @Option(names = "--timeout-retries", defaultValue = "" + AttemptLimits.DEFAULT_TIMEOUT_RETRIES, description = "How many more times a case that ran past --case-timeout is tried (on another worker) before it ends as error, timed out; a hanging case most often hangs everywhere (default: ${DEFAULT-VALUE}).", paramLabel = "N")
   int timeoutRetries;
 
   /**

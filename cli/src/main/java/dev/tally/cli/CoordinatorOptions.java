@@ -34,15 +34,15 @@ public final class CoordinatorOptions {
   @Spec(Spec.Target.MIXEE) CommandSpec mixee;
 
   @Option(names = "--heartbeat-interval", converter = DurationConverter.class,
-      description = "How often workers heartbeat (default: ${DEFAULT-VALUE}). Must fit at least 3 times in the detection window.")
+      description = "How often workers heartbeat (default: ${DEFAULT-VALUE}). Must fit at least 3 times in the detection window.", paramLabel = "DURATION")
   Duration heartbeatInterval;
 
   @Option(names = "--detector",
-      description = "How silence is judged: phi (phi accrual, adapts to the link), fixed (one window of silence) or missed (N missed heartbeats). Default: ${DEFAULT-VALUE}, or fixed when only --detection-window is given.")
+      description = "How silence is judged: phi (phi accrual, adapts to the link), fixed (one window of silence) or missed (N missed heartbeats). Default: ${DEFAULT-VALUE}, or fixed when only --detection-window is given.", paramLabel = "KIND")
   String detector;
 
   @Option(names = "--detection-window", converter = DurationConverter.class,
-      description = "For --detector fixed: a worker silent this long is reaped (default ${DEFAULT-VALUE}). For missed: a duration too; the worker is reaped after window / interval missed heartbeats.")
+      description = "For --detector fixed: a worker silent this long is reaped (default ${DEFAULT-VALUE}). For missed: a duration too; the worker is reaped after window / interval missed heartbeats.", paramLabel = "DURATION")
   Duration detectionWindow;
 
   @Option(names = "--prefetch", paramLabel = "N|none",

@@ -154,7 +154,7 @@ public final class RunCommand extends RunnerCommand {
       noop
     }
 
-    @Option(names = "--evaluator", defaultValue = "exec", description = "exec, model, sleep or noop (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--evaluator", defaultValue = "exec", description = "exec, model, sleep or noop (default: ${DEFAULT-VALUE}).", paramLabel = "KIND")
     Kind evaluator;
 
     @Option(names = "--base-url", paramLabel = "URL", description = "model: the OpenAI-compatible endpoint's base URL; requests go to URL/chat/completions (e.g. https://api.openai.com/v1).")
@@ -206,13 +206,13 @@ public final class RunCommand extends RunnerCommand {
     String maxCost;
 
 
-    @Option(names = "--cmd", description = "exec: the command per case; {field} is replaced by the case's field, as one argument (shell-quoted inside the script of sh -c and the like; {raw:field} is inserted as it is). The case JSON is on stdin, TALLY_* variables describe the attempt.")
+    @Option(names = "--cmd", description = "exec: the command per case; {field} is replaced by the case's field, as one argument (shell-quoted inside the script of sh -c and the like; {raw:field} is inserted as it is). The case JSON is on stdin, TALLY_* variables describe the attempt.", paramLabel = "TEMPLATE")
     String cmd;
 
     @Option(names = "--serve", description = "exec: start --cmd once per slot and hand it the cases one JSON line each on stdin, answering one verdict line per case on stdout (a scorer with a heavy start-up pays it once); --cmd then has no {field} placeholders.")
     boolean serve;
 
-    @Option(names = "--millis", description = "sleep: milliseconds per case when the case has no \"millis\" field (default 0).")
+    @Option(names = "--millis", description = "sleep: milliseconds per case when the case has no \"millis\" field (default 0).", paramLabel = "MILLIS")
     Long millis;
 
     @Option(names = "--scorer", paramLabel = "SPEC", description = "A scorer that judges each case's answer against its target; repeat for several (each its own column, scores.NAME; the first decides the verdict and score): exact, includes, regex, numeric, choice, json, with options after a colon, e.g. exact:ignore-case,ignore-punctuation, numeric:rel=0.01, regex:pattern=^A, json:schema-file=s.json.")
@@ -221,7 +221,7 @@ public final class RunCommand extends RunnerCommand {
     @Option(names = "--fail-fast", paramLabel = "N", description = "Pause the run when its first N cases all end in error for the same reason (a command not found, a rejected API key) rather than erroring every case; 0 never (default: " + EvaluatorSpec.DEFAULT_FAIL_FAST_CASES + ").")
     Integer failFast;
 
-    @Option(names = "--case-timeout", converter = DurationConverter.class, description = "Time budget of one attempt; past it the case is killed, and tried again elsewhere at most --timeout-retries times (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--case-timeout", converter = DurationConverter.class, description = "Time budget of one attempt; past it the case is killed, and tried again elsewhere at most --timeout-retries times (default: ${DEFAULT-VALUE}).", paramLabel = "DURATION")
     Duration caseTimeout;
 
     EvaluatorSpec toSpec(picocli.CommandLine cl) {

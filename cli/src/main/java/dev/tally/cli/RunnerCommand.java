@@ -79,22 +79,22 @@ public abstract class RunnerCommand implements Callable<Integer> {
 
   @Mixin ReportOptions reports;
 
-  @Option(names = "--workers", defaultValue = "2", description = "Local worker processes to start (default: ${DEFAULT-VALUE}); 0 waits for remote workers on --listen.")
+  @Option(names = "--workers", defaultValue = "2", description = "Local worker processes to start (default: ${DEFAULT-VALUE}); 0 waits for remote workers on --listen.", paramLabel = "N")
   int workers;
 
-  @Option(names = "--in-process", defaultValue = "0", description = "Slots of a worker inside this process, beside (or instead of) the worker processes (default: ${DEFAULT-VALUE}).")
+  @Option(names = "--in-process", defaultValue = "0", description = "Slots of a worker inside this process, beside (or instead of) the worker processes (default: ${DEFAULT-VALUE}).", paramLabel = "N")
   int inProcessSlots;
 
-  @Option(names = "--slots", description = "Cases each local worker runs at once (default: the number of cores).")
+  @Option(names = "--slots", description = "Cases each local worker runs at once (default: the number of cores).", paramLabel = "N")
   Integer slots;
 
-  @Option(names = "--out", defaultValue = "results.jsonl", description = "Results file, one line per case in dataset order (default: ${DEFAULT-VALUE}).")
+  @Option(names = "--out", defaultValue = "results.jsonl", description = "Results file, one line per case in dataset order (default: ${DEFAULT-VALUE}).", paramLabel = "FILE")
   Path out;
 
-  @Option(names = "--summary", defaultValue = "summary.json", description = "Summary file (default: ${DEFAULT-VALUE}).")
+  @Option(names = "--summary", defaultValue = "summary.json", description = "Summary file (default: ${DEFAULT-VALUE}).", paramLabel = "FILE")
   Path summary;
 
-  @Option(names = "--listen", converter = HostPort.Converter.class, description = "Address for workers to connect to (default: ${DEFAULT-VALUE}, a free loopback port).")
+  @Option(names = "--listen", converter = HostPort.Converter.class, description = "Address for workers to connect to (default: ${DEFAULT-VALUE}, a free loopback port).", paramLabel = "HOST:PORT")
   HostPort listen;
 
   @Option(names = "--no-progress", description = "Do not draw the progress bar (it is off anyway when stderr is not a terminal).")

@@ -24,7 +24,7 @@ import picocli.CommandLine.ParameterException;
       "Exit code: 0 listed; 1 no answer from the server; 2 bad usage or a refused token."
     })
 public final class RunsCommand extends ClientCommand {
-  @Option(names = "--limit", defaultValue = "20", description = "How many runs (1 to 1000; default: ${DEFAULT-VALUE}).")
+  @Option(names = "--limit", defaultValue = "20", description = "How many runs (1 to 1000; default: ${DEFAULT-VALUE}).", paramLabel = "N")
   int limit;
 
   @Option(names = "--before", paramLabel = "RUN", description = "Only runs older than this one (the next page).")

@@ -79,17 +79,17 @@ public final class ServerCommand implements java.util.concurrent.Callable<Intege
 
   @Mixin DbOptions dbOptions;
 
-  @Option(names = "--listen", converter = HostPort.Converter.class, description = "Address for workers to connect to (default: ${DEFAULT-VALUE}, a free loopback port).")
+  @Option(names = "--listen", converter = HostPort.Converter.class, description = "Address for workers to connect to (default: ${DEFAULT-VALUE}, a free loopback port).", paramLabel = "HOST:PORT")
   HostPort listen;
 
-  @Option(names = "--workers", defaultValue = "2", description = "Local worker processes to start (default: ${DEFAULT-VALUE}); 0 waits for remote workers on --listen.")
+  @Option(names = "--workers", defaultValue = "2", description = "Local worker processes to start (default: ${DEFAULT-VALUE}); 0 waits for remote workers on --listen.", paramLabel = "N")
   int workers;
 
-  @Option(names = "--slots", description = "Cases each local worker runs at once (default: the number of cores).")
+  @Option(names = "--slots", description = "Cases each local worker runs at once (default: the number of cores).", paramLabel = "N")
   Integer slots;
 
   @Option(names = "--stop-grace", converter = DurationConverter.class,
-      description = "On SIGTERM, SIGINT or SIGHUP, how long to wait for the results of cases in flight (default: ${DEFAULT-VALUE}).")
+      description = "On SIGTERM, SIGINT or SIGHUP, how long to wait for the results of cases in flight (default: ${DEFAULT-VALUE}).", paramLabel = "DURATION")
   Duration stopGrace;
 
   @Override

@@ -78,7 +78,7 @@ public final class SubmitCommand extends ClientCommand {
 
   @Mixin DatasetOptions datasetOptions;
 
-  @Option(names = "--name", description = "The run's name, shown in tally runs (default: the dataset's file name).")
+  @Option(names = "--name", description = "The run's name, shown in tally runs (default: the dataset's file name).", paramLabel = "NAME")
   String name;
 
   @Option(names = "--idempotency-key", paramLabel = "KEY",

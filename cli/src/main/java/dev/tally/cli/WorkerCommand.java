@@ -82,21 +82,21 @@ public final class WorkerCommand implements Callable<Integer> {
   private HostPort coordinator;
   private List<HostPort> coordinators;
 
-  @Option(names = "--slots", description = "Cases run at once (default: the number of cores).")
+  @Option(names = "--slots", description = "Cases run at once (default: the number of cores).", paramLabel = "N")
   Integer slots;
 
-  @Option(names = "--name", description = "Name shown in results and status (default: HOSTNAME-PID).")
+  @Option(names = "--name", description = "Name shown in results and status (default: HOSTNAME-PID).", paramLabel = "NAME")
   String name;
 
   @Option(names = "--drain-timeout", converter = DurationConverter.class, defaultValue = "30s",
       description = "On SIGTERM or SIGINT, how long running cases may take to finish and deliver their results"
           + " before they are stopped (default: ${DEFAULT-VALUE}; 0s hands back what is queued and stops at once)."
-          + " A second signal stops at once.")
+          + " A second signal stops at once.", paramLabel = "DURATION")
   Duration drainTimeout;
 
   @Option(names = "--give-up-after", converter = DurationConverter.class,
       description = "Exit (code 1) after this long without a coordinator taking this worker in (unreachable, or"
-          + " not answering), counted from start or from losing the last one (default: never give up).")
+          + " not answering), counted from start or from losing the last one (default: never give up).", paramLabel = "DURATION")
   Duration giveUpAfter;
 
   @Option(names = "--token-file", paramLabel = "FILE",
@@ -127,7 +127,7 @@ public final class WorkerCommand implements Callable<Integer> {
   Double stretch;
 
   @Option(names = "--parent-pid", hidden = true,
-      description = "Exit when this process is gone, or when it writes why on stdin (used by tally run for its local workers).")
+      description = "Exit when this process is gone, or when it writes why on stdin (used by tally run for its local workers).", paramLabel = "PID")
   Long parentPid;
 
   @Override

@@ -171,6 +171,8 @@ class HelpTest {
       assertThat(h.out()).as("tally %s --help", name).contains("Usage: tally " + name);
       assertThat(h.picocliWarnings()).as("tally %s --help on System.err", name).isEmpty();
       assertThat(h.out()).as("tally %s --help: a default left unrendered", name).doesNotContain("${DEFAULT-VALUE}").doesNotContain("default: null");
+      assertThat(h.out()).as("tally %s --help: an option's value named by its Java field, not a label", name)
+          .doesNotContainPattern("=<[a-z][A-Za-z]*>");
     }
     assertThat(help("--help").picocliWarnings()).isEmpty();
   }

@@ -62,21 +62,21 @@ public final class BenchCommand implements Callable<Integer> {
 
   @picocli.CommandLine.Spec picocli.CommandLine.Model.CommandSpec spec;
 
-  @Option(names = "--workers", defaultValue = "3", description = "Local worker processes (default: ${DEFAULT-VALUE}).")
+  @Option(names = "--workers", defaultValue = "3", description = "Local worker processes (default: ${DEFAULT-VALUE}).", paramLabel = "N")
   int workers;
 
-  @Option(names = "--slots", defaultValue = "2", description = "Slots per worker (default: ${DEFAULT-VALUE}).")
+  @Option(names = "--slots", defaultValue = "2", description = "Slots per worker (default: ${DEFAULT-VALUE}).", paramLabel = "N")
   int slots;
 
-  @Option(names = "--cases", description = "Cases in the measured run (default: " + NOOP_CASES + " noop, " + MODEL_CASES + " model).")
+  @Option(names = "--cases", description = "Cases in the measured run (default: " + NOOP_CASES + " noop, " + MODEL_CASES + " model).", paramLabel = "N")
   Integer cases;
 
   @Option(names = "--evaluator", defaultValue = "noop",
-      description = "noop or model (default: ${DEFAULT-VALUE}); model keeps tally run's prefetch unless --prefetch is given.")
+      description = "noop or model (default: ${DEFAULT-VALUE}); model keeps tally run's prefetch unless --prefetch is given.", paramLabel = "KIND")
   Kind evaluator;
 
   @Option(names = "--latency", converter = dev.tally.cli.DurationConverter.class,
-      description = "model: how long the fake endpoint waits before each answer (default: " + MODEL_LATENCY_TEXT + ").")
+      description = "model: how long the fake endpoint waits before each answer (default: " + MODEL_LATENCY_TEXT + ").", paramLabel = "DURATION")
   Duration latency;
 
   @Option(names = "--db", converter = dev.tally.cli.DbOptions.Converter.class, paramLabel = "STORE",
@@ -91,7 +91,7 @@ public final class BenchCommand implements Callable<Integer> {
   boolean countFsyncs;
 
   @Option(names = "--repeat", description = "Measured runs, one after another on the warmed-up fleet; the report gives each"
-      + " one's evals/s and quotes the median run (default: " + NOOP_REPEAT + " noop, 1 model; at most " + MAX_REPEAT + ").")
+      + " one's evals/s and quotes the median run (default: " + NOOP_REPEAT + " noop, 1 model; at most " + MAX_REPEAT + ").", paramLabel = "N")
   Integer repeat;
 
   @Mixin CoordinatorOptions coordinatorOptions;

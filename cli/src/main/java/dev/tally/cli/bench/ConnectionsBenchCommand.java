@@ -100,34 +100,34 @@ public final class ConnectionsBenchCommand implements Callable<Integer> {
 
   @picocli.CommandLine.Spec picocli.CommandLine.Model.CommandSpec spec;
 
-  @Option(names = "--workers", defaultValue = "1000", description = "Simulated workers, one connection and one slot each (default: ${DEFAULT-VALUE}).")
+  @Option(names = "--workers", defaultValue = "1000", description = "Simulated workers, one connection and one slot each (default: ${DEFAULT-VALUE}).", paramLabel = "N")
   int workers;
 
-  @Option(names = "--processes", defaultValue = "4", description = "JVMs the simulated workers share, at least 3 (default: ${DEFAULT-VALUE}).")
+  @Option(names = "--processes", defaultValue = "4", description = "JVMs the simulated workers share, at least 3 (default: ${DEFAULT-VALUE}).", paramLabel = "N")
   int processes;
 
-  @Option(names = "--load", defaultValue = "0.5", description = "Share of the fleet's slots busy during the dispatch phase (default: ${DEFAULT-VALUE}).")
+  @Option(names = "--load", defaultValue = "0.5", description = "Share of the fleet's slots busy during the dispatch phase (default: ${DEFAULT-VALUE}).", paramLabel = "NUMBER")
   double load;
 
-  @Option(names = "--case-millis", defaultValue = "1000", description = "How long each case runs, ms (default: ${DEFAULT-VALUE}).")
+  @Option(names = "--case-millis", defaultValue = "1000", description = "How long each case runs, ms (default: ${DEFAULT-VALUE}).", paramLabel = "MILLIS")
   long caseMillis;
 
-  @Option(names = "--cases", description = "Cases of the dispatch phase (default: enough for about 20 s at the load).")
+  @Option(names = "--cases", description = "Cases of the dispatch phase (default: enough for about 20 s at the load).", paramLabel = "N")
   Integer cases;
 
-  @Option(names = "--idle", defaultValue = "10s", converter = DurationConverter.class, description = "Length of the idle phase (default: ${DEFAULT-VALUE}).")
+  @Option(names = "--idle", defaultValue = "10s", converter = DurationConverter.class, description = "Length of the idle phase (default: ${DEFAULT-VALUE}).", paramLabel = "DURATION")
   Duration idle;
 
-  @Option(names = "--simulate", hidden = true, description = "Run this many simulated workers against --coordinator until stdin closes.")
+  @Option(names = "--simulate", hidden = true, description = "Run this many simulated workers against --coordinator until stdin closes.", paramLabel = "N")
   Integer simulate;
 
-  @Option(names = "--coordinator", hidden = true, converter = HostPort.Converter.class, description = "With --simulate: the coordinator.")
+  @Option(names = "--coordinator", hidden = true, converter = HostPort.Converter.class, description = "With --simulate: the coordinator.", paramLabel = "HOST:PORT")
   HostPort coordinatorAddress;
 
-  @Option(names = "--name-prefix", hidden = true, defaultValue = "sim", description = "With --simulate: the workers' name prefix.")
+  @Option(names = "--name-prefix", hidden = true, defaultValue = "sim", description = "With --simulate: the workers' name prefix.", paramLabel = "PREFIX")
   String namePrefix;
 
-  @Option(names = "--sim-slots", hidden = true, defaultValue = "1", description = "With --simulate: slots of each simulated worker.")
+  @Option(names = "--sim-slots", hidden = true, defaultValue = "1", description = "With --simulate: slots of each simulated worker.", paramLabel = "N")
   int simSlots;
 
   @Mixin CoordinatorOptions coordinatorOptions;

@@ -65,17 +65,17 @@ public final class DetectorBenchCommand implements Callable<Integer> {
   /** Where the search for a conviction after the stop gives up: a detector that waits a day is broken. */
   private static final long MAX_DETECTION_NANOS = 24 * HOUR;
 
-  @Option(names = "--seed", defaultValue = "20240601", description = "Seed of the first run (default: ${DEFAULT-VALUE}).")
+  @Option(names = "--seed", defaultValue = "20240601", description = "Seed of the first run (default: ${DEFAULT-VALUE}).", paramLabel = "SEED")
   long seed;
 
-  @Option(names = "--runs", defaultValue = "100", description = "Runs per trace, each a fresh seed (default: ${DEFAULT-VALUE}).")
+  @Option(names = "--runs", defaultValue = "100", description = "Runs per trace, each a fresh seed (default: ${DEFAULT-VALUE}).", paramLabel = "N")
   int runs;
 
   @Option(names = "--heartbeat-interval", converter = DurationConverter.class,
-      description = "The senders' heartbeat interval, which the missed-heartbeat and phi settings are built for (default: ${DEFAULT-VALUE}).")
+      description = "The senders' heartbeat interval, which the missed-heartbeat and phi settings are built for (default: ${DEFAULT-VALUE}).", paramLabel = "DURATION")
   Duration heartbeatInterval;
 
-  @Option(names = "--hours", defaultValue = "1", description = "Simulated hours per run before the stop (default: ${DEFAULT-VALUE}).")
+  @Option(names = "--hours", defaultValue = "1", description = "Simulated hours per run before the stop (default: ${DEFAULT-VALUE}).", paramLabel = "NUMBER")
   double hours;
 
   /** Runs the benchmark through picocli, for use without the {@code tally} launcher. */

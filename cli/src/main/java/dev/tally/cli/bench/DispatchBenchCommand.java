@@ -55,21 +55,21 @@ public final class DispatchBenchCommand implements Callable<Integer> {
 
   @picocli.CommandLine.Spec picocli.CommandLine.Model.CommandSpec spec;
 
-  @Option(names = "--workers", defaultValue = "4", description = "Worker processes (default: ${DEFAULT-VALUE}).")
+  @Option(names = "--workers", defaultValue = "4", description = "Worker processes (default: ${DEFAULT-VALUE}).", paramLabel = "N")
   int workers;
 
-  @Option(names = "--slots", defaultValue = "4", description = "Slots of each worker (default: ${DEFAULT-VALUE}).")
+  @Option(names = "--slots", defaultValue = "4", description = "Slots of each worker (default: ${DEFAULT-VALUE}).", paramLabel = "N")
   int slots;
 
-  @Option(names = "--load", defaultValue = "0.5", description = "Share of the fleet's slots busy at once (default: ${DEFAULT-VALUE}).")
+  @Option(names = "--load", defaultValue = "0.5", description = "Share of the fleet's slots busy at once (default: ${DEFAULT-VALUE}).", paramLabel = "NUMBER")
   double load;
 
-  @Option(names = "--case-millis", defaultValue = "5", description = "How long each case runs, ms (default: ${DEFAULT-VALUE}).")
+  @Option(names = "--case-millis", defaultValue = "5", description = "How long each case runs, ms (default: ${DEFAULT-VALUE}).", paramLabel = "MILLIS")
   long caseMillis;
 
   // 20,000: with 5,000 (about 7 s) the C2 compiler still took a third of a core during the measured run on a
   // quiet 2-core machine, and its p50 and p99 were twice those of a 20,000-case run (2026-12-04).
-  @Option(names = "--cases", defaultValue = "20000", description = "Cases measured (default: ${DEFAULT-VALUE}).")
+  @Option(names = "--cases", defaultValue = "20000", description = "Cases measured (default: ${DEFAULT-VALUE}).", paramLabel = "N")
   int cases;
 
   @Mixin CoordinatorOptions coordinatorOptions;

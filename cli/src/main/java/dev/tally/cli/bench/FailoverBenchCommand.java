@@ -154,47 +154,47 @@ public final class FailoverBenchCommand implements Callable<Integer> {
 
   @Mixin CoordinatorOptions coordinatorOptions;
 
-  @Option(names = "--workers", defaultValue = "3", description = "Local worker processes (default: ${DEFAULT-VALUE}).")
+  @Option(names = "--workers", defaultValue = "3", description = "Local worker processes (default: ${DEFAULT-VALUE}).", paramLabel = "N")
   int workers;
 
-  @Option(names = "--slots", defaultValue = "2", description = "Slots per worker (default: ${DEFAULT-VALUE}).")
+  @Option(names = "--slots", defaultValue = "2", description = "Slots per worker (default: ${DEFAULT-VALUE}).", paramLabel = "N")
   int slots;
 
-  @Option(names = "--samples", defaultValue = "5", description = "Failover samples, rotating over the workers; 0 skips the failover part (default: ${DEFAULT-VALUE}).")
+  @Option(names = "--samples", defaultValue = "5", description = "Failover samples, rotating over the workers; 0 skips the failover part (default: ${DEFAULT-VALUE}).", paramLabel = "N")
   int samples;
 
-  @Option(names = "--case-millis", defaultValue = "2000", description = "Mean length of the cases in the failover part, each U[0.5, 1.5] x this (default: ${DEFAULT-VALUE}).")
+  @Option(names = "--case-millis", defaultValue = "2000", description = "Mean length of the cases in the failover part, each U[0.5, 1.5] x this (default: ${DEFAULT-VALUE}).", paramLabel = "MILLIS")
   long caseMillis;
 
   @Option(names = "--settle", defaultValue = "10s", converter = DurationConverter.class,
-      description = "Quiet time before each failover sample and before the pauses begin, so connections have a heartbeat history (default: ${DEFAULT-VALUE}).")
+      description = "Quiet time before each failover sample and before the pauses begin, so connections have a heartbeat history (default: ${DEFAULT-VALUE}).", paramLabel = "DURATION")
   Duration settle;
 
   @Option(names = "--duration", defaultValue = "5m", converter = DurationConverter.class,
-      description = "Length of the pause part; 0s skips it (default: ${DEFAULT-VALUE}).")
+      description = "Length of the pause part; 0s skips it (default: ${DEFAULT-VALUE}).", paramLabel = "DURATION")
   Duration duration;
 
-  @Option(names = "--short-case-millis", defaultValue = "100", description = "Length of each case in the pause part (default: ${DEFAULT-VALUE}).")
+  @Option(names = "--short-case-millis", defaultValue = "100", description = "Length of each case in the pause part (default: ${DEFAULT-VALUE}).", paramLabel = "MILLIS")
   long shortCaseMillis;
 
   @Option(names = "--pause-every", defaultValue = "10s", converter = DurationConverter.class,
-      description = "Mean time from one pause's start to the next, varied by +-20%% (default: ${DEFAULT-VALUE}).")
+      description = "Mean time from one pause's start to the next, varied by +-20%% (default: ${DEFAULT-VALUE}).", paramLabel = "DURATION")
   Duration pauseEvery;
 
-  @Option(names = "--min-pause", defaultValue = "500ms", converter = DurationConverter.class, description = "Shortest pause (default: ${DEFAULT-VALUE}).")
+  @Option(names = "--min-pause", defaultValue = "500ms", converter = DurationConverter.class, description = "Shortest pause (default: ${DEFAULT-VALUE}).", paramLabel = "DURATION")
   Duration minPause;
 
-  @Option(names = "--max-pause", defaultValue = "1500ms", converter = DurationConverter.class, description = "Longest pause (default: ${DEFAULT-VALUE}).")
+  @Option(names = "--max-pause", defaultValue = "1500ms", converter = DurationConverter.class, description = "Longest pause (default: ${DEFAULT-VALUE}).", paramLabel = "DURATION")
   Duration maxPause;
 
-  @Option(names = "--seed", defaultValue = "20241130", description = "Seed of the failover part's case lengths and stop times, and of the pause lengths and gaps (default: ${DEFAULT-VALUE}).")
+  @Option(names = "--seed", defaultValue = "20241130", description = "Seed of the failover part's case lengths and stop times, and of the pause lengths and gaps (default: ${DEFAULT-VALUE}).", paramLabel = "SEED")
   long seed;
 
   @Option(names = "--starved", description = "Instead of the failover and pause parts: many busy workers (more than cores: e.g. --workers 30 --slots 1) burn CPU for --duration;"
       + " count false reaps, then kill -9 one worker and time its detection; done twice, without and with local health.")
   boolean starved;
 
-  @Option(names = "--dir", description = "Where the stores and worker logs go (default: a fresh temporary directory, deleted afterwards).")
+  @Option(names = "--dir", description = "Where the stores and worker logs go (default: a fresh temporary directory, deleted afterwards).", paramLabel = "DIR")
   Path dir;
 
   /** The detector the options choose; set once they are checked. */

@@ -54,21 +54,21 @@ public final class StragglerBenchCommand implements Callable<Integer> {
 
   @picocli.CommandLine.Spec picocli.CommandLine.Model.CommandSpec spec;
 
-  @Option(names = "--workers", defaultValue = "4", description = "Local worker processes (default: ${DEFAULT-VALUE}).")
+  @Option(names = "--workers", defaultValue = "4", description = "Local worker processes (default: ${DEFAULT-VALUE}).", paramLabel = "N")
   int workers;
 
-  @Option(names = "--slots", defaultValue = "1", description = "Slots per worker (default: ${DEFAULT-VALUE}).")
+  @Option(names = "--slots", defaultValue = "1", description = "Slots per worker (default: ${DEFAULT-VALUE}).", paramLabel = "N")
   int slots;
 
-  @Option(names = "--cases", defaultValue = "160", description = "Cases in the measured run (default: ${DEFAULT-VALUE}).")
+  @Option(names = "--cases", defaultValue = "160", description = "Cases in the measured run (default: ${DEFAULT-VALUE}).", paramLabel = "N")
   int cases;
 
   @Option(names = "--case-millis", defaultValue = "500",
-      description = "How long each case sleeps on a healthy worker, ms (default: ${DEFAULT-VALUE}).")
+      description = "How long each case sleeps on a healthy worker, ms (default: ${DEFAULT-VALUE}).", paramLabel = "MILLIS")
   long caseMillis;
 
   @Option(names = "--stretch", defaultValue = "10",
-      description = "How many times slower the straggling worker runs each case (default: ${DEFAULT-VALUE}).")
+      description = "How many times slower the straggling worker runs each case (default: ${DEFAULT-VALUE}).", paramLabel = "NUMBER")
   double stretch;
 
   @Mixin CoordinatorOptions coordinatorOptions;

@@ -42,16 +42,16 @@ import picocli.CommandLine.Option;
 @Command(name = "bench-submit", mixinStandardHelpOptions = true, defaultValueProvider = ProductDefaults.class,
     description = "Measure run submissions per second through the HTTP API (with idempotency keys) and the cost of a replay.")
 public final class SubmitBenchCommand implements Callable<Integer> {
-  @Option(names = "--submissions", defaultValue = "500", description = "Runs to submit in the measured phase (default: ${DEFAULT-VALUE}).")
+  @Option(names = "--submissions", defaultValue = "500", description = "Runs to submit in the measured phase (default: ${DEFAULT-VALUE}).", paramLabel = "N")
   int submissions;
 
-  @Option(names = "--cases", defaultValue = "100", description = "Cases per run (default: ${DEFAULT-VALUE}).")
+  @Option(names = "--cases", defaultValue = "100", description = "Cases per run (default: ${DEFAULT-VALUE}).", paramLabel = "N")
   int cases;
 
-  @Option(names = "--clients", defaultValue = "4", description = "Concurrent clients (default: ${DEFAULT-VALUE}).")
+  @Option(names = "--clients", defaultValue = "4", description = "Concurrent clients (default: ${DEFAULT-VALUE}).", paramLabel = "N")
   int clients;
 
-  @Option(names = "--in-process", defaultValue = "4", description = "Slots of the in-process worker that runs the submitted cases; 0 runs none (default: ${DEFAULT-VALUE}).")
+  @Option(names = "--in-process", defaultValue = "4", description = "Slots of the in-process worker that runs the submitted cases; 0 runs none (default: ${DEFAULT-VALUE}).", paramLabel = "N")
   int slots;
 
   @Mixin CoordinatorOptions coordinatorOptions;

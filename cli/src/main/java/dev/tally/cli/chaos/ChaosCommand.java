@@ -160,22 +160,22 @@ public final class ChaosCommand implements Callable<Integer> {
 
   @Spec CommandSpec spec;
 
-  @Option(names = "--workers", defaultValue = "3", description = "Worker processes (default: ${DEFAULT-VALUE}).")
+  @Option(names = "--workers", defaultValue = "3", description = "Worker processes (default: ${DEFAULT-VALUE}).", paramLabel = "N")
   int workers;
 
-  @Option(names = "--slots", defaultValue = "2", description = "Slots per worker (default: ${DEFAULT-VALUE}).")
+  @Option(names = "--slots", defaultValue = "2", description = "Slots per worker (default: ${DEFAULT-VALUE}).", paramLabel = "N")
   int slots;
 
-  @Option(names = "--duration", defaultValue = "60s", converter = DurationConverter.class, description = "How long faults are injected (default: ${DEFAULT-VALUE}).")
+  @Option(names = "--duration", defaultValue = "60s", converter = DurationConverter.class, description = "How long faults are injected (default: ${DEFAULT-VALUE}).", paramLabel = "DURATION")
   Duration duration;
 
-  @Option(names = "--dataset", description = "A dataset to run (again and again) instead of generated sleep cases; run with --evaluator sleep, each case sleeping its millis field or 100 ms.")
+  @Option(names = "--dataset", description = "A dataset to run (again and again) instead of generated sleep cases; run with --evaluator sleep, each case sleeping its millis field or 100 ms.", paramLabel = "FILE")
   Path dataset;
 
-  @Option(names = "--cases-per-run", defaultValue = "0", description = "Cases in each generated dataset (default: 100 x workers x slots, about 10 s of work).")
+  @Option(names = "--cases-per-run", defaultValue = "0", description = "Cases in each generated dataset (default: 100 x workers x slots, about 10 s of work).", paramLabel = "N")
   int casesPerRun;
 
-  @Option(names = "--seed", description = "Seed of every random choice (default: a random seed, printed).")
+  @Option(names = "--seed", description = "Seed of every random choice (default: a random seed, printed).", paramLabel = "SEED")
   Long seed;
 
   @Option(names = "--db", converter = DbOptions.Converter.class, paramLabel = "STORE",
@@ -186,16 +186,16 @@ public final class ChaosCommand implements Callable<Integer> {
   @Mixin DbOptions dbOptions;
 
   @Option(names = "--coordinators", defaultValue = "1", description = "Coordinators (default: ${DEFAULT-VALUE}): 1 is tally run,"
-      + " restarted after its kill -9; 2 or 3 are tally servers on the store, one leading, whose leader is killed and frozen.")
+      + " restarted after its kill -9; 2 or 3 are tally servers on the store, one leading, whose leader is killed and frozen.", paramLabel = "N")
   int coordinators;
 
-  @Option(names = "--work-dir", description = "Where datasets, results, summaries and logs go (default: a new temporary directory).")
+  @Option(names = "--work-dir", description = "Where datasets, results, summaries and logs go (default: a new temporary directory).", paramLabel = "DIR")
   Path workDir;
 
-  @Option(names = "--fault-interval", defaultValue = "4s", converter = DurationConverter.class, description = "Mean time between faults (default: ${DEFAULT-VALUE}).")
+  @Option(names = "--fault-interval", defaultValue = "4s", converter = DurationConverter.class, description = "Mean time between faults (default: ${DEFAULT-VALUE}).", paramLabel = "DURATION")
   Duration faultInterval;
 
-  @Option(names = "--finish-timeout", defaultValue = "120s", converter = DurationConverter.class, description = "How long the run in progress may take to finish once the faults stop (default: ${DEFAULT-VALUE}).")
+  @Option(names = "--finish-timeout", defaultValue = "120s", converter = DurationConverter.class, description = "How long the run in progress may take to finish once the faults stop (default: ${DEFAULT-VALUE}).", paramLabel = "DURATION")
   Duration finishTimeout;
 
   /** One run of the sequence: a dataset, its results and summary files, and (once known) its run id. */

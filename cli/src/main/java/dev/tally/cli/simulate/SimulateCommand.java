@@ -25,13 +25,13 @@ import picocli.CommandLine.Option;
         "Exits 0 only if every history passes; a failing seed prints the command that replays it."})
 public final class SimulateCommand implements Callable<Integer> {
 
-  @Option(names = "--seeds", defaultValue = "100", description = "How many seeds to run (default: ${DEFAULT-VALUE}).")
+  @Option(names = "--seeds", defaultValue = "100", description = "How many seeds to run (default: ${DEFAULT-VALUE}).", paramLabel = "N")
   int seeds;
 
-  @Option(names = "--start", defaultValue = "1", description = "The first seed (default: ${DEFAULT-VALUE}).")
+  @Option(names = "--start", defaultValue = "1", description = "The first seed (default: ${DEFAULT-VALUE}).", paramLabel = "N")
   long start;
 
-  @Option(names = "--seed", description = "Run this one seed and print its whole trace.")
+  @Option(names = "--seed", description = "Run this one seed and print its whole trace.", paramLabel = "SEED")
   Long seed;
 
   @Option(names = "--plant", paramLabel = "FAULT", completionCandidates = PlantableFaults.class,
