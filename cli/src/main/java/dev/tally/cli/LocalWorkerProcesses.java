@@ -433,7 +433,11 @@ public final class LocalWorkerProcesses implements AutoCloseable {
   }
 
   private static String cut(String text) {
-    return text.length() <= QUOTE_LIMIT ? text : text.substring(0, QUOTE_LIMIT) + "...";
+    return cut(text, QUOTE_LIMIT);
+  }
+
+  private static String cut(String text, int limit) {
+    return text.length() <= limit ? text : text.substring(0, limit) + "...";
   }
 
   /** Lines a JVM prints after any refusal of its options: they say that it failed, not why. */
@@ -470,7 +474,7 @@ public final class LocalWorkerProcesses implements AutoCloseable {
           break;
         }
       }
-      return line.length() <= 300 ? line : line.substring(0, 300) + "...";
+      return cut(line, 300);
     } catch (IOException e) {
       return "";
     }

@@ -303,9 +303,12 @@ public abstract class RunnerCommand implements Callable<Integer> {
     return words.stream().map(RunnerCommand::shellWord).collect(java.util.stream.Collectors.joining(" "));
   }
 
-  /** {@code word} as one word of a POSIX shell: as it is if it holds nothing a shell reads, else single-quoted. */
+  /**
+   * {@code word} as one word of a POSIX shell: as it is if it holds nothing a shell reads, else single-quoted
+   * ({@link dev.tally.worker.eval.CommandTemplate#shellQuote}, the one quoting rule).
+   */
   static String shellWord(String word) {
-    return !word.isEmpty() && word.matches("[A-Za-z0-9_@%+=:,./-]+") ? word : "'" + word.replace("'", "'\\''") + "'";
+    return !word.isEmpty() && word.matches("[A-Za-z0-9_@%+=:,./-]+") ? word : dev.tally.worker.eval.CommandTemplate.shellQuote(word);
   }
 
   /** The run, once it is chosen: workers, progress, and the results. */

@@ -31,14 +31,19 @@ public final class SqliteNativeLibrary {
   static final String PATH_PROPERTY = "org.sqlite.lib.path";
   /** sqlite-jdbc's property naming the file in that directory. */
   static final String NAME_PROPERTY = "org.sqlite.lib.name";
+  /** What {@link #writeTo} appends to the library's name for the file that holds its length. */
+  public static final String SIZE_SUFFIX = ".size";
 
   /**
    * Writes the native library for this machine's operating system and architecture (sqlite-jdbc's choice,
    * {@link LibraryLoaderUtil}) into {@code directory}, creating it, and replacing by rename any file of the
-   * same name (a JVM that has the old one loaded keeps it).
+   * same name (a JVM that has the old one loaded keeps it). Beside it, in {@code NAME.size} ({@link
+   * #SIZE_SUFFIX}), goes its length in bytes as decimal text: the {@code tally} launcher names the library
+   * only while the two agree, so that a library cut short or replaced later (which crashed every JVM with
+   * SIGBUS) is never loaded.
    *
    * @param directory where to write it
-   * @return the file written
+   * @return the library file written
    * @throws IOException if sqlite-jdbc's jar has no library for this machine, or the file cannot be written
    */
   public static Path writeTo(Path directory) throws IOException {
@@ -51,8 +56,9 @@ public final class SqliteNativeLibrary {
       if (in == null) {
         throw new IOException("sqlite-jdbc has no native library for this machine (" + resource + ")");
       }
-      Files.copy(in, partial, StandardCopyOption.REPLACE_EXISTING);
+      long size = Files.copy(in, partial, StandardCopyOption.REPLACE_EXISTING);
       Files.move(partial, target, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+      Files.writeString(directory.resolve(name + SIZE_SUFFIX), size + "\n"); // a line: the shell reads it with read
       return target;
     } finally {
       Files.deleteIfExists(partial);
@@ -73,6 +79,8 @@ public final class SqliteNativeLibrary {
    * The options that make another JVM load the library this one was told of ({@link #options}), or none if
    * this JVM was told of none: for a JVM that starts others that open stores ({@code tally chaos}'s
    * coordinators).
+   *
+   * @return the two {@code -D} options of {@link #options}, or an empty list
    */
   public static List<String> inheritedOptions() {
     String path = System.getProperty(PATH_PROPERTY);

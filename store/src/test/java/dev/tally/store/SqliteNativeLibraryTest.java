@@ -38,8 +38,10 @@ class SqliteNativeLibraryTest {
     Files.write(library, new byte[] {1, 2, 3}); // a damaged file from before is replaced, not kept
     assertThat(SqliteNativeLibrary.writeTo(dir.resolve("native"))).isEqualTo(library).hasBinaryContent(expected);
     try (Stream<Path> files = Files.list(dir.resolve("native"))) {
-      assertThat(files).containsExactly(library); // no partial file left beside it
+      // No partial file left beside it; its length beside it, for the launcher to check.
+      assertThat(files).containsExactlyInAnyOrder(library, dir.resolve("native").resolve(library.getFileName() + SqliteNativeLibrary.SIZE_SUFFIX));
     }
+    assertThat(dir.resolve("native").resolve(library.getFileName() + SqliteNativeLibrary.SIZE_SUFFIX)).hasContent(expected.length + "\n");
     assertThat(SqliteNativeLibrary.options(library)).containsExactly(
         "-Dorg.sqlite.lib.path=" + library.getParent(), "-Dorg.sqlite.lib.name=" + library.getFileName());
   }

@@ -398,8 +398,11 @@ public final class CommandTemplate {
    * {@code value} as one word of a POSIX shell, in single quotes: {@code 'it'\''s'} for {@code it's},
    * {@code ''} for the empty string. Inside single quotes a shell interprets nothing, so no value can end
    * the word or run as code.
+   *
+   * @param value any text
+   * @return it as one single-quoted shell word
    */
-  static String shellQuote(String value) {
+  public static String shellQuote(String value) {
     return "'" + value.replace("'", "'\\''") + "'";
   }
 
