@@ -124,7 +124,7 @@ public final class ApiServer implements AutoCloseable {
     FleetHistory fleet = new FleetHistory(coordinator.store(), clock::millis);
     FleetRoutes fleetRoutes = new FleetRoutes(fleet, coordinator, clock);
     ApiMetrics metrics = new ApiMetrics(coordinator, live);
-    EventStream events = new EventStream(coordinator.store(), fleet, settings.eventPeriodMillis);
+    EventStream events = new EventStream(coordinator.store(), fleet, settings.eventPeriodMillis, clock::millis);
     List<Route> routes = Collections.synchronizedList(new ArrayList<>());
     ObjectMapper json = new ObjectMapper().disable(SerializationFeature.FAIL_ON_EMPTY_BEANS);
     Javalin app = Javalin.create(config -> {
@@ -301,6 +301,11 @@ public final class ApiServer implements AutoCloseable {
   /** Where uploads are spooled while they stream. */
   public Path spoolDirectory() {
     return spoolDirectory;
+  }
+
+  /** The event stream's publisher looks once, now, on the caller's thread: for tests. */
+  void publishEventsNow() {
+    events.publishNow();
   }
 
   /** How many event-stream clients are connected now. */

@@ -39,6 +39,13 @@ import org.slf4j.LoggerFactory;
  * told of every commit, is what bounds the rate: a run that records 10,000 results a second still sends
  * 4 events. Nothing is read while no client listens.
  *
+ * <p><b>Every end is sent.</b> A run that is created and ends between two looks (ten quick cases take a
+ * fifth of a second) was never seen running by the publisher, but a client may have read it running
+ * ({@code GET /runs/{id}}) in that moment: a look therefore also sends each run that ended in the last
+ * {@value #RECENTLY_ENDED_MILLIS} ms and has not been sent ended, so such a client sees the end within a
+ * rescan. The window is wider than a rescan and than clocks disagree between coordinators (the run's end
+ * time is its leader's); a client merges a repeated run object with what it has.
+ *
  * <p><b>Clients that go.</b> A client is dropped when a write to it fails (Javalin then closes it and runs
  * its close callback) and when it closes its side; a comment is written every {@value
  * #KEEP_ALIVE_PERIODS} periods so that a client that vanished without closing is found even while nothing
@@ -59,11 +66,15 @@ final class EventStream implements AutoCloseable {
   static final int WORKER_PERIODS = 4;
   /** A keep-alive comment every this many periods (15 s at the default), under proxies' idle timeouts. */
   static final int KEEP_ALIVE_PERIODS = 60;
+  /** A run that ended this recently (by its end time) is sent ended if it was not yet: see the class doc. */
+  static final long RECENTLY_ENDED_MILLIS = 60_000;
 
   private static final ObjectMapper JSON = new ObjectMapper();
 
   private final Store store;
   private final FleetHistory fleet;
+  /** Wall-clock time, epoch milliseconds: what a run's end time is compared with. */
+  private final java.util.function.LongSupplier nowMillis;
   /** The last fleet change sent. */
   private long fleetSeq;
   private final long periodMillis;
@@ -76,11 +87,14 @@ final class EventStream implements AutoCloseable {
   // The publisher thread's own state.
   private final Map<Long, RunView> sentRuns = new HashMap<>();
   private final Map<String, WorkerObject> sentWorkers = new HashMap<>();
+  /** Runs sent ended within {@link #RECENTLY_ENDED_MILLIS}, with their end times (to forget them after). */
+  private final Map<Long, Long> sentEnded = new HashMap<>();
   private long tick;
 
-  EventStream(Store store, FleetHistory fleet, long periodMillis) {
+  EventStream(Store store, FleetHistory fleet, long periodMillis, java.util.function.LongSupplier nowMillis) {
     this.store = Objects.requireNonNull(store, "store");
     this.fleet = Objects.requireNonNull(fleet, "fleet");
+    this.nowMillis = Objects.requireNonNull(nowMillis, "nowMillis");
     this.periodMillis = periodMillis;
   }
 
@@ -117,6 +131,11 @@ final class EventStream implements AutoCloseable {
     }
   }
 
+  /** Looks once now, on the caller's thread: for a test whose publisher's period never comes. */
+  void publishNow() {
+    publish();
+  }
+
   /** How many clients listen now. */
   int clients() {
     clients.removeIf(SseClient::terminated);
@@ -142,6 +161,7 @@ final class EventStream implements AutoCloseable {
     if (clients.isEmpty()) {
       sentRuns.clear(); // a client that connects later starts from what is true then
       sentWorkers.clear();
+      sentEnded.clear();
       return;
     }
     for (FleetHistory.Change c : changes) {
@@ -153,8 +173,11 @@ final class EventStream implements AutoCloseable {
       }
     }
     if (sentRuns.isEmpty() || tick % RESCAN_PERIODS == 0) {
+      long recent = nowMillis.getAsLong() - RECENTLY_ENDED_MILLIS;
+      sentEnded.values().removeIf(endedAt -> endedAt < recent);
       for (RunView r : store.runs()) {
-        if (!r.ended() && !sentRuns.containsKey(r.runId())) {
+        boolean endNotSent = r.ended() && r.finishedAtMillis() >= recent && !sentEnded.containsKey(r.runId());
+        if ((!r.ended() || endNotSent) && !sentRuns.containsKey(r.runId())) {
           sentRuns.put(r.runId(), null);
         }
       }
@@ -171,6 +194,7 @@ final class EventStream implements AutoCloseable {
       }
       if (now.ended()) {
         sentRuns.remove(runId);
+        sentEnded.put(runId, now.finishedAtMillis());
       } else {
         sentRuns.put(runId, now);
       }

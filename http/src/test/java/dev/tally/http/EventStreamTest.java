@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.tally.core.store.RunCounters;
 import java.io.BufferedReader;
 import java.io.InputStream;
 import java.io.InputStreamReader;
@@ -15,6 +16,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /** The event stream, read by a real client over a socket. */
@@ -66,6 +68,53 @@ class EventStreamTest {
       assertThat(last.get("counters").get("passed").asLong()).isEqualTo(20);
       // The client closed its side: the server drops it (its next write fails) and holds nothing for it.
       await().atMost(20, TimeUnit.SECONDS).until(() -> t.api.eventClients() == 0);
+    }
+  }
+
+  @Test
+  @Timeout(value = 60, threadMode = Timeout.ThreadMode.SEPARATE_THREAD) // a missing event leaves the read waiting
+  void aRunThatStartsAndEndsBetweenTwoLooksIsStillSentEnded() throws Exception {
+    // The publisher's own period never comes in this test: it looks only when the test says.
+    try (TestApi t = TestApi.start(dir, ApiServer.Settings.builder().eventPeriodMillis(3_600_000), null)) {
+      HttpResponse<InputStream> stream = t.client.send(t.request(ApiServer.BASE + "/events").header("Accept", "text/event-stream").GET().build(),
+          HttpResponse.BodyHandlers.ofInputStream());
+      assertThat(stream.statusCode()).isEqualTo(200);
+      await().atMost(10, TimeUnit.SECONDS).until(() -> t.api.eventClients() == 1);
+      t.api.publishEventsNow(); // a look with no run at all
+
+      // A client that read this run while it was running (GET /runs/{id}) waits for its end.
+      t.withWorker(2);
+      RunCounters ended = t.runToEnd("quick.jsonl", 5);
+      assertThat(ended.passed()).isEqualTo(5);
+      t.api.publishEventsNow();
+      t.api.publishEventsNow(); // sent once, not at every look
+
+      List<JsonNode> runEvents = new ArrayList<>();
+      try (BufferedReader in = new BufferedReader(new InputStreamReader(stream.body(), StandardCharsets.UTF_8))) {
+        String event = null;
+        for (String line; runEvents.isEmpty() && (line = in.readLine()) != null; ) {
+          if (line.startsWith("event: ")) {
+            event = line.substring(7);
+          } else if (line.startsWith("data: ") && "run".equals(event)) {
+            runEvents.add(TestApi.JSON.readTree(line.substring(6)));
+          }
+        }
+        assertThat(runEvents).hasSize(1);
+        assertThat(runEvents.get(0).get("state").asText()).isEqualTo("finished");
+        assertThat(runEvents.get(0).get("counters").get("passed").asLong()).isEqualTo(5);
+        // A third look with a later run: the next event is that run's, not the first one's again.
+        RunCounters second = t.runToEnd("second.jsonl", 3);
+        assertThat(second.passed()).isEqualTo(3);
+        t.api.publishEventsNow();
+        for (String line; (line = in.readLine()) != null; ) {
+          if (line.startsWith("event: ")) {
+            event = line.substring(7);
+          } else if (line.startsWith("data: ") && "run".equals(event)) {
+            assertThat(TestApi.JSON.readTree(line.substring(6)).get("dataset").asText()).as("the next run event's run").isEqualTo("second.jsonl");
+            break;
+          }
+        }
+      }
     }
   }
 }

@@ -93,7 +93,7 @@ class FirefoxDashboardTest {
     Path dataset = DashboardServer.scoredDataset(dir.resolve("scored.jsonl"));
     long runId = server.submit(DashboardServer.scoredRunHeader("firefox scored"), dataset).get("id").asLong();
     firefox.navigate(server.url + "/#/runs/" + runId);
-    firefox.until("run " + runId + " finished with its summary shown",
+    untilOnRun(runId, "run " + runId + " finished with its summary shown",
         () -> "finished".equals(firefox.text("#run-state")) && firefox.count("#summary-section:not([hidden])") == 1);
 
     assertThat(firefox.text("[data-figure='passed']")).isEqualTo("7");
@@ -108,6 +108,20 @@ class FirefoxDashboardTest {
     firefox.until("one case's attempts", () -> firefox.count("#cases tr.detail table.attempts tbody tr") >= 1);
     assertThat(firefox.text("#cases tr.detail table.attempts")).contains("recorded").contains("local-");
     firefox.screenshot("run");
+  }
+
+  /**
+   * {@link Firefox#until}, and when it times out, what the API and the page said of run {@code runId} at
+   * that moment: whether the run itself was late or the page did not follow it.
+   */
+  private static void untilOnRun(long runId, String what, java.util.concurrent.Callable<Boolean> condition) throws Exception {
+    try {
+      firefox.until(what, condition);
+    } catch (org.awaitility.core.ConditionTimeoutException e) {
+      throw new AssertionError(what + " not seen; the API says " + server.get("/api/v1/runs/" + runId)
+          + "; the page's run state " + firefox.text("#run-state") + ", its URL " + firefox.currentUrl()
+          + "; workers " + server.get("/api/v1/workers"), e);
+    }
   }
 
   @Test
