@@ -1,0 +1,75 @@
+package dev.tally.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The {@code tally} launcher, interrupted with SIGINT (Ctrl-C: the whole foreground process group) while it
+ * builds its class-data archive: it must stop there, not go on to run the command. The archive's short run
+ * is a JVM, which exits on SIGINT rather than dying of it, so bash went on after it. The launcher is a copy
+ * of the real script beside a stand-in Maven wrapper and a stand-in {@code java} ({@code JAVA_HOME}) that
+ * behaves as a JVM does on SIGINT, so the test needs neither a build nor a JDK of its own.
+ */
+class LauncherInterruptTest {
+  @TempDir Path dir;
+
+  @Test
+  void ctrlCWhileTheArchiveIsMadeStopsTheLauncherAndRunsNothing() throws Exception {
+    Path clone = Files.createDirectories(dir.resolve("clone"));
+    Files.copy(Path.of("..", "tally"), clone.resolve("tally"));
+    Path marks = Files.createDirectories(dir.resolve("marks"));
+    Path tmp = Files.createDirectories(dir.resolve("tmp"));
+    // The build: a jar appears.
+    executable(clone.resolve("mvnw"), "#!/bin/sh\nmkdir -p cli/target && echo jar > cli/target/tally.jar\n");
+    // java: the archive's short run waits for a signal and exits 130 on SIGINT, as a JVM does; anything else
+    // (the native library's step, the archive's dump, the user's command) leaves a mark and succeeds.
+    Path javaHome = dir.resolve("jdk");
+    executable(Files.createDirectories(javaHome.resolve("bin")).resolve("java"), "#!/bin/bash\n"
+        + "marks='" + marks + "'\n"
+        + "for a in \"$@\"; do if [ \"$a\" = run ]; then\n"
+        + "  trap 'echo interrupted > \"$marks/short-run\"; kill $sleeper; exit 130' INT\n"
+        + "  echo started > \"$marks/short-run\"\n"
+        + "  sleep 60 & sleeper=$!; wait $sleeper; exit 0\n"
+        + "fi; done\n"
+        + "echo \"$*\" >> \"$marks/other-java\"\n");
+
+    // setsid: the launcher leads a process group of its own, which the test interrupts as a terminal would.
+    ProcessBuilder launch = new ProcessBuilder("setsid", "bash", clone.resolve("tally").toString(), "--version")
+        .directory(clone.toFile()).redirectErrorStream(true).redirectOutput(dir.resolve("launcher.out").toFile());
+    launch.environment().put("JAVA_HOME", javaHome.toString());
+    launch.environment().put("TMPDIR", tmp.toString());
+    Process launcher = launch.start();
+    try {
+      await("the archive's short run").atMost(Duration.ofSeconds(30)).until(() -> Files.exists(marks.resolve("short-run")));
+      new ProcessBuilder("kill", "-INT", "--", "-" + launcher.pid()).inheritIO().start().waitFor();
+      assertThat(launcher.waitFor(30, TimeUnit.SECONDS)).as("the launcher stopped").isTrue();
+    } finally {
+      launcher.destroyForcibly();
+    }
+
+    String said = Files.readString(dir.resolve("launcher.out"));
+    assertThat(launcher.exitValue()).as("exit code; the launcher said: %s", said).isEqualTo(130);
+    assertThat(said).contains("interrupted");
+    assertThat(Files.readString(marks.resolve("short-run")).trim()).isEqualTo("interrupted");
+    // Nothing ran after the interrupted step: no archive dump, not the user's command.
+    String otherJava = Files.exists(marks.resolve("other-java")) ? Files.readString(marks.resolve("other-java")) : "";
+    assertThat(otherJava).doesNotContain("Xshare:dump").doesNotContain("--version");
+    try (Stream<Path> left = Files.list(tmp)) {
+      assertThat(left).as("the archive's scratch directory, removed").isEmpty();
+    }
+  }
+
+  private static void executable(Path file, String text) throws Exception {
+    Files.writeString(file, text);
+    Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rwxr-xr-x"));
+  }
+}
