@@ -148,6 +148,14 @@ public abstract class RunnerCommand implements Callable<Integer> {
     if (listen != null) {
       builder.listen(new InetSocketAddress(listen.host(), listen.port()));
     }
+    if (api != null) {
+      try {
+        ApiServer.requireFreePort(api); // before workers start or the store is created
+      } catch (ApiServer.StartException e) {
+        err.println("tally: " + e.getMessage());
+        return Main.EXIT_USAGE;
+      }
+    }
     EarlyWorkers early = EarlyWorkers.start(this, builder, workerSlots, dbFile);
     try {
       return call(builder, early, workerSlots, dbFile, started, api, live, err);

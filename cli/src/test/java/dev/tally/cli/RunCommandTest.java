@@ -484,8 +484,26 @@ class RunCommandTest {
     assertThat(tally("run", dataset.toString(), "--evaluator=noop", "--listen=192.0.2.1:7070", "--insecure"))
         .isEqualTo(Main.EXIT_USAGE);
     assertThat(err.toString()).contains("cannot listen for workers on 192.0.2.1:7070");
-    try (SqliteStore store = SqliteStore.open(dir.resolve("tally.db"))) {
-      assertThat(store.runs()).isEmpty();
+    assertThat(dir.resolve("tally.db")).doesNotExist();
+  }
+
+  @Test
+  void aWorkerPortOrAnApiPortThatAnotherProgramHoldsIsRefusedLeavingNothingBehind() throws Exception {
+    Path dataset = dir.resolve("c.jsonl");
+    Files.write(dataset, List.of("{\"id\":\"a\"}"));
+    try (java.net.ServerSocket held = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+      String busy = "127.0.0.1:" + held.getLocalPort();
+      assertThat(tally("run", dataset.toString(), "--evaluator=noop", "--listen=" + busy, "--no-progress"))
+          .as("stderr: %s", err).isEqualTo(Main.EXIT_USAGE);
+      assertThat(err.toString()).contains("tally: cannot listen for workers on " + busy + ": Address already in use");
+      err.getBuffer().setLength(0);
+      assertThat(tally("run", dataset.toString(), "--evaluator=noop", "--http=" + busy, "--workers=2", "--no-progress"))
+          .as("stderr: %s", err).isEqualTo(Main.EXIT_USAGE);
+      assertThat(err.toString()).contains("tally: cannot serve the HTTP API on " + busy + ": Address already in use");
+    }
+    // No store, no lock, no workers' logs: nothing of a run that never started.
+    try (java.util.stream.Stream<Path> left = Files.list(dir)) {
+      assertThat(left.map(p -> p.getFileName().toString())).containsExactly("c.jsonl");
     }
   }
 

@@ -77,6 +77,29 @@ class ServerProcessTest {
   }
 
   @Test
+  void anApiPortOrAWorkerPortThatAnotherProgramHoldsIsRefusedLeavingNothingBehind() throws Exception {
+    Path storeDir = Files.createDirectories(dir.resolve("store"));
+    Path db = storeDir.resolve("tally.db");
+    try (java.net.ServerSocket held = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+      String busy = "127.0.0.1:" + held.getLocalPort();
+      List<String> args = new ArrayList<>(serverArgs(db, tokenFile()));
+      args.set(args.indexOf("--http=127.0.0.1:0"), "--http=" + busy);
+      try (TallyProcess server = TallyProcess.start(dir, "busy-http.log", args)) {
+        assertThat(server.waitFor(60)).as(server.output()).isEqualTo(Main.EXIT_USAGE);
+        assertThat(server.output()).contains("tally server: cannot serve the HTTP API on " + busy + ": Address already in use")
+            .doesNotContain("ERROR");
+      }
+      try (TallyProcess server = TallyProcess.start(dir, "busy-listen.log", serverArgs(db, tokenFile(), "--listen=" + busy))) {
+        assertThat(server.waitFor(60)).as(server.output()).isEqualTo(Main.EXIT_USAGE);
+        assertThat(server.output()).contains("tally server: cannot listen for workers on " + busy + ": Address already in use");
+      }
+    }
+    try (java.util.stream.Stream<Path> left = Files.list(storeDir)) {
+      assertThat(left).as("no store, lock or workers' logs").isEmpty();
+    }
+  }
+
+  @Test
   void aServerKilledWithKill9IsFinishedByTheNextOneOnItsStoreEachCaseRecordedOnce() throws Exception {
     Path db = dir.resolve("server.db");
     List<List<String>> ids = seed(db, 2, 150, 40);

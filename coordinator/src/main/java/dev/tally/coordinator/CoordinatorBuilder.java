@@ -524,8 +524,10 @@ public final class CoordinatorBuilder {
   }
 
   /**
-   * Starts the coordinator: with {@link #storeLocation} (or {@link #storeFile}), opens the store (a SQLite file under its lock); binds the worker
-   * port; starts the scheduler's loop. On failure everything already taken is released.
+   * Starts the coordinator: checks that a fixed worker port can be bound (before anything is created: a
+   * busy port leaves no store file behind); with {@link #storeLocation} (or {@link #storeFile}), opens the
+   * store (a SQLite file under its lock); binds the worker port; starts the scheduler's loop. On failure
+   * everything already taken is released.
    *
    * @return the running coordinator; close it when done
    * @throws IllegalStateException if none of {@link #store}, {@link #storeFile} and {@link #storeLocation} was given
@@ -546,6 +548,13 @@ public final class CoordinatorBuilder {
     }
     WorkerServer.Settings serverSettings = workerServerSettings();
     DetectorSettings detectorSettings = detectorSettings();
+    // A busy worker port is refused before the store is created or led. A standby binds it only when it
+    // takes the lead, and could not take it from a port that is busy now either.
+    try {
+      dev.tally.coordinator.net.PortCheck.requireFree(listen);
+    } catch (java.io.IOException e) {
+      throw cannotListen(e);
+    }
     CoordinatorLock lock = null;
     Store opened = store;
     Leadership leadership = null;
@@ -569,8 +578,7 @@ public final class CoordinatorBuilder {
         try {
           return WorkerServer.start(listen, server.coordinatorEpoch(epoch).build(), scheduler, storeForServer.storeId());
         } catch (UncheckedIOException e) {
-          throw new StartException(StartException.Reason.CANNOT_LISTEN, "cannot listen for workers on "
-              + listen.getHostString() + ":" + listen.getPort() + ": " + e.getCause().getMessage(), e);
+          throw cannotListen(e.getCause());
         }
       };
       Coordinator[] self = new Coordinator[1];
@@ -607,6 +615,12 @@ public final class CoordinatorBuilder {
       closeQuietly(lock, e);
       throw e;
     }
+  }
+
+  /** The worker port cannot be bound, for {@code why}. */
+  private StartException cannotListen(java.io.IOException why) {
+    return new StartException(StartException.Reason.CANNOT_LISTEN, "cannot listen for workers on "
+        + listen.getHostString() + ":" + listen.getPort() + ": " + why.getMessage(), why);
   }
 
   /**

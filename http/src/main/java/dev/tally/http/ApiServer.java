@@ -246,8 +246,7 @@ public final class ApiServer implements AutoCloseable {
       } catch (RuntimeException ignored) {
         // the start failed: nothing to stop cleanly
       }
-      throw new StartException("cannot serve the HTTP API on " + hostPort(settings.host, settings.port) + ": "
-          + rootMessage(e), e);
+      throw cannotServe(settings, e);
     }
     InetSocketAddress bound = new InetSocketAddress(settings.host, app.port());
     events.start();
@@ -376,6 +375,25 @@ public final class ApiServer implements AutoCloseable {
 
   static String hostPort(String host, int port) {
     return (host.contains(":") ? "[" + host + "]" : host) + ":" + port;
+  }
+
+  /**
+   * Refuses {@code settings}' port if it cannot be bound now ({@link
+   * dev.tally.coordinator.net.PortCheck}): for a command to call before it creates or writes anything, so
+   * that a busy port leaves no store behind. Port 0 always passes.
+   *
+   * @throws StartException if the port cannot be bound, saying so as {@link #start} does
+   */
+  public static void requireFreePort(Settings settings) throws StartException {
+    try {
+      dev.tally.coordinator.net.PortCheck.requireFree(new InetSocketAddress(settings.host, settings.port));
+    } catch (java.io.IOException e) {
+      throw cannotServe(settings, e);
+    }
+  }
+
+  private static StartException cannotServe(Settings settings, Throwable e) {
+    return new StartException("cannot serve the HTTP API on " + hostPort(settings.host, settings.port) + ": " + rootMessage(e), e);
   }
 
   private static String rootMessage(Throwable e) {
