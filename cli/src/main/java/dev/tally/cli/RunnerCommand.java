@@ -150,7 +150,7 @@ public abstract class RunnerCommand implements Callable<Integer> {
     }
     if (api != null) {
       try {
-        ApiServer.requireFreePort(api); // before workers start or the store is created
+        ApiServer.requireFreePort(api, builder.listen()); // before workers start or the store is created
       } catch (ApiServer.StartException e) {
         err.println("tally: " + e.getMessage());
         return Main.EXIT_USAGE;

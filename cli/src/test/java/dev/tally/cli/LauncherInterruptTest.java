@@ -29,13 +29,14 @@ class LauncherInterruptTest {
     Path marks = Files.createDirectories(dir.resolve("marks"));
     Path tmp = Files.createDirectories(dir.resolve("tmp"));
     // The build: a jar appears.
-    executable(clone.resolve("mvnw"), "#!/bin/sh\nmkdir -p cli/target && echo jar > cli/target/tally.jar\n");
+    executable(clone.resolve("mvnw"), "#!/bin/sh\necho built >> '" + marks + "/maven'\n"
+        + "mkdir -p cli/target && echo jar > cli/target/tally.jar\n");
     // java: the archive's short run waits for a signal and exits 130 on SIGINT, as a JVM does; anything else
     // (the native library's step, the archive's dump, the user's command) leaves a mark and succeeds.
     Path javaHome = dir.resolve("jdk");
     executable(Files.createDirectories(javaHome.resolve("bin")).resolve("java"), "#!/bin/bash\n"
         + "marks='" + marks + "'\n"
-        + "for a in \"$@\"; do if [ \"$a\" = run ]; then\n"
+        + "for a in \"$@\"; do if [ \"$a\" = run ] && [ ! -f \"$marks/release\" ]; then\n"
         + "  trap 'echo interrupted > \"$marks/short-run\"; kill $sleeper; exit 130' INT\n"
         + "  echo started > \"$marks/short-run\"\n"
         + "  sleep 60 & sleeper=$!; wait $sleeper; exit 0\n"
@@ -66,6 +67,22 @@ class LauncherInterruptTest {
     try (Stream<Path> left = Files.list(tmp)) {
       assertThat(left).as("the archive's scratch directory, removed").isEmpty();
     }
+
+    // The next launch makes what the interrupted one did not (the jar is fresh: no second Maven build),
+    // then runs the command.
+    Files.writeString(marks.resolve("release"), "");
+    ProcessBuilder again = new ProcessBuilder("bash", clone.resolve("tally").toString(), "--version")
+        .directory(clone.toFile()).redirectErrorStream(true).redirectOutput(dir.resolve("again.out").toFile());
+    again.environment().put("JAVA_HOME", javaHome.toString());
+    again.environment().put("TMPDIR", tmp.toString());
+    Process next = again.start();
+    assertThat(next.waitFor(60, TimeUnit.SECONDS)).isTrue();
+    String saidAgain = Files.readString(dir.resolve("again.out"));
+    assertThat(next.exitValue()).as(saidAgain).isZero();
+    assertThat(saidAgain).contains("finishing the last build");
+    assertThat(Files.readAllLines(marks.resolve("maven"))).as("Maven builds").hasSize(1);
+    assertThat(Files.readString(marks.resolve("other-java"))).contains("SqliteNativeLibrary").contains("--version");
+    assertThat(clone.resolve("cli/target/launcher.finished")).exists();
   }
 
   private static void executable(Path file, String text) throws Exception {

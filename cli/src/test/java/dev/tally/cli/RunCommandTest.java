@@ -501,6 +501,23 @@ class RunCommandTest {
           .as("stderr: %s", err).isEqualTo(Main.EXIT_USAGE);
       assertThat(err.toString()).contains("tally: cannot serve the HTTP API on " + busy + ": Address already in use");
     }
+    int free;
+    try (java.net.ServerSocket probe = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+      free = probe.getLocalPort();
+    }
+    // The API and the workers on one port: tally itself would hold it.
+    err.getBuffer().setLength(0);
+    assertThat(tally("run", dataset.toString(), "--evaluator=noop", "--listen=127.0.0.1:" + free, "--http=127.0.0.1:" + free,
+        "--no-progress")).as("stderr: %s", err).isEqualTo(Main.EXIT_USAGE);
+    assertThat(err.toString()).contains("tally: cannot serve the HTTP API on 127.0.0.1:" + free
+        + ": the coordinator's worker port is there too (127.0.0.1:" + free + ")");
+    // A host that does not resolve: one line, not a stack trace.
+    for (String option : List.of("--http=nosuchhost.invalid:" + free, "--listen=nosuchhost.invalid:" + free)) {
+      err.getBuffer().setLength(0);
+      assertThat(tally("run", dataset.toString(), "--evaluator=noop", option, "--insecure", "--no-progress"))
+          .as("%s: stderr: %s", option, err).isEqualTo(Main.EXIT_USAGE);
+      assertThat(err.toString()).as(option).contains("the host 'nosuchhost.invalid' cannot be resolved").doesNotContain("\tat ");
+    }
     // No store, no lock, no workers' logs: nothing of a run that never started.
     try (java.util.stream.Stream<Path> left = Files.list(dir)) {
       assertThat(left.map(p -> p.getFileName().toString())).containsExactly("c.jsonl");

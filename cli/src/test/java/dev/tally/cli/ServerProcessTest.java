@@ -94,6 +94,17 @@ class ServerProcessTest {
         assertThat(server.output()).contains("tally server: cannot listen for workers on " + busy + ": Address already in use");
       }
     }
+    int free;
+    try (java.net.ServerSocket probe = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+      free = probe.getLocalPort();
+    }
+    // One port for the API and the workers: a standby would start, then fail when it took the lead.
+    List<String> same = new ArrayList<>(serverArgs(db, tokenFile(), "--listen=127.0.0.1:" + free));
+    same.set(same.indexOf("--http=127.0.0.1:0"), "--http=127.0.0.1:" + free);
+    try (TallyProcess server = TallyProcess.start(dir, "same-port.log", same)) {
+      assertThat(server.waitFor(60)).as(server.output()).isEqualTo(Main.EXIT_USAGE);
+      assertThat(server.output()).contains("the coordinator's worker port is there too");
+    }
     try (java.util.stream.Stream<Path> left = Files.list(storeDir)) {
       assertThat(left).as("no store, lock or workers' logs").isEmpty();
     }

@@ -620,7 +620,7 @@ public final class CoordinatorBuilder {
   /** The worker port cannot be bound, for {@code why}. */
   private StartException cannotListen(java.io.IOException why) {
     return new StartException(StartException.Reason.CANNOT_LISTEN, "cannot listen for workers on "
-        + listen.getHostString() + ":" + listen.getPort() + ": " + why.getMessage(), why);
+        + dev.tally.coordinator.net.PortCheck.text(listen.getHostString(), listen.getPort()) + ": " + why.getMessage(), why);
   }
 
   /**

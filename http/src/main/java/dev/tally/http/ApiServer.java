@@ -374,19 +374,27 @@ public final class ApiServer implements AutoCloseable {
 
 
   static String hostPort(String host, int port) {
-    return (host.contains(":") ? "[" + host + "]" : host) + ":" + port;
+    return dev.tally.coordinator.net.PortCheck.text(host, port);
   }
 
   /**
-   * Refuses {@code settings}' port if it cannot be bound now ({@link
-   * dev.tally.coordinator.net.PortCheck}): for a command to call before it creates or writes anything, so
-   * that a busy port leaves no store behind. Port 0 always passes.
+   * Refuses {@code settings}' port if it is the coordinator's worker port too ({@code workerPort}), or if it
+   * cannot be bound now ({@link dev.tally.coordinator.net.PortCheck}): for a command to call before it
+   * creates or writes anything, so that a busy port leaves no store behind. Port 0 always passes.
    *
-   * @throws StartException if the port cannot be bound, saying so as {@link #start} does
+   * @param workerPort the coordinator's worker port, which must not be this port
+   * @throws StartException if the port is the worker port or cannot be bound, saying so as {@link #start}
+   *     does
    */
-  public static void requireFreePort(Settings settings) throws StartException {
+  public static void requireFreePort(Settings settings, InetSocketAddress workerPort) throws StartException {
+    InetSocketAddress address = new InetSocketAddress(settings.host, settings.port);
+    if (dev.tally.coordinator.net.PortCheck.clash(address, workerPort)) {
+      throw new StartException("cannot serve the HTTP API on " + hostPort(settings.host, settings.port)
+          + ": the coordinator's worker port is there too (" + hostPort(workerPort.getHostString(), workerPort.getPort())
+          + "); give the API and the workers different ports", null);
+    }
     try {
-      dev.tally.coordinator.net.PortCheck.requireFree(new InetSocketAddress(settings.host, settings.port));
+      dev.tally.coordinator.net.PortCheck.requireFree(address);
     } catch (java.io.IOException e) {
       throw cannotServe(settings, e);
     }

@@ -43,8 +43,9 @@ import org.slf4j.LoggerFactory;
  * fifth of a second) was never seen running by the publisher, but a client may have read it running
  * ({@code GET /runs/{id}}) in that moment: a look therefore also sends each run that ended in the last
  * {@value #RECENTLY_ENDED_MILLIS} ms and has not been sent ended, so such a client sees the end within a
- * rescan. The window is wider than a rescan and than clocks disagree between coordinators (the run's end
- * time is its leader's); a client merges a repeated run object with what it has.
+ * rescan; a run ended again ({@code retry-errors} ran its errored cases, quickly) has a later end time,
+ * and is sent again. The window is wider than a rescan and than clocks disagree between coordinators (the
+ * run's end time is its leader's); a client merges a repeated run object with what it has.
  *
  * <p><b>Clients that go.</b> A client is dropped when a write to it fails (Javalin then closes it and runs
  * its close callback) and when it closes its side; a comment is written every {@value
@@ -87,7 +88,7 @@ final class EventStream implements AutoCloseable {
   // The publisher thread's own state.
   private final Map<Long, RunView> sentRuns = new HashMap<>();
   private final Map<String, WorkerObject> sentWorkers = new HashMap<>();
-  /** Runs sent ended within {@link #RECENTLY_ENDED_MILLIS}, with their end times (to forget them after). */
+  /** Runs sent ended within {@link #RECENTLY_ENDED_MILLIS}, with the end time sent (to forget them after). */
   private final Map<Long, Long> sentEnded = new HashMap<>();
   private long tick;
 
@@ -176,7 +177,9 @@ final class EventStream implements AutoCloseable {
       long recent = nowMillis.getAsLong() - RECENTLY_ENDED_MILLIS;
       sentEnded.values().removeIf(endedAt -> endedAt < recent);
       for (RunView r : store.runs()) {
-        boolean endNotSent = r.ended() && r.finishedAtMillis() >= recent && !sentEnded.containsKey(r.runId());
+        // An end is the run's end time: a run whose errors were retried ends again, later, and is sent again.
+        boolean endNotSent = r.ended() && r.finishedAtMillis() >= recent
+            && !Objects.equals(sentEnded.get(r.runId()), r.finishedAtMillis());
         if ((!r.ended() || endNotSent) && !sentRuns.containsKey(r.runId())) {
           sentRuns.put(r.runId(), null);
         }

@@ -64,7 +64,7 @@ public final class TallyServer implements AutoCloseable {
   public static TallyServer start(CoordinatorBuilder coordinator, ApiServer.Settings api)
       throws CoordinatorBuilder.StartException, ApiServer.StartException {
     Objects.requireNonNull(api, "api");
-    ApiServer.requireFreePort(api); // before the store is created or led
+    ApiServer.requireFreePort(api, coordinator.listen()); // before the store is created or led
     SchedulerMetrics live = SchedulerMetrics.observing(coordinator);
     Coordinator started = coordinator.standby(true).start();
     try {

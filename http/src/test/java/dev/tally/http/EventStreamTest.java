@@ -117,4 +117,52 @@ class EventStreamTest {
       }
     }
   }
+
+  @Test
+  @Timeout(value = 120, threadMode = Timeout.ThreadMode.SEPARATE_THREAD) // a missing event leaves the read waiting
+  void aRunWhoseErrorsAreRetriedQuicklyIsSentEndedAgain() throws Exception {
+    try (TestApi t = TestApi.start(dir, ApiServer.Settings.builder().eventPeriodMillis(3_600_000), null)) {
+      HttpResponse<InputStream> stream = t.client.send(t.request(ApiServer.BASE + "/events").header("Accept", "text/event-stream").GET().build(),
+          HttpResponse.BodyHandlers.ofInputStream());
+      assertThat(stream.statusCode()).isEqualTo(200);
+      await().atMost(10, TimeUnit.SECONDS).until(() -> t.api.eventClients() == 1);
+      t.api.publishEventsNow();
+      t.withWorker(2);
+      // An evaluator no worker knows, one attempt per case: every case fails at once (out of attempts).
+      List<dev.tally.core.CaseRecord> cases = List.of(new dev.tally.core.CaseRecord(0, "e0", "{\"id\":\"e0\"}"),
+          new dev.tally.core.CaseRecord(1, "e1", "{\"id\":\"e1\"}"));
+      dev.tally.core.EvaluatorSpec unknown = new dev.tally.core.EvaluatorSpec("no-such-kind", java.util.Map.of(), Duration.ofMinutes(1));
+      long runId = t.coordinator.store().createRun(new dev.tally.core.store.RunSpec("errors.jsonl", unknown, 1), cases);
+      assertThat(t.coordinator.submit(runId).get(60, TimeUnit.SECONDS).jobsFailed()).isEqualTo(2);
+      t.api.publishEventsNow();
+
+      try (BufferedReader in = new BufferedReader(new InputStreamReader(stream.body(), StandardCharsets.UTF_8))) {
+        JsonNode first = nextRunEvent(in);
+        assertThat(first.get("state").asText()).isEqualTo("finished");
+        // Retried and ended again between two looks (a client that read it running waits for this end).
+        long firstEnd = t.coordinator.store().run(runId).orElseThrow().finishedAtMillis();
+        assertThat(t.coordinator.retryErrors(runId).status()).isEqualTo(dev.tally.core.store.RetryResult.Status.RETRIED);
+        await().atMost(60, TimeUnit.SECONDS).until(() -> t.coordinator.store().run(runId).orElseThrow().ended());
+        assertThat(t.coordinator.store().run(runId).orElseThrow().finishedAtMillis()).isGreaterThan(firstEnd);
+        t.api.publishEventsNow();
+        JsonNode again = nextRunEvent(in);
+        assertThat(again.get("id").asLong()).isEqualTo(runId);
+        assertThat(again.get("state").asText()).isEqualTo("finished");
+        assertThat(again.get("finishedAt").asText()).isNotEqualTo(first.get("finishedAt").asText());
+      }
+    }
+  }
+
+  /** The next {@code event: run}'s object on the stream. */
+  private static JsonNode nextRunEvent(BufferedReader in) throws java.io.IOException {
+    String event = null;
+    for (String line; (line = in.readLine()) != null; ) {
+      if (line.startsWith("event: ")) {
+        event = line.substring(7);
+      } else if (line.startsWith("data: ") && "run".equals(event)) {
+        return TestApi.JSON.readTree(line.substring(6));
+      }
+    }
+    throw new AssertionError("the stream ended");
+  }
 }

@@ -1,16 +1,20 @@
 package dev.tally.coordinator.net;
 
 import java.io.IOException;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.StandardSocketOptions;
+import java.net.UnknownHostException;
 import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.UnresolvedAddressException;
 
 /**
  * Whether a fixed port can be listened on now: checked before a command creates or writes anything (a
  * store, its lock, a leader epoch, workers' logs), so that a port another program holds is refused with
  * nothing left behind. The check binds and lets go at once, as the real listener binds ({@code
  * SO_REUSEADDR} on, so a port whose last connections are in {@code TIME_WAIT} passes); a program that takes
- * the port between the check and the listener's bind is still refused then, by the listener.
+ * the port between the check and the listener's bind is still refused then, by the listener. Also the one
+ * way a listening address is written in a message ({@link #text}).
  *
  * <p>Thread-safety: stateless.
  */
@@ -21,15 +25,43 @@ public final class PortCheck {
    * Binds {@code address} and closes it again; does nothing for port 0 (the system's choice, always free).
    *
    * @throws IOException if the address cannot be bound now (another program listens on it, it is no
-   *     address of this machine, the port needs privileges), with the system's reason
+   *     address of this machine, the port needs privileges, the host name does not resolve), with the
+   *     system's reason
    */
   public static void requireFree(InetSocketAddress address) throws IOException {
     if (address.getPort() == 0) {
       return;
     }
+    if (address.isUnresolved()) {
+      throw new UnknownHostException("the host '" + address.getHostString() + "' cannot be resolved");
+    }
     try (ServerSocketChannel probe = ServerSocketChannel.open()) {
       probe.setOption(StandardSocketOptions.SO_REUSEADDR, true);
       probe.bind(address, 1);
+    } catch (UnresolvedAddressException e) {
+      throw new UnknownHostException("the host '" + address.getHostString() + "' cannot be resolved");
     }
+  }
+
+  /**
+   * Whether two fixed listening addresses would take the same port: the same port number on the same
+   * address, or on any address where either is a wildcard ({@code 0.0.0.0}, {@code ::}). Port 0 never
+   * clashes (each gets a port of its own).
+   */
+  public static boolean clash(InetSocketAddress a, InetSocketAddress b) {
+    if (a.getPort() == 0 || a.getPort() != b.getPort()) {
+      return false;
+    }
+    InetAddress x = a.getAddress();
+    InetAddress y = b.getAddress();
+    if (x == null || y == null) {
+      return a.getHostString().equalsIgnoreCase(b.getHostString());
+    }
+    return x.isAnyLocalAddress() || y.isAnyLocalAddress() || x.equals(y);
+  }
+
+  /** {@code HOST:PORT}, an IPv6 host in brackets ({@code [::1]:7070}), as messages write an address. */
+  public static String text(String host, int port) {
+    return (host.contains(":") ? "[" + host + "]" : host) + ":" + port;
   }
 }
