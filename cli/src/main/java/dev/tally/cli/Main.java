@@ -1,5 +1,6 @@
 package dev.tally.cli;
 
+import java.util.List;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
@@ -150,7 +151,15 @@ public final class Main {
     CommandLine command = e.getCommandLine();
     java.io.PrintWriter err = command.getErr();
     err.println("tally: " + e.getMessage());
-    CommandLine.UnmatchedArgumentException.printSuggestions(e, err);
+    boolean suggested = CommandLine.UnmatchedArgumentException.printSuggestions(e, err);
+    if (!suggested && command.getParent() == null && e instanceof CommandLine.UnmatchedArgumentException u
+        && !u.getUnmatched().isEmpty() && !u.getUnmatched().get(0).startsWith("-")) {
+      // picocli compares letter pairs, and finds nothing like "rnu" for "run": a word a letter or two off.
+      List<String> near = nearest(u.getUnmatched().get(0), command.getSubcommands().keySet());
+      if (!near.isEmpty()) {
+        err.println("Did you mean: " + String.join(" or ", near) + "?");
+      }
+    }
     if (command.getParent() == null) {
       err.println("Commands: " + command.getSubcommands().keySet().stream().filter(name -> !name.equals("help"))
           .collect(java.util.stream.Collectors.joining(", ")) + ".");
@@ -160,6 +169,41 @@ public final class Main {
     }
     err.flush();
     return EXIT_USAGE;
+  }
+
+  /** Most edits (a letter added, left out, changed, or two swapped) between a mistyped command and a suggestion. */
+  static final int MAX_SUGGESTION_EDITS = 2;
+
+  /**
+   * The names within {@link #MAX_SUGGESTION_EDITS} edits of {@code word}, nearest first (at most three):
+   * the optimal string alignment distance (Levenshtein's, with a swap of two neighbouring letters as one
+   * edit; Damerau, 1964).
+   */
+  static List<String> nearest(String word, java.util.Collection<String> names) {
+    return names.stream().filter(n -> !n.equals("help"))
+        .map(n -> java.util.Map.entry(n, edits(word.toLowerCase(java.util.Locale.ROOT), n)))
+        .filter(e -> e.getValue() <= MAX_SUGGESTION_EDITS)
+        .sorted(java.util.Map.Entry.comparingByValue()).limit(3).map(java.util.Map.Entry::getKey).toList();
+  }
+
+  private static int edits(String a, String b) {
+    int[][] d = new int[a.length() + 1][b.length() + 1];
+    for (int i = 0; i <= a.length(); i++) {
+      d[i][0] = i;
+    }
+    for (int j = 0; j <= b.length(); j++) {
+      d[0][j] = j;
+    }
+    for (int i = 1; i <= a.length(); i++) {
+      for (int j = 1; j <= b.length(); j++) {
+        int cost = a.charAt(i - 1) == b.charAt(j - 1) ? 0 : 1;
+        d[i][j] = Math.min(Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1), d[i - 1][j - 1] + cost);
+        if (i > 1 && j > 1 && a.charAt(i - 1) == b.charAt(j - 2) && a.charAt(i - 2) == b.charAt(j - 1)) {
+          d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
+        }
+      }
+    }
+    return d[a.length()][b.length()];
   }
 
   /**

@@ -41,7 +41,7 @@ import picocli.CommandLine.ParameterException;
     description = {
       "Run every case of a dataset (JSON Lines, JSON, CSV, YAML; openai/evals, Inspect and promptfoo samples as they are)"
           + " on local (and remote) workers.",
-      "Exit code: 0 every case passed; 1 a case failed or errored; 2 bad usage or bad input."
+      "Exit code: 0 every case passed; 1 a case failed or errored; 2 bad usage or bad input; 130 stopped by Ctrl-C (143 by SIGTERM): what is recorded stays, and the same command resumes it."
     })
 public final class RunCommand extends RunnerCommand {
   @Mixin EvaluatorOptions evaluatorOptions;

@@ -332,8 +332,10 @@ public abstract class RunnerCommand implements Callable<Integer> {
       RunView run = coordinator.store().run(runId).orElseThrow();
       err.printf("tally: run %d: %s; %s; store %s%n", runId, Words.count(run.counters().total(), "case"),
           fleet(workerSlots, bound), db().describe());
+      // On a terminal the progress bar's line has no end yet: the message starts on a line of its own.
+      String lineFirst = !noProgress && System.console() != null ? System.lineSeparator() : "";
       Thread hook = new Thread(() -> {
-        err.printf("tally: stopped before run %d finished; what is recorded stays in %s. The same command, or"
+        err.printf(lineFirst + "tally: stopped before run %d finished; what is recorded stays in %s. The same command, or"
             + " %s, finishes it without running a recorded case again.%n", runId, db().describe(), resumeInvocation(runId));
         err.flush();
         // The scheduler first: workers that stop after it are no losses to redeliver, and their jobs stay

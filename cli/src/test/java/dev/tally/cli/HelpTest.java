@@ -131,6 +131,12 @@ class HelpTest {
     assertThat(unknown.out()).startsWith("tally: Unmatched argument at index 0: 'rnu'").contains("Commands: run, resume, ")
         .endsWith("See 'tally --help' for what each does, and 'tally help COMMAND' for its options." + System.lineSeparator());
     assertThat(unknown.out().lines()).hasSizeLessThan(6);
+    // Two letters swapped: picocli's letter pairs find nothing; one edit away is run.
+    assertThat(unknown.out()).contains("Did you mean: run or runs?");
+    assertThat(mistaken("rnu", "cases.jsonl").out()).contains("Did you mean: run or runs?");
+    assertThat(mistaken("xyzzy").out()).doesNotContain("Did you mean");
+    assertThat(Main.nearest("sevrer", java.util.List.of("server", "submit", "help"))).containsExactly("server");
+    assertThat(Main.nearest("wiat", java.util.List.of("wait", "worker", "run"))).containsExactly("wait");
 
     Help misspelt = mistaken("statu");
     assertThat(misspelt.exit()).isEqualTo(Main.EXIT_USAGE);
