@@ -91,6 +91,57 @@ final class SummaryTable {
 
   private static final com.fasterxml.jackson.databind.ObjectMapper GROUP_JSON = new com.fasterxml.jackson.databind.ObjectMapper();
 
+  /** How many of the cases that did not pass the summary names; the results file has every one. */
+  static final int NOT_PASSED_SHOWN = 10;
+  /** The longest reason printed beside such a case, in characters. */
+  static final int REASON_CHARS = 100;
+
+  /**
+   * Names the first {@value #NOT_PASSED_SHOWN} cases of an ended run that did not pass, in dataset order,
+   * each with its verdict and why (its exit code and the last line of its error output, the evaluator's
+   * message, or why it ran out of attempts); nothing if every case passed or the run was cancelled (its
+   * cases not run are not failures).
+   *
+   * @param resultsFile named as where every case's result is
+   */
+  static void printNotPassed(PrintWriter out, dev.tally.core.store.Store store, long runId, RunCounters c,
+      java.nio.file.Path resultsFile) {
+    long notPassed = c.failed() + RunReport.errored(c);
+    if (notPassed == 0 || c.cancelled() > 0) {
+      return;
+    }
+    java.util.List<dev.tally.core.store.JobView> shown = new java.util.ArrayList<>();
+    for (dev.tally.core.store.CaseQuery q : java.util.List.of(
+        new dev.tally.core.store.CaseQuery(dev.tally.core.Verdict.FAIL, null, -1, NOT_PASSED_SHOWN),
+        new dev.tally.core.store.CaseQuery(dev.tally.core.Verdict.ERROR, null, -1, NOT_PASSED_SHOWN),
+        new dev.tally.core.store.CaseQuery(null, dev.tally.core.store.JobState.FAILED, -1, NOT_PASSED_SHOWN))) {
+      store.cases(runId, q).forEach(v -> shown.add(v.job()));
+    }
+    shown.sort(java.util.Comparator.comparingInt(dev.tally.core.store.JobView::position));
+    out.printf("%nnot passed: %d of %d (%s; every case in %s)%n", notPassed, c.total(),
+        notPassed > NOT_PASSED_SHOWN ? "the first " + NOT_PASSED_SHOWN + " below" : "below", resultsFile);
+    int width = shown.stream().limit(NOT_PASSED_SHOWN).mapToInt(j -> Math.min(j.caseId().length(), 40)).max().orElse(0);
+    shown.stream().limit(NOT_PASSED_SHOWN).forEach(j -> out.printf("  %-" + width + "s  %s%n", j.caseId(), why(j)));
+    out.flush();
+  }
+
+  /** A case's verdict and reason on one line: {@code fail, exit 1: AssertionError ...}. */
+  static String why(dev.tally.core.store.JobView j) {
+    if (j.outcome() == null) {
+      return "out of attempts" + (j.failureReason() == null ? "" : ": " + lastLine(j.failureReason()));
+    }
+    dev.tally.core.Outcome o = j.outcome();
+    String verdict = o.verdict().name().toLowerCase(java.util.Locale.ROOT);
+    String said = lastLine(o.stderrTail()).isEmpty() ? lastLine(o.outputTail()) : lastLine(o.stderrTail());
+    return verdict + (o.exitCode() == null ? "" : ", exit " + o.exitCode()) + (said.isEmpty() ? "" : ": " + said);
+  }
+
+  private static String lastLine(String text) {
+    String[] lines = text.strip().split("\\R");
+    String last = lines[lines.length - 1].strip();
+    return last.length() > REASON_CHARS ? last.substring(0, REASON_CHARS - 3) + "..." : last;
+  }
+
   private static void text(PrintWriter out, String name, String value) {
     out.printf("  %-26s %s%n", name, value);
   }

@@ -98,6 +98,36 @@ class RunCommandTest {
   }
 
   @Test
+  void theSummaryNamesTheCasesThatDidNotPassAndWhyInDatasetOrder() throws Exception {
+    Path dataset = dir.resolve("mixed.jsonl");
+    List<String> lines = new java.util.ArrayList<>();
+    for (int i = 0; i < 15; i++) {
+      // c3 and c7 fail, saying why on stderr; c11 is an evaluator error (no such command); the rest pass.
+      String script = i == 3 || i == 7 ? "echo out; echo \\\"assert failed in case " + i + "\\\" >&2; exit 4"
+          : i == 11 ? "no-such-command-4b2e" : "true";
+      lines.add("{\"id\":\"c" + i + "\",\"script\":\"" + script + "\"}");
+    }
+    Files.write(dataset, lines);
+    assertThat(tally("run", dataset.toString(), "--workers=0", "--in-process=2", "--evaluator=exec", "--cmd=sh -c {script}",
+        "--out=" + dir.resolve("r.jsonl"), "--summary=" + dir.resolve("s.json"), "--no-progress", "--max-attempts=1"))
+        .as("stderr: %s", err).isEqualTo(Main.EXIT_FAILED);
+    String printed = out.toString();
+    assertThat(printed).contains("not passed: 3 of 15 (below; every case in " + dir.resolve("r.jsonl") + ")");
+    List<String> named = printed.lines().dropWhile(l -> !l.startsWith("not passed")).skip(1).toList();
+    assertThat(named).hasSize(3);
+    assertThat(named.get(0)).matches("  c3 +fail, exit 4: assert failed in case 3");
+    assertThat(named.get(1)).matches("  c7 +fail, exit 4: assert failed in case 7");
+    assertThat(named.get(2)).matches("  c11 +fail, exit 127: .*no-such-command-4b2e: not found");
+    // An evaluator's error says its message; a case out of attempts, why.
+    dev.tally.core.Outcome error = new dev.tally.core.Outcome(dev.tally.core.Verdict.ERROR, null,
+        "command not found: nosuchcmd", 3, null, null, null, "");
+    assertThat(SummaryTable.why(new dev.tally.core.store.JobView(1, 1, 0, "e", dev.tally.core.store.JobState.DONE, 1, 1, "w",
+        error, null))).isEqualTo("error: command not found: nosuchcmd");
+    assertThat(SummaryTable.why(new dev.tally.core.store.JobView(2, 1, 1, "f", dev.tally.core.store.JobState.FAILED, 3, 3, "w",
+        null, "lost 3 times: worker left"))).isEqualTo("out of attempts: lost 3 times: worker left");
+  }
+
+  @Test
   void aRunPausedByFailFastGoesOnWithTallyResumeOnceItsEnvironmentIsFixed() throws Exception {
     Path dataset = dir.resolve("many.jsonl");
     List<String> lines = new java.util.ArrayList<>();
