@@ -41,12 +41,12 @@ public final class RunsCommand extends ClientCommand {
       err.println("tally: no runs on " + client.server() + (before != null ? " before run " + before : ""));
       return Main.EXIT_PASSED;
     }
-    out.printf("%6s  %-9s  %15s  %7s  %7s  %7s  %8s  %-20s  %s%n", "RUN", "STATE", "ENDED/TOTAL", "PASSED", "FAILED",
+    out.printf("%6s  %-9s  %15s  %7s  %7s  %7s  %8s  %-24s  %s%n", "RUN", "STATE", "ENDED/TOTAL", "PASSED", "FAILED",
         "ERRORED", "ACCURACY", "CREATED", "NAME");
     for (RunObject r : page.runs()) {
       CountersObject c = r.counters();
       long ended = c.recorded() + c.jobsFailed() + c.cancelled();
-      out.printf("%6d  %-9s  %15s  %7d  %7d  %7d  %8s  %-20s  %s%n", r.id(), r.state(), ended + "/" + r.total(), c.passed(),
+      out.printf("%6d  %-9s  %15s  %7d  %7d  %7d  %8s  %-24s  %s%n", r.id(), r.state(), ended + "/" + r.total(), c.passed(),
           c.failed(), c.errored(), dev.tally.core.stats.EstimateText.percentOnly(r.accuracy()), r.createdAt(), r.name());
     }
     if (page.next() != null) {

@@ -232,10 +232,19 @@ public final class ServerCommand implements java.util.concurrent.Callable<Intege
     if (local != null) {
       local.stop(SERVER_STOPPING);
     }
+    long unfinished = -1; // unknown: the store could not say
+    try {
+      unfinished = coordinator.store().runs().stream().filter(r -> !r.ended()).count();
+    } catch (dev.tally.core.store.StoreException e) {
+      // said as "unfinished runs" below
+    }
     server.close();
-    err.printf("tally server: stopped%s; unfinished runs stay in %s, and the next tally server on it resumes them%n",
+    err.printf("tally server: stopped%s; %s%n",
         left == 0 ? ", every result in flight recorded" : " with " + Words.count(left, "case") + " still leased (run again by the next server)",
-        db.describe());
+        unfinished == 0 ? "no run is unfinished in " + db.describe()
+            : (unfinished < 0 ? "unfinished runs" : Words.count(unfinished, "unfinished run")) + (unfinished == 1 ? " stays in " : " stay in ")
+                + db.describe()
+                + ", and the next tally server on it resumes " + (unfinished == 1 ? "it" : "them"));
     return exit;
   }
 

@@ -172,7 +172,7 @@ class ServerProcessTest {
       assertThat(server.waitFor(90)).as(server.output()).isZero();
       assertThat(server.output())
           .contains("tally server: SIGTERM: stopping; leasing nothing more")
-          .contains("every result in flight recorded");
+          .contains("every result in flight recorded; 1 unfinished run stays in " + db + ", and the next tally server on it resumes it");
     }
     try (SqliteStore store = SqliteStore.openExisting(db)) {
       // Every case that had started when the signal came was recorded; nothing is left leased, and the rest
