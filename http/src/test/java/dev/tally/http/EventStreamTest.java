@@ -76,11 +76,7 @@ class EventStreamTest {
   void aRunThatStartsAndEndsBetweenTwoLooksIsStillSentEnded() throws Exception {
     // The publisher's own period never comes in this test: it looks only when the test says.
     try (TestApi t = TestApi.start(dir, ApiServer.Settings.builder().eventPeriodMillis(3_600_000), null)) {
-      HttpResponse<InputStream> stream = t.client.send(t.request(ApiServer.BASE + "/events").header("Accept", "text/event-stream").GET().build(),
-          HttpResponse.BodyHandlers.ofInputStream());
-      assertThat(stream.statusCode()).isEqualTo(200);
-      await().atMost(10, TimeUnit.SECONDS).until(() -> t.api.eventClients() == 1);
-      t.api.publishEventsNow(); // a look with no run at all
+      HttpResponse<InputStream> stream = listenAndLookOnce(t); // a look with no run at all
 
       // A client that read this run while it was running (GET /runs/{id}) waits for its end.
       t.withWorker(2);
@@ -122,11 +118,7 @@ class EventStreamTest {
   @Timeout(value = 120, threadMode = Timeout.ThreadMode.SEPARATE_THREAD) // a missing event leaves the read waiting
   void aRunWhoseErrorsAreRetriedQuicklyIsSentEndedAgain() throws Exception {
     try (TestApi t = TestApi.start(dir, ApiServer.Settings.builder().eventPeriodMillis(3_600_000), null)) {
-      HttpResponse<InputStream> stream = t.client.send(t.request(ApiServer.BASE + "/events").header("Accept", "text/event-stream").GET().build(),
-          HttpResponse.BodyHandlers.ofInputStream());
-      assertThat(stream.statusCode()).isEqualTo(200);
-      await().atMost(10, TimeUnit.SECONDS).until(() -> t.api.eventClients() == 1);
-      t.api.publishEventsNow();
+      HttpResponse<InputStream> stream = listenAndLookOnce(t);
       t.withWorker(2);
       // An evaluator no worker knows, one attempt per case: every case fails at once (out of attempts).
       List<dev.tally.core.CaseRecord> cases = List.of(new dev.tally.core.CaseRecord(0, "e0", "{\"id\":\"e0\"}"),
@@ -151,6 +143,16 @@ class EventStreamTest {
         assertThat(again.get("finishedAt").asText()).isNotEqualTo(first.get("finishedAt").asText());
       }
     }
+  }
+
+  /** Opens the event stream as a client, waits until the server counts it, and has the publisher look once. */
+  private static HttpResponse<InputStream> listenAndLookOnce(TestApi t) throws Exception {
+    HttpResponse<InputStream> stream = t.client.send(t.request(ApiServer.BASE + "/events").header("Accept", "text/event-stream").GET().build(),
+        HttpResponse.BodyHandlers.ofInputStream());
+    assertThat(stream.statusCode()).isEqualTo(200);
+    await().atMost(10, TimeUnit.SECONDS).until(() -> t.api.eventClients() == 1);
+    t.api.publishEventsNow();
+    return stream;
   }
 
   /** The next {@code event: run}'s object on the stream. */

@@ -65,7 +65,7 @@ class HtmlReportBrowserTest {
     browser.waiting().until(d -> browser.all("#case-table tbody tr.case").size() == 5);
 
     assertThat(browser.text("#accuracy")).isEqualTo("25.0% (95% CI 4.6-69.9%, Wilson, n=4)");
-    assertThat(browser.text("#mean-score")).isEqualTo("0.625 (SE 0.375, 95% CI -4.140 to 5.390, Student's t, n=2)");
+    assertThat(browser.text("#mean-score")).isEqualTo("0.625 (SE 0.375, 95% CI -4.140 to 5.390, Student's t, n=2 scored)");
     assertThat(browser.text("#count-errored")).isEqualTo("2");
     assertThat(browser.text("#page-info")).isEqualTo("1-5 of 5 cases");
     assertThat(browser.texts("#case-table tbody tr.case td:nth-child(2)")).containsExactly("pass", "fail", "error", "error", "cancelled");

@@ -127,7 +127,7 @@ class ReportsTest {
     String page = Files.readString(html);
     assertThat(page).contains("<title>Tally run 7</title>")
         .contains("25.0% (95% CI 4.6-69.9%, Wilson, n=4)")
-        .contains("0.625 (SE 0.375, 95% CI -4.140 to 5.390, Student&#39;s t, n=2)")
+        .contains("0.625 (SE 0.375, 95% CI -4.140 to 5.390, Student&#39;s t, n=2 scored)")
         .doesNotContain("<script src").doesNotContain("<link");
     // Only the page's own two script elements end: no case text closes one.
     assertThat(page.split("</script>", -1)).hasSize(3);

@@ -27,18 +27,19 @@ public final class EstimateText {
   }
 
   /**
-   * A mean: {@code 0.860 (SE 0.020, 95% CI 0.821 to 0.899, Student's t, n=300)}; a mean of one score has no
-   * interval: {@code 0.860 (n=1)}; {@code -} for none. "to", not a hyphen, because a t interval's low end
+   * A mean: {@code 0.860 (SE 0.020, 95% CI 0.821 to 0.899, Student's t, n=300 scored)}; a mean of one score
+   * has no interval: {@code 0.860 (n=1 scored)}; {@code -} for none. "to", not a hyphen, because a t interval's low end
    * may be negative ({@code -4.140 to 5.390} reads as it should; {@code -4.140-5.390} does not).
    */
   public static String mean(Estimate e) {
     if (e == null) {
       return "-";
     }
+    // "scored": a mean is over the cases that reported a score, often fewer than the run's (accuracy's n).
     if (e.standardError() == null) {
-      return String.format(Locale.ROOT, "%.3f (n=%d)", e.value(), e.n());
+      return String.format(Locale.ROOT, "%.3f (n=%d scored)", e.value(), e.n());
     }
-    return String.format(Locale.ROOT, "%.3f (SE %.3f, %s %.3f to %.3f, %s, n=%d)", e.value(), e.standardError(), level(e),
+    return String.format(Locale.ROOT, "%.3f (SE %.3f, %s %.3f to %.3f, %s, n=%d scored)", e.value(), e.standardError(), level(e),
         e.low(), e.high(), methodName(e), e.n());
   }
 
