@@ -65,7 +65,24 @@ final class RunWait {
       }
     }
     print(run, out);
+    printNotPassed(client, run, out);
     return Main.exitCodeOf(run.counters().passed(), run.total());
+  }
+
+  /** Names the cases of the ended run that did not pass, as {@code tally run}'s summary does ({@link SummaryTable}). */
+  private static void printNotPassed(ApiClient client, RunObject run, PrintWriter out)
+      throws ApiClient.Refused, ApiClient.Unreachable, IOException, InterruptedException {
+    RunCounters c = counters(run);
+    if (c.failed() + dev.tally.coordinator.report.RunReport.errored(c) == 0 || c.cancelled() > 0) {
+      return;
+    }
+    java.util.List<SummaryTable.NotPassed> found = new java.util.ArrayList<>();
+    for (String page : SummaryTable.NOT_PASSED_PAGES) {
+      String path = ApiServer.BASE + "/runs/" + run.id() + "/cases?" + page + "&limit=" + SummaryTable.NOT_PASSED_SHOWN;
+      ApiClient.requireOk(client.send(ApiClient.Request.get(path), "listing run " + run.id() + "'s cases", ""))
+          .json(dev.tally.http.dto.CaseList.class).cases().forEach(x -> found.add(SummaryTable.NotPassed.of(x)));
+    }
+    SummaryTable.printNotPassed(out, c, SummaryTable.firstInOrder(found), "'tally results " + run.id() + "'");
   }
 
   /** Whether the wait is over: the run finished, was cancelled, or is paused (it goes on only when resumed). */

@@ -405,7 +405,8 @@ public abstract class RunnerCommand implements Callable<Integer> {
     if (groups != null) {
       SummaryTable.printGroups(spec.commandLine().getOut(), groups);
     }
-    SummaryTable.printNotPassed(spec.commandLine().getOut(), coordinator.store(), runId, counters, out);
+    SummaryTable.printNotPassed(spec.commandLine().getOut(), counters, SummaryTable.notPassed(coordinator.store(), runId),
+        out.toString());
     err.printf("tally: results in %s, summary in %s%s%n", out, summary, written.isEmpty() ? "" : "; reports " + written.stream()
         .map(Path::toString).collect(java.util.stream.Collectors.joining(", ")));
     if (pausedReason != null) {

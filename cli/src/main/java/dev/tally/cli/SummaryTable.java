@@ -97,43 +97,77 @@ final class SummaryTable {
   static final int REASON_CHARS = 100;
 
   /**
-   * Names the first {@value #NOT_PASSED_SHOWN} cases of an ended run that did not pass, in dataset order,
-   * each with its verdict and why (its exit code and the last line of its error output, the evaluator's
-   * message, or why it ran out of attempts); nothing if every case passed or the run was cancelled (its
-   * cases not run are not failures).
+   * A case that did not pass, as the summary names it.
    *
-   * @param resultsFile named as where every case's result is
+   * @param position its 0-based place in the dataset (the order they are named in)
+   * @param why its verdict and why, on one line ({@link #why})
    */
-  static void printNotPassed(PrintWriter out, dev.tally.core.store.Store store, long runId, RunCounters c,
-      java.nio.file.Path resultsFile) {
-    long notPassed = c.failed() + RunReport.errored(c);
-    if (notPassed == 0 || c.cancelled() > 0) {
-      return;
+  record NotPassed(int position, String caseId, String why) {
+    static NotPassed of(dev.tally.core.store.JobView j) {
+      dev.tally.core.Outcome o = j.outcome();
+      return o == null ? new NotPassed(j.position(), j.caseId(), SummaryTable.why(null, null, "", "", j.failureReason()))
+          : new NotPassed(j.position(), j.caseId(), SummaryTable.why(o.verdict().name().toLowerCase(java.util.Locale.ROOT), o.exitCode(),
+              o.stderrTail(), o.outputTail(), null));
     }
-    java.util.List<dev.tally.core.store.JobView> shown = new java.util.ArrayList<>();
+
+    static NotPassed of(dev.tally.http.dto.CaseObject c) {
+      return new NotPassed(c.position(), c.id(), SummaryTable.why(c.verdict(), c.exitCode(), c.stderr(), c.output(), c.failureReason()));
+    }
+  }
+
+  /**
+   * The cases of run {@code runId} that did not pass, the first {@value #NOT_PASSED_SHOWN} in dataset order:
+   * failed, errored, and out of attempts (three pages of the store's cases).
+   */
+  static java.util.List<NotPassed> notPassed(dev.tally.core.store.Store store, long runId) {
+    java.util.List<NotPassed> shown = new java.util.ArrayList<>();
     for (dev.tally.core.store.CaseQuery q : java.util.List.of(
         new dev.tally.core.store.CaseQuery(dev.tally.core.Verdict.FAIL, null, -1, NOT_PASSED_SHOWN),
         new dev.tally.core.store.CaseQuery(dev.tally.core.Verdict.ERROR, null, -1, NOT_PASSED_SHOWN),
         new dev.tally.core.store.CaseQuery(null, dev.tally.core.store.JobState.FAILED, -1, NOT_PASSED_SHOWN))) {
-      store.cases(runId, q).forEach(v -> shown.add(v.job()));
+      store.cases(runId, q).forEach(v -> shown.add(NotPassed.of(v.job())));
     }
-    shown.sort(java.util.Comparator.comparingInt(dev.tally.core.store.JobView::position));
+    return firstInOrder(shown);
+  }
+
+  /** The query strings of the API's case pages that {@link #notPassed} reads from a store. */
+  static final java.util.List<String> NOT_PASSED_PAGES = java.util.List.of("verdict=fail", "verdict=error", "state=failed");
+
+  /** The first {@value #NOT_PASSED_SHOWN} of {@code cases} in dataset order. */
+  static java.util.List<NotPassed> firstInOrder(java.util.List<NotPassed> cases) {
+    return cases.stream().sorted(java.util.Comparator.comparingInt(NotPassed::position)).limit(NOT_PASSED_SHOWN).toList();
+  }
+
+  /**
+   * Names the cases of an ended run that did not pass ({@code shown}: {@link #notPassed}), each with its
+   * verdict and why; nothing if every case passed or the run was cancelled (its cases not run are not
+   * failures).
+   *
+   * @param where where every case's result is (a results file, a command that prints them)
+   */
+  static void printNotPassed(PrintWriter out, RunCounters c, java.util.List<NotPassed> shown, String where) {
+    long notPassed = c.failed() + RunReport.errored(c);
+    if (notPassed == 0 || c.cancelled() > 0 || shown.isEmpty()) {
+      return;
+    }
     out.printf("%nnot passed: %d of %d (%s; every case in %s)%n", notPassed, c.total(),
-        notPassed > NOT_PASSED_SHOWN ? "the first " + NOT_PASSED_SHOWN + " below" : "below", resultsFile);
-    int width = shown.stream().limit(NOT_PASSED_SHOWN).mapToInt(j -> Math.min(j.caseId().length(), 40)).max().orElse(0);
-    shown.stream().limit(NOT_PASSED_SHOWN).forEach(j -> out.printf("  %-" + width + "s  %s%n", j.caseId(), why(j)));
+        notPassed > shown.size() ? "the first " + shown.size() + " below" : "below", where);
+    int width = shown.stream().mapToInt(n -> Math.min(n.caseId().length(), 40)).max().orElse(0);
+    shown.forEach(n -> out.printf("  %-" + width + "s  %s%n", n.caseId(), n.why()));
     out.flush();
   }
 
-  /** A case's verdict and reason on one line: {@code fail, exit 1: AssertionError ...}. */
-  static String why(dev.tally.core.store.JobView j) {
-    if (j.outcome() == null) {
-      return "out of attempts" + (j.failureReason() == null ? "" : ": " + lastLine(j.failureReason()));
+  /**
+   * A case's verdict and reason on one line: {@code fail, exit 1: AssertionError ...}: the verdict, the exit
+   * code, and the last line of its error output (else of its output: an evaluator's message is there); or,
+   * for a case with no verdict ({@code verdict} null), why it ran out of attempts.
+   */
+  static String why(String verdict, Integer exitCode, String stderr, String output, String failureReason) {
+    if (verdict == null) {
+      return "out of attempts" + (failureReason == null ? "" : ": " + lastLine(failureReason));
     }
-    dev.tally.core.Outcome o = j.outcome();
-    String verdict = o.verdict().name().toLowerCase(java.util.Locale.ROOT);
-    String said = lastLine(o.stderrTail()).isEmpty() ? lastLine(o.outputTail()) : lastLine(o.stderrTail());
-    return verdict + (o.exitCode() == null ? "" : ", exit " + o.exitCode()) + (said.isEmpty() ? "" : ": " + said);
+    String said = lastLine(stderr == null ? "" : stderr).isEmpty() ? lastLine(output == null ? "" : output) : lastLine(stderr);
+    return verdict + (exitCode == null ? "" : ", exit " + exitCode) + (said.isEmpty() ? "" : ": " + said);
   }
 
   private static String lastLine(String text) {

@@ -121,10 +121,10 @@ class RunCommandTest {
     // An evaluator's error says its message; a case out of attempts, why.
     dev.tally.core.Outcome error = new dev.tally.core.Outcome(dev.tally.core.Verdict.ERROR, null,
         "command not found: nosuchcmd", 3, null, null, null, "");
-    assertThat(SummaryTable.why(new dev.tally.core.store.JobView(1, 1, 0, "e", dev.tally.core.store.JobState.DONE, 1, 1, "w",
-        error, null))).isEqualTo("error: command not found: nosuchcmd");
-    assertThat(SummaryTable.why(new dev.tally.core.store.JobView(2, 1, 1, "f", dev.tally.core.store.JobState.FAILED, 3, 3, "w",
-        null, "lost 3 times: worker left"))).isEqualTo("out of attempts: lost 3 times: worker left");
+    assertThat(SummaryTable.NotPassed.of(new dev.tally.core.store.JobView(1, 1, 0, "e", dev.tally.core.store.JobState.DONE, 1, 1, "w",
+        error, null)).why()).isEqualTo("error: command not found: nosuchcmd");
+    assertThat(SummaryTable.NotPassed.of(new dev.tally.core.store.JobView(2, 1, 1, "f", dev.tally.core.store.JobState.FAILED, 3, 3, "w",
+        null, "lost 3 times: worker left")).why()).isEqualTo("out of attempts: lost 3 times: worker left");
   }
 
   @Test
