@@ -85,6 +85,36 @@ class LauncherInterruptTest {
     assertThat(clone.resolve("cli/target/launcher.finished")).exists();
   }
 
+  @Test
+  void aTermToTheLauncherAloneStopsItsMavenBuildAtOnce() throws Exception {
+    Path clone = Files.createDirectories(dir.resolve("clone"));
+    Files.copy(Path.of("..", "tally"), clone.resolve("tally"));
+    Path marks = Files.createDirectories(dir.resolve("marks"));
+    // A build that would take a minute (a first one downloads its dependencies): its pid is left as a mark.
+    executable(clone.resolve("mvnw"), "#!/bin/sh\necho $$ > '" + marks + "/maven'\nexec sleep 60\n");
+    Path javaHome = dir.resolve("jdk");
+    executable(Files.createDirectories(javaHome.resolve("bin")).resolve("java"), "#!/bin/sh\nexit 0\n");
+    ProcessBuilder launch = new ProcessBuilder("bash", clone.resolve("tally").toString(), "--version")
+        .directory(clone.toFile()).redirectErrorStream(true).redirectOutput(dir.resolve("launcher.out").toFile());
+    launch.environment().put("JAVA_HOME", javaHome.toString());
+    Process launcher = launch.start();
+    long maven;
+    try {
+      await("the build").atMost(Duration.ofSeconds(30)).until(() -> Files.exists(marks.resolve("maven"))
+          && !Files.readString(marks.resolve("maven")).isBlank());
+      maven = Long.parseLong(Files.readString(marks.resolve("maven")).trim());
+      launcher.destroy(); // SIGTERM to the launcher's own pid, not its group
+      assertThat(launcher.waitFor(10, TimeUnit.SECONDS)).as("the launcher stopped within 10 s, not after the build").isTrue();
+    } finally {
+      launcher.destroyForcibly();
+    }
+    String said = Files.readString(dir.resolve("launcher.out"));
+    assertThat(launcher.exitValue()).as(said).isEqualTo(143);
+    assertThat(said).contains("interrupted while building");
+    await("the build stopped").atMost(Duration.ofSeconds(10))
+        .until(() -> ProcessHandle.of(maven).map(h -> !h.isAlive()).orElse(true));
+  }
+
   private static void executable(Path file, String text) throws Exception {
     Files.writeString(file, text);
     Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rwxr-xr-x"));
