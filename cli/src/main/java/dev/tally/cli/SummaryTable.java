@@ -170,10 +170,20 @@ final class SummaryTable {
     return verdict + (exitCode == null ? "" : ", exit " + exitCode) + (said.isEmpty() ? "" : ": " + said);
   }
 
-  private static String lastLine(String text) {
+  /**
+   * The last line of {@code text} as a terminal may show it: control characters (an escape sequence that
+   * would recolour or retitle the terminal, a bell, a backspace) become {@code ?}, and it is cut to {@link
+   * #REASON_CHARS}.
+   */
+  static String lastLine(String text) {
     String[] lines = text.strip().split("\\R");
-    String last = lines[lines.length - 1].strip();
-    return last.length() > REASON_CHARS ? last.substring(0, REASON_CHARS - 3) + "..." : last;
+    StringBuilder last = new StringBuilder(lines[lines.length - 1].strip());
+    for (int i = 0; i < last.length(); i++) {
+      if (Character.isISOControl(last.charAt(i))) {
+        last.setCharAt(i, '?');
+      }
+    }
+    return last.length() > REASON_CHARS ? last.substring(0, REASON_CHARS - 3) + "..." : last.toString();
   }
 
   private static void text(PrintWriter out, String name, String value) {
