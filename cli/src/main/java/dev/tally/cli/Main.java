@@ -150,15 +150,19 @@ public final class Main {
   static int usageError(CommandLine.ParameterException e, String[] args) {
     CommandLine command = e.getCommandLine();
     java.io.PrintWriter err = command.getErr();
-    err.println("tally: " + e.getMessage());
-    boolean suggested = CommandLine.UnmatchedArgumentException.printSuggestions(e, err);
-    if (!suggested && command.getParent() == null && e instanceof CommandLine.UnmatchedArgumentException u
+    // The message quotes what was typed: shown as a terminal may show it, and cut.
+    err.println("tally: " + TerminalText.safe(e.getMessage(), MAX_ERROR_CHARS));
+    List<String> near = List.of();
+    if (command.getParent() == null && e instanceof CommandLine.UnmatchedArgumentException u
         && !u.getUnmatched().isEmpty() && !u.getUnmatched().get(0).startsWith("-")) {
-      // picocli compares letter pairs, and finds nothing like "rnu" for "run": a word a letter or two off.
-      List<String> near = nearest(u.getUnmatched().get(0), command.getSubcommands().keySet());
-      if (!near.isEmpty()) {
-        err.println("Did you mean: " + String.join(" or ", near) + "?");
-      }
+      // A command a letter or two off ("rnu", "wiat"): picocli compares letter pairs, and finds nothing like
+      // "rnu" for "run", or other commands before "wait" for "wiat".
+      near = nearest(u.getUnmatched().get(0), command.getSubcommands().keySet());
+    }
+    if (!near.isEmpty()) {
+      err.println("Did you mean: " + String.join(" or ", near) + "?");
+    } else {
+      CommandLine.UnmatchedArgumentException.printSuggestions(e, err);
     }
     if (command.getParent() == null) {
       err.println("Commands: " + command.getSubcommands().keySet().stream().filter(name -> !name.equals("help"))
@@ -170,6 +174,9 @@ public final class Main {
     err.flush();
     return EXIT_USAGE;
   }
+
+  /** The longest error message printed for a command line, in characters (it may quote a long argument). */
+  static final int MAX_ERROR_CHARS = 500;
 
   /** Most edits (a letter added, left out, changed, or two swapped) between a mistyped command and a suggestion. */
   static final int MAX_SUGGESTION_EDITS = 2;

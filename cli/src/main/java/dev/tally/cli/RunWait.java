@@ -65,24 +65,39 @@ final class RunWait {
       }
     }
     print(run, out);
-    printNotPassed(client, run, out);
+    printNotPassed(client, run, out, err);
     return Main.exitCodeOf(run.counters().passed(), run.total());
   }
 
-  /** Names the cases of the ended run that did not pass, as {@code tally run}'s summary does ({@link SummaryTable}). */
-  private static void printNotPassed(ApiClient client, RunObject run, PrintWriter out)
-      throws ApiClient.Refused, ApiClient.Unreachable, IOException, InterruptedException {
+  /** How long the list of the cases that did not pass may take: extra lines, after the run's result is known. */
+  static final Duration NOT_PASSED_TIMEOUT = Duration.ofSeconds(5);
+
+  /**
+   * Names the cases of the ended run that did not pass, as {@code tally run}'s summary does ({@link
+   * SummaryTable}): one try of each page, within {@link #NOT_PASSED_TIMEOUT}; a server that cannot say
+   * costs a line, not the wait's result.
+   */
+  private static void printNotPassed(ApiClient client, RunObject run, PrintWriter out, PrintWriter err)
+      throws InterruptedException {
     RunCounters c = counters(run);
-    if (c.failed() + dev.tally.coordinator.report.RunReport.errored(c) == 0 || c.cancelled() > 0) {
+    if (c.failed() + dev.tally.coordinator.report.RunReport.errored(c) == 0) {
       return;
     }
+    ApiClient once = client.once(NOT_PASSED_TIMEOUT);
     java.util.List<SummaryTable.NotPassed> found = new java.util.ArrayList<>();
-    for (String page : SummaryTable.NOT_PASSED_PAGES) {
-      String path = ApiServer.BASE + "/runs/" + run.id() + "/cases?" + page + "&limit=" + SummaryTable.NOT_PASSED_SHOWN;
-      ApiClient.requireOk(client.send(ApiClient.Request.get(path), "listing run " + run.id() + "'s cases", ""))
-          .json(dev.tally.http.dto.CaseList.class).cases().forEach(x -> found.add(SummaryTable.NotPassed.of(x)));
+    try {
+      for (String page : SummaryTable.NOT_PASSED_PAGES) {
+        String path = ApiServer.BASE + "/runs/" + run.id() + "/cases?" + page + "&limit=" + SummaryTable.NOT_PASSED_SHOWN;
+        ApiClient.requireOk(once.send(ApiClient.Request.get(path), "listing run " + run.id() + "'s cases", ""))
+            .json(dev.tally.http.dto.CaseList.class).cases().forEach(x -> found.add(SummaryTable.NotPassed.of(x)));
+      }
+    } catch (ApiClient.Refused | ApiClient.Unreachable | IOException e) {
+      err.println("tally: cannot list the cases that did not pass: " + e.getMessage());
+      return;
     }
-    SummaryTable.printNotPassed(out, c, SummaryTable.firstInOrder(found), "'tally results " + run.id() + "'");
+    String where = "finished".equals(run.state()) ? "'tally results " + run.id() + "'"
+        : "'tally results " + run.id() + "' once the run finishes";
+    SummaryTable.printNotPassed(out, c, SummaryTable.firstInOrder(found), where);
   }
 
   /** Whether the wait is over: the run finished, was cancelled, or is paused (it goes on only when resumed). */

@@ -147,15 +147,25 @@ final class SummaryTable {
    */
   static void printNotPassed(PrintWriter out, RunCounters c, java.util.List<NotPassed> shown, String where) {
     long notPassed = c.failed() + RunReport.errored(c);
-    if (notPassed == 0 || c.cancelled() > 0 || shown.isEmpty()) {
+    if (notPassed == 0 || shown.isEmpty()) {
       return;
     }
-    out.printf("%nnot passed: %d of %d (%s; every case in %s)%n", notPassed, c.total(),
+    long ended = c.recorded() + c.jobsFailed();
+    long notEnded = c.total() - ended - c.cancelled();
+    out.printf("%nnot passed: %d of %d ended%s%s (%s; every case in %s)%n", notPassed, ended,
+        c.cancelled() > 0 ? ", " + c.cancelled() + " cancelled" : "", notEnded > 0 ? ", " + notEnded + " not run" : "",
         notPassed > shown.size() ? "the first " + shown.size() + " below" : "below", where);
-    int width = shown.stream().mapToInt(n -> Math.min(n.caseId().length(), 40)).max().orElse(0);
-    shown.forEach(n -> out.printf("  %-" + width + "s  %s%n", n.caseId(), n.why()));
+    java.util.List<String> ids = shown.stream().map(n -> TerminalText.safe(n.caseId(), ID_CHARS)).toList();
+    int width = ids.stream().mapToInt(id -> id.codePointCount(0, id.length())).max().orElse(0);
+    for (int i = 0; i < shown.size(); i++) {
+      String id = ids.get(i);
+      out.println("  " + id + " ".repeat(width - id.codePointCount(0, id.length())) + "  " + shown.get(i).why());
+    }
     out.flush();
   }
+
+  /** The longest case id printed in the list, in characters; a longer one is cut. */
+  static final int ID_CHARS = 60;
 
   /**
    * A case's verdict and reason on one line: {@code fail, exit 1: AssertionError ...}: the verdict, the exit
@@ -170,21 +180,12 @@ final class SummaryTable {
     return verdict + (exitCode == null ? "" : ", exit " + exitCode) + (said.isEmpty() ? "" : ": " + said);
   }
 
-  /**
-   * The last line of {@code text} as a terminal may show it: control characters (an escape sequence that
-   * would recolour or retitle the terminal, a bell, a backspace) become {@code ?}, and it is cut to {@link
-   * #REASON_CHARS}.
-   */
+  /** The last line of {@code text}, as {@link TerminalText#safe} shows it within {@link #REASON_CHARS}. */
   static String lastLine(String text) {
     String[] lines = text.strip().split("\\R");
-    StringBuilder last = new StringBuilder(lines[lines.length - 1].strip());
-    for (int i = 0; i < last.length(); i++) {
-      if (Character.isISOControl(last.charAt(i))) {
-        last.setCharAt(i, '?');
-      }
-    }
-    return last.length() > REASON_CHARS ? last.substring(0, REASON_CHARS - 3) + "..." : last.toString();
+    return TerminalText.safe(lines[lines.length - 1].strip(), REASON_CHARS);
   }
+
 
   private static void text(PrintWriter out, String name, String value) {
     out.printf("  %-26s %s%n", name, value);

@@ -233,7 +233,7 @@ class ClientCommandsTest {
     assertThat(waited.exit()).isEqualTo(Main.EXIT_FAILED);
     assertThat(waited.out()).contains("1 passed, 1 failed");
     // The case that failed is named, as tally run's summary names it.
-    assertThat(waited.out()).contains("not passed: 1 of 2 (below; every case in 'tally results " + runId + "')")
+    assertThat(waited.out()).as(waited.err()).contains("not passed: 1 of 2 ended (below; every case in 'tally results " + runId + "')")
         .containsPattern("\\n  bad  fail, exit 1\\R");
     assertThat(server.coordinator().store().run(Long.parseLong(runId)).orElseThrow().spec().limits().maxAttempts()).isEqualTo(2);
   }

@@ -137,10 +137,13 @@ class HelpTest {
     assertThat(mistaken("xyzzy").out()).doesNotContain("Did you mean");
     assertThat(Main.nearest("sevrer", java.util.List.of("server", "submit", "help"))).containsExactly("server");
     assertThat(Main.nearest("wiat", java.util.List.of("wait", "worker", "run"))).containsExactly("wait");
+    // Ours comes first where picocli would guess other commands; what was typed is shown without its escapes.
+    assertThat(mistaken("wiat").out()).contains("Did you mean: wait?").doesNotContain("Did you mean: tally status");
+    assertThat(mistaken("\u001b[31mrun").out()).contains("'?[31mrun'").doesNotContain("\u001b");
 
     Help misspelt = mistaken("statu");
     assertThat(misspelt.exit()).isEqualTo(Main.EXIT_USAGE);
-    assertThat(misspelt.out()).contains("Did you mean", "tally status", "Commands: run, ");
+    assertThat(misspelt.out()).contains("Did you mean: status?", "Commands: run, ");
     assertThat(misspelt.out().lines()).hasSizeLessThan(8);
   }
 

@@ -112,7 +112,7 @@ class RunCommandTest {
         "--out=" + dir.resolve("r.jsonl"), "--summary=" + dir.resolve("s.json"), "--no-progress", "--max-attempts=1"))
         .as("stderr: %s", err).isEqualTo(Main.EXIT_FAILED);
     String printed = out.toString();
-    assertThat(printed).contains("not passed: 3 of 15 (below; every case in " + dir.resolve("r.jsonl") + ")");
+    assertThat(printed).contains("not passed: 3 of 15 ended (below; every case in " + dir.resolve("r.jsonl") + ")");
     List<String> named = printed.lines().dropWhile(l -> !l.startsWith("not passed")).skip(1).toList();
     assertThat(named).hasSize(3);
     assertThat(named.get(0)).matches("  c3 +fail, exit 4: assert failed in case 3");
@@ -129,6 +129,11 @@ class RunCommandTest {
     assertThat(SummaryTable.lastLine("first\n\u001b[31mred\u001b[0m \u0007done\n")).isEqualTo("?[31mred?[0m ?done");
     assertThat(SummaryTable.lastLine("x".repeat(500))).hasSize(SummaryTable.REASON_CHARS).endsWith("...");
     assertThat(SummaryTable.lastLine(" \n ")).isEmpty();
+    // Cut between characters, never inside one; C1 controls and invisible format characters shown as '?'.
+    assertThat(TerminalText.safe("a".repeat(96) + "\uD83D\uDE00\uD83D\uDE00\uD83D\uDE00\uD83D\uDE00\uD83D\uDE00", 100))
+        .isEqualTo("a".repeat(96) + "\uD83D\uDE00...");
+    assertThat(TerminalText.safe("\uD83D\uDE00ok", 3)).isEqualTo("\uD83D\uDE00ok");
+    assertThat(TerminalText.safe("c1\u009bx bidi\u202eabc zw\u200b", 100)).isEqualTo("c1?x bidi?abc zw?");
   }
 
   @Test

@@ -157,6 +157,16 @@ public final class ApiClient {
     this(settings, err, Clock.systemUTC());
   }
 
+  /**
+   * A client of the server this one uses now that tries once, within {@code timeout} (or this client's own
+   * request timeout, if shorter): for what is worth a moment but not a wait, such as the extra lines after a
+   * run's result.
+   */
+  public ApiClient once(Duration timeout) {
+    Duration bound = timeout.compareTo(settings.requestTimeout()) < 0 ? timeout : settings.requestTimeout();
+    return new ApiClient(new Settings(current, settings.token(), settings.trust(), 0, settings.retryFor(), bound), err, clock);
+  }
+
   /** A client reading {@code Retry-After} dates against {@code clock}; for tests. */
   ApiClient(Settings settings, PrintWriter err, Clock clock) {
     this.settings = Objects.requireNonNull(settings, "settings");

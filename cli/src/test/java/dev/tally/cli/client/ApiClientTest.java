@@ -54,6 +54,23 @@ class ApiClientTest {
   }
 
   @Test
+  void aClientThatTriesOnceDoesNotRetryAndWaitsNoLongerThanItsTimeout() throws Exception {
+    try (ScriptedServer server = new ScriptedServer(List.of(Answer.problem(503, "about:blank", "restarting", Map.of()),
+        new Answer(200, Map.of(), "{}")))) {
+      ApiClient once = client(server.url(), 5).once(Duration.ofSeconds(2));
+      assertThatThrownBy(() -> once.send(ApiClient.Request.get("/api/v1/runs"), "listing", "")).isInstanceOf(ApiClient.Unreachable.class);
+      assertThat(server.received).as("no retry").hasSize(1);
+    }
+    // A server that accepts and never answers: given up after the short timeout, not the client's 20 s.
+    try (java.net.ServerSocket silent = new java.net.ServerSocket(0, 5, java.net.InetAddress.getLoopbackAddress())) {
+      ApiClient once = client(URI.create("http://127.0.0.1:" + silent.getLocalPort()), 5).once(Duration.ofSeconds(2));
+      long began = System.nanoTime();
+      assertThatThrownBy(() -> once.send(ApiClient.Request.get("/api/v1/runs"), "listing", "")).isInstanceOf(ApiClient.Unreachable.class);
+      assertThat(Duration.ofNanos(System.nanoTime() - began)).isLessThan(Duration.ofSeconds(10));
+    }
+  }
+
+  @Test
   void aKeyInUseIsRetriedNoSoonerThanItsRetryAfter() throws Exception {
     try (ScriptedServer server = new ScriptedServer(List.of(
         Answer.problem(409, ProblemType.KEY_IN_USE.uri(), "still streaming", Map.of("Retry-After", "2")),
