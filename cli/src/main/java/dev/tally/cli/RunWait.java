@@ -86,8 +86,8 @@ final class RunWait {
     ApiClient once = client.once(NOT_PASSED_TIMEOUT);
     java.util.List<SummaryTable.NotPassed> found = new java.util.ArrayList<>();
     try {
-      for (String page : SummaryTable.NOT_PASSED_PAGES) {
-        String path = ApiServer.BASE + "/runs/" + run.id() + "/cases?" + page + "&limit=" + SummaryTable.NOT_PASSED_SHOWN;
+      for (SummaryTable.NotPassedPage page : SummaryTable.NotPassedPage.values()) {
+        String path = ApiServer.BASE + "/runs/" + run.id() + "/cases?" + page.apiQuery();
         ApiClient.requireOk(once.send(ApiClient.Request.get(path), "listing run " + run.id() + "'s cases", ""))
             .json(dev.tally.http.dto.CaseList.class).cases().forEach(x -> found.add(SummaryTable.NotPassed.of(x)));
       }

@@ -241,11 +241,20 @@ public final class ServerCommand implements java.util.concurrent.Callable<Intege
     server.close();
     err.printf("tally server: stopped%s; %s%n",
         left == 0 ? ", every result in flight recorded" : " with " + Words.count(left, "case") + " still leased (run again by the next server)",
-        unfinished == 0 ? "no run is unfinished in " + db.describe()
-            : (unfinished < 0 ? "unfinished runs" : Words.count(unfinished, "unfinished run")) + (unfinished == 1 ? " stays in " : " stay in ")
-                + db.describe()
-                + ", and the next tally server on it resumes " + (unfinished == 1 ? "it" : "them"));
+        unfinishedText(unfinished));
     return exit;
+  }
+
+  /** What a stopping server leaves in its store: {@code unfinished} runs, or -1 if the store could not say. */
+  private String unfinishedText(long unfinished) {
+    if (unfinished == 0) {
+      return "no run is unfinished in " + db.describe();
+    }
+    if (unfinished == 1) {
+      return "1 unfinished run stays in " + db.describe() + ", and the next tally server on it resumes it";
+    }
+    return (unfinished < 0 ? "unfinished runs" : Words.count(unfinished, "unfinished run")) + " stay in " + db.describe()
+        + ", and the next tally server on it resumes them";
   }
 
   /**

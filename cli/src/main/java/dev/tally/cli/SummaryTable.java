@@ -105,9 +105,8 @@ final class SummaryTable {
   record NotPassed(int position, String caseId, String why) {
     static NotPassed of(dev.tally.core.store.JobView j) {
       dev.tally.core.Outcome o = j.outcome();
-      return o == null ? new NotPassed(j.position(), j.caseId(), SummaryTable.why(null, null, "", "", j.failureReason()))
-          : new NotPassed(j.position(), j.caseId(), SummaryTable.why(o.verdict().name().toLowerCase(java.util.Locale.ROOT), o.exitCode(),
-              o.stderrTail(), o.outputTail(), null));
+      return new NotPassed(j.position(), j.caseId(), o == null ? SummaryTable.why(null, null, null, null, j.failureReason())
+          : SummaryTable.why(o.verdict().wireName(), o.exitCode(), o.stderrTail(), o.outputTail(), null));
     }
 
     static NotPassed of(dev.tally.http.dto.CaseObject c) {
@@ -116,22 +115,43 @@ final class SummaryTable {
   }
 
   /**
-   * The cases of run {@code runId} that did not pass, the first {@value #NOT_PASSED_SHOWN} in dataset order:
-   * failed, errored, and out of attempts (three pages of the store's cases).
+   * The pages of a run's cases that hold those that did not pass: failed, errored, and out of attempts
+   * (no verdict). One list for both readers: {@link #notPassed} asks a store, {@code tally wait} the API
+   * ({@link #apiQuery}).
    */
-  static java.util.List<NotPassed> notPassed(dev.tally.core.store.Store store, long runId) {
-    java.util.List<NotPassed> shown = new java.util.ArrayList<>();
-    for (dev.tally.core.store.CaseQuery q : java.util.List.of(
-        new dev.tally.core.store.CaseQuery(dev.tally.core.Verdict.FAIL, null, -1, NOT_PASSED_SHOWN),
-        new dev.tally.core.store.CaseQuery(dev.tally.core.Verdict.ERROR, null, -1, NOT_PASSED_SHOWN),
-        new dev.tally.core.store.CaseQuery(null, dev.tally.core.store.JobState.FAILED, -1, NOT_PASSED_SHOWN))) {
-      store.cases(runId, q).forEach(v -> shown.add(NotPassed.of(v.job())));
+  enum NotPassedPage {
+    FAILED(dev.tally.core.Verdict.FAIL, null),
+    ERRORED(dev.tally.core.Verdict.ERROR, null),
+    OUT_OF_ATTEMPTS(null, dev.tally.core.store.JobState.FAILED);
+
+    private final dev.tally.core.Verdict verdict;
+    private final dev.tally.core.store.JobState state;
+
+    NotPassedPage(dev.tally.core.Verdict verdict, dev.tally.core.store.JobState state) {
+      this.verdict = verdict;
+      this.state = state;
     }
-    return firstInOrder(shown);
+
+    /** The first {@value #NOT_PASSED_SHOWN} of this page, as a store takes the query. */
+    dev.tally.core.store.CaseQuery query() {
+      return new dev.tally.core.store.CaseQuery(verdict, state, -1, NOT_PASSED_SHOWN);
+    }
+
+    /** The same, as {@code GET /runs/{id}/cases} takes it: {@code verdict=fail&limit=10}. */
+    String apiQuery() {
+      return (verdict != null ? "verdict=" + verdict.wireName() : "state=" + state.name().toLowerCase(java.util.Locale.ROOT))
+          + "&limit=" + NOT_PASSED_SHOWN;
+    }
   }
 
-  /** The query strings of the API's case pages that {@link #notPassed} reads from a store. */
-  static final java.util.List<String> NOT_PASSED_PAGES = java.util.List.of("verdict=fail", "verdict=error", "state=failed");
+  /** The cases of run {@code runId} that did not pass, the first {@value #NOT_PASSED_SHOWN} in dataset order. */
+  static java.util.List<NotPassed> notPassed(dev.tally.core.store.Store store, long runId) {
+    java.util.List<NotPassed> found = new java.util.ArrayList<>();
+    for (NotPassedPage page : NotPassedPage.values()) {
+      store.cases(runId, page.query()).forEach(v -> found.add(NotPassed.of(v.job())));
+    }
+    return firstInOrder(found);
+  }
 
   /** The first {@value #NOT_PASSED_SHOWN} of {@code cases} in dataset order. */
   static java.util.List<NotPassed> firstInOrder(java.util.List<NotPassed> cases) {
@@ -140,8 +160,8 @@ final class SummaryTable {
 
   /**
    * Names the cases of an ended run that did not pass ({@code shown}: {@link #notPassed}), each with its
-   * verdict and why; nothing if every case passed or the run was cancelled (its cases not run are not
-   * failures).
+   * verdict and why, under a line that counts them among the cases that ended (and says how many were
+   * cancelled or not run); nothing if every case that ended passed.
    *
    * @param where where every case's result is (a results file, a command that prints them)
    */
@@ -170,22 +190,27 @@ final class SummaryTable {
   /**
    * A case's verdict and reason on one line: {@code fail, exit 1: AssertionError ...}: the verdict, the exit
    * code, and the last line of its error output (else of its output: an evaluator's message is there); or,
-   * for a case with no verdict ({@code verdict} null), why it ran out of attempts.
+   * for a case with no verdict ({@code verdict} null), why it ran out of attempts. Null texts count as empty.
    */
   static String why(String verdict, Integer exitCode, String stderr, String output, String failureReason) {
     if (verdict == null) {
       return "out of attempts" + (failureReason == null ? "" : ": " + lastLine(failureReason));
     }
-    String said = lastLine(stderr == null ? "" : stderr).isEmpty() ? lastLine(output == null ? "" : output) : lastLine(stderr);
+    String said = lastLine(stderr);
+    if (said.isEmpty()) {
+      said = lastLine(output);
+    }
     return verdict + (exitCode == null ? "" : ", exit " + exitCode) + (said.isEmpty() ? "" : ": " + said);
   }
 
-  /** The last line of {@code text}, as {@link TerminalText#safe} shows it within {@link #REASON_CHARS}. */
+  /** The last line of {@code text} (null: empty), as {@link TerminalText#safe} shows it within {@link #REASON_CHARS}. */
   static String lastLine(String text) {
+    if (text == null) {
+      return "";
+    }
     String[] lines = text.strip().split("\\R");
     return TerminalText.safe(lines[lines.length - 1].strip(), REASON_CHARS);
   }
-
 
   private static void text(PrintWriter out, String name, String value) {
     out.printf("  %-26s %s%n", name, value);

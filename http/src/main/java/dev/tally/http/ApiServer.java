@@ -389,9 +389,8 @@ public final class ApiServer implements AutoCloseable {
   public static void requireFreePort(Settings settings, InetSocketAddress workerPort) throws StartException {
     InetSocketAddress address = new InetSocketAddress(settings.host, settings.port);
     if (dev.tally.coordinator.net.PortCheck.clash(address, workerPort)) {
-      throw new StartException("cannot serve the HTTP API on " + hostPort(settings.host, settings.port)
-          + ": the coordinator's worker port is there too (" + hostPort(workerPort.getHostString(), workerPort.getPort())
-          + "); give the API and the workers different ports", null);
+      throw cannotServe(settings, "the coordinator's worker port is there too (" + hostPort(workerPort.getHostString(),
+          workerPort.getPort()) + "); give the API and the workers different ports", null);
     }
     try {
       dev.tally.coordinator.net.PortCheck.requireFree(address);
@@ -401,7 +400,11 @@ public final class ApiServer implements AutoCloseable {
   }
 
   private static StartException cannotServe(Settings settings, Throwable e) {
-    return new StartException("cannot serve the HTTP API on " + hostPort(settings.host, settings.port) + ": " + rootMessage(e), e);
+    return cannotServe(settings, rootMessage(e), e);
+  }
+
+  private static StartException cannotServe(Settings settings, String why, Throwable cause) {
+    return new StartException("cannot serve the HTTP API on " + hostPort(settings.host, settings.port) + ": " + why, cause);
   }
 
   private static String rootMessage(Throwable e) {

@@ -160,7 +160,10 @@ public final class ApiClient {
   /**
    * A client of the server this one uses now that tries once, within {@code timeout} (or this client's own
    * request timeout, if shorter): for what is worth a moment but not a wait, such as the extra lines after a
-   * run's result.
+   * run's result. Same token and TLS trust; thread-safe as this one is.
+   *
+   * @param timeout the longest one request may take, positive
+   * @throws IllegalArgumentException if {@code timeout} is zero or negative
    */
   public ApiClient once(Duration timeout) {
     Duration bound = timeout.compareTo(settings.requestTimeout()) < 0 ? timeout : settings.requestTimeout();

@@ -6,7 +6,6 @@ import java.net.InetSocketAddress;
 import java.net.StandardSocketOptions;
 import java.net.UnknownHostException;
 import java.nio.channels.ServerSocketChannel;
-import java.nio.channels.UnresolvedAddressException;
 
 /**
  * Whether a fixed port can be listened on now: checked before a command creates or writes anything (a
@@ -24,29 +23,30 @@ public final class PortCheck {
   /**
    * Binds {@code address} and closes it again; does nothing for port 0 (the system's choice, always free).
    *
+   * @param address a host (resolved, or a name that is resolved now) and a port, 0 to 65535
    * @throws IOException if the address cannot be bound now (another program listens on it, it is no
-   *     address of this machine, the port needs privileges, the host name does not resolve), with the
-   *     system's reason
+   *     address of this machine, the port needs privileges), with the system's reason; an {@link
+   *     UnknownHostException} if the host name does not resolve
    */
   public static void requireFree(InetSocketAddress address) throws IOException {
     if (address.getPort() == 0) {
       return;
     }
-    if (address.isUnresolved()) {
+    if (address.isUnresolved()) { // binding it would throw the unchecked UnresolvedAddressException
       throw new UnknownHostException("the host '" + address.getHostString() + "' cannot be resolved");
     }
     try (ServerSocketChannel probe = ServerSocketChannel.open()) {
       probe.setOption(StandardSocketOptions.SO_REUSEADDR, true);
       probe.bind(address, 1);
-    } catch (UnresolvedAddressException e) {
-      throw new UnknownHostException("the host '" + address.getHostString() + "' cannot be resolved");
     }
   }
 
   /**
    * Whether two fixed listening addresses would take the same port: the same port number on the same
    * address, or on any address where either is a wildcard ({@code 0.0.0.0}, {@code ::}). Port 0 never
-   * clashes (each gets a port of its own).
+   * clashes (each gets a port of its own). Unresolved hosts are compared by name, ignoring case.
+   *
+   * @return true if binding both would fail
    */
   public static boolean clash(InetSocketAddress a, InetSocketAddress b) {
     if (a.getPort() == 0 || a.getPort() != b.getPort()) {
@@ -60,7 +60,12 @@ public final class PortCheck {
     return x.isAnyLocalAddress() || y.isAnyLocalAddress() || x.equals(y);
   }
 
-  /** {@code HOST:PORT}, an IPv6 host in brackets ({@code [::1]:7070}), as messages write an address. */
+  /**
+   * {@code HOST:PORT}, an IPv6 host in brackets ({@code [::1]:7070}), as messages write an address.
+   *
+   * @param host a name or a literal address, as given
+   * @param port the port number
+   */
   public static String text(String host, int port) {
     return (host.contains(":") ? "[" + host + "]" : host) + ":" + port;
   }
