@@ -8,9 +8,9 @@ final class TerminalText {
   private TerminalText() {}
 
   /**
-   * {@code text} as a terminal may show it: control characters (C0, DEL and C1: an escape sequence that
-   * would recolour or retitle the terminal, a bell, a backspace) and the invisible format characters
-   * (bidirectional overrides, zero-width spaces, which make one text look like another) become {@code ?},
+   * {@code text} as a terminal may show it: the characters that do not show as themselves ({@link
+   * dev.tally.core.HiddenCharacters}: controls, whose escape sequences would recolour or retitle the
+   * terminal, and invisible format characters, which make one text look like another) become {@code ?},
    * and it is cut to {@code maxChars} code points, ending in {@code ...}, never inside a character.
    */
   static String safe(String text, int maxChars) {
@@ -22,8 +22,7 @@ final class TerminalText {
       if (count == maxChars - 3 && text.codePointCount(i - Character.charCount(cp), text.length()) > 3) {
         return shown.append("...").toString();
       }
-      boolean hidden = Character.isISOControl(cp) || Character.getType(cp) == Character.FORMAT;
-      shown.appendCodePoint(hidden ? '?' : cp);
+      shown.appendCodePoint(dev.tally.core.HiddenCharacters.isHidden(cp) ? '?' : cp);
       count++;
     }
     return shown.toString();

@@ -253,6 +253,9 @@ class SubmitApiTest {
       HttpResponse<String> escape = submit(t, "s6", BODY.replace("nightly", "a\\u001b[31m"));
       assertThat(escape.statusCode()).isEqualTo(400);
       assertThat(TestApi.json(escape).get("field").asText()).isEqualTo("/name");
+      HttpResponse<String> bidi = submit(t, "s6b", BODY.replace("nightly", "night\\u202ely"));
+      assertThat(bidi.statusCode()).isEqualTo(400);
+      assertThat(TestApi.json(bidi).get("detail").asText()).contains("U+202E at character 6");
       HttpResponse<String> empty = submit(t, "s7", "{\"evaluator\": {\"kind\": \"noop\"}, \"cases\": []}");
       assertThat(empty.statusCode()).isEqualTo(400);
       assertThat(TestApi.json(empty).get("field").asText()).isEqualTo("/cases");

@@ -648,6 +648,12 @@ public final class ConnectionCore {
     if (hello.getWorkerId().length() > MAX_ID_CHARS || hello.getName().length() > MAX_ID_CHARS) {
       return "worker_id and name must be at most " + MAX_ID_CHARS + " characters";
     }
+    // Both are printed (tally status, logs, the dashboard): no escape sequence, no look-alike.
+    String hidden = dev.tally.core.HiddenCharacters.problem(hello.getWorkerId()).map(p -> "worker_id " + p)
+        .or(() -> dev.tally.core.HiddenCharacters.problem(hello.getName()).map(p -> "name " + p)).orElse(null);
+    if (hidden != null) {
+      return hidden;
+    }
     int slots = hello.getSlots(); // uint32: above 2^31-1 reads negative, and is refused with the rest
     if (slots < 1 || slots > WorkerServer.MAX_WORKER_SLOTS) {
       return "slots must be between 1 and " + WorkerServer.MAX_WORKER_SLOTS + ", got " + Integer.toUnsignedString(slots);

@@ -217,6 +217,9 @@ class ConnectionCoreTest {
           Arguments.of(ok.toBuilder().setWorkerId("").build(), "worker_id is empty"),
           Arguments.of(ok.toBuilder().setWorkerId("i".repeat(257)).build(), "worker_id and name must be at most 256 characters"),
           Arguments.of(ok.toBuilder().setName("n".repeat(257)).build(), "worker_id and name must be at most 256 characters"),
+          Arguments.of(ok.toBuilder().setName("gpu\u001b[2J").build(), "name holds U+001B at character 4, a control character"),
+          Arguments.of(ok.toBuilder().setWorkerId("w\u202e1").build(), "worker_id holds U+202E at character 2, an invisible format"
+              + " character (a bidirectional override, a zero-width space or the like, which makes one name look like another)"),
           Arguments.of(ok.toBuilder().setSlots(0).build(), "slots must be between 1 and 4096, got 0"),
           Arguments.of(ok.toBuilder().setSlots(4_097).build(), "slots must be between 1 and 4096, got 4097"),
           Arguments.of(ok.toBuilder().setSlots(-1).build(), "slots must be between 1 and 4096, got 4294967295"));

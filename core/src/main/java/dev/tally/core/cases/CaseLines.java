@@ -35,7 +35,8 @@ import java.util.Optional;
  *   <li>A UTF-8 byte-order mark at the very start is ignored; lines empty or only white space are skipped.
  *   <li>A case line is one JSON object (a repeated key, trailing text or an unpaired surrogate escape
  *       refuses it) with an {@code id} that is a non-empty string of at most {@link #MAX_ID_CHARS}
- *       characters and no control characters.
+ *       characters, none of them a control or an invisible format character ({@link
+ *       dev.tally.core.HiddenCharacters}: two ids that look alike are two different cases).
  *   <li>Ids are unique within a run. A stream cannot check that without remembering every id, so the store
  *       enforces it with its unique constraint as the cases are inserted ({@link
  *       CaseSourceException#duplicateId}); a caller that keeps every case anyway may ask this reader to
@@ -357,7 +358,8 @@ public final class CaseLines implements CaseSource {
 
   /**
    * What is wrong with a case's {@code id} value, by the grammar's rule (a non-empty string of at most {@link
-   * #MAX_ID_CHARS} characters, no control character), or empty if it is a valid id. The one statement of
+   * #MAX_ID_CHARS} characters, no character that does not show as itself: {@link
+   * dev.tally.core.HiddenCharacters}), or empty if it is a valid id. The one statement of
    * the id rule: readers of other formats, which may make ids, ask it too.
    *
    * @param id the value of the case's {@code id} field, or null if it has none
@@ -374,13 +376,10 @@ public final class CaseLines implements CaseSource {
     if (caseId.length() > MAX_ID_CHARS) {
       return Optional.of("\"id\" is " + caseId.length() + " characters long; the limit is " + MAX_ID_CHARS);
     }
-    if (caseId.chars().anyMatch(c -> c < 0x20 || c == 0x7F)) {
-      return Optional.of("\"id\" " + id + " contains a control character");
-    }
     if (hasLoneSurrogate(caseId)) {
       return Optional.of("\"id\" holds an unpaired surrogate (half of a \\u pair), which is no character");
     }
-    return Optional.empty();
+    return dev.tally.core.HiddenCharacters.problem(caseId).map(p -> "\"id\" " + p);
   }
 
   private CaseSourceException refuseLine(String detail) {

@@ -25,19 +25,15 @@ public record NewRun(RunSpec spec, String name) {
 
   /**
    * What is wrong with {@code name} as a run's name, or empty if nothing: at most {@link #MAX_NAME_CHARS}
-   * characters, and no control characters (a name is printed in terminals and pages, where an escape
-   * sequence in it would act).
+   * characters, and none that does not show as itself ({@link dev.tally.core.HiddenCharacters}: a name is
+   * printed in terminals and pages, where an escape sequence in it would act and a bidirectional override
+   * would disguise it).
    */
   public static java.util.Optional<String> nameProblem(String name) {
     if (name.length() > MAX_NAME_CHARS) {
       return java.util.Optional.of("a run name is at most " + MAX_NAME_CHARS + " characters, got " + name.length());
     }
-    for (int i = 0; i < name.length(); i++) {
-      if (Character.isISOControl(name.charAt(i))) {
-        return java.util.Optional.of("a run name has no control characters; character " + (i + 1) + " is one");
-      }
-    }
-    return java.util.Optional.empty();
+    return dev.tally.core.HiddenCharacters.problem(name).map(p -> "a run name " + p);
   }
 
   /** A run with no name. */

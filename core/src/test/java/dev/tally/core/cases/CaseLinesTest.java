@@ -147,4 +147,23 @@ class CaseLinesTest {
     assertThat(CaseLines.idProblem(nodes.textNode("a\tb"))).get().asString().contains("control character");
     assertThat(CaseLines.idProblem(nodes.textNode("\ud800"))).get().asString().contains("unpaired surrogate");
   }
+
+  @Test
+  void idsThatLookLikeOtherIdsAreRefusedAndTheCharacterIsNamed() throws Exception {
+    var nodes = com.fasterxml.jackson.databind.node.JsonNodeFactory.instance;
+    // C1 (CSI), a right-to-left override ("Trojan Source"), a zero-width space, a byte-order mark mid-id.
+    assertThat(CaseLines.idProblem(nodes.textNode("a\u009bb"))).contains("\"id\" holds U+009B at character 2, a control character");
+    assertThat(CaseLines.idProblem(nodes.textNode("ab\u202ecd"))).get().asString()
+        .startsWith("\"id\" holds U+202E at character 3, an invisible format character");
+    assertThat(CaseLines.idProblem(nodes.textNode("a\u200b"))).get().asString().contains("U+200B at character 2");
+    assertThat(CaseLines.idProblem(nodes.textNode("\ud83d\ude00x\ufeff"))).get().asString()
+        .contains("U+FEFF at character 3"); // positions count characters, not UTF-16 units
+    // What shows as itself stays valid: other scripts, emoji, spaces, punctuation.
+    for (String id : List.of("caf\u00e9", "\u6e2c\u8a66-1", "\u0645\u0631\u062d\u0628\u0627", "\ud83d\ude00", "a b", "tests/x.py::t[1-2]")) {
+      assertThat(CaseLines.idProblem(nodes.textNode(id))).as(id).isEmpty();
+    }
+    // A dataset line with one is refused with its place.
+    assertThatThrownBy(() -> all(reader("{\"id\":\"a\"}\n{\"id\":\"b\\u202e\"}")))
+        .hasMessageContaining("line 2").hasMessageContaining("U+202E");
+  }
 }

@@ -1,0 +1,49 @@
+package dev.tally.core;
+
+import java.util.Locale;
+import java.util.Optional;
+
+/**
+ * The one rule for characters that do not show as themselves: control characters (C0, DEL and C1, {@link
+ * Character#isISOControl}: an escape sequence recolours or retitles a terminal, a backspace rubs out what
+ * came before) and invisible format characters (Unicode category Cf: bidirectional overrides and isolates,
+ * zero-width spaces and joiners, the byte-order mark), which make one text look like another ("Trojan
+ * Source", Boucher and Anderson, 2021). Names Tally stores and prints (case ids, run names) may hold none of
+ * them, as PRECIS's identifier class disallows both (RFC 8264, section 9); text Tally only shows (a case's
+ * output) has them replaced when printed. Stateless; thread-safe.
+ */
+public final class HiddenCharacters {
+  private HiddenCharacters() {}
+
+  /**
+   * Whether {@code codePoint} does not show as itself: a control character or an invisible format character.
+   *
+   * @param codePoint a Unicode code point
+   */
+  public static boolean isHidden(int codePoint) {
+    return Character.isISOControl(codePoint) || Character.getType(codePoint) == Character.FORMAT;
+  }
+
+  /**
+   * What is wrong with {@code text} as a name, or empty if it holds no hidden character: the first one, by
+   * its code point and its position, as a phrase ({@code "holds U+202E at character 3, an invisible format
+   * character"}) for the caller to put after what the text is.
+   *
+   * @param text the name to check
+   * @return the problem, or empty
+   */
+  public static Optional<String> problem(String text) {
+    int position = 1;
+    for (int i = 0; i < text.length(); position++) {
+      int cp = text.codePointAt(i);
+      if (isHidden(cp)) {
+        String kind = Character.isISOControl(cp) ? "a control character"
+            : "an invisible format character (a bidirectional override, a zero-width space or the like, which"
+                + " makes one name look like another)";
+        return Optional.of(String.format(Locale.ROOT, "holds U+%04X at character %d, %s", cp, position, kind));
+      }
+      i += Character.charCount(cp);
+    }
+    return Optional.empty();
+  }
+}
