@@ -150,10 +150,17 @@ public final class Main {
   static int usageError(CommandLine.ParameterException e, String[] args) {
     CommandLine command = e.getCommandLine();
     java.io.PrintWriter err = command.getErr();
+    List<String> unknownOptions = e instanceof CommandLine.UnmatchedArgumentException u
+        ? u.getUnmatched().stream().filter(a -> a.startsWith("-") && !a.equals("-")).toList() : List.of();
     // The message quotes what was typed: shown as a terminal may show it, and cut.
-    err.println("tally: " + TerminalText.safe(e.getMessage(), MAX_ERROR_CHARS));
+    err.println("tally: " + TerminalText.safe(unknownOptions.isEmpty() ? e.getMessage() : unknownOptionsMessage(unknownOptions),
+        MAX_ERROR_CHARS));
     List<String> near = List.of();
-    if (command.getParent() == null && e instanceof CommandLine.UnmatchedArgumentException u
+    if (unknownOptions.size() == 1) {
+      // "--wokers": the options one or two edits away, by the same distance as commands.
+      String typed = unknownOptions.get(0).split("=", 2)[0];
+      near = nearest(typed, command.getCommandSpec().optionsMap().keySet().stream().filter(o -> o.startsWith("--")).toList());
+    } else if (command.getParent() == null && e instanceof CommandLine.UnmatchedArgumentException u
         && !u.getUnmatched().isEmpty() && !u.getUnmatched().get(0).startsWith("-")) {
       // A command a letter or two off ("rnu", "wiat"): picocli compares letter pairs, and finds nothing like
       // "rnu" for "run", or other commands before "wait" for "wiat".
@@ -173,6 +180,16 @@ public final class Main {
     }
     err.flush();
     return EXIT_USAGE;
+  }
+
+  /**
+   * What an unknown option is said as. picocli's own message lists with it every argument it could not place
+   * ("Unknown options: '--wokers', '2'"): the option's value, or the dataset when the value took the
+   * dataset's place, which reads as if those were wrong too. They are only what the unknown option left over.
+   */
+  private static String unknownOptionsMessage(List<String> options) {
+    return options.size() == 1 ? "unknown option '" + options.get(0) + "'"
+        : "unknown options " + options.stream().map(o -> "'" + o + "'").collect(java.util.stream.Collectors.joining(", "));
   }
 
   /** The longest error message printed for a command line, in characters (it may quote a long argument). */

@@ -8,6 +8,7 @@ import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import picocli.CommandLine;
 
@@ -116,6 +117,19 @@ class HelpTest {
     assertThat(misspelt.exit()).isEqualTo(Main.EXIT_USAGE);
     assertThat(misspelt.out()).contains("--evaluatr").contains("--evaluator").doesNotContain("Usage:");
     assertThat(misspelt.out().lines()).hasSizeLessThan(5);
+
+    // The unknown option alone is named, not its value or the dataset its value displaced; the nearest option
+    // is offered, by edits (picocli's letter pairs offered --worker-token-file first).
+    for (String[] args : List.of(new String[] {"run", "cases.jsonl", "--wokers", "2"},
+        new String[] {"run", "--wokers", "2", "cases.jsonl"}, new String[] {"run", "cases.jsonl", "--wokers=2"})) {
+      Help typo = mistaken(args);
+      assertThat(typo.exit()).isEqualTo(Main.EXIT_USAGE);
+      assertThat(typo.out().lines()).as(String.join(" ", args)).containsExactly(
+          "tally: unknown option '" + (args[args.length - 1].equals("--wokers=2") ? "--wokers=2" : "--wokers") + "'",
+          "Did you mean: --workers?", "See 'tally run --help' for its options.");
+    }
+    assertThat(mistaken("run", "cases.jsonl", "--bogus", "--wokers").out())
+        .startsWith("tally: unknown options '--bogus', '--wokers'").doesNotContain("Did you mean");
 
     // Checked by the command itself, after parsing: the same few lines.
     Help outOfRange = mistaken("run", "cases.jsonl", "--workers", "99");
