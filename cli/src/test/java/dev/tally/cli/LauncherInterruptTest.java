@@ -17,38 +17,15 @@ import org.junit.jupiter.api.io.TempDir;
  * builds its class-data archive: it must stop there, not go on to run the command. The archive's short run
  * is a JVM, which exits on SIGINT rather than dying of it, so bash went on after it. The launcher is a copy
  * of the real script beside a stand-in Maven wrapper and a stand-in {@code java} ({@code JAVA_HOME}) that
- * behaves as a JVM does on SIGINT, so the test needs neither a build nor a JDK of its own.
+ * behaves as a JVM does on SIGINT and SIGTERM, so the test needs neither a build nor a JDK of its own. A
+ * TERM to the launcher alone (not its group) must stop it at once, in the build or in the short run.
  */
 class LauncherInterruptTest {
   @TempDir Path dir;
 
   @Test
   void ctrlCWhileTheArchiveIsMadeStopsTheLauncherAndRunsNothing() throws Exception {
-    Path clone = Files.createDirectories(dir.resolve("clone"));
-    Files.copy(Path.of("..", "tally"), clone.resolve("tally"));
-    Path marks = Files.createDirectories(dir.resolve("marks"));
-    Path tmp = Files.createDirectories(dir.resolve("tmp"));
-    // The build: a jar appears.
-    executable(clone.resolve("mvnw"), "#!/bin/sh\necho built >> '" + marks + "/maven'\n"
-        + "mkdir -p cli/target && echo jar > cli/target/tally.jar\n");
-    // java: the archive's short run waits for a signal and exits 130 on SIGINT, as a JVM does; anything else
-    // (the native library's step, the archive's dump, the user's command) leaves a mark and succeeds.
-    Path javaHome = dir.resolve("jdk");
-    executable(Files.createDirectories(javaHome.resolve("bin")).resolve("java"), "#!/bin/bash\n"
-        + "marks='" + marks + "'\n"
-        + "for a in \"$@\"; do if [ \"$a\" = run ] && [ ! -f \"$marks/release\" ]; then\n"
-        + "  trap 'echo interrupted > \"$marks/short-run\"; kill $sleeper; exit 130' INT\n"
-        + "  echo started > \"$marks/short-run\"\n"
-        + "  sleep 60 & sleeper=$!; wait $sleeper; exit 0\n"
-        + "fi; done\n"
-        + "echo \"$*\" >> \"$marks/other-java\"\n");
-
-    // setsid: the launcher leads a process group of its own, which the test interrupts as a terminal would.
-    ProcessBuilder launch = new ProcessBuilder("setsid", "bash", clone.resolve("tally").toString(), "--version")
-        .directory(clone.toFile()).redirectErrorStream(true).redirectOutput(dir.resolve("launcher.out").toFile());
-    launch.environment().put("JAVA_HOME", javaHome.toString());
-    launch.environment().put("TMPDIR", tmp.toString());
-    Process launcher = launch.start();
+    Process launcher = startedWithAStandInBuild("setsid");
     try {
       await("the archive's short run").atMost(Duration.ofSeconds(30)).until(() -> Files.exists(marks.resolve("short-run")));
       new ProcessBuilder("kill", "-INT", "--", "-" + launcher.pid()).inheritIO().start().waitFor();
@@ -73,7 +50,7 @@ class LauncherInterruptTest {
     Files.writeString(marks.resolve("release"), "");
     ProcessBuilder again = new ProcessBuilder("bash", clone.resolve("tally").toString(), "--version")
         .directory(clone.toFile()).redirectErrorStream(true).redirectOutput(dir.resolve("again.out").toFile());
-    again.environment().put("JAVA_HOME", javaHome.toString());
+    again.environment().put("JAVA_HOME", dir.resolve("jdk").toString());
     again.environment().put("TMPDIR", tmp.toString());
     Process next = again.start();
     assertThat(next.waitFor(60, TimeUnit.SECONDS)).isTrue();
@@ -83,6 +60,64 @@ class LauncherInterruptTest {
     assertThat(Files.readAllLines(marks.resolve("maven"))).as("Maven builds").hasSize(1);
     assertThat(Files.readString(marks.resolve("other-java"))).contains("SqliteNativeLibrary").contains("--version");
     assertThat(clone.resolve("cli/target/launcher.finished")).exists();
+  }
+
+  @Test
+  void aTermToTheLauncherAloneStopsTheArchivesShortRunAtOnce() throws Exception {
+    Process launcher = startedWithAStandInBuild();
+    try {
+      await("the archive's short run").atMost(Duration.ofSeconds(30)).until(() -> Files.exists(marks.resolve("short-run")));
+      launcher.destroy(); // SIGTERM to the launcher's own pid, not its group
+      // Before: heard only once the short run had ended on its own (a minute here).
+      assertThat(launcher.waitFor(10, TimeUnit.SECONDS)).as("the launcher stopped within 10 s").isTrue();
+    } finally {
+      launcher.destroyForcibly();
+    }
+    String said = Files.readString(dir.resolve("launcher.out"));
+    assertThat(launcher.exitValue()).as(said).isEqualTo(143);
+    assertThat(said).contains("interrupted while building");
+    assertThat(Files.readString(marks.resolve("short-run")).trim()).as("the short run was stopped").isEqualTo("interrupted");
+    try (Stream<Path> left = Files.list(tmp)) {
+      assertThat(left).as("the archive's scratch directory, removed").isEmpty();
+    }
+    assertThat(Files.exists(marks.resolve("other-java")) ? Files.readString(marks.resolve("other-java")) : "")
+        .doesNotContain("--version");
+  }
+
+  private Path clone;
+  private Path marks;
+  private Path tmp;
+
+  /**
+   * A copy of the launcher beside a stand-in Maven (a jar appears) and a stand-in {@code java}, started as
+   * {@code [prefix...] bash tally --version}. The stand-in's archive short run waits for a signal and exits as
+   * a JVM does on SIGINT (130) or SIGTERM (143), leaving "interrupted" in marks/short-run; anything else (the
+   * native library's step, the archive's dump, the user's command) leaves a line in marks/other-java.
+   */
+  private Process startedWithAStandInBuild(String... prefix) throws Exception {
+    clone = Files.createDirectories(dir.resolve("clone"));
+    Files.copy(Path.of("..", "tally"), clone.resolve("tally"));
+    marks = Files.createDirectories(dir.resolve("marks"));
+    tmp = Files.createDirectories(dir.resolve("tmp"));
+    executable(clone.resolve("mvnw"), "#!/bin/sh\necho built >> '" + marks + "/maven'\n"
+        + "mkdir -p cli/target && echo jar > cli/target/tally.jar\n");
+    Path javaHome = dir.resolve("jdk");
+    executable(Files.createDirectories(javaHome.resolve("bin")).resolve("java"), "#!/bin/bash\n"
+        + "marks='" + marks + "'\n"
+        + "for a in \"$@\"; do if [ \"$a\" = run ] && [ ! -f \"$marks/release\" ]; then\n"
+        + "  trap 'echo interrupted > \"$marks/short-run\"; kill $sleeper; exit 130' INT\n"
+        + "  trap 'echo interrupted > \"$marks/short-run\"; kill $sleeper; exit 143' TERM\n"
+        + "  echo started > \"$marks/short-run\"\n"
+        + "  sleep 60 & sleeper=$!; wait $sleeper; exit 0\n"
+        + "fi; done\n"
+        + "echo \"$*\" >> \"$marks/other-java\"\n");
+    java.util.List<String> command = new java.util.ArrayList<>(java.util.List.of(prefix));
+    command.addAll(java.util.List.of("bash", clone.resolve("tally").toString(), "--version"));
+    ProcessBuilder launch = new ProcessBuilder(command)
+        .directory(clone.toFile()).redirectErrorStream(true).redirectOutput(dir.resolve("launcher.out").toFile());
+    launch.environment().put("JAVA_HOME", javaHome.toString());
+    launch.environment().put("TMPDIR", tmp.toString());
+    return launch.start();
   }
 
   @Test
