@@ -73,7 +73,7 @@ final class SummaryTable {
     out.printf("%npass@k over %d samples of up to %d epochs (Chen et al. 2021, unbiased)%n",
         passAtK.path("samples").asLong(), passAtK.path("epochs").asLong());
     for (com.fasterxml.jackson.databind.JsonNode v : passAtK.path("values")) {
-      out.printf("  %-26s %s%n", "pass@" + v.path("k").asInt(), EstimateText.mean(estimate(v.get("estimate"))));
+      out.printf("  %-26s %s%n", "pass@" + v.path("k").asInt(), EstimateText.passAtK(estimate(v.get("estimate"))));
     }
     out.flush();
   }

@@ -187,7 +187,8 @@ class RunCommandTest {
     JsonNode three = passAtK.get("values").get(1);
     assertThat(three.get("k").asInt()).isEqualTo(3);
     assertThat(three.get("estimate").get("value").asDouble()).isEqualTo(1.0);
-    assertThat(out.toString()).contains("pass@k over 3 samples of up to 3 epochs").contains("pass@1").contains("0.778");
+    assertThat(out.toString()).contains("pass@k over 3 samples of up to 3 epochs").contains("pass@1").contains("0.778")
+        .contains("n=3 samples)").doesNotContain("scored"); // a mean over samples, not over scored cases
   }
 
   @Test

@@ -32,15 +32,27 @@ public final class EstimateText {
    * may be negative ({@code -4.140 to 5.390} reads as it should; {@code -4.140-5.390} does not).
    */
   public static String mean(Estimate e) {
+    // "scored": a mean is over the cases that reported a score, often fewer than the run's (accuracy's n).
+    return meanOver(e, "scored");
+  }
+
+  /**
+   * pass@k, a mean over samples (a case's epochs make one sample): {@code 0.860 (SE 0.020, 95% CI 0.821 to
+   * 0.899, Student's t, n=50 samples)}; {@code -} for none.
+   */
+  public static String passAtK(Estimate e) {
+    return meanOver(e, "samples");
+  }
+
+  private static String meanOver(Estimate e, String what) {
     if (e == null) {
       return "-";
     }
-    // "scored": a mean is over the cases that reported a score, often fewer than the run's (accuracy's n).
     if (e.standardError() == null) {
-      return String.format(Locale.ROOT, "%.3f (n=%d scored)", e.value(), e.n());
+      return String.format(Locale.ROOT, "%.3f (n=%d %s)", e.value(), e.n(), what);
     }
-    return String.format(Locale.ROOT, "%.3f (SE %.3f, %s %.3f to %.3f, %s, n=%d scored)", e.value(), e.standardError(), level(e),
-        e.low(), e.high(), methodName(e), e.n());
+    return String.format(Locale.ROOT, "%.3f (SE %.3f, %s %.3f to %.3f, %s, n=%d %s)", e.value(), e.standardError(), level(e),
+        e.low(), e.high(), methodName(e), e.n(), what);
   }
 
   private static String level(Estimate e) {

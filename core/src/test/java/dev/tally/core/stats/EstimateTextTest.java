@@ -16,4 +16,13 @@ class EstimateTextTest {
     assertThat(none).startsWith("+0.0 points (95% CI -").endsWith("McNemar p=1.0000: within the noise)");
     assertThat(EstimateText.difference(null)).isEqualTo("-");
   }
+
+  @Test
+  void aMeanSaysWhatItsNCounts() {
+    var mean = Estimates.mean(3, 1.5, 1.25).orElseThrow();
+    assertThat(EstimateText.mean(mean)).startsWith("0.500 (SE ").endsWith(", Student's t, n=3 scored)");
+    assertThat(EstimateText.passAtK(mean)).endsWith(", Student's t, n=3 samples)");
+    assertThat(EstimateText.mean(Estimates.mean(1, 0.25, 0.0625).orElseThrow())).isEqualTo("0.250 (n=1 scored)");
+    assertThat(EstimateText.passAtK(null)).isEqualTo("-");
+  }
 }
