@@ -73,6 +73,15 @@ public final class ReportOptions {
   }
 
   /**
+   * Adds the report files asked for to {@code files}, each under its option.
+   *
+   * @return {@code files}
+   */
+  OutputFiles addTo(OutputFiles files) {
+    return files.writes("--csv", csv).writes("--junit", junit).writes("--html", html);
+  }
+
+  /**
    * Writes the reports asked for.
    *
    * @param summary the run's summary (summary.json's content)

@@ -58,6 +58,7 @@ public final class ResultsCommand extends ClientCommand {
     RunnerCommand.requireDirectoryOf(spec.commandLine(), "--out", out);
     RunnerCommand.requireDirectoryOf(spec.commandLine(), "--summary", summary);
     reports.requireDirectories(spec.commandLine());
+    reports.addTo(new OutputFiles().writes("--out", out).writes("--summary", summary)).requireDistinct(spec.commandLine());
     String runPath = ApiServer.BASE + "/runs/" + id;
     List<Path> written = List.of();
     try {

@@ -95,6 +95,11 @@ public final class RunCommand extends RunnerCommand {
    * The dataset's one name: its real path (links followed, {@code .} and {@code ..} resolved), so that
    * {@code cases.jsonl} and {@code ./cases.jsonl} are the same dataset for resuming its run.
    */
+  @Override
+  Path datasetFile() {
+    return dataset;
+  }
+
   private Path datasetPath() {
     try {
       return dataset.toRealPath();

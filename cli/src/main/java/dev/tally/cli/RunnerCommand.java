@@ -140,6 +140,9 @@ public abstract class RunnerCommand implements Callable<Integer> {
     if (db() instanceof StoreLocation.SqliteFile file) {
       requireDirectoryOf("--db", file.file());
     }
+    reports.addTo(new OutputFiles().writes("--out", out).writes("--summary", summary))
+        .keepsStore("--db", db() instanceof StoreLocation.SqliteFile file ? file.file() : null)
+        .keeps("the dataset", datasetFile()).requireDistinct(spec.commandLine());
     if (!prepare(err)) {
       return Main.EXIT_USAGE;
     }
@@ -453,6 +456,11 @@ public abstract class RunnerCommand implements Callable<Integer> {
   /** What the store's side files (worker logs, uploads) are named after and put beside ({@link DbOptions#besideStore}). */
   final Path dbFile() {
     return DbOptions.besideStore(db());
+  }
+
+  /** The dataset file this command reads, which nothing it writes may be; null if it reads none (resume). */
+  Path datasetFile() {
+    return null;
   }
 
   /** The field of {@code --group-by}, or null (tally run has the option). */

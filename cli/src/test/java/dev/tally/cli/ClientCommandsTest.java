@@ -213,6 +213,12 @@ class ClientCommandsTest {
     try (Stream<Path> left = Files.list(dir)) {
       assertThat(left.map(p -> p.getFileName().toString())).noneMatch(n -> n.endsWith(".part"));
     }
+    // Two options naming one file: refused before anything is downloaded (the results were lost to the summary).
+    Invocation clash = tally("results", Long.toString(runId), "--server", url(), "--token-file", tokenFile.toString(),
+        "--out", out.toString(), "--summary", out.toString());
+    assertThat(clash.exit()).isEqualTo(Main.EXIT_USAGE);
+    assertThat(clash.err()).contains("--out " + out + " and --summary " + out + " are the same file");
+    assertThat(Files.readAllBytes(out)).isEqualTo(get("/runs/" + runId + "/results"));
 
     Invocation waited = tally("wait", Long.toString(runId), "--server", url(), "--token-file", tokenFile.toString());
     assertThat(waited.exit()).isZero();

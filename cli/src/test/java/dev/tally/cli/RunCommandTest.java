@@ -435,6 +435,46 @@ class RunCommandTest {
   }
 
   @Test
+  void anOutputThatIsTheStoreTheDatasetOrAnotherOutputIsRefusedBeforeAnythingIsWritten() throws Exception {
+    Path dataset = dir.resolve("c.jsonl");
+    Files.write(dataset, List.of("{\"id\":\"a\"}"));
+    Path db = dir.resolve("t.db");
+    String[] run = {"run", dataset.toString(), "--evaluator=noop", "--workers=0", "--in-process=1", "--no-progress", "--db=" + db};
+    assertThat(tally(java.util.stream.Stream.concat(java.util.Arrays.stream(run), java.util.stream.Stream.of(
+        "--out=" + dir.resolve("first.jsonl"), "--summary=" + dir.resolve("first.json"))).toArray(String[]::new)))
+        .isEqualTo(Main.EXIT_PASSED); // a store with a run in it
+    byte[] store = Files.readAllBytes(db);
+    List<String> given = Files.readAllLines(dataset);
+    Path sub = Files.createDirectories(dir.resolve("sub"));
+    record Case(List<String> options, String said) {}
+    for (Case c : List.of(
+        new Case(List.of("--html=" + db), "--html " + db + " is the store (--db " + db + "), which it would overwrite"),
+        // The same file by another name: a relative step, and the store's write-ahead log.
+        new Case(List.of("--summary=" + sub.resolve("../t.db")), "is the store (--db " + db + ")"),
+        new Case(List.of("--csv=" + db + "-wal"), "is the store's wal file"),
+        new Case(List.of("--out=" + dataset), "--out " + dataset + " is the dataset"),
+        new Case(List.of("--out=" + dir.resolve("x.json"), "--summary=" + dir.resolve("x.json")),
+            "--out " + dir.resolve("x.json") + " and --summary " + dir.resolve("x.json") + " are the same file"),
+        new Case(List.of("--out=" + dir.resolve("r.jsonl"), "--csv=" + dir.resolve("r.jsonl")), "are the same file"))) {
+      List<String> args = new ArrayList<>(List.of(run));
+      args.addAll(c.options());
+      if (c.options().stream().noneMatch(o -> o.startsWith("--out="))) {
+        args.add("--out=" + dir.resolve("results.jsonl"));
+      }
+      if (c.options().stream().noneMatch(o -> o.startsWith("--summary="))) {
+        args.add("--summary=" + dir.resolve("summary.json"));
+      }
+      err.getBuffer().setLength(0);
+      assertThat(tally(args.toArray(String[]::new))).as("%s", c.options()).isEqualTo(Main.EXIT_USAGE);
+      assertThat(err.toString()).as("%s", c.options()).contains(c.said());
+    }
+    assertThat(Files.readAllBytes(db)).as("the store, untouched").isEqualTo(store);
+    assertThat(Files.readAllLines(dataset)).as("the dataset, untouched").isEqualTo(given);
+    assertThat(dir.resolve("x.json")).doesNotExist();
+    assertThat(dir.resolve("r.jsonl")).doesNotExist();
+  }
+
+  @Test
   void anOutputInAMissingDirectoryIsRefusedByItsOptionAndNoDirectoryIsMade() throws Exception {
     Path dataset = dir.resolve("c.jsonl");
     Files.write(dataset, List.of("{\"id\":\"a\"}"));
