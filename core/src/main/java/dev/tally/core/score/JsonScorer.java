@@ -55,9 +55,15 @@ final class JsonScorer implements Scorer {
 
   private static final Pattern FENCE = Pattern.compile("(?s)^```[A-Za-z0-9_-]*\\s*\\n(.*?)\\n?```$");
 
-  /** Numbers equal in value, everything else as Jackson compares it. */
+  /**
+   * Numbers equal in value, everything else as Jackson compares it. A number beyond a double's range was
+   * read as an infinity, which has no exact value: it equals nothing.
+   */
   private static final Comparator<JsonNode> NUMBERS_BY_VALUE = (a, b) -> {
     if (a.isNumber() && b.isNumber()) {
+      if (!finite(a) || !finite(b)) {
+        return 1;
+      }
       BigDecimal x = a.decimalValue();
       BigDecimal y = b.decimalValue();
       return x.compareTo(y);
@@ -168,7 +174,15 @@ final class JsonScorer implements Scorer {
             ? ScoreResult.pass(read, "equals the target as JSON")
             : ScoreResult.fail(read, "differs from the target " + Targets.quote(target.toString()));
       default:
-        List<Error> errors = schema.validate(value);
+        List<Error> errors;
+        try {
+          errors = schema.validate(value);
+        } catch (SchemaException e) {
+          // A $ref that cannot be resolved (remote fetching is off) is found only now, as the schema is used.
+          throw new ScoringException(KIND + ": " + schemaName() + " cannot be used: " + e.getMessage());
+        } catch (StackOverflowError e) {
+          throw new ScoringException(KIND + ": " + schemaName() + " refers to itself without end (a $ref cycle)");
+        }
         if (errors.isEmpty()) {
           return ScoreResult.pass(read, "valid against the schema");
         }
@@ -208,6 +222,15 @@ final class JsonScorer implements Scorer {
     } catch (SchemaException | IllegalArgumentException e) {
       throw new ScoringException(KIND + ": case field \"" + schemaField + "\" is not a JSON Schema: " + e.getMessage());
     }
+  }
+
+  private static boolean finite(JsonNode number) {
+    return !number.isFloatingPointNumber() || Double.isFinite(number.doubleValue());
+  }
+
+  /** The schema as the scorer's spec or the case names it, for a message. */
+  private String schemaName() {
+    return mode == Mode.SCHEMA_FIELD ? "the schema in case field \"" + schemaField + "\"" : "the schema";
   }
 
   private static String unfenced(String text) {

@@ -50,7 +50,7 @@ public final class Judge {
   private final List<String> specs;
   private final List<Scorer> scorers;
 
-  private Judge(List<String> specs, List<Scorer> scorers) {
+  Judge(List<String> specs, List<Scorer> scorers) { // package-private: a test gives its own scorers
     this.specs = specs;
     this.scorers = scorers;
   }
@@ -162,12 +162,26 @@ public final class Judge {
     ScoreResult first = null;
     for (Scorer scorer : scorers) {
       ScoreResult r;
+      String cannot;
       try {
         r = scorer.score(caseFields, answer, grader);
+        cannot = null;
       } catch (ScoringException e) {
-        scores.putObject(scorer.name()).put("error", e.getMessage());
+        r = null;
+        cannot = e.getMessage();
+      } catch (Grader.Unavailable e) {
+        throw e; // the grader cannot answer now: the attempt ends, and the case is tried again
+      } catch (RuntimeException | StackOverflowError e) {
+        // A fault of the scorer on this case's data (a bug, or input no check foresaw): the case's error, as
+        // above. Thrown on, it would end the attempt as the worker's failure: retried on other workers, each
+        // failing alike and ejected for it, and a rescore would stop at the case every time it ran.
+        r = null;
+        cannot = "failed on this case (" + e.getClass().getSimpleName() + (e.getMessage() == null ? "" : ": " + e.getMessage()) + ")";
+      }
+      if (cannot != null) {
+        scores.putObject(scorer.name()).put("error", cannot);
         if (first == null) { // the scorer that decides: without its judgement the case has no verdict
-          return error(o, output, answer, fields.toString(), "scorer " + scorer.name() + CANNOT_JUDGE + e.getMessage());
+          return error(o, output, answer, fields.toString(), "scorer " + scorer.name() + CANNOT_JUDGE + cannot);
         }
         continue; // another column: said there, the verdict stands
       }

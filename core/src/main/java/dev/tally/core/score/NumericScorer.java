@@ -32,7 +32,14 @@ final class NumericScorer implements Scorer {
   static final String REL = "rel";
 
   private static final String NUMBER_TEXT =
-      "(?:(?<![\\p{L}\\p{N}])[-+\u2212])?(?:\\d{1,3}(?:,\\d{3})+(?!\\d)|\\d+)?(?:\\.\\d+)?(?:(?<=\\d)[eE][-+]?\\d{1,3})?";
+      "(?:(?<![\\p{L}\\p{N}])[-+\u2212])?(?:\\d{1,3}(?:,\\d{3})+(?!\\d)|\\d+)?(?:\\.\\d+)?(?:(?<=\\d)[eE][-+]?\\d+)?";
+
+  /**
+   * The largest exponent of a number read ({@code 1e999}): beyond it a number is not compared, since exact
+   * decimal arithmetic on it would spell out as many digits (a billion for {@code 1e999999999}). A double
+   * ends near 1e308.
+   */
+  static final int MAX_EXPONENT = 999;
   private static final Pattern NUMBER = Pattern.compile(NUMBER_TEXT);
   private static final Pattern WHOLE_NUMBER = Pattern.compile("\\s*(" + NUMBER_TEXT + ")\\s*");
 
@@ -87,6 +94,10 @@ final class NumericScorer implements Scorer {
       return ScoreResult.fail(null, "no number in the answer");
     }
     BigDecimal value = decimal(last);
+    if (value == null) {
+      return ScoreResult.fail(Targets.quote(last.length() <= 40 ? last : last.substring(0, 37) + "..."),
+          "the answer's last number has an exponent beyond " + MAX_EXPONENT + ": not compared");
+    }
     String read = value.toPlainString();
     String closest = null;
     for (BigDecimal target : targets) {
@@ -130,12 +141,21 @@ final class NumericScorer implements Scorer {
 
   private static BigDecimal target(JsonNode node, String where) {
     if (node.isNumber()) {
+      if (node.isFloatingPointNumber() && !Double.isFinite(node.doubleValue())) {
+        throw new ScoringException(KIND + ": case field \"" + where + "\" is a number beyond a double's range"
+            + " (about 1.8e308), which JSON readers take as infinity; write it as a string");
+      }
       return node.decimalValue();
     }
     if (node.isTextual()) {
       Matcher m = WHOLE_NUMBER.matcher(Normalizer.normalize(node.textValue(), Normalizer.Form.NFKC));
       if (m.matches() && containsDigit(m.group(1))) {
-        return decimal(m.group(1));
+        BigDecimal value = decimal(m.group(1));
+        if (value == null) {
+          throw new ScoringException(KIND + ": case field \"" + where + "\" has an exponent beyond " + MAX_EXPONENT
+              + ": " + Targets.quote(node.textValue()));
+        }
+        return value;
       }
       throw new ScoringException(KIND + ": case field \"" + where + "\" is not a number: " + Targets.quote(node.textValue()));
     }
@@ -151,10 +171,18 @@ final class NumericScorer implements Scorer {
     return false;
   }
 
+  /** The number {@link #NUMBER} matched, or null if its exponent is beyond {@link #MAX_EXPONENT}. */
   private static BigDecimal decimal(String number) {
     String plain = number.replace(",", "").replace('\u2212', '-');
     if (plain.startsWith("+")) {
       plain = plain.substring(1);
+    }
+    int e = Math.max(plain.indexOf('e'), plain.indexOf('E'));
+    if (e >= 0) {
+      String digits = plain.substring(e + 1).replaceFirst("^[-+]", "").replaceFirst("^0+(?=\\d)", "");
+      if (digits.length() > 3 || Integer.parseInt(digits) > MAX_EXPONENT) {
+        return null;
+      }
     }
     // "5." is not matched (the fraction needs digits) and ".5" is: BigDecimal reads both forms it is given.
     return new BigDecimal(plain);

@@ -116,4 +116,18 @@ class JsonScorerTest {
         .isInstanceOf(ScoringException.class)
         .hasMessageContaining("case field \"target\" is a string but not JSON text");
   }
+
+  @Test
+  void aSchemaThatCannotBeUsedOrANumberBeyondRangeIsTheCasesErrorNotACrash() {
+    String remote = "{\"id\":\"a\",\"s\":{\"$ref\":\"http://127.0.0.1:9/x.json\"}}";
+    assertThatThrownBy(() -> ScorerTesting.score("json:schema-field=s", remote, "{\"a\":1}"))
+        .isInstanceOf(ScoringException.class).hasMessageContaining("the schema in case field \"s\" cannot be used");
+    String cycle = "{\"id\":\"a\",\"s\":{\"$ref\":\"#/definitions/x\",\"definitions\":{\"x\":{\"$ref\":\"#/definitions/x\"}}}}";
+    assertThatThrownBy(() -> ScorerTesting.score("json:schema-field=s", cycle, "{\"a\":1}"))
+        .isInstanceOf(ScoringException.class).hasMessageContaining("refers to itself without end");
+    // 1e400 is an infinity once read: it equals nothing, not even itself, rather than crash the comparison.
+    assertThat(ScorerTesting.score("json", "{\"id\":\"a\",\"target\":1}", "1e400").passed()).isFalse();
+    assertThat(ScorerTesting.score("json", "{\"id\":\"a\",\"target\":[1]}", "[1e400]").passed()).isFalse();
+    assertThat(ScorerTesting.score("json", "{\"id\":\"a\",\"target\":[1.5]}", "[1.50]").passed()).isTrue();
+  }
 }

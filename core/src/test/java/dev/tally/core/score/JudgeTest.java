@@ -88,4 +88,53 @@ class JudgeTest {
         .hasMessageContaining("unknown scorer nope");
     assertThat(judge("exact", "numeric:abs=1").optionValue()).isEqualTo("[\"exact\",\"numeric:abs=1\"]");
   }
+
+  @Test
+  void aScorerThatFailsOnACasesDataMakesThatCaseAnErrorAndTheOtherColumnsStand() throws Exception {
+    Outcome evaluated = new Outcome(Verdict.PASS, null, "5\n", 7, null, null, 0, "");
+    String huge = "{\"id\":\"q\",\"target\":1e400}";
+    Outcome judged = judge("numeric").judge(evaluated, huge);
+    assertThat(judged.verdict()).isEqualTo(Verdict.ERROR);
+    assertThat(fields(judged).get("scores").get("numeric").get("error").asText()).contains("beyond a double's range");
+    // A second column's failure is said in it, and the verdict stands: never a crash of the attempt (which
+    // was retried on every worker, each ejected for it, and stopped a rescore at this case every time).
+    String cycle = "{\"id\":\"q\",\"target\":\"5\",\"s\":{\"$ref\":\"#/definitions/x\",\"definitions\":{\"x\":{\"$ref\":\"#/definitions/x\"}}}}";
+    Outcome second = judge("exact", "json:schema-field=s,name=shape").judge(evaluated, cycle);
+    assertThat(second.verdict()).as("the first scorer decides").isEqualTo(Verdict.PASS);
+    assertThat(fields(second).get("scores").get("shape").get("error").asText()).contains("without end");
+  }
+
+  @Test
+  void aFaultNoCheckForesawIsTheCasesErrorButAnUnavailableGraderStillEndsTheAttempt() throws Exception {
+    Scorer broken = new Scorer() {
+      @Override
+      public String name() {
+        return "broken";
+      }
+
+      @Override
+      public ScoreResult score(JsonNode caseFields, String answer) {
+        throw new IllegalStateException("a bug");
+      }
+    };
+    Outcome evaluated = new Outcome(Verdict.PASS, null, "42\n", 7, null, null, 0, "");
+    Outcome judged = new Judge(List.of("broken"), List.of(broken)).judge(evaluated, CASE_42);
+    assertThat(judged.verdict()).isEqualTo(Verdict.ERROR);
+    assertThat(judged.outputTail()).startsWith("scorer broken").contains("IllegalStateException: a bug");
+
+    Scorer unavailable = new Scorer() {
+      @Override
+      public String name() {
+        return "grader";
+      }
+
+      @Override
+      public ScoreResult score(JsonNode caseFields, String answer) {
+        throw new Grader.Unavailable(new dev.tally.core.InfraFailure(dev.tally.core.InfraFailure.Kind.TIMEOUT, "slow"));
+      }
+    };
+    org.assertj.core.api.Assertions.assertThatThrownBy(
+        () -> new Judge(List.of("grader"), List.of(unavailable)).judge(evaluated, CASE_42))
+        .as("retried elsewhere, not the case's error").isInstanceOf(Grader.Unavailable.class);
+  }
 }

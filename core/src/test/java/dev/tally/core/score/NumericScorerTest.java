@@ -103,4 +103,21 @@ class NumericScorerTest {
     String answer = "= " + BigDecimal.valueOf(answerCents, 2).toPlainString();
     assertThat(s.score(target(BigDecimal.valueOf(targetCents, 2).toPlainString()), answer).passed()).isEqualTo(expected);
   }
+
+  @Test
+  void numbersBeyondRangeAreSaidAndNeverReadInPieces() {
+    // Beyond a double: JSON readers make 1e400 an infinity. The case's fault, said as such (it crashed the scorer).
+    assertThatThrownBy(() -> ScorerTesting.score("numeric", "{\"id\":\"a\",\"target\":1e400}", "5"))
+        .isInstanceOf(ScoringException.class).hasMessageContaining("beyond a double's range");
+    assertThatThrownBy(() -> scorer("numeric").score(target("\"1e1000\""), "5"))
+        .isInstanceOf(ScoringException.class).hasMessageContaining("exponent beyond 999");
+    // A long exponent is one number, not "1e200" then "0000" read as 0 (which passed against 0).
+    ScoreResult huge = scorer("numeric").score(target("0"), "1e2000000");
+    assertThat(huge.passed()).isFalse();
+    assertThat(huge.explanation()).contains("exponent beyond 999");
+    assertThat(scorer("numeric").score(target("0"), "1e99999999999").passed()).isFalse();
+    // Within the bound, exact as ever, far past a double.
+    assertThat(scorer("numeric").score(target("\"1e500\""), "1E+500").passed()).isTrue();
+    assertThat(scorer("numeric").score(target("1000"), "1e0003").passed()).isTrue();
+  }
 }
