@@ -431,16 +431,28 @@ public abstract class JdbcStore implements Store {
       return result;
     } catch (SQLException | RuntimeException | Error e) {
       Throwable cause = e instanceof JdbcTransaction.SqlFailure f ? f.sqlCause() : e;
-      if (cause instanceof SQLException sql && dialect.classify(sql) == Dialect.Failure.CONNECTION_LOST) {
+      if (lostWriter(cause)) {
         log.warn("{}: lost the connection to {} ({}); trying the same transaction again on a new connection",
-            operation, where, sql.getMessage());
-        clearBatches();
-        closeQuietly(writer);
-        writerLost = true;
-        throw sql;
+            operation, where, cause.getMessage());
+        throw (SQLException) cause;
       }
       throw abort(cause, failure);
     }
+  }
+
+  /**
+   * Whether {@code cause} says the write connection was lost ({@link Dialect.Failure#CONNECTION_LOST}); if
+   * so, that connection is closed and marked, and the next write ({@link #writeOnce}, {@link #swapLeader})
+   * opens a new one first. Called under the write lock.
+   */
+  private boolean lostWriter(Throwable cause) {
+    if (cause instanceof SQLException sql && dialect.classify(sql) == Dialect.Failure.CONNECTION_LOST) {
+      clearBatches();
+      closeQuietly(writer);
+      writerLost = true;
+      return true;
+    }
+    return false;
   }
 
   /**
@@ -483,7 +495,11 @@ public abstract class JdbcStore implements Store {
 
   /**
    * {@inheritDoc} Not counted in {@link #commits()}: a renewal a second is the lease's bookkeeping, not the
-   * scheduler's work.
+   * scheduler's work. One try, never waiting out a reconnection (a renewal must not outlast its lease; the
+   * caller tries again at its own pace): a write connection lost before (the database restarted) is
+   * replaced first, and one lost now is marked for the next try to replace. Without that a standby whose
+   * connection died with a restart could never take the lead: it only swaps, and its swaps failed for ever
+   * on the dead connection.
    */
   @Override
   public boolean swapLeader(dev.tally.core.lead.LeaderRow expected, dev.tally.core.lead.LeaderRow next) {
@@ -492,11 +508,18 @@ public abstract class JdbcStore implements Store {
     try {
       ensureWritable("swapLeader");
       try {
+        if (writerLost) {
+          replaceWriter();
+        }
         w.begin.execute(); // not fenced: this is how an epoch is won
         boolean swapped = LeaderSql.swap(writer, expected, next, dialect.nowMillis(writer, clock));
         w.commit.execute();
         return swapped;
       } catch (SQLException | RuntimeException | Error e) {
+        if (lostWriter(e)) {
+          throw new StoreException("swapLeader: the connection to " + where + " is lost (" + e.getMessage()
+              + "); the leader row is unchanged, and the next try opens a new connection", e);
+        }
         throw abort(e, "swapLeader: swapping the leader row of " + where + " failed; it is unchanged");
       }
     } finally {

@@ -50,4 +50,33 @@ class PostgresRestartTest {
       }
     }
   }
+
+  @Test
+  void theLeaderRowCanBeSwappedAgainOnceTheServerIsBack() throws Exception {
+    try (PostgresFixture.Dedicated server = PostgresFixture.Dedicated.start()) {
+      StoreLocation.Postgres db = server.createDatabase("led");
+      try (PostgresStore store = PostgresStore.open(db, null, Clock.systemUTC(), dev.tally.core.store.Durability.FULL)) {
+        long far = System.currentTimeMillis() + 3_600_000;
+        dev.tally.core.lead.LeaderRow first = new dev.tally.core.lead.LeaderRow(1, "a", null, far);
+        assertThat(store.swapLeader(dev.tally.core.lead.LeaderRow.NONE, first)).isTrue();
+
+        server.stopImmediately();
+        server.restart();
+        // A standby only ever swaps this row: the first try after the restart may find its connection dead
+        // (and says so), and a later one opens a new connection. Before, every try failed on the dead one.
+        dev.tally.core.lead.LeaderRow second = new dev.tally.core.lead.LeaderRow(2, "b", null, far);
+        Boolean swapped = null;
+        for (int attempt = 0; attempt < 20 && swapped == null; attempt++) {
+          try {
+            swapped = store.swapLeader(first, second);
+          } catch (dev.tally.core.store.StoreException e) {
+            assertThat(e.getMessage()).as("only a lost connection may fail it").contains("swapLeader");
+            Thread.sleep(250); // the pace of the caller's retries (Leadership's), not a stand-in for a condition
+          }
+        }
+        assertThat(swapped).as("swapped within 20 tries after the restart").isTrue();
+        assertThat(store.leader().row()).isEqualTo(second);
+      }
+    }
+  }
 }
