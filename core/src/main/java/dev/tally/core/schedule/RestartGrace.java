@@ -14,6 +14,11 @@ import org.slf4j.LoggerFactory;
 /**
  * The duty that settles the leases an earlier coordinator on the same store left behind.
  *
+ * <p>The grace is timed from the scheduler's first step ({@link #begin}), when it leads, not from its
+ * construction: a standby's scheduler is built when its process starts, maybe hours before it takes over, and
+ * timed from then its grace was long over at the takeover and the old leader's leases, issued after the
+ * standby started, did not count as from before: a dead worker's case waited out its whole lease.
+ *
  * <p>For {@link #GRACE} after this scheduler starts, nothing is swept: workers coming back after an outage
  * longer than a lease reclaim their leases, expired or not, instead of their finished work being fenced
  * and run again. The grace ends early once every worker the earlier coordinator had has come back. Then
@@ -36,7 +41,10 @@ final class RestartGrace implements Duty {
   private final Runs runs;
   private final LeaseRenewals renewals;
   private final Successions successions;
-  private final long startedAtMillis;
+  /** When the scheduler first stepped; {@link #NOT_STARTED} before. */
+  private long startedAtMillis = NOT_STARTED;
+
+  private static final long NOT_STARTED = Long.MIN_VALUE;
   /** Worker ids the earlier coordinator had and that are not back; null until they are read. */
   private Set<String> awaited;
   /** Worker ids that joined this scheduler. */
@@ -45,12 +53,18 @@ final class RestartGrace implements Duty {
   private final Set<Long> settledRuns = new HashSet<>();
   private List<Long> releasing = List.of();
 
-  RestartGrace(Fleet fleet, Runs runs, LeaseRenewals renewals, Successions successions, long startedAtMillis) {
+  RestartGrace(Fleet fleet, Runs runs, LeaseRenewals renewals, Successions successions) {
     this.fleet = fleet;
     this.runs = runs;
     this.renewals = renewals;
     this.successions = successions;
-    this.startedAtMillis = startedAtMillis;
+  }
+
+  /** The scheduler's first step is at {@code nowMillis}: the grace starts; later calls change nothing. */
+  void begin(long nowMillis) {
+    if (startedAtMillis == NOT_STARTED) {
+      startedAtMillis = nowMillis;
+    }
   }
 
   /** The workers the earlier coordinator had when it stopped; the grace ends early once all are back. */
@@ -69,6 +83,7 @@ final class RestartGrace implements Duty {
 
   /** Whether the grace is over: sweeps may run, orphans may be released. */
   boolean over(long nowMillis) {
+    begin(nowMillis); // asked before the first step: that is when it starts
     if (!ended && (nowMillis - startedAtMillis >= GRACE.toMillis() || (awaited != null && awaited.isEmpty()))) {
       ended = true;
       log.debug("restart grace over after {} ms", nowMillis - startedAtMillis);

@@ -120,7 +120,7 @@ public final class Scheduler implements WorkerEvents {
     this.offers = new LeaseOffers(fleet, runs, outliers, settings.leaseDuration(), governor);
     this.renewals = new LeaseRenewals(fleet, settings.leaseDuration());
     this.successions = new Successions(reports, redelivery, random);
-    this.grace = new RestartGrace(fleet, runs, renewals, successions, clock.millis());
+    this.grace = new RestartGrace(fleet, runs, renewals, successions);
     ExpiredLeaseSweep sweep = new ExpiredLeaseSweep(fleet, runs, grace);
     OverdueAttempts overdue = new OverdueAttempts(fleet, runs, reports, redelivery, random);
     this.statuses = new WorkerStatusReports(store, fleet, outliers, grace, settings.leaseDuration(), observer);
@@ -277,6 +277,7 @@ public final class Scheduler implements WorkerEvents {
   public long step() {
     nowMillis = clock.millis();
     nowNanos = ticker.nanos();
+    grace.begin(nowMillis); // the first step's time: a standby's scheduler steps only once it leads
     statuses.beforeEvents(nowMillis);
     for (SchedulerEvent e; (e = inbox.poll()) != null; ) {
       e.deliverTo(handler);

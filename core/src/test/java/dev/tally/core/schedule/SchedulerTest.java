@@ -730,6 +730,35 @@ class SchedulerTest {
   }
 
   @Test
+  void aStandbysGraceStartsWhenItTakesTheLeadNotWhenItWasBuilt() {
+    // The standby's scheduler is built first, and steps only once the leader is gone, a minute later.
+    Scheduler standby = scheduler(5);
+    clock.advance(Duration.ofSeconds(60));
+    long runId = createRun(1, 3);
+    FakeWorker gone = new FakeWorker("gone", 1);
+    scheduler.activate(runId);
+    scheduler.workerJoined(gone);
+    scheduler.step();
+    Assignment a = gone.takeAssigned().get(0);
+    long leasedAt = clock.millis();
+
+    clock.advance(Duration.ofSeconds(1)); // the leader dies with its worker; the standby takes over
+    FakeWorker survivor = new FakeWorker("survivor", 1);
+    standby.activate(runId);
+    standby.workerJoined(survivor);
+    standby.step();
+    // Timed from its construction the grace was long over, and the lease, issued after that, was no
+    // orphan: the case waited out its whole lease. Timed from the takeover, both hold as after a restart.
+    assertThat(survivor.assigned).as("within the grace, its holder may still come back").isEmpty();
+    clock.advance(Scheduler.Settings.RECLAIM_GRACE);
+    standby.step();
+    standby.step();
+    assertThat(survivor.takeAssigned()).extracting(Assignment::jobId).containsExactly(a.jobId());
+    assertThat(clock.millis() - leasedAt).isLessThan(Scheduler.Settings.DEFAULT_LEASE_DURATION.toMillis());
+    assertThat(store.attempts(runId)).extracting(AttemptView::ending).containsExactly("coordinator_restarted");
+  }
+
+  @Test
   void theGraceEndsAsSoonAsEveryWorkerOfTheEarlierCoordinatorIsBack() {
     long runId = createRun(2, 3);
     FakeWorker w1 = new FakeWorker("w1", 1);
