@@ -199,8 +199,8 @@ public final class WorkerCommand implements Callable<Integer> {
     WorkerSession session = new WorkerSession(built);
     // Its log says nothing while all is well: one line tells whoever started it that it found its coordinator.
     PrintWriter err = spec.commandLine().getErr();
-    session.joined().thenRun(() -> {
-      err.printf("tally worker: joined the coordinator at %s as %s, %s%n", coordinatorList,
+    session.joined().thenAccept(address -> {
+      err.printf("tally worker: joined the coordinator at %s as %s, %s%n", address,
           built.name(), Words.count(built.slots(), "slot"));
       err.flush();
     });

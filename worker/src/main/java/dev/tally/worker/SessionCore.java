@@ -165,7 +165,8 @@ public final class SessionCore {
   private final CaseRunner runner;
   private final Outbox outbox;
   private final Reconnector reconnector;
-  private final String coordinator;
+  /** The coordinator's address as the log names it: the one of the current (or last) connection. */
+  private String coordinator;
 
   private State state = State.DISCONNECTED;
   /**
@@ -282,6 +283,15 @@ public final class SessionCore {
     started = true;
     reconnector.started(nowNanos);
     port.connectIn(0);
+  }
+
+  /**
+   * A connection to the coordinator at {@code address} is up ({@code host:port}, one of several a worker may
+   * know): says Hello, and the log names that address from now on.
+   */
+  public void connected(String address, long nowNanos) {
+    coordinator = address;
+    connected(nowNanos);
   }
 
   /** A connection to the coordinator is up: says Hello. */

@@ -104,7 +104,8 @@ public final class WorkerSession implements AutoCloseable {
   private final AtomicBoolean started = new AtomicBoolean();
   private final AtomicBoolean stopping = new AtomicBoolean();
   private final CountDownLatch terminated = new CountDownLatch(1);
-  private final CompletableFuture<Void> joined = new CompletableFuture<>();
+  /** Completed with the address of the first coordinator that welcomed this worker. */
+  private final CompletableFuture<String> joined = new CompletableFuture<>();
   private volatile Termination termination;
 
   /** Prepares a session on an event-loop thread of its own; nothing starts until {@link #start()}. */
@@ -238,11 +239,12 @@ public final class WorkerSession implements AutoCloseable {
   }
 
   /**
-   * Completes when a coordinator first welcomes this worker (on the session's event loop: a stage added
-   * to it must not block); later Welcomes, after reconnects, do not change it. Never completes if the
+   * Completes, with that coordinator's address ({@code host:port}), when a coordinator first welcomes this
+   * worker (on the session's event loop: a stage added to it must not block); later Welcomes, after
+   * reconnects, do not change it. Never completes if the
    * session ends without a Welcome.
    */
-  public CompletionStage<Void> joined() {
+  public CompletionStage<String> joined() {
     return joined;
   }
 
@@ -438,7 +440,7 @@ public final class WorkerSession implements AutoCloseable {
 
     @Override
     public void joined() {
-      joined.complete(null);
+      joined.complete(String.valueOf(current));
     }
 
     @Override
@@ -536,7 +538,7 @@ public final class WorkerSession implements AutoCloseable {
         core.connectFailed("connected to itself on " + ch.localAddress() + " (the coordinator is not listening)", now());
         afterEvents();
       } else {
-        core.connected(now());
+        core.connected(current.toString(), now());
         afterEvents();
       }
       ctx.fireChannelActive();

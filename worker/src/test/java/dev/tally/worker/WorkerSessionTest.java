@@ -448,6 +448,33 @@ class WorkerSessionTest {
   }
 
   /**
+   * Of several coordinator addresses, the log and the join name the one the worker is connected to: a
+   * worker that moved to the new leader said it had reconnected to the first address, which was dead.
+   */
+  @Test
+  void theLogNamesTheCoordinatorTheWorkerIsConnectedToOfSeveral() throws Exception {
+    ListAppender<ILoggingEvent> appender = new ListAppender<>();
+    appender.start();
+    Logger logger = (Logger) LoggerFactory.getLogger(SessionCore.class);
+    logger.addAppender(appender);
+    try (FakeCoordinator second = new FakeCoordinator()) {
+      WorkerSession session = start(WorkerSettings.builder("127.0.0.1", coordinator.port()).slots(1)
+          .coordinators(List.of(new WorkerSettings.Address("127.0.0.1", coordinator.port()),
+              new WorkerSettings.Address("127.0.0.1", second.port()))));
+      coordinator.awaitConnection(1).welcome(1_000);
+      assertThat(session.joined().toCompletableFuture().get(10, TimeUnit.SECONDS)).isEqualTo("127.0.0.1:" + coordinator.port());
+      coordinator.close(); // the first leader is gone: the next attempt goes to the second address
+      second.awaitConnection(1).welcome(1_000);
+      await().atMost(WAIT).until(() -> count(appender, Level.WARN, "reconnected to the coordinator at 127.0.0.1:" + second.port()) == 1);
+      assertThat(messages(appender, Level.WARN, "lost the coordinator at")).singleElement().asString()
+          .contains("127.0.0.1:" + coordinator.port());
+      assertThat(session.joined().toCompletableFuture().get()).as("the first join stands").isEqualTo("127.0.0.1:" + coordinator.port());
+    } finally {
+      logger.detachAppender(appender);
+    }
+  }
+
+  /**
    * The CLI shows WARN and up: a worker that cannot reach its coordinator must say so there, with its next
    * retry, at a falling rate (the 1st, 2nd, 4th, 8th... failure), and say when it is back.
    */
