@@ -116,7 +116,7 @@ public final class CompareCommand extends ClientCommand {
         case OTHER -> "other changes";
       }, changes.size());
       for (RunComparison.Change change : changes) {
-        out.printf("  %s  %s -> %s%n", change.id(), change.before(), change.after());
+        out.printf("  %s  %s -> %s%n", TerminalText.safe(change.id(), SummaryTable.ID_CHARS), change.before(), change.after());
       }
     }
     out.flush();

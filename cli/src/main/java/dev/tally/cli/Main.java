@@ -99,7 +99,8 @@ public final class Main {
   }
 
   public static void main(String[] args) {
-    System.exit(commandLine(args).execute(args));
+    // Messages quote what datasets, servers and options held: shown as a terminal may show it.
+    System.exit(commandLine(args).setErr(TerminalText.writer(System.err)).execute(args));
   }
 
   /** The configured command line, every subcommand in it (the help lists them all); for tests too. */

@@ -54,11 +54,11 @@ final class SummaryTable {
    * one line per group with its cases, accuracy and mean score.
    */
   static void printGroups(PrintWriter out, com.fasterxml.jackson.databind.JsonNode groups) {
-    out.printf("%nby %s%s%n", groups.path("by").asText(), groups.path("truncated").asBoolean()
+    out.printf("%nby %s%s%n", TerminalText.safe(groups.path("by").asText(), ID_CHARS), groups.path("truncated").asBoolean()
         ? " (more groups than " + dev.tally.core.stats.GroupedEstimates.MAX_GROUPS + ": the rest counted as "
             + dev.tally.core.stats.GroupedEstimates.OTHER + ")" : "");
     for (com.fasterxml.jackson.databind.JsonNode g : groups.path("values")) {
-      out.printf("  %-26s %6d  accuracy %s%s%n", g.path("value").asText(), g.path("n").asLong(),
+      out.printf("  %-26s %6d  accuracy %s%s%n", TerminalText.safe(g.path("value").asText(), ID_CHARS), g.path("n").asLong(),
           EstimateText.percent(estimate(g.get("accuracy"))),
           g.path("meanScore").isObject() ? ", mean score " + EstimateText.mean(estimate(g.get("meanScore"))) : "");
     }

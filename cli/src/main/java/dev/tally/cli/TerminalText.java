@@ -27,4 +27,57 @@ final class TerminalText {
     }
     return shown.toString();
   }
+
+  /**
+   * A writer to a terminal that passes on what {@link #safe} would show: every hidden character ({@link
+   * dev.tally.core.HiddenCharacters}) becomes {@code ?}, but for line feeds and tabs, which messages use. For
+   * the command line's error stream, where messages quote whatever a dataset, a server or an option held; a
+   * character split across two writes (a surrogate pair) is judged whole. Not thread-safe beyond what the
+   * {@link java.io.PrintWriter} around it gives.
+   *
+   * @param out where the text goes (standard error)
+   * @return a writer that flushes to {@code out} when told to
+   */
+  static java.io.PrintWriter writer(java.io.OutputStream out) {
+    java.io.Writer to = new java.io.OutputStreamWriter(out, java.nio.charset.Charset.defaultCharset());
+    return new java.io.PrintWriter(new java.io.FilterWriter(to) {
+      private char pendingHigh; // a high surrogate whose low half is in the next write; 0 if none
+
+      @Override
+      public void write(int c) throws java.io.IOException {
+        write(new char[] {(char) c}, 0, 1);
+      }
+
+      @Override
+      public void write(String s, int off, int len) throws java.io.IOException {
+        write(s.toCharArray(), off, len);
+      }
+
+      @Override
+      public void write(char[] buf, int off, int len) throws java.io.IOException {
+        StringBuilder shown = new StringBuilder(len + 1);
+        for (int i = off; i < off + len; i++) {
+          char c = buf[i];
+          if (pendingHigh != 0) {
+            char high = pendingHigh;
+            pendingHigh = 0;
+            if (Character.isLowSurrogate(c)) {
+              int cp = Character.toCodePoint(high, c);
+              shown.append(dev.tally.core.HiddenCharacters.isHidden(cp) ? "?" : new String(Character.toChars(cp)));
+              continue;
+            }
+            shown.append('?'); // half a pair
+          }
+          if (Character.isHighSurrogate(c)) {
+            pendingHigh = c;
+          } else if (c == '\n' || c == '\t') {
+            shown.append(c);
+          } else {
+            shown.append(Character.isSurrogate(c) || dev.tally.core.HiddenCharacters.isHidden(c) ? '?' : c);
+          }
+        }
+        out.write(shown.toString());
+      }
+    }, true);
+  }
 }

@@ -134,6 +134,30 @@ class RunCommandTest {
         .isEqualTo("a".repeat(96) + "\uD83D\uDE00...");
     assertThat(TerminalText.safe("\uD83D\uDE00ok", 3)).isEqualTo("\uD83D\uDE00ok");
     assertThat(TerminalText.safe("c1\u009bx bidi\u202eabc zw\u200b", 100)).isEqualTo("c1?x bidi?abc zw?");
+    assertThat(TerminalText.safe("ls\u2028tag\uDB40\uDC41", 100)).isEqualTo("ls?tag?"); // a line separator, a tag character
+  }
+
+  @Test
+  void theErrorStreamShowsNoHiddenCharacterOfWhatItQuotesButKeepsItsLines() {
+    java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
+    PrintWriter terminal = TerminalText.writer(bytes);
+    // What a CSV cell held, quoted in an error: a title change and a colour; a tag character split across two
+    // writes; a line feed and a tab that messages use.
+    terminal.print("column \"n\": \"\u001b]0;PWN\u0007\u001b[31mRED\" is not an int\n\tnext");
+    terminal.print("x\uDB40");
+    terminal.print("\uDC41\u00e9\uD83D\uDE00\r");
+    terminal.println();
+    terminal.flush();
+    assertThat(bytes.toString(java.nio.charset.Charset.defaultCharset()))
+        .isEqualTo("column \"n\": \"?]0;PWN??[31mRED\" is not an int\n\tnextx?\u00e9\uD83D\uDE00?" + System.lineSeparator());
+  }
+
+  @Test
+  void groupNamesFromCaseDataAreShownAsATerminalMayShowThem() throws Exception {
+    StringWriter table = new StringWriter();
+    SummaryTable.printGroups(new PrintWriter(table), JSON.readTree("{\"by\": \"c\\u001b[2J\", \"values\": ["
+        + "{\"value\": \"x\\u001b[31mRED\\u001b]0;PWNED\\u0007\", \"n\": 1, \"accuracy\": null}]}"));
+    assertThat(table.toString()).contains("by c?[2J").contains("x?[31mRED?]0;PWNED?").doesNotContain("\u001b").doesNotContain("\u0007");
   }
 
   @Test

@@ -6,9 +6,10 @@ import java.util.Optional;
 /**
  * The one rule for characters that do not show as themselves: control characters (C0, DEL and C1, {@link
  * Character#isISOControl}: an escape sequence recolours or retitles a terminal, a backspace rubs out what
- * came before) and invisible format characters (Unicode category Cf: bidirectional overrides and isolates,
- * zero-width spaces and joiners, the byte-order mark), which make one text look like another ("Trojan
- * Source", Boucher and Anderson, 2021). Names Tally stores and prints (case ids, run names) may hold none of
+ * came before), invisible format characters (Unicode category Cf: bidirectional overrides and isolates,
+ * zero-width spaces and joiners, the byte-order mark, tag characters), which make one text look like another
+ * ("Trojan Source", Boucher and Anderson, 2021), and the line and paragraph separators (U+2028, U+2029),
+ * which break a line where none shows. Names Tally stores and prints (case ids, run names) may hold none of
  * them, as PRECIS's identifier class disallows both (RFC 8264, section 9); text Tally only shows (a case's
  * output) has them replaced when printed. Stateless; thread-safe.
  */
@@ -21,7 +22,9 @@ public final class HiddenCharacters {
    * @param codePoint a Unicode code point
    */
   public static boolean isHidden(int codePoint) {
-    return Character.isISOControl(codePoint) || Character.getType(codePoint) == Character.FORMAT;
+    int type = Character.getType(codePoint);
+    return Character.isISOControl(codePoint) || type == Character.FORMAT
+        || type == Character.LINE_SEPARATOR || type == Character.PARAGRAPH_SEPARATOR;
   }
 
   /**
@@ -37,7 +40,9 @@ public final class HiddenCharacters {
     for (int i = 0; i < text.length(); position++) {
       int cp = text.codePointAt(i);
       if (isHidden(cp)) {
+        int type = Character.getType(cp);
         String kind = Character.isISOControl(cp) ? "a control character"
+            : type == Character.LINE_SEPARATOR || type == Character.PARAGRAPH_SEPARATOR ? "a line or paragraph separator"
             : "an invisible format character (a bidirectional override, a zero-width space or the like, which"
                 + " makes one name look like another)";
         return Optional.of(String.format(Locale.ROOT, "holds U+%04X at character %d, %s", cp, position, kind));

@@ -156,6 +156,7 @@ class CaseLinesTest {
     assertThat(CaseLines.idProblem(nodes.textNode("ab\u202ecd"))).get().asString()
         .startsWith("\"id\" holds U+202E at character 3, an invisible format character");
     assertThat(CaseLines.idProblem(nodes.textNode("a\u200b"))).get().asString().contains("U+200B at character 2");
+    assertThat(CaseLines.idProblem(nodes.textNode("a\u2028b"))).get().asString().contains("U+2028 at character 2, a line or paragraph separator");
     assertThat(CaseLines.idProblem(nodes.textNode("\ud83d\ude00x\ufeff"))).get().asString()
         .contains("U+FEFF at character 3"); // positions count characters, not UTF-16 units
     // What shows as itself stays valid: other scripts, emoji, spaces, punctuation.
