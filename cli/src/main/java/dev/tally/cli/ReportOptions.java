@@ -106,7 +106,7 @@ public final class ReportOptions {
         written.add(html);
       }
     } catch (IOException e) {
-      throw new IOException("cannot write a report (" + e.getMessage() + ")" + (written.isEmpty() ? "" : "; written: " + written), e);
+      throw new IOException(e.getMessage() + (written.isEmpty() ? "" : " (written before it: " + written + ")"), e);
     }
     return written;
   }

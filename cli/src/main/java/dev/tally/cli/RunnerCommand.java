@@ -373,43 +373,22 @@ public abstract class RunnerCommand implements Callable<Integer> {
     long wallMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
     RunView finished = coordinator.store().run(runId).orElseThrow();
     var times = new RunReport.Times(wallMillis, RunReport.runWallMillis(finished));
-    RunReport.writeResultsFile(coordinator.store(), runId, out);
-    ResultLines lines = ResultLines.of(coordinator.store(), runId);
-    // The HTML report's inputs, as the store keeps them: every case's, so only read for that report (the
-    // results, the summary, the CSV and JUnit reports stream).
-    Map<String, String> cases = new java.util.HashMap<>();
-    if (reports.html()) {
-      coordinator.store().forEachCase(runId, (caseId, json) -> {
-        cases.put(caseId, json);
-        return true;
-      });
-    }
     ObjectNode caseFigures = RunReport.caseFigures(coordinator.store(), runId, groupBy());
     ObjectNode groups = caseFigures.has("groups") ? (ObjectNode) caseFigures.get("groups") : null;
     if (pausedReason != null) {
       caseFigures.put("paused", pausedReason);
     }
-    RunReport.writeSummaryFile(runId, counters, times, caseFigures, summary);
-    List<Path> written = List.of();
-    if (reports.any()) {
-      JsonNode summaryJson = new ObjectMapper().readTree(RunReport.summaryBytes(runId, counters, times, caseFigures));
-      written = reports.write(summaryJson, lines, id -> {
-        String json = cases.get(id);
-        return json == null ? null : HtmlReport.inputText(json);
-      });
+    List<Path> written;
+    try {
+      written = writeFiles(coordinator, runId, counters, times, caseFigures);
+    } catch (IOException e) {
+      // A full disk or a read-only directory: the table, from the store, still says how the run went.
+      printTable(coordinator, runId, counters, times, caseFigures, groups);
+      err.printf("tally: run %d is recorded in %s, but %s. Once there is room, %s writes its files again%n", runId,
+          db().describe(), e.getMessage(), resumeInvocation(runId));
+      return Main.EXIT_FAILED;
     }
-    SummaryTable.print(spec.commandLine().getOut(), runId, counters, times);
-    if (caseFigures.has("usage")) {
-      SummaryTable.printUsage(spec.commandLine().getOut(), caseFigures.get("usage"));
-    }
-    if (caseFigures.has("passAtK")) {
-      SummaryTable.printPassAtK(spec.commandLine().getOut(), caseFigures.get("passAtK"));
-    }
-    if (groups != null) {
-      SummaryTable.printGroups(spec.commandLine().getOut(), groups);
-    }
-    SummaryTable.printNotPassed(spec.commandLine().getOut(), counters, SummaryTable.notPassed(coordinator.store(), runId),
-        out.toString());
+    printTable(coordinator, runId, counters, times, caseFigures, groups);
     err.printf("tally: results in %s, summary in %s%s%n", out, summary, written.isEmpty() ? "" : "; reports " + written.stream()
         .map(Path::toString).collect(java.util.stream.Collectors.joining(", ")));
     if (pausedReason != null) {
@@ -423,6 +402,53 @@ public abstract class RunnerCommand implements Callable<Integer> {
           Words.count(left, "case"), goOn);
     }
     return Main.exitCodeOf(counters.passed(), counters.total());
+  }
+
+  /**
+   * Writes the results, the summary and the reports asked for.
+   *
+   * @return the reports written
+   * @throws IOException if a file cannot be written (its message names it)
+   */
+  private List<Path> writeFiles(Coordinator coordinator, long runId, RunCounters counters, RunReport.Times times,
+      ObjectNode caseFigures) throws IOException {
+    RunReport.writeResultsFile(coordinator.store(), runId, out);
+    ResultLines lines = ResultLines.of(coordinator.store(), runId);
+    // The HTML report's inputs, as the store keeps them: every case's, so only read for that report (the
+    // results, the summary, the CSV and JUnit reports stream).
+    Map<String, String> cases = new java.util.HashMap<>();
+    if (reports.html()) {
+      coordinator.store().forEachCase(runId, (caseId, json) -> {
+        cases.put(caseId, json);
+        return true;
+      });
+    }
+    RunReport.writeSummaryFile(runId, counters, times, caseFigures, summary);
+    if (!reports.any()) {
+      return List.of();
+    }
+    JsonNode summaryJson = new ObjectMapper().readTree(RunReport.summaryBytes(runId, counters, times, caseFigures));
+    return reports.write(summaryJson, lines, id -> {
+      String json = cases.get(id);
+      return json == null ? null : HtmlReport.inputText(json);
+    });
+  }
+
+  /** Prints the summary table, and usage, pass@k, groups and the cases that did not pass where there are any. */
+  private void printTable(Coordinator coordinator, long runId, RunCounters counters, RunReport.Times times,
+      ObjectNode caseFigures, ObjectNode groups) {
+    SummaryTable.print(spec.commandLine().getOut(), runId, counters, times);
+    if (caseFigures.has("usage")) {
+      SummaryTable.printUsage(spec.commandLine().getOut(), caseFigures.get("usage"));
+    }
+    if (caseFigures.has("passAtK")) {
+      SummaryTable.printPassAtK(spec.commandLine().getOut(), caseFigures.get("passAtK"));
+    }
+    if (groups != null) {
+      SummaryTable.printGroups(spec.commandLine().getOut(), groups);
+    }
+    SummaryTable.printNotPassed(spec.commandLine().getOut(), counters, SummaryTable.notPassed(coordinator.store(), runId),
+        out.toString());
   }
 
   /**

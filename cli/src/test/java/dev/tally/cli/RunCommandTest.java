@@ -499,6 +499,20 @@ class RunCommandTest {
   }
 
   @Test
+  void aResultsFileThatCannotBeWrittenIsNamedAndTheTableIsStillPrinted() throws Exception {
+    Path full = Path.of("/dev/full"); // every write fails with ENOSPC, as on a full disk
+    org.junit.jupiter.api.Assumptions.assumeTrue(Files.exists(full), "Linux's /dev/full");
+    Path dataset = dir.resolve("c.jsonl");
+    Files.write(dataset, List.of("{\"id\":\"a\"}", "{\"id\":\"b\"}"));
+    int exit = tally("run", dataset.toString(), "--evaluator=noop", "--workers=0", "--in-process=1", "--no-progress",
+        "--db=" + dir.resolve("t.db"), "--out=" + full, "--summary=" + dir.resolve("s.json"));
+    assertThat(exit).isEqualTo(Main.EXIT_FAILED);
+    assertThat(err.toString()).contains("tally: run 1 is recorded in " + dir.resolve("t.db"))
+        .contains("cannot write " + full + " (No space left on device)").contains("tally resume 1");
+    assertThat(out.toString()).as("the table, from the store").contains("passed").contains("accuracy");
+  }
+
+  @Test
   void anOutputInAMissingDirectoryIsRefusedByItsOptionAndNoDirectoryIsMade() throws Exception {
     Path dataset = dir.resolve("c.jsonl");
     Files.write(dataset, List.of("{\"id\":\"a\"}"));

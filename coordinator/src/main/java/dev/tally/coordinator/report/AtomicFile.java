@@ -36,9 +36,26 @@ public final class AtomicFile {
    *     directory must exist
    * @param filler writes the whole content to the path it is given
    * @throws IOException if the content cannot be written, forced or moved into place (the temporary file
-   *     is deleted and {@code target} is left as it was); or whatever {@code filler} throws
+   *     is deleted and {@code target} is left as it was), or whatever {@code filler} throws: its message
+   *     names {@code target} ({@code "cannot write results.jsonl (No space left on device)"})
    */
   public static void write(Path target, Filler filler) throws IOException {
+    try {
+      replace(target, filler);
+    } catch (IOException e) {
+      if (e.getMessage() != null && e.getMessage().startsWith(CANNOT_WRITE)) {
+        throw e;
+      }
+      // A full disk says only "No space left on device", or names the temporary file: say which file.
+      String reason = e instanceof java.nio.file.FileSystemException f && f.getReason() != null ? f.getReason()
+          : e.getMessage() != null ? e.getMessage() : e.getClass().getSimpleName();
+      throw new IOException(CANNOT_WRITE + target + " (" + reason + ")", e);
+    }
+  }
+
+  private static final String CANNOT_WRITE = "cannot write ";
+
+  private static void replace(Path target, Filler filler) throws IOException {
     Path absolute = target.toAbsolutePath();
     if (Files.exists(absolute)) {
       // Write through a link to the file it names, never over the link itself.
