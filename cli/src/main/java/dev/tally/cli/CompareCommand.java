@@ -37,7 +37,7 @@ import picocli.CommandLine.Parameters;
           + " beyond the noise (McNemar's exact test over the cases both judged), and the cases whose verdict changed.",
       "Reads a store (--db) or a Tally server (--server).",
       "Exit code: 0 compared; 1 no answer from the server or a store that cannot be read; 2 bad usage, an unknown or"
-          + " unfinished run, or a refused token."
+          + " unfinished run, runs with no case in common, or a refused token."
     })
 public final class CompareCommand extends ClientCommand {
   @Parameters(index = "0", paramLabel = "RUN_A", description = "The first run's id (the baseline).")
@@ -87,6 +87,12 @@ public final class CompareCommand extends ClientCommand {
         Files.deleteIfExists(resultsA);
         Files.deleteIfExists(resultsB);
       }
+    }
+    if (comparison.common() == 0) {
+      // Runs of two datasets (or the wrong ids): figures of nothing would read as a comparison.
+      err.printf("tally: runs %d and %d have no case in common (%d cases in A, %d in B):"
+          + " nothing to compare; compare two runs of one dataset%n", a, b, comparison.onlyInA(), comparison.onlyInB());
+      return Main.EXIT_USAGE;
     }
     print(out, a, b, comparison);
     return Main.EXIT_PASSED;

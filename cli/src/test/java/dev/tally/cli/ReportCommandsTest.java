@@ -116,6 +116,16 @@ class ReportCommandsTest {
     Invocation unknown = tally("compare", "1", "9", "--db=" + db);
     assertThat(unknown.exit()).isEqualTo(Main.EXIT_USAGE);
     assertThat(unknown.err()).contains("run 9 is not in " + db);
+
+    // A run of another dataset: no case in common is no comparison (it printed figures of nothing, exit 0).
+    Invocation other = tally("run", dataset("other.jsonl", "z", "pass").toString(), "--db=" + db,
+        "--workers=0", "--in-process=1", "--evaluator=exec", "--cmd=sh -c {script}", "--no-progress",
+        "--out=" + dir.resolve("r3.jsonl"), "--summary=" + dir.resolve("s3.json"));
+    assertThat(other.exit()).as(other.err()).isZero();
+    Invocation disjoint = tally("compare", "1", "3", "--db=" + db);
+    assertThat(disjoint.exit()).isEqualTo(Main.EXIT_USAGE);
+    assertThat(disjoint.err()).contains("runs 1 and 3 have no case in common (5 cases in A, 1 in B): nothing to compare");
+    assertThat(disjoint.out()).isEmpty();
   }
 
   @Test

@@ -36,15 +36,16 @@ public final class AtomicFile {
    *     directory must exist
    * @param filler writes the whole content to the path it is given
    * @throws IOException if the content cannot be written, forced or moved into place (the temporary file
-   *     is deleted and {@code target} is left as it was), or whatever {@code filler} throws: its message
-   *     names {@code target} ({@code "cannot write results.jsonl (No space left on device)"})
+   *     is deleted and {@code target} is left as it was), its message naming {@code target} ({@code "cannot
+   *     write results.jsonl (No space left on device)"}); or whatever else {@code filler} throws, as it is
    */
   public static void write(Path target, Filler filler) throws IOException {
     try {
       replace(target, filler);
     } catch (IOException e) {
-      if (e.getMessage() != null && e.getMessage().startsWith(CANNOT_WRITE)) {
-        throw e;
+      if (!(e.getClass() == IOException.class || e instanceof java.nio.file.FileSystemException)
+          || e.getMessage() != null && e.getMessage().startsWith(CANNOT_WRITE)) {
+        throw e; // a filler's own kind of failure (a download's answer), or said already
       }
       // A full disk says only "No space left on device", or names the temporary file: say which file.
       String reason = e instanceof java.nio.file.FileSystemException f && f.getReason() != null ? f.getReason()
