@@ -169,8 +169,8 @@ public final class ServerCommand implements java.util.concurrent.Callable<Intege
     int reported = reportResumed(server, 0, err);
     String url = server.api().url();
     out.printf("tally server: API %s%s (OpenAPI %s%s, metrics %s%s); dashboard %s; workers connect to %s; %s; store %s%n",
-        url, ApiServer.BASE, url, ApiServer.OPENAPI_PATH, url, ApiServer.METRICS_PATH, server.api().dashboardUrl(), connectTo,
-        fleet(workerSlots), db.describe());
+        url, ApiServer.BASE, url, ApiServer.OPENAPI_PATH, url, ApiServer.METRICS_PATH, server.api().dashboardUrl(),
+        connectTo + (coordinator.leading() ? "" : " once it leads"), fleet(workerSlots), db.describe());
     out.flush();
 
     boolean leading = coordinator.leading();
@@ -241,14 +241,21 @@ public final class ServerCommand implements java.util.concurrent.Callable<Intege
     server.close();
     err.printf("tally server: stopped%s; %s%n",
         left == 0 ? ", every result in flight recorded" : " with " + Words.count(left, "case") + " still leased (run again by the next server)",
-        unfinishedText(unfinished));
+        unfinishedText(unfinished, leading));
     return exit;
   }
 
-  /** What a stopping server leaves in its store: {@code unfinished} runs, or -1 if the store could not say. */
-  private String unfinishedText(long unfinished) {
+  /**
+   * What a stopping server leaves in its store: {@code unfinished} runs, or -1 if the store could not say. A
+   * standby that never led leaves them to the server that leads, which goes on with them.
+   */
+  private String unfinishedText(long unfinished, boolean led) {
     if (unfinished == 0) {
       return "no run is unfinished in " + db.describe();
+    }
+    if (!led) {
+      return (unfinished < 0 ? "the unfinished runs" : Words.count(unfinished, "unfinished run")) + " in " + db.describe()
+          + " are the leading server's, which goes on with them";
     }
     if (unfinished == 1) {
       return "1 unfinished run stays in " + db.describe() + ", and the next tally server on it resumes it";

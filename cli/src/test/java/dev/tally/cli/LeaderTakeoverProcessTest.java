@@ -71,8 +71,9 @@ class LeaderTakeoverProcessTest {
       assertThat(Duration.ofNanos(ledAfter)).as("from the kill -9 to the standby's lead").isLessThan(TAKEOVER);
 
       finishAndCheck(fleet, standbyUrl);
+      // The leader row names its API as soon as the API is up (it renews at once), so the standby can say it.
       assertThat(fleet.b.output()).contains("tally server: standing by: epoch 1 leads the store at workers=127.0.0.1:"
-          + fleet.portA, "tally server: leading the store under epoch 2", "resuming run " + fleet.runId);
+          + fleet.portA + " api=" + leaderUrl, "tally server: leading the store under epoch 2", "resuming run " + fleet.runId);
     } catch (Throwable t) {
       fleet.printLogs();
       throw t;

@@ -161,6 +161,9 @@ public final class Coordinator implements AutoCloseable {
   /** Sets the HTTP API's base URL this coordinator advertises in the leader row while it leads. */
   public void advertiseApi(String url) {
     this.advertisedApi = url;
+    if (leadership != null) {
+      leadership.lookNow(); // the row says it at once, not at the next renewal
+    }
   }
 
   /** Where this coordinator says it can be reached: its worker port and its API. */

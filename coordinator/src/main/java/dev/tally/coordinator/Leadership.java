@@ -92,6 +92,29 @@ final class Leadership implements AutoCloseable {
     }
   }
 
+  /**
+   * Looks at the row now, in the background, besides the scheduled looks: a leader whose address changed (its
+   * API bound after it won the lead) renews at once with the new one, so that standbys and clients see it.
+   */
+  void lookNow() {
+    try {
+      thread.execute(() -> {
+        try {
+          synchronized (lease) {
+            if (listener == null || !lease.leading()) {
+              return; // only a leader's renewal: winning the lead is the scheduled looks' business
+            }
+          }
+          check(true);
+        } catch (RuntimeException e) {
+          log.debug("an early look at the store's leader row failed (the next scheduled one retries): {}", e.toString());
+        }
+      });
+    } catch (java.util.concurrent.RejectedExecutionException closed) {
+      // closed meanwhile: nothing more to say
+    }
+  }
+
   private void checkInBackground() {
     try {
       check(true);

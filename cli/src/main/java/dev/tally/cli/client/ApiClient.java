@@ -359,9 +359,9 @@ public final class ApiClient {
     } catch (Fatal fatal) {
       throw new Unreachable(what + ": " + fatal.getMessage(), 0);
     } catch (Retryable last) {
-      long seconds = Duration.ofNanos(System.nanoTime() - startedNanos).toSeconds();
+      // The last attempt's reason, not where a next one would have gone: there is none.
       throw new Unreachable(what + ": gave up after " + attempts[0] + (attempts[0] == 1 ? " attempt" : " attempts") + " in "
-          + seconds + " s; the last: " + last.getMessage(), last.status);
+          + waitText(Duration.ofNanos(System.nanoTime() - startedNanos)) + "; the last: " + last.why, last.status);
     } catch (FailsafeException e) {
       if (e.getCause() instanceof InterruptedException interrupted) {
         throw interrupted;
@@ -527,15 +527,23 @@ public final class ApiClient {
     /** The HTTP status of the answer, or 0 if none came. */
     final int status;
 
+    /** Why, without where the next attempt goes: what a final "gave up" says of the last attempt. */
+    final String why;
+
     Retryable(String why, Duration retryAfter, int status) {
-      super(why, null, false, false);
+      this(why, why, retryAfter, status);
+    }
+
+    private Retryable(String why, String said, Duration retryAfter, int status) {
+      super(said, null, false, false);
+      this.why = why;
       this.retryAfter = retryAfter;
       this.status = status;
     }
 
     /** The same, with {@code more} said after its reason (which server is tried next), if any. */
     Retryable at(String more) {
-      return more.isEmpty() ? this : new Retryable(getMessage() + more, retryAfter, status);
+      return more.isEmpty() ? this : new Retryable(why, getMessage() + more, retryAfter, status);
     }
   }
 

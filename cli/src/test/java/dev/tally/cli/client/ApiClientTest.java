@@ -112,6 +112,26 @@ class ApiClientTest {
   }
 
   @Test
+  void ofTwoServersThatAreNotThereTheRetriesGoRoundAndTheLastLineSaysNoMoreThanWhy() throws Exception {
+    URI a = deadServer();
+    URI b = deadServer();
+    ApiClient twoServers = new ApiClient(new ApiClient.Settings(a, null, null, 1, Duration.ofMinutes(1), Duration.ofSeconds(20),
+        java.util.List.of(a, b)), new java.io.PrintWriter(said, true));
+    assertThatThrownBy(() -> twoServers.send(ApiClient.Request.get("/api/v1/runs"), "listing runs", ""))
+        .isInstanceOf(ApiClient.Unreachable.class)
+        // Not "...; trying http://..." at the end of giving up, and the time with its tenths (it said "in 1 s"
+        // after a wait of 1.6 s).
+        .hasMessageMatching("listing runs: gave up after 2 attempts in \\d+\\.\\d s; the last: .*connection refused[^;]*");
+    assertThat(said.toString()).contains("retry 1 of 1 in").contains("; trying " + b);
+  }
+
+  private static URI deadServer() throws java.io.IOException {
+    try (ServerSocket s = new ServerSocket(0)) {
+      return URI.create("http://127.0.0.1:" + s.getLocalPort()); // closed again: nothing listens there now
+    }
+  }
+
+  @Test
   void aServerThatIsNotThereIsRetriedABoundedNumberOfTimesThenGivenUp() throws Exception {
     int port;
     try (ServerSocket s = new ServerSocket(0)) {
