@@ -618,9 +618,14 @@ public final class ApiClient {
           places.add(name + " " + value);
         }
       });
-      String detail = p.detail() == null || p.detail().isEmpty() ? "" : ": " + p.detail();
+      String title = p.title() == null ? "HTTP " + status : p.title();
       String place = places.isEmpty() ? "" : " [" + String.join(", ", places) + "]";
-      return new Refused(status, p, (p.title() == null ? "HTTP " + status : p.title()) + " (" + status + ")" + detail + place);
+      if (p.detail() != null && p.detail().toLowerCase(Locale.ROOT).startsWith(title.toLowerCase(Locale.ROOT))) {
+        // The detail says the title again, and more: said once ("... (422): this ... (it created run 4)" was twice).
+        return new Refused(status, p, p.detail() + " (" + status + ")" + place);
+      }
+      String detail = p.detail() == null || p.detail().isEmpty() ? "" : ": " + p.detail();
+      return new Refused(status, p, title + " (" + status + ")" + detail + place);
     }
 
     /** The HTTP status. */

@@ -125,6 +125,18 @@ class ApiClientTest {
     assertThat(said.toString()).contains("retry 1 of 1 in").contains("; trying " + b);
   }
 
+  @Test
+  void aProblemWhoseDetailRepeatsItsTitleIsSaidOnce() {
+    byte[] reused = ("{\"type\":\"urn:tally:problem:idempotency-key-reused\",\"title\":\"This Idempotency-Key was used for"
+        + " another request\",\"status\":422,\"detail\":\"this Idempotency-Key was used for another request (it created"
+        + " run 4)\",\"header\":\"Idempotency-Key\"}").getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    assertThat(ApiClient.Refused.of(422, reused).getMessage())
+        .isEqualTo("this Idempotency-Key was used for another request (it created run 4) (422) [header Idempotency-Key]");
+    byte[] other = "{\"title\":\"Not found\",\"status\":404,\"detail\":\"there is no run 9\"}"
+        .getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    assertThat(ApiClient.Refused.of(404, other).getMessage()).isEqualTo("Not found (404): there is no run 9");
+  }
+
   private static URI deadServer() throws java.io.IOException {
     try (ServerSocket s = new ServerSocket(0)) {
       return URI.create("http://127.0.0.1:" + s.getLocalPort()); // closed again: nothing listens there now
