@@ -62,6 +62,7 @@ public final class StatusCommand implements Callable<Integer> {
         printRuns(out, runs);
       }
       printWorkers(out, store.workerStatuses());
+      printLeader(out, store.leader());
       return 0;
     } finally {
       out.flush();
@@ -72,7 +73,7 @@ public final class StatusCommand implements Callable<Integer> {
     // The summary's names and counts: errored includes the cases out of attempts (jobsFailed).
     out.printf("%-5s %-9s %8s %8s %8s %8s %10s %8s %8s %8s %8s %8s %7s  %-20s %s%n",
         "run", "state", "total", "passed", "failed", "errored", "jobsFailed", "redeliv", "backups", "dups", "fenced", "accuracy",
-        "score", "created", "dataset");
+        "score", "created", "name or dataset");
     for (RunView r : runs) {
       RunCounters c = r.counters();
       out.printf("%-5d %-9s %8d %8d %8d %8d %10d %8d %8d %8d %8d %8s %7s  %-20s %s%n",
@@ -80,8 +81,26 @@ public final class StatusCommand implements Callable<Integer> {
           c.redeliveries(), c.backups(), c.duplicatesSuppressed(), c.staleResultsFenced(),
           EstimateText.percentOnly(c.accuracy().orElse(null)),
           c.meanScore().map(m -> String.format(java.util.Locale.ROOT, "%.3f", m.value())).orElse("-"),
-          Instant.ofEpochMilli(r.createdAtMillis()).toString().substring(0, 19), r.spec().dataset());
+          Instant.ofEpochMilli(r.createdAtMillis()).toString().substring(0, 19),
+          // A submitted run's dataset is "upload": its name says more (tally run's is its file).
+          TerminalText.safe(r.name().isEmpty() ? r.spec().dataset() : r.name(), SummaryTable.ID_CHARS));
     }
+  }
+
+  /**
+   * Who leads the store, as its leader row says: servers sharing a store take turns ({@code tally server}),
+   * and a {@code tally run} leads its own. Nothing if no coordinator ever led it.
+   */
+  private static void printLeader(PrintWriter out, dev.tally.core.lead.LeaderRead read) {
+    dev.tally.core.lead.LeaderRow row = read.row();
+    if (row.epoch() == 0) {
+      return;
+    }
+    long left = row.expiresAtMillis() - read.storeNowMillis();
+    out.printf("%nleader: epoch %d, %s; %s%n", row.epoch(), row.address() == null || row.address().isEmpty() ? "no address"
+        : "at " + TerminalText.safe(row.address(), 200),
+        row.holder() == null ? "released: the next server to look leads"
+            : left > 0 ? "lease renewed, " + left + " ms left" : "lease lapsed " + -left + " ms ago: no coordinator leads now");
   }
 
   /**

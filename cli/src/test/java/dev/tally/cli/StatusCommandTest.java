@@ -122,6 +122,24 @@ class StatusCommandTest {
   }
 
   @Test
+  void aSubmittedRunShowsItsNameAndTheStoresLeaderIsSaid() throws Exception {
+    Path db = dir.resolve("t.db");
+    long far = System.currentTimeMillis() + 3_600_000;
+    try (SqliteStore store = SqliteStore.open(db)) {
+      store.createRun(new dev.tally.core.store.NewRun(new RunSpec("upload", new EvaluatorSpec("noop", Map.of(),
+          Duration.ofMinutes(1)), 1), "nightly"), dev.tally.core.cases.CaseSource.of(
+          List.of(new CaseRecord(0, "a", "{\"id\":\"a\"}")), "the cases"), null);
+      assertThat(store.swapLeader(dev.tally.core.lead.LeaderRow.NONE,
+          new dev.tally.core.lead.LeaderRow(1, "s1", "workers=127.0.0.1:7070 api=http://127.0.0.1:8080", far))).isTrue();
+    }
+    Result r = status(db);
+    assertThat(r.exit()).as(r.err()).isZero();
+    assertThat(r.out().lines().filter(l -> l.startsWith("1 "))).singleElement().asString().endsWith("nightly");
+    assertThat(r.out()).containsPattern("leader: epoch 1, at workers=127\\.0\\.0\\.1:7070 api=http://127\\.0\\.0\\.1:8080;"
+        + " lease renewed, \\d+ ms left");
+  }
+
+  @Test
   void neverCreatesOrMigratesAStore() throws Exception {
     Path missing = dir.resolve("missing.db");
     Result r = status(missing);

@@ -31,7 +31,9 @@ import java.util.function.ToDoubleFunction;
  *       cases out of attempts, as the summary does);
  *   <li>{@code tally_redeliveries}: attempts of every run that put their case back in the queue;
  *   <li>{@code tally_workers{state}}: workers live and left; {@code tally_worker_suspicion{worker,id}}: each
- *       live worker's failure-detector suspicion; {@code tally_worker_ejections}: outlier ejections so far.
+ *       live worker's failure-detector suspicion; {@code tally_worker_ejections}: outlier ejections so far;
+ *   <li>{@code tally_leading}: 1 if this coordinator leads its store, 0 if it stands by; {@code
+ *       tally_leader_epoch}: the store's leader epoch as it last saw it.
  * </ul>
  *
  * <p>These are read once per scrape, on the scraping thread, from the store's read side, so a scrape never
@@ -59,6 +61,11 @@ public final class ApiMetrics {
     gauge("tally.workers", "Workers by state", Tags.of("state", "live"), s -> s.live);
     gauge("tally.workers", "Workers by state", Tags.of("state", "left"), s -> s.left);
     gauge("tally.worker.ejections", "Outlier ejections of the workers in the store", Tags.empty(), s -> s.ejections);
+    // Which of the servers sharing a store leads (1) or stands by (0), and the epoch it last saw lead.
+    Gauge.builder("tally.leading", coordinator, c -> c.leading() ? 1 : 0)
+        .description("1 if this coordinator leads its store, 0 if it stands by").register(registry);
+    Gauge.builder("tally.leader.epoch", coordinator, c -> c.leader() == null ? 0 : c.leader().epoch())
+        .description("The store's leader epoch as this coordinator last saw it").register(registry);
     this.suspicion = MultiGauge.builder("tally.worker.suspicion")
         .description("Each live worker's failure-detector suspicion").register(registry);
   }

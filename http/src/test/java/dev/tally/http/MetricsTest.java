@@ -46,7 +46,9 @@ class MetricsTest {
           .containsEntry("tally_cases{verdict=\"fail\"}", 0.0)
           .containsEntry("tally_redeliveries", 0.0)
           .containsKey("tally_workers{state=\"live\"}")
-          .containsKey("tally_worker_ejections");
+          .containsKey("tally_worker_ejections")
+          .containsEntry("tally_leading", 1.0); // the one server on its store leads
+      assertThat(s.get("tally_leader_epoch")).isPositive();
       // The scheduler's (counters and distributions from its observer): one record per case, one latency per
       // recorded result, every result carried by some commit.
       assertThat(s).containsEntry("tally_records_total{status=\"recorded\"}", 15.0)
