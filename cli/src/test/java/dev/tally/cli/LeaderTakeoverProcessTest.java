@@ -24,6 +24,7 @@ import java.util.Set;
 import java.util.UUID;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -119,6 +120,40 @@ class LeaderTakeoverProcessTest {
       throw t;
     } finally {
       fleet.close();
+    }
+  }
+
+  /**
+   * PostgreSQL restarted under a leader and a standby, then the leader killed: the standby still takes the
+   * lead. Its write connection died with the restart, and it only ever swaps the leader row: before, every
+   * swap failed on the dead connection and nobody led again (a fleet user's trial).
+   */
+  @Test
+  void aStandbyTakesTheLeadAfterPostgresRestartedUnderBoth() throws Exception {
+    try (dev.tally.store.PostgresFixture.Dedicated server = dev.tally.store.PostgresFixture.Dedicated.start()) {
+      Fleet fleet = startFleet(new StoreUnderTest(server.createDatabase("restarted"), java.util.Map.of()));
+      try {
+        String leaderUrl = fleet.a.serverUrl();
+        String standbyUrl = fleet.b.serverUrl();
+        await("the run under way").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100))
+            .until(() -> recorded(leaderUrl) >= 10);
+        server.stopImmediately();
+        server.restart();
+        // Both find their connections dead at their next looks (the leader's renewal, the standby's swap try).
+        await("the leader renews again").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(200))
+            .until(() -> recorded(leaderUrl) >= 20);
+        long killedAt = System.nanoTime();
+        Signals.send(fleet.a.process.pid(), "KILL");
+        fleet.a.process.waitFor();
+        long ledAfter = awaitEpoch(fleet.db, 2, killedAt);
+        assertThat(Duration.ofNanos(ledAfter)).as("from the kill -9 to the standby's lead").isLessThan(TAKEOVER);
+        finishAndCheck(fleet, standbyUrl);
+      } catch (Throwable t) {
+        fleet.printLogs();
+        throw t;
+      } finally {
+        fleet.close();
+      }
     }
   }
 
