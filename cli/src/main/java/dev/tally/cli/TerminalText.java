@@ -22,7 +22,7 @@ final class TerminalText {
       if (count == maxChars - 3 && text.codePointCount(i - Character.charCount(cp), text.length()) > 3) {
         return shown.append("...").toString();
       }
-      shown.appendCodePoint(dev.tally.core.HiddenCharacters.isHidden(cp) ? '?' : cp);
+      shown.appendCodePoint(dev.tally.core.HiddenCharacters.isHiddenAt(text, i - Character.charCount(cp)) ? '?' : cp);
       count++;
     }
     return shown.toString();
@@ -32,7 +32,8 @@ final class TerminalText {
    * A writer to a terminal that passes on what {@link #safe} would show: every hidden character ({@link
    * dev.tally.core.HiddenCharacters}) becomes {@code ?}, but for line feeds and tabs, which messages use. For
    * the command line's error stream, where messages quote whatever a dataset, a server or an option held; a
-   * character split across two writes (a surrogate pair) is judged whole. Not thread-safe beyond what the
+   * character split across two writes (a surrogate pair) is judged whole, and each alone (a zero-width joiner
+   * too, which {@link #safe} keeps inside a word). Not thread-safe beyond what the
    * {@link java.io.PrintWriter} around it gives.
    *
    * @param out where the text goes (standard error)

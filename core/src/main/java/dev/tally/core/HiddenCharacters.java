@@ -27,6 +27,32 @@ public final class HiddenCharacters {
         || type == Character.LINE_SEPARATOR || type == Character.PARAGRAPH_SEPARATOR;
   }
 
+  private static final int ZERO_WIDTH_NON_JOINER = 0x200C;
+  private static final int ZERO_WIDTH_JOINER = 0x200D;
+
+  /**
+   * Whether the code point at {@code index} of {@code text} does not show as itself ({@link #isHidden}), but
+   * for the zero-width joiner and non-joiner between two visible non-ASCII characters: there they are part of
+   * the writing (Persian and Indic words, emoji sequences such as a family), as RFC 5892's CONTEXTJ rules
+   * allow them in PRECIS identifiers, though more loosely; beside ASCII, or at either end, they only make one
+   * name look like another.
+   *
+   * @param text the text
+   * @param index a char index of {@code text} where a code point starts
+   */
+  public static boolean isHiddenAt(CharSequence text, int index) {
+    int cp = Character.codePointAt(text, index);
+    if (cp != ZERO_WIDTH_NON_JOINER && cp != ZERO_WIDTH_JOINER) {
+      return isHidden(cp);
+    }
+    if (index == 0 || index + 1 >= text.length()) {
+      return true;
+    }
+    int before = Character.codePointBefore(text, index);
+    int after = Character.codePointAt(text, index + 1);
+    return before < 0x80 || after < 0x80 || isHidden(before) || isHidden(after);
+  }
+
   /**
    * What is wrong with {@code text} as a name, or empty if it holds no hidden character: the first one, by
    * its code point and its position, as a phrase ({@code "holds U+202E at character 3, an invisible format
@@ -39,7 +65,7 @@ public final class HiddenCharacters {
     int position = 1;
     for (int i = 0; i < text.length(); position++) {
       int cp = text.codePointAt(i);
-      if (isHidden(cp)) {
+      if (isHiddenAt(text, i)) {
         int type = Character.getType(cp);
         String kind = Character.isISOControl(cp) ? "a control character"
             : type == Character.LINE_SEPARATOR || type == Character.PARAGRAPH_SEPARATOR ? "a line or paragraph separator"

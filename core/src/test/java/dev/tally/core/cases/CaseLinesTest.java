@@ -160,7 +160,13 @@ class CaseLinesTest {
     assertThat(CaseLines.idProblem(nodes.textNode("\ud83d\ude00x\ufeff"))).get().asString()
         .contains("U+FEFF at character 3"); // positions count characters, not UTF-16 units
     // What shows as itself stays valid: other scripts, emoji, spaces, punctuation.
-    for (String id : List.of("caf\u00e9", "\u6e2c\u8a66-1", "\u0645\u0631\u062d\u0628\u0627", "\ud83d\ude00", "a b", "tests/x.py::t[1-2]")) {
+    // The joiners inside a word of a script or an emoji sequence are writing (Persian "mi-khaham" with a
+    // non-joiner, a family emoji with joiners); beside ASCII or at an end they are only a disguise.
+    assertThat(CaseLines.idProblem(nodes.textNode("a\u200d"))).get().asString().contains("U+200D at character 2");
+    assertThat(CaseLines.idProblem(nodes.textNode("ab\u200ccd"))).get().asString().contains("U+200C at character 3");
+    assertThat(CaseLines.idProblem(nodes.textNode("\u200c\u0645\u06cc"))).get().asString().contains("U+200C at character 1");
+    for (String id : List.of("caf\u00e9", "\u6e2c\u8a66-1", "\u0645\u0631\u062d\u0628\u0627", "\ud83d\ude00", "a b", "tests/x.py::t[1-2]",
+        "\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645", "\ud83d\udc68\u200d\ud83d\udc69\u200d\ud83d\udc67")) {
       assertThat(CaseLines.idProblem(nodes.textNode(id))).as(id).isEmpty();
     }
     // A dataset line with one is refused with its place.
