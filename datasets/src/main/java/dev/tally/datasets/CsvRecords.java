@@ -94,7 +94,14 @@ final class CsvRecords implements RecordStream {
     } catch (CharacterCodingException e) {
       throw new CaseSourceException(name, Math.max(line, parser.currentLocation().getLineNr()), "not valid UTF-8");
     } catch (JsonProcessingException e) {
-      int at = e.getLocation() == null ? line : e.getLocation().getLineNr();
+      if (header == null) {
+        // Jackson's "Empty header line: can not bind data": an empty file, or one whose first line is blank.
+        throw new CaseSourceException(name, 1, "no header row: a CSV dataset's first line names its columns"
+            + " (" + e.getOriginalMessage() + ")");
+      }
+      // Once the row's first cell is read, the row is placed where it starts: a quote never closed is found
+      // at the end of the file, past every line.
+      int at = line > 0 || e.getLocation() == null ? line : e.getLocation().getLineNr();
       throw new CaseSourceException(name, at, "row " + thisRow + ": not valid CSV: " + e.getOriginalMessage());
     } catch (IOException e) {
       throw new CaseSourceException(name, line, CaseSourceException.cannotRead(e));

@@ -68,6 +68,15 @@ final class TreeRecords implements RecordStream {
       JsonNode node = mapper.readTree(parser);
       return new RawRecord(line, 0, (ObjectNode) node, null);
     } catch (JsonProcessingException e) {
+      for (Throwable c = e; c != null; c = c.getCause()) {
+        if (c instanceof org.yaml.snakeyaml.reader.ReaderException r) {
+          // SnakeYAML refuses the character as it reads ahead, before its line is known: the location Jackson
+          // gives is the reader's (line 1), so the place is said by the character's position instead.
+          throw new CaseSourceException(name, 0, String.format(java.util.Locale.ROOT, "character %d of the file is U+%04X,"
+              + " which YAML does not allow (a control character other than tab, line feed or carriage return)",
+              r.getPosition() + 1, r.getCodePoint()));
+        }
+      }
       throw new CaseSourceException(name, e.getLocation() == null ? 0 : e.getLocation().getLineNr(),
           "not valid: " + e.getOriginalMessage());
     } catch (IOException e) {

@@ -143,6 +143,18 @@ class DatasetReaderTest {
         .hasMessage(f + " line 1: --csv-types names column \"m\", which the header does not have; its columns are id, n");
     Path twice = file("twice.csv", "id,n,n\na,1,2\n");
     assertThatThrownBy(() -> read(twice)).hasMessage(twice + " line 1: the header names column \"n\" twice");
+    // A quote never closed is found at the end of the file, past every line: the row is placed where it starts.
+    Path unclosed = file("unclosed.csv", "id,q\na,1\nb,2\nc,\"x\n");
+    assertThatThrownBy(() -> read(unclosed)).hasMessage(unclosed + " line 4: row 3: not valid CSV: Missing closing quote for value");
+    Path empty = file("empty.csv", "");
+    assertThatThrownBy(() -> read(empty)).hasMessageStartingWith(empty + " line 1: no header row: a CSV dataset's first line names its columns");
+  }
+
+  @Test
+  void aCharacterYamlRefusesIsPlacedByItsPositionNotAtLineOne() throws Exception {
+    Path f = file("ctl.yaml", "- id: a\n- id: b\n- id: c\n- id: d\n  x: \"\u0001\"\n");
+    assertThatThrownBy(() -> read(f)).hasMessage(f + ": character 39 of the file is U+0001, which YAML does not allow"
+        + " (a control character other than tab, line feed or carriage return)");
   }
 
   @Test
