@@ -49,11 +49,7 @@ public final class LogConfiguration extends ContextAwareBase implements Configur
     if (named != null && exists(named)) {
       return ExecutionStatus.INVOKE_NEXT_IF_ANY; // the user's file: logback's Joran configurator reads it
     }
-    PatternLayout layout = new PatternLayout();
-    layout.setContext(context);
-    layout.getInstanceConverterMap().put("tallyEx", CompactThrowableConverter::new);
-    layout.setPattern(PATTERN);
-    layout.start();
+    PatternLayout layout = layout(context);
     LayoutWrappingEncoder<ILoggingEvent> encoder = new LayoutWrappingEncoder<>();
     encoder.setContext(context);
     encoder.setLayout(layout);
@@ -77,6 +73,25 @@ public final class LogConfiguration extends ContextAwareBase implements Configur
           ClassicConstants.CONFIG_FILE_PROPERTY, named);
     }
     return ExecutionStatus.DO_NOT_INVOKE_NEXT_IF_ANY;
+  }
+
+  /**
+   * The layout of Tally's log lines ({@link #PATTERN}), started. Log lines quote outside text (a case's output
+   * in a pause reason, a worker's name): shown as a terminal may show it ({@link TerminalText#safeKeepingLines}),
+   * escape sequences and bidirectional overrides as {@code ?}, line breaks kept.
+   */
+  static PatternLayout layout(LoggerContext context) {
+    PatternLayout layout = new PatternLayout() {
+      @Override
+      public String doLayout(ILoggingEvent event) {
+        return TerminalText.safeKeepingLines(super.doLayout(event));
+      }
+    };
+    layout.setContext(context);
+    layout.getInstanceConverterMap().put("tallyEx", CompactThrowableConverter::new);
+    layout.setPattern(PATTERN);
+    layout.start();
+    return layout;
   }
 
   /** Whether {@code name} is what logback can read: a file, a class path resource, or a URL that opens. */

@@ -81,7 +81,8 @@ final class OutputFiles {
         }
       }
       for (Map.Entry<String, Path> s : seen) {
-        if (key.equals(identity(s.getValue()))) {
+        // Two streams into one sink (--out /dev/null --summary /dev/null) overwrite nothing.
+        if (key.equals(identity(s.getValue())) && !isStream(w.getValue())) {
           throw new ParameterException(commandLine, s.getKey() + " " + s.getValue() + " and " + w.getKey() + " "
               + w.getValue() + " are the same file, and one would overwrite the other; give each its own");
         }
@@ -90,9 +91,13 @@ final class OutputFiles {
     }
   }
 
-  /** The file's one name: its real path, or for a file not yet there its directory's real path and its name. */
+  /**
+   * The file's one name: its real path, or for a file not yet there its directory's real path and its name.
+   * Never normalized as text first: {@code link/..} is the parent of the link's target, not the directory the
+   * link is in, and only the file system knows which ({@code toRealPath} follows each step in order).
+   */
   private static Path identity(Path file) {
-    Path absolute = file.toAbsolutePath().normalize();
+    Path absolute = file.toAbsolutePath();
     try {
       if (Files.exists(absolute)) {
         return absolute.toRealPath();
@@ -102,5 +107,10 @@ final class OutputFiles {
     } catch (IOException e) {
       return absolute;
     }
+  }
+
+  /** A device or a pipe ({@code /dev/null}, {@code /dev/stdout}): written into as a stream, never replaced. */
+  private static boolean isStream(Path file) {
+    return Files.exists(file) && !Files.isRegularFile(file) && !Files.isDirectory(file);
   }
 }

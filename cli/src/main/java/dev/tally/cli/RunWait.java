@@ -138,7 +138,8 @@ final class RunWait {
       }
     }
     if (run.pausedReason() != null) {
-      s.append("; paused: ").append(run.pausedReason()).append(" (go on: POST ").append(ApiServer.BASE).append("/runs/")
+      // The reason may quote a case's output (fail fast): shown as a terminal may show it.
+      s.append("; paused: ").append(TerminalText.safe(run.pausedReason(), Main.MAX_ERROR_CHARS)).append(" (go on: POST ").append(ApiServer.BASE).append("/runs/")
           .append(run.id()).append("/resume)");
     }
     out.println(s);

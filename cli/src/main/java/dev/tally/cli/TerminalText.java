@@ -29,6 +29,26 @@ final class TerminalText {
   }
 
   /**
+   * {@code text} as a terminal may show it, whole: as {@link #safe}, but line feeds and tabs are kept and
+   * nothing is cut. For log lines, which carry their own line breaks (a stack trace's).
+   */
+  static String safeKeepingLines(String text) {
+    StringBuilder shown = null; // made only when something is replaced: most lines have nothing to replace
+    for (int i = 0; i < text.length(); ) {
+      int cp = text.codePointAt(i);
+      boolean hidden = cp != '\n' && cp != '\t' && dev.tally.core.HiddenCharacters.isHiddenAt(text, i);
+      if (hidden && shown == null) {
+        shown = new StringBuilder(text.length()).append(text, 0, i);
+      }
+      if (shown != null) {
+        shown.appendCodePoint(hidden ? '?' : cp);
+      }
+      i += Character.charCount(cp);
+    }
+    return shown == null ? text : shown.toString();
+  }
+
+  /**
    * A writer to a terminal that passes on what {@link #safe} would show: every hidden character ({@link
    * dev.tally.core.HiddenCharacters}) becomes {@code ?}, but for line feeds and tabs, which messages use. For
    * the command line's error stream, where messages quote whatever a dataset, a server or an option held; a

@@ -153,6 +153,17 @@ class RunCommandTest {
   }
 
   @Test
+  void logLinesShowNoHiddenCharacterOfWhatTheyQuote() {
+    ch.qos.logback.classic.LoggerContext context = new ch.qos.logback.classic.LoggerContext();
+    ch.qos.logback.classic.Logger logger = context.getLogger("dev.tally.test");
+    String logged = LogConfiguration.layout(context).doLayout(new ch.qos.logback.classic.spi.LoggingEvent(
+        getClass().getName(), logger, ch.qos.logback.classic.Level.WARN, "run 1 paused: fail fast: {}", null,
+        new Object[] {"\u001b]0;PWNED\u0007\u001b[31mRED\u202eevil\nnext"}));
+    assertThat(logged).contains("run 1 paused: fail fast: ?]0;PWNED??[31mRED?evil\nnext").doesNotContain("\u001b")
+        .doesNotContain("\u202e");
+  }
+
+  @Test
   void groupNamesFromCaseDataAreShownAsATerminalMayShowThem() throws Exception {
     StringWriter table = new StringWriter();
     SummaryTable.printGroups(new PrintWriter(table), JSON.readTree("{\"by\": \"c\\u001b[2J\", \"values\": ["
@@ -492,8 +503,22 @@ class RunCommandTest {
       assertThat(tally(args.toArray(String[]::new))).as("%s", c.options()).isEqualTo(Main.EXIT_USAGE);
       assertThat(err.toString()).as("%s", c.options()).contains(c.said());
     }
+    // Through a link and then "..": the parent of the link's target, where the store is (breaker: removing
+    // "link/.." as text first let --html overwrite the store).
+    Path elsewhere = Files.createDirectories(dir.resolve("w"));
+    Files.createSymbolicLink(elsewhere.resolve("l"), sub);
+    err.getBuffer().setLength(0);
+    assertThat(tally(java.util.stream.Stream.concat(java.util.Arrays.stream(run), java.util.stream.Stream.of(
+        "--out=" + dir.resolve("results.jsonl"), "--summary=" + dir.resolve("summary.json"),
+        "--html=" + elsewhere.resolve("l").resolve("..").resolve("t.db"))).toArray(String[]::new))).isEqualTo(Main.EXIT_USAGE);
+    assertThat(err.toString()).contains("is the store (--db " + db + ")");
     assertThat(Files.readAllBytes(db)).as("the store, untouched").isEqualTo(store);
     assertThat(Files.readAllLines(dataset)).as("the dataset, untouched").isEqualTo(given);
+    // Two streams into one sink overwrite nothing: allowed.
+    if (Files.exists(Path.of("/dev/null"))) {
+      assertThat(tally(java.util.stream.Stream.concat(java.util.Arrays.stream(run), java.util.stream.Stream.of(
+          "--out=/dev/null", "--summary=/dev/null")).toArray(String[]::new))).isEqualTo(Main.EXIT_PASSED);
+    }
     assertThat(dir.resolve("x.json")).doesNotExist();
     assertThat(dir.resolve("r.jsonl")).doesNotExist();
   }

@@ -169,11 +169,14 @@ final class ReferenceModel {
     return new Expected(workerId != null, workerId, List.copyOf(reports), description, reason);
   }
 
-  /** Hello's rules: a non-empty id, id and name of at most 256 chars, 1..4096 slots (uint32). */
+  /** Hello's rules: a non-empty id, id and name of at most 256 chars and no hidden character, 1..4096 slots (uint32). */
   static boolean acceptable(Hello h) {
     long slots = Integer.toUnsignedLong(h.getSlots());
     return !h.getWorkerId().isEmpty() && h.getWorkerId().length() <= MAX_ID_CHARS
-        && h.getName().length() <= MAX_ID_CHARS && slots >= 1 && slots <= MAX_SLOTS;
+        && h.getName().length() <= MAX_ID_CHARS && slots >= 1 && slots <= MAX_SLOTS
+        // Names are printed: none with a character that does not show as itself (the rule's one owner).
+        && dev.tally.core.HiddenCharacters.problem(h.getWorkerId()).isEmpty()
+        && dev.tally.core.HiddenCharacters.problem(h.getName()).isEmpty();
   }
 
   /**
