@@ -84,6 +84,30 @@ class LauncherInterruptTest {
         .doesNotContain("--version");
   }
 
+  @Test
+  void aTermToTheLauncherAloneStopsTheArchivesDumpAtOnceAndRunsNothing() throws Exception {
+    // The short run goes through; the dump, the last JVM of the build, waits for a signal.
+    Files.createDirectories(dir.resolve("marks"));
+    Files.writeString(dir.resolve("marks").resolve("release"), "");
+    Files.writeString(dir.resolve("marks").resolve("hold-dump"), "");
+    Process launcher = startedWithAStandInBuild();
+    try {
+      await("the archive's dump").atMost(Duration.ofSeconds(30)).until(() -> Files.exists(marks.resolve("dump")));
+      launcher.destroy(); // SIGTERM to the launcher's own pid, not its group
+      // Before: heard only once the dump had ended on its own (a minute here; 2 to 7 s for a real one).
+      assertThat(launcher.waitFor(10, TimeUnit.SECONDS)).as("the launcher stopped within 10 s").isTrue();
+    } finally {
+      launcher.destroyForcibly();
+    }
+    String said = Files.readString(dir.resolve("launcher.out"));
+    assertThat(launcher.exitValue()).as("exit code; the launcher said: %s", said).isEqualTo(143);
+    assertThat(said).contains("interrupted while building");
+    assertThat(Files.readString(marks.resolve("dump")).trim()).isEqualTo("interrupted");
+    assertThat(Files.readString(marks.resolve("other-java"))).doesNotContain("--version");
+    assertThat(clone.resolve("cli/target/tally-launch.jsa")).doesNotExist();
+    assertThat(clone.resolve("cli/target/launcher.finished")).doesNotExist();
+  }
+
   private Path clone;
   private Path marks;
   private Path tmp;
@@ -104,12 +128,19 @@ class LauncherInterruptTest {
     Path javaHome = dir.resolve("jdk");
     executable(Files.createDirectories(javaHome.resolve("bin")).resolve("java"), "#!/bin/bash\n"
         + "marks='" + marks + "'\n"
-        + "for a in \"$@\"; do if [ \"$a\" = run ] && [ ! -f \"$marks/release\" ]; then\n"
-        + "  trap 'echo interrupted > \"$marks/short-run\"; kill $sleeper; exit 130' INT\n"
-        + "  trap 'echo interrupted > \"$marks/short-run\"; kill $sleeper; exit 143' TERM\n"
-        + "  echo started > \"$marks/short-run\"\n"
+        + "hang() {\n" // until a signal, then exit as a JVM does: 130 on SIGINT, 143 on SIGTERM
+        + "  trap \"echo interrupted > '$marks/$1'; kill \\$sleeper; exit 130\" INT\n"
+        + "  trap \"echo interrupted > '$marks/$1'; kill \\$sleeper; exit 143\" TERM\n"
+        + "  echo started > \"$marks/$1\"\n"
         + "  sleep 60 & sleeper=$!; wait $sleeper; exit 0\n"
-        + "fi; done\n"
+        + "}\n"
+        + "for a in \"$@\"; do\n"
+        + "  if [ \"$a\" = run ] && [ ! -f \"$marks/release\" ]; then hang short-run; fi\n"
+        + "  if [ \"$a\" = -Xshare:dump ] && [ -f \"$marks/hold-dump\" ]; then hang dump; fi\n"
+        // The short run, let through: the class lists the dump needs, as a JVM's -XX:DumpLoadedClassList writes them.
+        + "  case \"$a\" in -XX:DumpLoadedClassList=*) echo x > \"${a#*=}\";; esac\n"
+        + "done\n"
+        + "case \"$TALLY_WORKER_JAVA_OPTS\" in -XX:DumpLoadedClassList=*) echo x > \"${TALLY_WORKER_JAVA_OPTS#*=}\";; esac\n"
         + "echo \"$*\" >> \"$marks/other-java\"\n");
     java.util.List<String> command = new java.util.ArrayList<>(java.util.List.of(prefix));
     command.addAll(java.util.List.of("bash", clone.resolve("tally").toString(), "--version"));
