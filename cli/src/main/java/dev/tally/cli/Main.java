@@ -151,25 +151,36 @@ public final class Main {
   static int usageError(CommandLine.ParameterException e, String[] args) {
     CommandLine command = e.getCommandLine();
     java.io.PrintWriter err = command.getErr();
-    List<String> unknownOptions = e instanceof CommandLine.UnmatchedArgumentException u
-        ? u.getUnmatched().stream().filter(a -> a.startsWith("-") && !a.equals("-")).toList() : List.of();
+    // Misspelt options first, whatever picocli found first: "--dbb x.db" made it say only that --db is missing.
+    List<String> unknownOptions = unknownOptions(command, args);
     // The message quotes what was typed: shown as a terminal may show it, and cut.
     err.println("tally: " + TerminalText.safe(unknownOptions.isEmpty() ? e.getMessage() : unknownOptionsMessage(unknownOptions),
         MAX_ERROR_CHARS));
     List<String> near = List.of();
+    List<String> longOptions = command.getCommandSpec().optionsMap().keySet().stream().filter(o -> o.startsWith("--")).toList();
     if (unknownOptions.size() == 1) {
       // "--wokers": the options one or two edits away, by the same distance as commands.
-      String typed = unknownOptions.get(0).split("=", 2)[0];
-      near = nearest(typed, command.getCommandSpec().optionsMap().keySet().stream().filter(o -> o.startsWith("--")).toList());
+      near = nearest(unknownOptions.get(0).split("=", 2)[0], longOptions);
+    } else if (unknownOptions.size() > 1) {
+      // One suggestion for each: "--workers for --wokers, --slots for --slotz".
+      List<String> each = new java.util.ArrayList<>();
+      for (String typed : unknownOptions) {
+        String name = typed.split("=", 2)[0];
+        nearest(name, longOptions).stream().findFirst().ifPresent(n -> each.add(n + " for " + name));
+      }
+      if (!each.isEmpty()) {
+        err.println(TerminalText.safe("Did you mean: " + String.join(", ", each) + "?", MAX_ERROR_CHARS));
+      }
+      near = null; // said, or nothing near: picocli's guesses would be for one of them only
     } else if (command.getParent() == null && e instanceof CommandLine.UnmatchedArgumentException u
         && !u.getUnmatched().isEmpty() && !u.getUnmatched().get(0).startsWith("-")) {
       // A command a letter or two off ("rnu", "wiat"): picocli compares letter pairs, and finds nothing like
       // "rnu" for "run", or other commands before "wait" for "wiat".
       near = nearest(u.getUnmatched().get(0), command.getSubcommands().keySet());
     }
-    if (!near.isEmpty()) {
+    if (near != null && !near.isEmpty()) {
       err.println("Did you mean: " + String.join(" or ", near) + "?");
-    } else {
+    } else if (near != null && unknownOptions.isEmpty()) {
       CommandLine.UnmatchedArgumentException.printSuggestions(e, err);
     }
     if (command.getParent() == null) {
@@ -181,6 +192,43 @@ public final class Main {
     }
     err.flush();
     return EXIT_USAGE;
+  }
+
+  /** What an option looks like on the command line: {@code --name} or {@code --name=value}. */
+  private static final java.util.regex.Pattern OPTION_LIKE = java.util.regex.Pattern.compile("--[A-Za-z][A-Za-z0-9-]*(=.*)?", java.util.regex.Pattern.DOTALL);
+
+  /**
+   * The arguments given to {@code command} that look like long options ({@link #OPTION_LIKE}) but are none of
+   * its options, in order; none after {@code --}. The value of an option that takes one is skipped, so that
+   * {@code --prompt --x} is not read as an unknown {@code --x}.
+   */
+  static List<String> unknownOptions(CommandLine command, String[] args) {
+    var options = command.getCommandSpec().optionsMap();
+    List<String> unknown = new java.util.ArrayList<>();
+    int from = 0;
+    if (command.getParent() != null) {
+      String name = command.getCommandName();
+      while (from < args.length && !args[from].equals(name)) {
+        from++;
+      }
+      from++;
+    }
+    for (int i = from; i < args.length; i++) {
+      String a = args[i];
+      if (a.equals("--")) {
+        break;
+      }
+      String name = a.split("=", 2)[0];
+      CommandLine.Model.OptionSpec known = options.get(name);
+      if (known != null) {
+        if (!a.contains("=") && known.arity().max() > 0 && !known.typeInfo().isBoolean()) {
+          i++; // its value, whatever it looks like
+        }
+      } else if (OPTION_LIKE.matcher(a).matches()) {
+        unknown.add(a);
+      }
+    }
+    return unknown;
   }
 
   /**

@@ -129,7 +129,17 @@ class HelpTest {
           "Did you mean: --workers?", "See 'tally run --help' for its options.");
     }
     assertThat(mistaken("run", "cases.jsonl", "--bogus", "--wokers").out())
-        .startsWith("tally: unknown options '--bogus', '--wokers'").doesNotContain("Did you mean");
+        .startsWith("tally: unknown options '--bogus', '--wokers'").contains("Did you mean: --workers for --wokers?")
+        .doesNotContain("Possible solutions");
+    assertThat(mistaken("run", "x", "--wokers=2", "--slotz", "3").out())
+        .contains("Did you mean: --workers for --wokers, --slots for --slotz?");
+    // A misspelt required option is named, not hidden behind "Missing required option" (the --db it meant).
+    Help status = mistaken("status", "--dbb", "x.db");
+    assertThat(status.out().lines()).containsExactly("tally: unknown option '--dbb'", "Did you mean: --db?",
+        "See 'tally status --help' for its options.");
+    // An option's value that looks like an option is its value, not an unknown option.
+    assertThat(Main.unknownOptions(Main.commandLine().getSubcommands().get("run"),
+        new String[] {"run", "x", "--prompt", "--what", "--nope=1", "--", "--after"})).containsExactly("--nope=1");
 
     // Checked by the command itself, after parsing: the same few lines.
     Help outOfRange = mistaken("run", "cases.jsonl", "--workers", "99");
