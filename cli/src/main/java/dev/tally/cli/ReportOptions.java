@@ -7,7 +7,6 @@ import dev.tally.coordinator.report.JunitReport;
 import dev.tally.coordinator.report.ResultLines;
 import java.io.IOException;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import picocli.CommandLine;
 import picocli.CommandLine.Option;
@@ -87,27 +86,21 @@ public final class ReportOptions {
    * @param summary the run's summary (summary.json's content)
    * @param lines the run's results lines
    * @param inputs each case's input for the HTML report, or {@link HtmlReport.Inputs#NONE}
-   * @return the files written, for the closing line
+   * @param written where each report is added once it is written
    * @throws IOException if a file cannot be written (its name is in the message) or the lines cannot be read
    */
-  List<Path> write(JsonNode summary, ResultLines lines, HtmlReport.Inputs inputs) throws IOException {
-    List<Path> written = new ArrayList<>();
-    try {
-      if (csv != null) {
-        CsvReport.write(lines, csv);
-        written.add(csv);
-      }
-      if (junit != null) {
-        JunitReport.write(summary, lines, junit);
-        written.add(junit);
-      }
-      if (html != null) {
-        HtmlReport.write(summary, lines, inputs, html);
-        written.add(html);
-      }
-    } catch (IOException e) {
-      throw new IOException(e.getMessage() + (written.isEmpty() ? "" : " (written before it: " + written + ")"), e);
+  void write(JsonNode summary, ResultLines lines, HtmlReport.Inputs inputs, List<Path> written) throws IOException {
+    if (csv != null) {
+      CsvReport.write(lines, csv);
+      written.add(csv);
     }
-    return written;
+    if (junit != null) {
+      JunitReport.write(summary, lines, junit);
+      written.add(junit);
+    }
+    if (html != null) {
+      HtmlReport.write(summary, lines, inputs, html);
+      written.add(html);
+    }
   }
 }

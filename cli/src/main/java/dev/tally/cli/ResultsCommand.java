@@ -60,7 +60,7 @@ public final class ResultsCommand extends ClientCommand {
     reports.requireDirectories(spec.commandLine());
     reports.addTo(new OutputFiles().writes("--out", out).writes("--summary", summary)).requireDistinct(spec.commandLine());
     String runPath = ApiServer.BASE + "/runs/" + id;
-    List<Path> written = List.of();
+    List<Path> written = new java.util.ArrayList<>();
     try {
       download(client, runPath + "/results", "results of run " + id, out);
       download(client, runPath + "/summary" + (groupBy == null ? ""
@@ -72,10 +72,11 @@ public final class ResultsCommand extends ClientCommand {
       if (reports.any()) {
         // Made from the files just downloaded: the server's own bytes, so the reports say what tally run's would.
         JsonNode summaryJson = new ObjectMapper().readTree(summary.toFile());
-        written = reports.write(summaryJson, ResultLines.of(out), HtmlReport.Inputs.NONE);
+        reports.write(summaryJson, ResultLines.of(out), HtmlReport.Inputs.NONE, written);
       }
     } catch (IOException e) {
-      err.println("tally: " + e.getMessage());
+      err.println("tally: " + e.getMessage() + (written.isEmpty() ? "" : " (written: " + written.stream().map(Path::toString)
+          .collect(Collectors.joining(", ")) + ", and the results and the summary)"));
       return Main.EXIT_FAILED;
     }
     err.printf("tally: run %d: results in %s, summary in %s%s%n", id, out, summary,

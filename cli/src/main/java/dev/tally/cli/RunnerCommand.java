@@ -378,19 +378,24 @@ public abstract class RunnerCommand implements Callable<Integer> {
     if (pausedReason != null) {
       caseFigures.put("paused", pausedReason);
     }
-    List<Path> written;
+    List<Path> written = new java.util.ArrayList<>();
+    IOException notWritten = null;
     try {
-      written = writeFiles(coordinator, runId, counters, times, caseFigures);
+      writeFiles(coordinator, runId, counters, times, caseFigures, written);
     } catch (IOException e) {
-      // A full disk or a read-only directory: the table, from the store, still says how the run went.
-      printTable(coordinator, runId, counters, times, caseFigures, groups);
-      err.printf("tally: run %d is recorded in %s, but %s. Once there is room, %s writes its files again%n", runId,
-          db().describe(), e.getMessage(), resumeInvocation(runId));
-      return Main.EXIT_FAILED;
+      notWritten = e; // a full disk or a read-only directory: the table, from the store, still says how the run went
     }
     printTable(coordinator, runId, counters, times, caseFigures, groups);
-    err.printf("tally: results in %s, summary in %s%s%n", out, summary, written.isEmpty() ? "" : "; reports " + written.stream()
-        .map(Path::toString).collect(java.util.stream.Collectors.joining(", ")));
+    if (notWritten != null) {
+      err.printf("tally: run %d is recorded in %s, but %s%s. Once there is room, %s %s%n", runId, db().describe(),
+          notWritten.getMessage(), written.isEmpty() ? "" : " (written: " + written.stream().map(Path::toString)
+              .collect(java.util.stream.Collectors.joining(", ")) + ")", resumeInvocation(runId),
+          pausedReason == null ? "writes its files again" : "writes its files (and goes on with the run, paused as below)");
+    } else {
+      List<Path> reportsWritten = written.subList(Math.min(2, written.size()), written.size());
+      err.printf("tally: results in %s, summary in %s%s%n", out, summary, reportsWritten.isEmpty() ? "" : "; reports "
+          + reportsWritten.stream().map(Path::toString).collect(java.util.stream.Collectors.joining(", ")));
+    }
     if (pausedReason != null) {
       long left = counters.total() - counters.ended();
       String resume = resumeInvocation(runId);
@@ -401,18 +406,19 @@ public abstract class RunnerCommand implements Callable<Integer> {
       err.printf("tally: run %d paused: %s; %s not run (not in the results). Go on %s%n", runId, pausedReason,
           Words.count(left, "case"), goOn);
     }
-    return Main.exitCodeOf(counters.passed(), counters.total());
+    return notWritten != null ? Main.EXIT_FAILED : Main.exitCodeOf(counters.passed(), counters.total());
   }
 
   /**
-   * Writes the results, the summary and the reports asked for.
+   * Writes the results, the summary and the reports asked for, adding each to {@code written} once it is
+   * (the results and the summary first).
    *
-   * @return the reports written
    * @throws IOException if a file cannot be written (its message names it)
    */
-  private List<Path> writeFiles(Coordinator coordinator, long runId, RunCounters counters, RunReport.Times times,
-      ObjectNode caseFigures) throws IOException {
+  private void writeFiles(Coordinator coordinator, long runId, RunCounters counters, RunReport.Times times,
+      ObjectNode caseFigures, List<Path> written) throws IOException {
     RunReport.writeResultsFile(coordinator.store(), runId, out);
+    written.add(out);
     ResultLines lines = ResultLines.of(coordinator.store(), runId);
     // The HTML report's inputs, as the store keeps them: every case's, so only read for that report (the
     // results, the summary, the CSV and JUnit reports stream).
@@ -424,14 +430,14 @@ public abstract class RunnerCommand implements Callable<Integer> {
       });
     }
     RunReport.writeSummaryFile(runId, counters, times, caseFigures, summary);
-    if (!reports.any()) {
-      return List.of();
+    written.add(summary);
+    if (reports.any()) {
+      JsonNode summaryJson = new ObjectMapper().readTree(RunReport.summaryBytes(runId, counters, times, caseFigures));
+      reports.write(summaryJson, lines, id -> {
+        String json = cases.get(id);
+        return json == null ? null : HtmlReport.inputText(json);
+      }, written);
     }
-    JsonNode summaryJson = new ObjectMapper().readTree(RunReport.summaryBytes(runId, counters, times, caseFigures));
-    return reports.write(summaryJson, lines, id -> {
-      String json = cases.get(id);
-      return json == null ? null : HtmlReport.inputText(json);
-    });
   }
 
   /** Prints the summary table, and usage, pass@k, groups and the cases that did not pass where there are any. */

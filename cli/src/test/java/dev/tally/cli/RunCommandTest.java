@@ -535,6 +535,14 @@ class RunCommandTest {
     assertThat(err.toString()).contains("tally: run 1 is recorded in " + dir.resolve("t.db"))
         .contains("cannot write " + full + " (No space left on device)").contains("tally resume 1");
     assertThat(out.toString()).as("the table, from the store").contains("passed").contains("accuracy");
+
+    // A report that cannot be written: what was written before it is said, the results and the summary too.
+    err.getBuffer().setLength(0);
+    int again = tally("run", dataset.toString(), "--evaluator=noop", "--workers=0", "--in-process=1", "--no-progress",
+        "--db=" + dir.resolve("t.db"), "--out=" + dir.resolve("r.jsonl"), "--summary=" + dir.resolve("s.json"), "--html=" + full);
+    assertThat(again).isEqualTo(Main.EXIT_FAILED);
+    assertThat(err.toString()).contains("cannot write " + full + " (No space left on device) (written: " + dir.resolve("r.jsonl")
+        + ", " + dir.resolve("s.json") + ")");
   }
 
   @Test
