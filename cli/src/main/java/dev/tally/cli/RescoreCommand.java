@@ -46,6 +46,11 @@ public final class RescoreCommand extends ResumeCommand {
   private Judge judge;
 
   @Override
+  List<String> scorerSpecs() {
+    return scorers;
+  }
+
+  @Override
   boolean prepare(PrintWriter err) {
     try {
       // Files are read now, once, and inlined: the spec the run keeps must not depend on them later.

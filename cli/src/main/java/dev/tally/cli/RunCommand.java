@@ -100,6 +100,11 @@ public final class RunCommand extends RunnerCommand {
     return dataset;
   }
 
+  @Override
+  List<String> scorerSpecs() {
+    return evaluatorOptions.scorers;
+  }
+
   private Path datasetPath() {
     try {
       return dataset.toRealPath();

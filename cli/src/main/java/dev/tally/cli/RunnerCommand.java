@@ -140,9 +140,17 @@ public abstract class RunnerCommand implements Callable<Integer> {
     if (db() instanceof StoreLocation.SqliteFile file) {
       requireDirectoryOf("--db", file.file());
     }
-    reports.addTo(new OutputFiles().writes("--out", out).writes("--summary", summary))
+    OutputFiles files = reports.addTo(new OutputFiles().writes("--out", out).writes("--summary", summary))
         .keepsStore("--db", db() instanceof StoreLocation.SqliteFile file ? file.file() : null)
-        .keeps("the dataset", datasetFile()).requireDistinct(spec.commandLine());
+        .keeps("the dataset", datasetFile())
+        .keeps("the worker token file (--worker-token-file)", coordinatorOptions.workerTokenFile)
+        .keeps("the certificate (--tls-cert)", coordinatorOptions.tlsCert).keeps("the key (--tls-key)", coordinatorOptions.tlsKey)
+        .keeps("the API token file (--api-token-file)", apiOptions.apiTokenFile)
+        .keeps("the password file (--db-password-file)", dbOptions.passwordFile());
+    for (Path scorerFile : scorerFiles(scorerSpecs())) {
+      files.keeps("a scorer's file (--scorer ...=" + scorerFile + ")", scorerFile);
+    }
+    files.requireDistinct(spec.commandLine());
     if (!prepare(err)) {
       return Main.EXIT_USAGE;
     }
@@ -488,6 +496,25 @@ public abstract class RunnerCommand implements Callable<Integer> {
   /** What the store's side files (worker logs, uploads) are named after and put beside ({@link DbOptions#besideStore}). */
   final Path dbFile() {
     return DbOptions.besideStore(db());
+  }
+
+  /** The scorer specs given on this command's line ({@code --scorer}), whose files it reads; none by default. */
+  List<String> scorerSpecs() {
+    return List.of();
+  }
+
+  /** The files the scorer specs name ({@code json:schema-file=PATH}), as far as the specs can be read. */
+  static List<Path> scorerFiles(List<String> specs) {
+    List<Path> named = new java.util.ArrayList<>();
+    try {
+      dev.tally.core.score.Scorers.withFilesInlined(specs, path -> {
+        named.add(Path.of(path));
+        return java.nio.file.Files.readString(Path.of(path));
+      });
+    } catch (RuntimeException e) {
+      // A bad spec or a file that cannot be read: said when the specs are parsed for the run
+    }
+    return named;
   }
 
   /** The dataset file this command reads, which nothing it writes may be; null if it reads none (resume). */

@@ -481,6 +481,8 @@ class RunCommandTest {
     byte[] store = Files.readAllBytes(db);
     List<String> given = Files.readAllLines(dataset);
     Path sub = Files.createDirectories(dir.resolve("sub"));
+    Path schema = Files.writeString(dir.resolve("schema.json"), "{\"type\": \"object\"}");
+    Path token = Files.writeString(dir.resolve("worker.token"), "x".repeat(32) + "\n");
     record Case(List<String> options, String said) {}
     for (Case c : List.of(
         new Case(List.of("--html=" + db), "--html " + db + " is the store (--db " + db + "), which it would overwrite"),
@@ -490,7 +492,10 @@ class RunCommandTest {
         new Case(List.of("--out=" + dataset), "--out " + dataset + " is the dataset"),
         new Case(List.of("--out=" + dir.resolve("x.json"), "--summary=" + dir.resolve("x.json")),
             "--out " + dir.resolve("x.json") + " and --summary " + dir.resolve("x.json") + " are the same file"),
-        new Case(List.of("--out=" + dir.resolve("r.jsonl"), "--csv=" + dir.resolve("r.jsonl")), "are the same file"))) {
+        new Case(List.of("--out=" + dir.resolve("r.jsonl"), "--csv=" + dir.resolve("r.jsonl")), "are the same file"),
+        // Files other options read: a scorer's schema, a token.
+        new Case(List.of("--scorer=json:schema-file=" + schema, "--out=" + schema), "is a scorer's file (--scorer ...=" + schema + ")"),
+        new Case(List.of("--worker-token-file=" + token, "--summary=" + token), "is the worker token file (--worker-token-file)"))) {
       List<String> args = new ArrayList<>(List.of(run));
       args.addAll(c.options());
       if (c.options().stream().noneMatch(o -> o.startsWith("--out="))) {
@@ -514,6 +519,7 @@ class RunCommandTest {
     assertThat(err.toString()).contains("is the store (--db " + db + ")");
     assertThat(Files.readAllBytes(db)).as("the store, untouched").isEqualTo(store);
     assertThat(Files.readAllLines(dataset)).as("the dataset, untouched").isEqualTo(given);
+    assertThat(Files.readString(schema)).isEqualTo("{\"type\": \"object\"}");
     // Two streams into one sink overwrite nothing: allowed.
     if (Files.exists(Path.of("/dev/null"))) {
       assertThat(tally(java.util.stream.Stream.concat(java.util.Arrays.stream(run), java.util.stream.Stream.of(

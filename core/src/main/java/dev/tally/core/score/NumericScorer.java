@@ -71,6 +71,9 @@ final class NumericScorer implements Scorer {
     if (t.signum() < 0) {
       throw c.error(key + "=" + text + " is negative; a tolerance is 0 or more");
     }
+    if (t.signum() > 0 && Math.abs(t.precision() - t.scale() - 1) > MAX_EXPONENT) {
+      throw c.error(key + "=" + text + " has an exponent beyond " + MAX_EXPONENT + ", as no number compared may");
+    }
     return t;
   }
 

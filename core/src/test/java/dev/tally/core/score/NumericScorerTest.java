@@ -119,5 +119,8 @@ class NumericScorerTest {
     // Within the bound, exact as ever, far past a double.
     assertThat(scorer("numeric").score(target("\"1e500\""), "1E+500").passed()).isTrue();
     assertThat(scorer("numeric").score(target("1000"), "1e0003").passed()).isTrue();
+    // A tolerance too: refused with the spec, not in every case's arithmetic.
+    assertThatThrownBy(() -> scorer("numeric:rel=1e2147483647")).hasMessageContaining("exponent beyond 999");
+    assertThat(scorer("numeric:abs=1e-5").score(target("1"), "1.000001").passed()).isTrue();
   }
 }
