@@ -65,11 +65,7 @@ class LeaderTakeoverProcessTest {
 
       await("the run under way").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100))
           .until(() -> recorded(leaderUrl) >= 10);
-      long killedAt = System.nanoTime();
-      Signals.send(fleet.a.process.pid(), "KILL");
-      fleet.a.process.waitFor();
-      long ledAfter = awaitEpoch(fleet.db, 2, killedAt);
-      assertThat(Duration.ofNanos(ledAfter)).as("from the kill -9 to the standby's lead").isLessThan(TAKEOVER);
+      killLeaderAndAwaitTheStandbysLead(fleet);
 
       finishAndCheck(fleet, standbyUrl);
       // The leader row names its API as soon as the API is up (it renews at once), so the standby can say it.
@@ -142,11 +138,7 @@ class LeaderTakeoverProcessTest {
         // Both find their connections dead at their next looks (the leader's renewal, the standby's swap try).
         await("the leader renews again").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(200))
             .until(() -> recorded(leaderUrl) >= 20);
-        long killedAt = System.nanoTime();
-        Signals.send(fleet.a.process.pid(), "KILL");
-        fleet.a.process.waitFor();
-        long ledAfter = awaitEpoch(fleet.db, 2, killedAt);
-        assertThat(Duration.ofNanos(ledAfter)).as("from the kill -9 to the standby's lead").isLessThan(TAKEOVER);
+        killLeaderAndAwaitTheStandbysLead(fleet);
         finishAndCheck(fleet, standbyUrl);
       } catch (Throwable t) {
         fleet.printLogs();
@@ -155,6 +147,15 @@ class LeaderTakeoverProcessTest {
         fleet.close();
       }
     }
+  }
+
+  /** Kills the leader (a) with kill -9 and waits for the standby (b) to lead under epoch 2, within {@link #TAKEOVER}. */
+  private static void killLeaderAndAwaitTheStandbysLead(Fleet fleet) throws IOException, InterruptedException {
+    long killedAt = System.nanoTime();
+    Signals.send(fleet.a.process.pid(), "KILL");
+    fleet.a.process.waitFor();
+    long ledAfter = awaitEpoch(fleet.db, 2, killedAt);
+    assertThat(Duration.ofNanos(ledAfter)).as("from the kill -9 to the standby's lead").isLessThan(TAKEOVER);
   }
 
   /** Two servers (a leads, b stands by), two workers that know both, and a run submitted to a. */

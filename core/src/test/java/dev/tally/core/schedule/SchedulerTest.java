@@ -704,36 +704,25 @@ class SchedulerTest {
 
   @Test
   void afterTheGraceALeaseFromBeforeTheRestartThatNobodyClaimedIsReleasedAtOnceNotAtItsExpiry() {
-    long runId = createRun(1, 3);
-    FakeWorker gone = new FakeWorker("gone", 1);
-    scheduler.activate(runId);
-    scheduler.workerJoined(gone);
-    scheduler.step();
-    Assignment a = gone.takeAssigned().get(0);
-    long leasedAt = clock.millis();
-
-    clock.advance(Duration.ofSeconds(1)); // the coordinator dies a second later, and restarts at once
-    Scheduler restarted = scheduler(3);
-    FakeWorker survivor = new FakeWorker("survivor", 1);
-    restarted.activate(runId);
-    restarted.workerJoined(survivor);
-    restarted.step();
-    assertThat(survivor.assigned).as("within the grace, its holder may still come back").isEmpty();
-    clock.advance(Scheduler.Settings.RECLAIM_GRACE);
-    restarted.step();
-    restarted.step();
-    Assignment again = survivor.takeAssigned().get(0);
-    assertThat(again.jobId()).isEqualTo(a.jobId());
-    assertThat(clock.millis() - leasedAt).isLessThan(Scheduler.Settings.DEFAULT_LEASE_DURATION.toMillis());
-    assertThat(store.attempts(runId)).extracting(AttemptView::ending).containsExactly("coordinator_restarted");
-    assertThat(store.run(runId).orElseThrow().counters().redeliveries()).isEqualTo(1);
+    aLeaseNobodyClaimsIsReleasedAtTheGracesEnd(null); // the coordinator restarts: its successor is built then
   }
 
   @Test
   void aStandbysGraceStartsWhenItTakesTheLeadNotWhenItWasBuilt() {
-    // The standby's scheduler is built first, and steps only once the leader is gone, a minute later.
+    // A standby's scheduler is built first, and steps only once the leader is gone, a minute later. Timed
+    // from its construction the grace was long over, and the lease, issued after that, was no orphan: the
+    // case waited out its whole lease. Timed from the takeover, both hold as after a restart.
     Scheduler standby = scheduler(5);
     clock.advance(Duration.ofSeconds(60));
+    aLeaseNobodyClaimsIsReleasedAtTheGracesEnd(standby);
+  }
+
+  /**
+   * A case leased to a worker that dies with its coordinator a second later; {@code successor} (built now if
+   * null) takes over with another worker: the lease waits out the grace, then is released and run again on
+   * the other worker, long before it would have expired.
+   */
+  private void aLeaseNobodyClaimsIsReleasedAtTheGracesEnd(Scheduler successor) {
     long runId = createRun(1, 3);
     FakeWorker gone = new FakeWorker("gone", 1);
     scheduler.activate(runId);
@@ -742,20 +731,20 @@ class SchedulerTest {
     Assignment a = gone.takeAssigned().get(0);
     long leasedAt = clock.millis();
 
-    clock.advance(Duration.ofSeconds(1)); // the leader dies with its worker; the standby takes over
+    clock.advance(Duration.ofSeconds(1));
+    Scheduler next = successor != null ? successor : scheduler(3);
     FakeWorker survivor = new FakeWorker("survivor", 1);
-    standby.activate(runId);
-    standby.workerJoined(survivor);
-    standby.step();
-    // Timed from its construction the grace was long over, and the lease, issued after that, was no
-    // orphan: the case waited out its whole lease. Timed from the takeover, both hold as after a restart.
+    next.activate(runId);
+    next.workerJoined(survivor);
+    next.step();
     assertThat(survivor.assigned).as("within the grace, its holder may still come back").isEmpty();
     clock.advance(Scheduler.Settings.RECLAIM_GRACE);
-    standby.step();
-    standby.step();
+    next.step();
+    next.step();
     assertThat(survivor.takeAssigned()).extracting(Assignment::jobId).containsExactly(a.jobId());
     assertThat(clock.millis() - leasedAt).isLessThan(Scheduler.Settings.DEFAULT_LEASE_DURATION.toMillis());
     assertThat(store.attempts(runId)).extracting(AttemptView::ending).containsExactly("coordinator_restarted");
+    assertThat(store.run(runId).orElseThrow().counters().redeliveries()).isEqualTo(1);
   }
 
   @Test

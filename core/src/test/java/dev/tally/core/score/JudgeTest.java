@@ -106,35 +106,31 @@ class JudgeTest {
 
   @Test
   void aFaultNoCheckForesawIsTheCasesErrorButAnUnavailableGraderStillEndsTheAttempt() throws Exception {
-    Scorer broken = new Scorer() {
-      @Override
-      public String name() {
-        return "broken";
-      }
-
-      @Override
-      public ScoreResult score(JsonNode caseFields, String answer) {
-        throw new IllegalStateException("a bug");
-      }
-    };
+    Scorer broken = throwing("broken", () -> new IllegalStateException("a bug"));
     Outcome evaluated = new Outcome(Verdict.PASS, null, "42\n", 7, null, null, 0, "");
     Outcome judged = new Judge(List.of("broken"), List.of(broken)).judge(evaluated, CASE_42);
     assertThat(judged.verdict()).isEqualTo(Verdict.ERROR);
     assertThat(judged.outputTail()).startsWith("scorer broken").contains("IllegalStateException: a bug");
 
-    Scorer unavailable = new Scorer() {
+    Scorer unavailable = throwing("grader",
+        () -> new Grader.Unavailable(new dev.tally.core.InfraFailure(dev.tally.core.InfraFailure.Kind.TIMEOUT, "slow")));
+    org.assertj.core.api.Assertions.assertThatThrownBy(
+        () -> new Judge(List.of("grader"), List.of(unavailable)).judge(evaluated, CASE_42))
+        .as("retried elsewhere, not the case's error").isInstanceOf(Grader.Unavailable.class);
+  }
+
+  /** A scorer named {@code name} that throws what {@code failure} makes on every case. */
+  private static Scorer throwing(String name, java.util.function.Supplier<RuntimeException> failure) {
+    return new Scorer() {
       @Override
       public String name() {
-        return "grader";
+        return name;
       }
 
       @Override
       public ScoreResult score(JsonNode caseFields, String answer) {
-        throw new Grader.Unavailable(new dev.tally.core.InfraFailure(dev.tally.core.InfraFailure.Kind.TIMEOUT, "slow"));
+        throw failure.get();
       }
     };
-    org.assertj.core.api.Assertions.assertThatThrownBy(
-        () -> new Judge(List.of("grader"), List.of(unavailable)).judge(evaluated, CASE_42))
-        .as("retried elsewhere, not the case's error").isInstanceOf(Grader.Unavailable.class);
   }
 }
