@@ -371,11 +371,12 @@ public abstract class RunnerCommand implements Callable<Integer> {
   }
 
   /**
-   * Writes a finished run's results and summary and prints its table.
+   * Writes a finished run's results and summary and prints its table; a file that cannot be written is said
+   * after the table (which comes from the store), with what was written and the command that writes them again.
    *
    * @param started when this coordinator started ({@link System#nanoTime()}), for {@code wallMillis}
-   * @return the exit code: 0 if every case passed, else 1
-   * @throws IOException if a file cannot be written
+   * @return the exit code: 0 if every case passed and every file was written, else 1
+   * @throws IOException if the summary just made cannot be read back for the reports (a bug, not the disk)
    */
   private int report(Coordinator coordinator, long runId, RunCounters counters, long started, PrintWriter err) throws IOException {
     long wallMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
