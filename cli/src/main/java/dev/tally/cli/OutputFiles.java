@@ -109,6 +109,16 @@ final class OutputFiles {
     }
   }
 
+  /**
+   * The files written before a failure, for its message: {@code " (written: a, b)"}, or empty if none.
+   *
+   * @param written the files, in the order they were written
+   */
+  static String writtenBefore(List<Path> written) {
+    return written.isEmpty() ? ""
+        : " (written: " + written.stream().map(Path::toString).collect(java.util.stream.Collectors.joining(", ")) + ")";
+  }
+
   /** A device or a pipe ({@code /dev/null}, {@code /dev/stdout}): written into as a stream, never replaced. */
   private static boolean isStream(Path file) {
     return Files.exists(file) && !Files.isRegularFile(file) && !Files.isDirectory(file);

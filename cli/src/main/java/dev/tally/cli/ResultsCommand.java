@@ -63,9 +63,11 @@ public final class ResultsCommand extends ClientCommand {
     List<Path> written = new java.util.ArrayList<>();
     try {
       download(client, runPath + "/results", "results of run " + id, out);
+      written.add(out);
       download(client, runPath + "/summary" + (groupBy == null ? ""
           : "?groupBy=" + java.net.URLEncoder.encode(groupBy, java.nio.charset.StandardCharsets.UTF_8)),
           "summary of run " + id, summary);
+      written.add(summary);
       if (groupBy != null) {
         SummaryTable.printGroups(stdout, new ObjectMapper().readTree(summary.toFile()).get("groups"));
       }
@@ -75,12 +77,12 @@ public final class ResultsCommand extends ClientCommand {
         reports.write(summaryJson, ResultLines.of(out), HtmlReport.Inputs.NONE, written);
       }
     } catch (IOException e) {
-      err.println("tally: " + e.getMessage() + (written.isEmpty() ? "" : " (written: " + written.stream().map(Path::toString)
-          .collect(Collectors.joining(", ")) + ", and the results and the summary)"));
+      err.println("tally: " + e.getMessage() + OutputFiles.writtenBefore(written));
       return Main.EXIT_FAILED;
     }
+    List<Path> reportsWritten = written.stream().filter(p -> !p.equals(out) && !p.equals(summary)).toList();
     err.printf("tally: run %d: results in %s, summary in %s%s%n", id, out, summary,
-        written.isEmpty() ? "" : "; reports " + written.stream().map(Path::toString).collect(Collectors.joining(", ")));
+        reportsWritten.isEmpty() ? "" : "; reports " + reportsWritten.stream().map(Path::toString).collect(Collectors.joining(", ")));
     return Main.EXIT_PASSED;
   }
 

@@ -397,11 +397,10 @@ public abstract class RunnerCommand implements Callable<Integer> {
     printTable(coordinator, runId, counters, times, caseFigures, groups);
     if (notWritten != null) {
       err.printf("tally: run %d is recorded in %s, but %s%s. Once there is room, %s %s%n", runId, db().describe(),
-          notWritten.getMessage(), written.isEmpty() ? "" : " (written: " + written.stream().map(Path::toString)
-              .collect(java.util.stream.Collectors.joining(", ")) + ")", resumeInvocation(runId),
+          notWritten.getMessage(), OutputFiles.writtenBefore(written), resumeInvocation(runId),
           pausedReason == null ? "writes its files again" : "writes its files (and goes on with the run, paused as below)");
     } else {
-      List<Path> reportsWritten = written.subList(Math.min(2, written.size()), written.size());
+      List<Path> reportsWritten = written.stream().filter(p -> !p.equals(out) && !p.equals(summary)).toList();
       err.printf("tally: results in %s, summary in %s%s%n", out, summary, reportsWritten.isEmpty() ? "" : "; reports "
           + reportsWritten.stream().map(Path::toString).collect(java.util.stream.Collectors.joining(", ")));
     }

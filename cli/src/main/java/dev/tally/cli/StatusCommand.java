@@ -96,11 +96,17 @@ public final class StatusCommand implements Callable<Integer> {
     if (row.epoch() == 0) {
       return;
     }
-    long left = row.expiresAtMillis() - read.storeNowMillis();
-    out.printf("%nleader: epoch %d, %s; %s%n", row.epoch(), row.address() == null || row.address().isEmpty() ? "no address"
-        : "at " + TerminalText.safe(row.address(), 200),
-        row.holder() == null ? "released: the next server to look leads"
-            : left > 0 ? "lease renewed, " + left + " ms left" : "lease lapsed " + -left + " ms ago: no coordinator leads now");
+    String where = row.address() == null || row.address().isEmpty() ? "no address" : "at " + TerminalText.safe(row.address(), 200);
+    out.printf("%nleader: epoch %d, %s; %s%n", row.epoch(), where, leaseText(row, read.storeNowMillis()));
+  }
+
+  /** The leader row's lease at the store's time {@code nowMillis}: released, renewed (with what is left), or lapsed. */
+  private static String leaseText(dev.tally.core.lead.LeaderRow row, long nowMillis) {
+    if (row.holder() == null) {
+      return "released: the next server to look leads";
+    }
+    long left = row.expiresAtMillis() - nowMillis;
+    return left > 0 ? "lease renewed, " + left + " ms left" : "lease lapsed " + -left + " ms ago: no coordinator leads now";
   }
 
   /**

@@ -12,20 +12,15 @@ final class TerminalText {
    * dev.tally.core.HiddenCharacters}: controls, whose escape sequences would recolour or retitle the
    * terminal, and invisible format characters, which make one text look like another) become {@code ?},
    * and it is cut to {@code maxChars} code points, ending in {@code ...}, never inside a character.
+   *
+   * @param maxChars the most code points returned, at least 3
    */
   static String safe(String text, int maxChars) {
-    StringBuilder shown = new StringBuilder();
-    int count = 0;
-    for (int i = 0; i < text.length(); ) {
-      int cp = text.codePointAt(i);
-      i += Character.charCount(cp);
-      if (count == maxChars - 3 && text.codePointCount(i - Character.charCount(cp), text.length()) > 3) {
-        return shown.append("...").toString();
-      }
-      shown.appendCodePoint(dev.tally.core.HiddenCharacters.isHiddenAt(text, i - Character.charCount(cp)) ? '?' : cp);
-      count++;
+    String shown = shown(text, false);
+    if (shown.codePointCount(0, shown.length()) <= maxChars) {
+      return shown;
     }
-    return shown.toString();
+    return shown.substring(0, shown.offsetByCodePoints(0, maxChars - 3)) + "...";
   }
 
   /**
@@ -33,10 +28,20 @@ final class TerminalText {
    * nothing is cut. For log lines, which carry their own line breaks (a stack trace's).
    */
   static String safeKeepingLines(String text) {
-    StringBuilder shown = null; // made only when something is replaced: most lines have nothing to replace
+    return shown(text, true);
+  }
+
+  /**
+   * {@code text} with every hidden character (and half of a surrogate pair) as {@code ?}, line feeds and tabs
+   * kept if {@code keepLines}: the one loop of this class. The text itself when nothing is replaced.
+   */
+  private static String shown(CharSequence text, boolean keepLines) {
+    StringBuilder shown = null; // made only when something is replaced: most text has nothing to replace
     for (int i = 0; i < text.length(); ) {
-      int cp = text.codePointAt(i);
-      boolean hidden = cp != '\n' && cp != '\t' && dev.tally.core.HiddenCharacters.isHiddenAt(text, i);
+      int cp = Character.codePointAt(text, i);
+      boolean hidden = !(keepLines && (cp == '\n' || cp == '\t'))
+          && (cp >= Character.MIN_SURROGATE && cp <= Character.MAX_SURROGATE // half a pair: codePointAt gives it alone
+          || dev.tally.core.HiddenCharacters.isHiddenAt(text, i));
       if (hidden && shown == null) {
         shown = new StringBuilder(text.length()).append(text, 0, i);
       }
@@ -45,15 +50,15 @@ final class TerminalText {
       }
       i += Character.charCount(cp);
     }
-    return shown == null ? text : shown.toString();
+    return shown == null ? text.toString() : shown.toString();
   }
 
   /**
-   * A writer to a terminal that passes on what {@link #safe} would show: every hidden character ({@link
-   * dev.tally.core.HiddenCharacters}) becomes {@code ?}, but for line feeds and tabs, which messages use. For
-   * the command line's error stream, where messages quote whatever a dataset, a server or an option held; a
-   * character split across two writes (a surrogate pair) is judged whole, and each alone (a zero-width joiner
-   * too, which {@link #safe} keeps inside a word). Not thread-safe beyond what the
+   * A writer to a terminal that passes on what {@link #safeKeepingLines} would show: every hidden character
+   * ({@link dev.tally.core.HiddenCharacters}) becomes {@code ?}, but for line feeds and tabs, which messages
+   * use. For the command line's error stream, where messages quote whatever a dataset, a server or an option
+   * held. Each write is judged as a whole, a surrogate pair split across two writes too; a zero-width joiner
+   * at the very edge of a write is judged without its neighbour beyond it. Not thread-safe beyond what the
    * {@link java.io.PrintWriter} around it gives.
    *
    * @param out where the text goes (standard error)
@@ -62,7 +67,7 @@ final class TerminalText {
   static java.io.PrintWriter writer(java.io.OutputStream out) {
     java.io.Writer to = new java.io.OutputStreamWriter(out, java.nio.charset.Charset.defaultCharset());
     return new java.io.PrintWriter(new java.io.FilterWriter(to) {
-      private char pendingHigh; // a high surrogate whose low half is in the next write; 0 if none
+      private String pendingHigh = ""; // a high surrogate whose low half is in the next write
 
       @Override
       public void write(int c) throws java.io.IOException {
@@ -76,28 +81,13 @@ final class TerminalText {
 
       @Override
       public void write(char[] buf, int off, int len) throws java.io.IOException {
-        StringBuilder shown = new StringBuilder(len + 1);
-        for (int i = off; i < off + len; i++) {
-          char c = buf[i];
-          if (pendingHigh != 0) {
-            char high = pendingHigh;
-            pendingHigh = 0;
-            if (Character.isLowSurrogate(c)) {
-              int cp = Character.toCodePoint(high, c);
-              shown.append(dev.tally.core.HiddenCharacters.isHidden(cp) ? "?" : new String(Character.toChars(cp)));
-              continue;
-            }
-            shown.append('?'); // half a pair
-          }
-          if (Character.isHighSurrogate(c)) {
-            pendingHigh = c;
-          } else if (c == '\n' || c == '\t') {
-            shown.append(c);
-          } else {
-            shown.append(Character.isSurrogate(c) || dev.tally.core.HiddenCharacters.isHidden(c) ? '?' : c);
-          }
+        String chunk = pendingHigh + new String(buf, off, len);
+        pendingHigh = "";
+        if (!chunk.isEmpty() && Character.isHighSurrogate(chunk.charAt(chunk.length() - 1))) {
+          pendingHigh = chunk.substring(chunk.length() - 1);
+          chunk = chunk.substring(0, chunk.length() - 1);
         }
-        out.write(shown.toString());
+        out.write(shown(chunk, true));
       }
     }, true);
   }

@@ -141,9 +141,9 @@ public final class WorkerCommand implements Callable<Integer> {
       throw new ParameterException(spec.commandLine(), "--name must be 1 to " + ProtocolLimits.MAX_ID_CHARS
           + " characters (what a coordinator accepts), got " + name.length());
     }
-    if (name != null && dev.tally.core.HiddenCharacters.problem(name).isPresent()) {
-      throw new ParameterException(spec.commandLine(), "--name "
-          + dev.tally.core.HiddenCharacters.problem(name).get() + " (a coordinator refuses it)");
+    java.util.Optional<String> hidden = name == null ? java.util.Optional.empty() : dev.tally.core.HiddenCharacters.problem(name);
+    if (hidden.isPresent()) {
+      throw new ParameterException(spec.commandLine(), "--name " + hidden.get() + " (a coordinator refuses it)");
     }
     coordinators = coordinatorList.all();
     coordinator = coordinatorList.first();

@@ -64,19 +64,8 @@ class LauncherInterruptTest {
 
   @Test
   void aTermToTheLauncherAloneStopsTheArchivesShortRunAtOnce() throws Exception {
-    Process launcher = startedWithAStandInBuild();
-    try {
-      await("the archive's short run").atMost(Duration.ofSeconds(30)).until(() -> Files.exists(marks.resolve("short-run")));
-      launcher.destroy(); // SIGTERM to the launcher's own pid, not its group
-      // Before: heard only once the short run had ended on its own (a minute here).
-      assertThat(launcher.waitFor(10, TimeUnit.SECONDS)).as("the launcher stopped within 10 s").isTrue();
-    } finally {
-      launcher.destroyForcibly();
-    }
-    String said = Files.readString(dir.resolve("launcher.out"));
-    assertThat(launcher.exitValue()).as(said).isEqualTo(143);
-    assertThat(said).contains("interrupted while building");
-    assertThat(Files.readString(marks.resolve("short-run")).trim()).as("the short run was stopped").isEqualTo("interrupted");
+    // Before: heard only once the short run had ended on its own (a minute here).
+    terminatedWhileHeldIn("short-run");
     try (Stream<Path> left = Files.list(tmp)) {
       assertThat(left).as("the archive's scratch directory, removed").isEmpty();
     }
@@ -90,11 +79,23 @@ class LauncherInterruptTest {
     Files.createDirectories(dir.resolve("marks"));
     Files.writeString(dir.resolve("marks").resolve("release"), "");
     Files.writeString(dir.resolve("marks").resolve("hold-dump"), "");
+    // Before: heard only once the dump had ended on its own (a minute here; 2 to 7 s for a real one).
+    terminatedWhileHeldIn("dump");
+    assertThat(Files.readString(marks.resolve("other-java"))).doesNotContain("--version");
+    assertThat(clone.resolve("cli/target/tally-launch.jsa")).doesNotExist();
+    assertThat(clone.resolve("cli/target/launcher.finished")).doesNotExist();
+  }
+
+  /**
+   * Starts the launcher with a stand-in build, waits until the stand-in JVM of {@code step} holds (its mark
+   * exists), sends SIGTERM to the launcher's own pid (not its group), and checks that it stopped within 10 s
+   * with 143, said so, and that the step was stopped.
+   */
+  private void terminatedWhileHeldIn(String step) throws Exception {
     Process launcher = startedWithAStandInBuild();
     try {
-      await("the archive's dump").atMost(Duration.ofSeconds(30)).until(() -> Files.exists(marks.resolve("dump")));
-      launcher.destroy(); // SIGTERM to the launcher's own pid, not its group
-      // Before: heard only once the dump had ended on its own (a minute here; 2 to 7 s for a real one).
+      await("the " + step).atMost(Duration.ofSeconds(30)).until(() -> Files.exists(marks.resolve(step)));
+      launcher.destroy();
       assertThat(launcher.waitFor(10, TimeUnit.SECONDS)).as("the launcher stopped within 10 s").isTrue();
     } finally {
       launcher.destroyForcibly();
@@ -102,10 +103,7 @@ class LauncherInterruptTest {
     String said = Files.readString(dir.resolve("launcher.out"));
     assertThat(launcher.exitValue()).as("exit code; the launcher said: %s", said).isEqualTo(143);
     assertThat(said).contains("interrupted while building");
-    assertThat(Files.readString(marks.resolve("dump")).trim()).isEqualTo("interrupted");
-    assertThat(Files.readString(marks.resolve("other-java"))).doesNotContain("--version");
-    assertThat(clone.resolve("cli/target/tally-launch.jsa")).doesNotExist();
-    assertThat(clone.resolve("cli/target/launcher.finished")).doesNotExist();
+    assertThat(Files.readString(marks.resolve(step)).trim()).as("the " + step + " was stopped").isEqualTo("interrupted");
   }
 
   private Path clone;

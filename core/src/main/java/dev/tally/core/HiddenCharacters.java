@@ -17,7 +17,8 @@ public final class HiddenCharacters {
   private HiddenCharacters() {}
 
   /**
-   * Whether {@code codePoint} does not show as itself: a control character or an invisible format character.
+   * Whether {@code codePoint} does not show as itself: a control character, an invisible format character,
+   * or a line or paragraph separator. Alone: the joiners' context is {@link #isHiddenAt}'s.
    *
    * @param codePoint a Unicode code point
    */
@@ -39,6 +40,7 @@ public final class HiddenCharacters {
    *
    * @param text the text
    * @param index a char index of {@code text} where a code point starts
+   * @throws IndexOutOfBoundsException if {@code index} is not within {@code text}
    */
   public static boolean isHiddenAt(CharSequence text, int index) {
     int cp = Character.codePointAt(text, index);

@@ -65,16 +65,18 @@ class PostgresRestartTest {
         // A standby only ever swaps this row: the first try after the restart may find its connection dead
         // (and says so), and a later one opens a new connection. Before, every try failed on the dead one.
         dev.tally.core.lead.LeaderRow second = new dev.tally.core.lead.LeaderRow(2, "b", null, far);
-        Boolean swapped = null;
-        for (int attempt = 0; attempt < 20 && swapped == null; attempt++) {
-          try {
-            swapped = store.swapLeader(first, second);
-          } catch (dev.tally.core.store.StoreException e) {
-            assertThat(e.getMessage()).as("only a lost connection may fail it").contains("swapLeader");
-            Thread.sleep(250); // the pace of the caller's retries (Leadership's), not a stand-in for a condition
-          }
-        }
-        assertThat(swapped).as("swapped within 20 tries after the restart").isTrue();
+        boolean[] swapped = {false};
+        org.awaitility.Awaitility.await("the swap, tried at a leader's pace").atMost(java.time.Duration.ofSeconds(5))
+            .pollInterval(java.time.Duration.ofMillis(250)).until(() -> {
+              try {
+                swapped[0] = store.swapLeader(first, second);
+                return true;
+              } catch (dev.tally.core.store.StoreException e) {
+                assertThat(e.getMessage()).as("only a lost connection may fail it").contains("swapLeader");
+                return false;
+              }
+            });
+        assertThat(swapped[0]).as("swapped after the restart").isTrue();
         assertThat(store.leader().row()).isEqualTo(second);
       }
     }

@@ -43,9 +43,10 @@ public final class AtomicFile {
     try {
       replace(target, filler);
     } catch (IOException e) {
-      if (!(e.getClass() == IOException.class || e instanceof java.nio.file.FileSystemException)
-          || e.getMessage() != null && e.getMessage().startsWith(CANNOT_WRITE)) {
-        throw e; // a filler's own kind of failure (a download's answer), or said already
+      boolean fileSystems = e.getClass() == IOException.class || e instanceof java.nio.file.FileSystemException;
+      boolean saidAlready = e.getMessage() != null && e.getMessage().startsWith(CANNOT_WRITE);
+      if (!fileSystems || saidAlready) {
+        throw e; // a filler's own kind of failure (a download's answer), or a nested write's
       }
       // A full disk says only "No space left on device", or names the temporary file: say which file.
       String reason = e instanceof java.nio.file.FileSystemException f && f.getReason() != null ? f.getReason()

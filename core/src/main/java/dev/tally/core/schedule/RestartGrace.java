@@ -83,7 +83,6 @@ final class RestartGrace implements Duty {
 
   /** Whether the grace is over: sweeps may run, orphans may be released. */
   boolean over(long nowMillis) {
-    begin(nowMillis); // asked before the first step: that is when it starts
     if (!ended && (nowMillis - startedAtMillis >= GRACE.toMillis() || (awaited != null && awaited.isEmpty()))) {
       ended = true;
       log.debug("restart grace over after {} ms", nowMillis - startedAtMillis);

@@ -162,26 +162,12 @@ public final class Judge {
     ScoreResult first = null;
     for (Scorer scorer : scorers) {
       ScoreResult r;
-      String cannot;
       try {
-        r = scorer.score(caseFields, answer, grader);
-        cannot = null;
+        r = scored(scorer, caseFields, answer, grader);
       } catch (ScoringException e) {
-        r = null;
-        cannot = e.getMessage();
-      } catch (Grader.Unavailable e) {
-        throw e; // the grader cannot answer now: the attempt ends, and the case is tried again
-      } catch (RuntimeException | StackOverflowError e) {
-        // A fault of the scorer on this case's data (a bug, or input no check foresaw): the case's error, as
-        // above. Thrown on, it would end the attempt as the worker's failure: retried on other workers, each
-        // failing alike and ejected for it, and a rescore would stop at the case every time it ran.
-        r = null;
-        cannot = "failed on this case (" + e.getClass().getSimpleName() + (e.getMessage() == null ? "" : ": " + e.getMessage()) + ")";
-      }
-      if (cannot != null) {
-        scores.putObject(scorer.name()).put("error", cannot);
+        scores.putObject(scorer.name()).put("error", e.getMessage());
         if (first == null) { // the scorer that decides: without its judgement the case has no verdict
-          return error(o, output, answer, fields.toString(), "scorer " + scorer.name() + CANNOT_JUDGE + cannot);
+          return error(o, output, answer, fields.toString(), "scorer " + scorer.name() + CANNOT_JUDGE + e.getMessage());
         }
         continue; // another column: said there, the verdict stands
       }
@@ -194,6 +180,26 @@ public final class Judge {
     }
     return new Outcome(first.passed() ? Verdict.PASS : Verdict.FAIL, first.value(), output, o.durationMillis(),
         answer, fields.toString(), o.exitCode(), o.stderrTail());
+  }
+
+  /**
+   * {@code scorer}'s judgement of the case. A fault of the scorer on this case's data (a bug, or input no check
+   * foresaw) is a {@link ScoringException} too, the case's error: thrown on, it would end the attempt as the
+   * worker's failure, retried on other workers, each failing alike and ejected for it, and a rescore would
+   * stop at the case every time it ran.
+   *
+   * @throws ScoringException if the scorer cannot judge the case, or fails on it
+   * @throws Grader.Unavailable if the grader cannot answer now: the attempt ends, and the case is tried again
+   */
+  private static ScoreResult scored(Scorer scorer, JsonNode caseFields, String answer, Grader grader) {
+    try {
+      return scorer.score(caseFields, answer, grader);
+    } catch (ScoringException | Grader.Unavailable e) {
+      throw e;
+    } catch (RuntimeException | StackOverflowError e) {
+      throw new ScoringException("failed on this case (" + e.getClass().getSimpleName()
+          + (e.getMessage() == null ? "" : ": " + e.getMessage()) + ")");
+    }
   }
 
   /** The case's {@code error}: the message on its own line, then as much of what the evaluator printed as fits. */

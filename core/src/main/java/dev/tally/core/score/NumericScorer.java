@@ -71,7 +71,7 @@ final class NumericScorer implements Scorer {
     if (t.signum() < 0) {
       throw c.error(key + "=" + text + " is negative; a tolerance is 0 or more");
     }
-    if (t.signum() > 0 && Math.abs(t.precision() - t.scale() - 1) > MAX_EXPONENT) {
+    if (beyondRange(t)) {
       throw c.error(key + "=" + text + " has an exponent beyond " + MAX_EXPONENT + ", as no number compared may");
     }
     return t;
@@ -174,20 +174,24 @@ final class NumericScorer implements Scorer {
     return false;
   }
 
-  /** The number {@link #NUMBER} matched, or null if its exponent is beyond {@link #MAX_EXPONENT}. */
+  /** The number {@link #NUMBER} matched, or null if it is beyond the range compared ({@link #beyondRange}). */
   private static BigDecimal decimal(String number) {
     String plain = number.replace(",", "").replace('\u2212', '-');
     if (plain.startsWith("+")) {
       plain = plain.substring(1);
     }
-    int e = Math.max(plain.indexOf('e'), plain.indexOf('E'));
-    if (e >= 0) {
-      String digits = plain.substring(e + 1).replaceFirst("^[-+]", "").replaceFirst("^0+(?=\\d)", "");
-      if (digits.length() > 3 || Integer.parseInt(digits) > MAX_EXPONENT) {
-        return null;
-      }
+    // "5." is not matched (the fraction needs digits) and ".5" is: BigDecimal reads both forms it is given. It
+    // keeps a written exponent as a scale, spelling out no digits; one beyond an int it refuses.
+    try {
+      BigDecimal value = new BigDecimal(plain);
+      return beyondRange(value) ? null : value;
+    } catch (NumberFormatException exponentBeyondAnInt) {
+      return null;
     }
-    // "5." is not matched (the fraction needs digits) and ".5" is: BigDecimal reads both forms it is given.
-    return new BigDecimal(plain);
+  }
+
+  /** Whether {@code value}'s exponent in scientific notation is beyond ±{@link #MAX_EXPONENT}. */
+  private static boolean beyondRange(BigDecimal value) {
+    return value.signum() != 0 && Math.abs((long) value.precision() - value.scale() - 1) > MAX_EXPONENT;
   }
 }
