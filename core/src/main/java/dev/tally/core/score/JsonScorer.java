@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.networknt.schema.Error;
 import com.networknt.schema.Schema;
 import com.networknt.schema.SchemaException;
+import com.networknt.schema.SchemaLocation;
 import com.networknt.schema.SchemaRegistry;
 import com.networknt.schema.SpecificationVersion;
 import dev.tally.core.cases.CaseLines;
@@ -50,8 +51,13 @@ final class JsonScorer implements Scorer {
   /** Errors quoted in a failing explanation: the first few say what is wrong; the rest would be noise. */
   private static final int ERRORS_SHOWN = 3;
 
+  /** The dialect of a schema that names none ({@code $schema}): draft 2020-12. */
+  static final SpecificationVersion DEFAULT_DIALECT = SpecificationVersion.DRAFT_2020_12;
+  /** How many of a schema's breaks of its meta-schema an error lists. */
+  static final int META_ERRORS_SHOWN = 3;
+
   private static final SchemaRegistry SCHEMAS = SchemaRegistry.withDefaultDialect(
-      SpecificationVersion.DRAFT_2020_12, b -> b.schemaLoader(l -> l.fetchRemoteResources(false)));
+      DEFAULT_DIALECT, b -> b.schemaLoader(l -> l.fetchRemoteResources(false)));
 
   private static final Pattern FENCE = Pattern.compile("(?s)^```[A-Za-z0-9_-]*\\s*\\n(.*?)\\n?```$");
 
@@ -134,9 +140,31 @@ final class JsonScorer implements Scorer {
     }
   }
 
+  /**
+   * {@code node} as a schema, once it is valid against its dialect's meta-schema (the one its {@code
+   * $schema} names, else draft 2020-12's; both bundled with the validator, never fetched). Without that check
+   * a schema such as {@code {"type": 5}} was taken, and then failed every answer with an error about the
+   * schema, as if the answers were wrong.
+   *
+   * @throws IllegalArgumentException if {@code node} is neither an object nor a boolean, if its {@code
+   *     $schema} names a dialect the validator does not hold, or if it breaks its meta-schema (the message
+   *     lists up to {@value #META_ERRORS_SHOWN} of the places, as JSON pointers)
+   */
   private static Schema schema(JsonNode node) {
     if (!node.isObject() && !node.isBoolean()) {
       throw new IllegalArgumentException("a schema is an object or a boolean, not " + Targets.shape(node));
+    }
+    JsonNode dialect = node.path("$schema");
+    if (dialect.isTextual() && SpecificationVersion.fromDialectId(dialect.asText()).isEmpty()
+        && SpecificationVersion.fromDialectId(dialect.asText().replaceFirst("#$", "")).isEmpty()) {
+      throw new IllegalArgumentException("its $schema " + dialect.asText() + " is none of the drafts the validator holds"
+          + " (4, 6, 7, 2019-09, 2020-12; nothing is fetched)");
+    }
+    Schema meta = SCHEMAS.getSchema(SchemaLocation.of(dialect.isTextual() ? dialect.asText() : DEFAULT_DIALECT.getDialectId()));
+    List<Error> broken = meta.validate(node);
+    if (!broken.isEmpty()) {
+      throw new IllegalArgumentException(broken.stream().limit(META_ERRORS_SHOWN).map(Error::toString)
+          .collect(Collectors.joining("; ")) + (broken.size() > META_ERRORS_SHOWN ? "; and " + (broken.size() - META_ERRORS_SHOWN) + " more" : ""));
     }
     return SCHEMAS.getSchema(node);
   }

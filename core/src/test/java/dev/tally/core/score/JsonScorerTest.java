@@ -90,6 +90,27 @@ class JsonScorerTest {
   }
 
   @Test
+  void aSchemaThatBreaksItsMetaSchemaIsRefusedNotUsedToFailAnswers() {
+    // {"type": 5} parses as JSON and as a schema object, but is no schema: before, it failed every answer.
+    assertThatThrownBy(() -> withFiles("json:schema-file=a.json", Map.of("a.json", "{\"type\":5}")))
+        .hasMessageContaining("schema-file a.json is not a JSON Schema: /type: ");
+    assertThatThrownBy(() -> withFiles("json:schema-file=a.json",
+        Map.of("a.json", "{\"properties\":{\"a\":{\"minimum\":\"x\"}}}")))
+        .hasMessageContaining("/properties/a/minimum: string found, number expected");
+    // Judged by the dialect it names: draft-07's meta-schema refuses it too.
+    assertThatThrownBy(() -> withFiles("json:schema-file=a.json",
+        Map.of("a.json", "{\"$schema\":\"http://json-schema.org/draft-07/schema#\",\"type\":7}")))
+        .hasMessageContaining("/type: ");
+    // A case's own schema is that case's error, in its column, not a failed answer.
+    assertThatThrownBy(() -> ScorerTesting.score("json:schema-field=shape", "{\"id\":\"1\",\"shape\":{\"type\":5}}", "{}"))
+        .isInstanceOf(ScoringException.class).hasMessageContaining("case field \"shape\" is not a JSON Schema: /type: ");
+    // A dialect the validator does not hold is never fetched: refused, by name.
+    assertThatThrownBy(() -> withFiles("json:schema-file=a.json",
+        Map.of("a.json", "{\"$schema\":\"https://example.com/my-dialect\",\"type\":\"object\"}")))
+        .hasMessageContaining("schema-file a.json is not a JSON Schema: its $schema https://example.com/my-dialect is none of");
+  }
+
+  @Test
   void aSchemaFileIsInlinedForWorkersThatCannotReadIt() {
     List<String> specs = Scorers.withFilesInlined(
         List.of("exact:ignore-case", "json:name=shape,schema-file=person.json"), path -> SCHEMA);
