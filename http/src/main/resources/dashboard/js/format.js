@@ -78,36 +78,22 @@ export function rateText(rate) {
   return rate >= 10 ? `${integer.format(Math.round(rate))}/s` : `${rate.toFixed(1)}/s`;
 }
 
-const METHODS = { wilson: 'Wilson', 'student-t': "Student's t" };
-
-/** The tooltip of an estimate (the API's accuracy or mean score): its interval, method and n. */
-export function estimateTitle(e, digits, scale = 1) {
-  if (!e) {
-    return '';
-  }
-  const interval = e.low == null ? 'no interval from one case'
-    : `${Math.round(100 * e.confidence)}% CI ${(scale * e.low).toFixed(digits)}–${(scale * e.high).toFixed(digits)}`
-      + ` (${METHODS[e.method] || e.method}), SE ${(scale * e.standardError).toFixed(digits)}`;
-  return `${interval}, n = ${n(e.n)}`;
+/**
+ * An estimate (the API's accuracy, mean score or pass@k) in words: its interval, method and n, exactly as the
+ * command line writes it. The API writes the words (its estimates' text); the page only shows them.
+ */
+export function estimateWords(e) {
+  return e ? e.text : '—';
 }
 
-/** An accuracy estimate as a percentage, or a dash when the API has none yet. */
+/** An accuracy estimate as a bare percentage, for a figure's card, or a dash when the API has none yet. */
 export function percentText(e) {
   return e ? `${(100 * e.value).toFixed(1)}%` : '—';
 }
 
-/** A mean-score estimate to three places, or a dash when the API has none. */
+/** A mean-score estimate to three places, for a figure's card, or a dash when the API has none. */
 export function meanText(e) {
   return e ? e.value.toFixed(3) : '—';
-}
-
-/** An estimate with its interval in words, as the summary shows it. */
-export function estimateText(e, digits, scale = 1, unit = '') {
-  if (!e) {
-    return '—';
-  }
-  const value = `${(scale * e.value).toFixed(digits)}${unit}`;
-  return `${value} (${estimateTitle(e, digits, scale)})`;
 }
 
 /** A progress bar of passed, failed, errored and cancelled over the total. */

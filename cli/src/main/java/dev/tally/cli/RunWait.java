@@ -1,6 +1,5 @@
 package dev.tally.cli;
 
-import dev.tally.core.stats.EstimateText;
 import dev.tally.cli.client.ApiClient;
 import dev.tally.core.store.RunCounters;
 import dev.tally.http.ApiServer;
@@ -125,10 +124,10 @@ final class RunWait {
     s.append("; ").append(c.redeliveries()).append(" redelivered, ").append(c.duplicatesSuppressed())
         .append(" duplicates suppressed, ").append(c.staleResultsFenced()).append(" stale results fenced");
     if (run.accuracy() != null) {
-      s.append("; accuracy ").append(EstimateText.percent(run.accuracy()));
+      s.append("; accuracy ").append(run.accuracy().text());
     }
     if (run.meanScore() != null) {
-      s.append("; mean score ").append(EstimateText.mean(run.meanScore()));
+      s.append("; mean score ").append(run.meanScore().text());
     }
     if (run.usage() != null) {
       s.append("; tokens ").append(run.usage().promptTokens()).append(" prompt + ").append(run.usage().completionTokens())

@@ -47,7 +47,7 @@ public final class RunsCommand extends ClientCommand {
       CountersObject c = r.counters();
       long ended = c.recorded() + c.jobsFailed() + c.cancelled();
       out.printf("%6d  %-9s  %15s  %7d  %7d  %7d  %8s  %-24s  %s%n", r.id(), r.state(), ended + "/" + r.total(), c.passed(),
-          c.failed(), c.errored(), dev.tally.core.stats.EstimateText.percentOnly(r.accuracy()), r.createdAt(), r.name());
+          c.failed(), c.errored(), dev.tally.core.stats.EstimateText.percentOnly(r.accuracy() == null ? null : r.accuracy().estimate()), r.createdAt(), r.name());
     }
     if (page.next() != null) {
       long oldest = page.runs().get(page.runs().size() - 1).id();

@@ -59,8 +59,8 @@ final class SummaryTable {
             + dev.tally.core.stats.GroupedEstimates.OTHER + ")" : "");
     for (com.fasterxml.jackson.databind.JsonNode g : groups.path("values")) {
       out.printf("  %-26s %6d  accuracy %s%s%n", TerminalText.safe(g.path("value").asText(), ID_CHARS), g.path("n").asLong(),
-          EstimateText.percent(estimate(g.get("accuracy"))),
-          g.path("meanScore").isObject() ? ", mean score " + EstimateText.mean(estimate(g.get("meanScore"))) : "");
+          EstimateText.Written.textOf(g.get("accuracy")),
+          g.path("meanScore").isObject() ? ", mean score " + EstimateText.Written.textOf(g.get("meanScore")) : "");
     }
     out.flush();
   }
@@ -73,23 +73,10 @@ final class SummaryTable {
     out.printf("%npass@k over %d samples of up to %d epochs (Chen et al. 2021, unbiased)%n",
         passAtK.path("samples").asLong(), passAtK.path("epochs").asLong());
     for (com.fasterxml.jackson.databind.JsonNode v : passAtK.path("values")) {
-      out.printf("  %-26s %s%n", "pass@" + v.path("k").asInt(), EstimateText.passAtK(estimate(v.get("estimate"))));
+      out.printf("  %-26s %s%n", "pass@" + v.path("k").asInt(), EstimateText.Written.textOf(v.get("estimate")));
     }
     out.flush();
   }
-
-  private static dev.tally.core.stats.Estimate estimate(com.fasterxml.jackson.databind.JsonNode node) {
-    if (node == null || node.isNull()) {
-      return null;
-    }
-    try {
-      return GROUP_JSON.treeToValue(node, dev.tally.core.stats.Estimate.class);
-    } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
-      throw new IllegalStateException("an estimate this process wrote reads back", e);
-    }
-  }
-
-  private static final com.fasterxml.jackson.databind.ObjectMapper GROUP_JSON = new com.fasterxml.jackson.databind.ObjectMapper();
 
   /** How many of the cases that did not pass the summary names; the results file has every one. */
   static final int NOT_PASSED_SHOWN = 10;

@@ -177,7 +177,7 @@ class ReportCommandsTest {
   /** The summary's accuracy as the report states it. */
   private static final class EstimateTextOf {
     static String percent(JsonNode summary) throws Exception {
-      return dev.tally.core.stats.EstimateText.percent(JSON.treeToValue(summary.get("accuracy"), dev.tally.core.stats.Estimate.class));
+      return dev.tally.core.stats.EstimateText.percent(JSON.treeToValue(summary.get("accuracy"), dev.tally.core.stats.EstimateText.Written.class).estimate());
     }
   }
 }

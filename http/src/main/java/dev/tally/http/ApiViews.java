@@ -1,5 +1,6 @@
 package dev.tally.http;
 
+import dev.tally.core.stats.EstimateText;
 import dev.tally.coordinator.report.RunReport;
 import dev.tally.core.DurationText;
 import dev.tally.core.EvaluatorSpec;
@@ -48,7 +49,8 @@ public final class ApiViews {
         dev.tally.core.score.Scorers.specsOf(run.spec().evaluator().options()),
         new SettingsObject(run.spec().limits().maxAttempts(), run.spec().limits().timeoutRetries(),
             DurationText.text(run.spec().evaluator().caseTimeout()), failFast(run)),
-        c.total(), counters(c), c.accuracy().orElse(null), c.meanScore().orElse(null), usage, paused);
+        c.total(), counters(c), EstimateText.Written.percent(c.accuracy().orElse(null)),
+        EstimateText.Written.mean(c.meanScore().orElse(null)), usage, paused);
   }
 
   /** The run's fail-fast setting; null if its option cannot be read. */

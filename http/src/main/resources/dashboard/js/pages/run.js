@@ -3,7 +3,7 @@
 // figures, and results.jsonl.
 import { BASE, getJson, api, download, isMissingRoute } from '../api.js';
 import { events } from '../events.js';
-import { n, escapeHtml, time, clock, duration, ended, rateAndEta, rateText, progressBar, later, percentText, meanText, estimateTitle, estimateText } from '../format.js';
+import { n, escapeHtml, time, clock, duration, ended, rateAndEta, rateText, progressBar, later, percentText, meanText, estimateWords } from '../format.js';
 import { of as samplesOf } from '../samples.js';
 import { progressChart } from '../charts.js';
 
@@ -97,8 +97,8 @@ export function mount(main, [idText]) {
       figure('errored', n(c.errored)),
       // Both figures are the API's (one owner of the statistics); the tooltips give their intervals.
       figure('accuracy', percentText(run.accuracy), '',
-        `passed / (passed + failed + errored)${run.accuracy ? `: ${estimateTitle(run.accuracy, 1, 100)}` : ''}`),
-      figure('mean score', meanText(run.meanScore), '', run.meanScore ? estimateTitle(run.meanScore, 3) : 'no recorded score yet'),
+        `passed / (passed + failed + errored)${run.accuracy ? `: ${estimateWords(run.accuracy)}` : ''}`),
+      figure('mean score', meanText(run.meanScore), '', run.meanScore ? estimateWords(run.meanScore) : 'no recorded score yet'),
       figure('rate', rateText(rate)),
       figure('ETA', run.state === 'running' ? duration(eta) : '—'),
       figure('redeliveries', n(c.redeliveries), 'guarantee', 'cases leased again after a worker was lost or a lease expired'),
@@ -143,12 +143,12 @@ export function mount(main, [idText]) {
         ['  of which out of attempts', s.jobsFailed], ['recorded', s.recorded], ['redeliveries', s.redeliveries],
         ...(s.backups > 0 ? [['backup attempts', s.backups]] : []),
         ['duplicates suppressed', s.duplicatesSuppressed], ['stale results fenced', s.staleResultsFenced]];
-      rows.push(['accuracy', estimateText(s.accuracy, 1, 100, '%')]);
+      rows.push(['accuracy', estimateWords(s.accuracy)]);
       if (s.meanScore) {
-        rows.push(['mean score', estimateText(s.meanScore, 3)]);
+        rows.push(['mean score', estimateWords(s.meanScore)]);
       }
       for (const v of (s.passAtK ? s.passAtK.values : [])) {
-        rows.push([`pass@${v.k}`, estimateText(v.estimate, 3)]);
+        rows.push([`pass@${v.k}`, estimateWords(v.estimate)]);
       }
       if (s.usage) {
         rows.push(['tokens', `${n(s.usage.promptTokens)} prompt + ${n(s.usage.completionTokens)} completion`]);
@@ -160,8 +160,8 @@ export function mount(main, [idText]) {
       const groups = main.querySelector('#groups');
       groups.hidden = !s.groups;
       groups.querySelector('tbody').innerHTML = (s.groups ? s.groups.values : []).map(g => `<tr><td>${escapeHtml(g.value)}</td>`
-        + `<td class="num">${n(g.n)}</td><td class="mono">${estimateText(g.accuracy, 1, 100, '%')}</td>`
-        + `<td class="mono">${g.meanScore ? estimateText(g.meanScore, 3) : '—'}</td></tr>`).join('');
+        + `<td class="num">${n(g.n)}</td><td class="mono">${estimateWords(g.accuracy)}</td>`
+        + `<td class="mono">${estimateWords(g.meanScore)}</td></tr>`).join('');
       $('#summary').innerHTML = rows.map(([k, v]) => `<dt>${escapeHtml(k)}</dt><dd class="mono">${typeof v === 'number' ? n(v) : escapeHtml(v)}</dd>`).join('');
       $('#summary-section').hidden = false;
     } catch (e) {

@@ -292,9 +292,13 @@ class DashboardBrowserTest {
     // The page shows the API's figures, not its own arithmetic, with the intervals in words.
     assertThat(b.text("[data-figure='accuracy']")).isEqualTo("70.0%");
     assertThat(b.text("[data-figure='mean score']")).isEqualTo("0.550");
+    // In the command line's words (EstimateText, the one owner), which the API writes beside the figures.
     String low = String.format(java.util.Locale.ROOT, "%.1f", 100 * run.get("accuracy").get("low").asDouble());
-    assertThat(b.text("#summary")).contains("accuracy").contains("70.0%").contains("Wilson").contains(low)
-        .contains("mean score").contains("0.550").contains("Student's t").contains("n = 10");
+    assertThat(run.get("accuracy").get("text").asText()).startsWith("70.0% (95% CI " + low + "-").endsWith(", Wilson, n=10)");
+    assertThat(b.text("#summary")).contains("accuracy" + run.get("accuracy").get("text").asText())
+        .contains("mean score" + run.get("meanScore").get("text").asText()).contains("Student's t").contains("n=10 scored");
+    assertThat(b.find("[data-figure='accuracy']").findElement(org.openqa.selenium.By.xpath("..")).getAttribute("title"))
+        .isEqualTo("passed / (passed + failed + errored): " + run.get("accuracy").get("text").asText());
     // Figures by a field of the cases, as the API states them (its summary's groupBy).
     b.find("#group-form input[name=groupBy]").sendKeys("verdict");
     b.find("#group-form button[type=submit]").click();

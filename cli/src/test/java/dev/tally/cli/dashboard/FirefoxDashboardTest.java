@@ -99,7 +99,7 @@ class FirefoxDashboardTest {
     assertThat(firefox.text("[data-figure='passed']")).isEqualTo("7");
     assertThat(firefox.text("[data-figure='accuracy']")).isEqualTo("70.0%");
     assertThat(firefox.text("[data-figure='mean score']")).isEqualTo("0.550");
-    assertThat(firefox.text("#summary")).contains("Wilson").contains("Student's t").contains("n = 10");
+    assertThat(firefox.text("#summary")).contains(", Wilson, n=10)").contains("Student's t").contains("n=10 scored");
     firefox.until("the cases table", () -> firefox.count("#cases tbody tr.case-row") == 10);
     assertThat(firefox.js("() => [...document.querySelectorAll('#cases tbody tr.case-row td:nth-child(2)')]"
         + ".map(td => td.textContent.trim())").toString()).contains("\"s1\"").contains("\"s10\"");

@@ -6,7 +6,6 @@ import com.fasterxml.jackson.core.io.CharacterEscapes;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.tally.core.stats.Estimate;
 import dev.tally.core.stats.EstimateText;
 import java.io.IOException;
 import java.io.InputStream;
@@ -165,9 +164,9 @@ public final class HtmlReport {
   private static void summarySection(Writer w, JsonNode summary) throws IOException {
     w.write("<section id=\"summary\"><h2>Summary</h2>\n<dl class=\"figures\">");
     w.write("<div><dt>Accuracy (passed / judged)</dt><dd id=\"accuracy\">"
-        + escape(EstimateText.percent(estimate(summary.get("accuracy")))) + "</dd></div>");
+        + escape(EstimateText.Written.textOf(summary.get("accuracy"))) + "</dd></div>");
     w.write("<div><dt>Mean score</dt><dd id=\"mean-score\">"
-        + escape(EstimateText.mean(estimate(summary.get("meanScore")))) + "</dd></div>");
+        + escape(EstimateText.Written.textOf(summary.get("meanScore"))) + "</dd></div>");
     w.write("</dl>\n<table class=\"counts\"><tr>");
     List<String> names = List.of("total", "passed", "failed", "errored", "jobsFailed", "cancelled", "redeliveries",
         "duplicatesSuppressed", "staleResultsFenced");
@@ -194,14 +193,10 @@ public final class HtmlReport {
     }
     for (JsonNode g : groups.get("values")) {
       w.write("<tr><td>" + escape(g.path("value").asText()) + "</td><td class=\"num\">" + g.path("n").asLong() + "</td><td>"
-          + escape(EstimateText.percent(estimate(g.get("accuracy")))) + "</td><td>"
-          + escape(EstimateText.mean(estimate(g.get("meanScore")))) + "</td></tr>");
+          + escape(EstimateText.Written.textOf(g.get("accuracy"))) + "</td><td>"
+          + escape(EstimateText.Written.textOf(g.get("meanScore"))) + "</td></tr>");
     }
     w.write("</tbody></table></section>\n");
-  }
-
-  private static Estimate estimate(JsonNode node) throws IOException {
-    return node == null || node.isNull() ? null : JSON.treeToValue(node, Estimate.class);
   }
 
   private static String count(JsonNode summary, String field, String noun) {

@@ -52,8 +52,8 @@ public final class ReportGroups {
       ObjectNode v = values.addObject();
       v.put("value", g.getKey());
       v.put("n", g.getValue().cases());
-      v.set("accuracy", JSON.valueToTree(g.getValue().accuracy().orElse(null)));
-      v.set("meanScore", JSON.valueToTree(g.getValue().meanScore().orElse(null)));
+      v.set("accuracy", JSON.valueToTree(dev.tally.core.stats.EstimateText.Written.percent(g.getValue().accuracy().orElse(null))));
+      v.set("meanScore", JSON.valueToTree(dev.tally.core.stats.EstimateText.Written.mean(g.getValue().meanScore().orElse(null))));
     }
     return groups;
   }

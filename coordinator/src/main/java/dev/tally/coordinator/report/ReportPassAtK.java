@@ -74,7 +74,7 @@ public final class ReportPassAtK {
       ObjectNode v = values.addObject();
       v.put("k", k);
       v.put("samples", cases.size());
-      v.set("estimate", JSON.valueToTree(Estimates.passAtK(cases, k).orElse(null)));
+      v.set("estimate", JSON.valueToTree(dev.tally.core.stats.EstimateText.Written.passAtK(Estimates.passAtK(cases, k).orElse(null))));
     }
     return Optional.of(out);
   }

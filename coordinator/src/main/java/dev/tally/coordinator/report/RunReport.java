@@ -42,8 +42,9 @@ import java.util.Map;
  * <p><b>Summary</b>: {@code runId}, {@code total}, {@code passed}, {@code failed}, {@code errored}
  * ({@link #errored}), {@code recorded}, {@code jobsFailed}, {@code cancelled}, {@code duplicatesSuppressed}, {@code
  * staleResultsFenced}, {@code redeliveries}, {@code backups} (backup attempts started), {@code accuracy} and {@code meanScore} (each a {@link
- * dev.tally.core.stats.Estimate}: {@code value}, {@code n}, {@code standardError}, {@code low}, {@code high},
- * {@code confidence}, {@code method}; null when there is nothing to estimate from), {@code wallMillis},
+ * dev.tally.core.stats.EstimateText.Written}: {@code value}, {@code n}, {@code standardError}, {@code low}, {@code
+ * high}, {@code confidence}, {@code method} and {@code text}, the estimate in words; null when there is nothing
+ * to estimate from), {@code wallMillis},
  * {@code runWallMillis} ({@link Times}), with {@code --epochs} pass@k ({@code passAtK}, {@link ReportPassAtK}),
  * and with {@code --group-by} the figures by group ({@code groups},
  * {@link ReportGroups}), pretty-printed, with a final newline.
@@ -310,8 +311,8 @@ public final class RunReport {
     s.put("staleResultsFenced", c.staleResultsFenced());
     s.put("redeliveries", c.redeliveries());
     s.put("backups", c.backups());
-    s.set("accuracy", JSON.valueToTree(c.accuracy().orElse(null)));
-    s.set("meanScore", JSON.valueToTree(c.meanScore().orElse(null)));
+    s.set("accuracy", JSON.valueToTree(dev.tally.core.stats.EstimateText.Written.percent(c.accuracy().orElse(null))));
+    s.set("meanScore", JSON.valueToTree(dev.tally.core.stats.EstimateText.Written.mean(c.meanScore().orElse(null))));
     s.put("wallMillis", times.wallMillis());
     s.put("runWallMillis", times.runWallMillis());
     if (caseFigures != null) {

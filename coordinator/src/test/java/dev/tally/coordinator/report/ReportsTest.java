@@ -1,5 +1,7 @@
 package dev.tally.coordinator.report;
 
+import dev.tally.core.stats.Estimate;
+import dev.tally.core.stats.EstimateText;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -42,9 +44,18 @@ class ReportsTest {
 
   static final String SUMMARY = "{\"runId\":7,\"total\":5,\"passed\":1,\"failed\":1,\"errored\":2,\"recorded\":3,\"jobsFailed\":1,"
       + "\"cancelled\":1,\"duplicatesSuppressed\":0,\"staleResultsFenced\":0,\"redeliveries\":2,"
-      + "\"accuracy\":{\"value\":0.25,\"n\":4,\"standardError\":0.2165,\"low\":0.0456,\"high\":0.6994,\"confidence\":0.95,\"method\":\"wilson\"},"
-      + "\"meanScore\":{\"value\":0.625,\"n\":2,\"standardError\":0.375,\"low\":-4.14,\"high\":5.39,\"confidence\":0.95,\"method\":\"student-t\"},"
+      + "\"accuracy\":" + written(EstimateText.Written.percent(new Estimate(0.25, 4, 0.2165, 0.0456, 0.6994, 0.95, "wilson"))) + ","
+      + "\"meanScore\":" + written(EstimateText.Written.mean(new Estimate(0.625, 2, 0.375, -4.14, 5.39, 0.95, "student-t"))) + ","
       + "\"wallMillis\":2000,\"runWallMillis\":2500}";
+
+  /** An estimate as the summary writes it (RunReport). */
+  private static String written(EstimateText.Written e) {
+    try {
+      return new com.fasterxml.jackson.databind.ObjectMapper().writeValueAsString(e);
+    } catch (com.fasterxml.jackson.core.JsonProcessingException x) {
+      throw new IllegalStateException(x);
+    }
+  }
 
   @TempDir Path dir;
 

@@ -12,10 +12,56 @@ import java.util.Locale;
 public final class EstimateText {
   private EstimateText() {}
 
+  /** What stands for no estimate (nothing judged or scored yet). */
+  static final String NONE = "-";
+
+  /**
+   * An estimate as Tally's JSON carries it ({@code summary.json} and so the API's summary, and the API's
+   * runs): its figures, as {@link Estimate} has them, and {@code text}, the same figures as the command line
+   * writes them. Readers that show an estimate (the dashboard, {@code tally run}'s table, the HTML report)
+   * show {@code text}, so that the words are made here alone.
+   *
+   * @param text the estimate in words: {@link #percent}, {@link #mean} or {@link #passAtK} of it
+   */
+  public record Written(double value, long n, Double standardError, Double low, Double high, double confidence, String method,
+      String text) {
+    /** {@code e} with {@link #percent}'s text (a proportion); null for null. */
+    public static Written percent(Estimate e) {
+      return e == null ? null : of(e, EstimateText.percent(e));
+    }
+
+    /** {@code e} with {@link #mean}'s text (a mean of scores); null for null. */
+    public static Written mean(Estimate e) {
+      return e == null ? null : of(e, EstimateText.mean(e));
+    }
+
+    /** {@code e} with {@link #passAtK}'s text (a mean over samples); null for null. */
+    public static Written passAtK(Estimate e) {
+      return e == null ? null : of(e, EstimateText.passAtK(e));
+    }
+
+    /**
+     * The text of a written estimate read back from JSON ({@code summary.json}'s {@code accuracy}, say):
+     * its {@code text}, or {@code -} for none (a missing or null node), as for a null estimate.
+     */
+    public static String textOf(com.fasterxml.jackson.databind.JsonNode written) {
+      return written == null || !written.hasNonNull("text") ? NONE : written.get("text").asText();
+    }
+
+    /** The figures without the text. */
+    public Estimate estimate() {
+      return new Estimate(value, n, standardError, low, high, confidence, method);
+    }
+
+    private static Written of(Estimate e, String text) {
+      return new Written(e.value(), e.n(), e.standardError(), e.low(), e.high(), e.confidence(), e.method(), text);
+    }
+  }
+
   /** A proportion as a percentage: {@code 86.0% (95% CI 82.1-89.3%, Wilson, n=300)}; {@code -} for none. */
   public static String percent(Estimate e) {
     if (e == null) {
-      return "-";
+      return NONE;
     }
     return String.format(Locale.ROOT, "%.1f%% (%s %.1f-%.1f%%, %s, n=%d)", 100 * e.value(), level(e), 100 * e.low(),
         100 * e.high(), methodName(e), e.n());
@@ -23,7 +69,7 @@ public final class EstimateText {
 
   /** A proportion as a bare percentage, for a table's column: {@code 86.0%}; {@code -} for none. */
   public static String percentOnly(Estimate e) {
-    return e == null ? "-" : String.format(Locale.ROOT, "%.1f%%", 100 * e.value());
+    return e == null ? NONE : String.format(Locale.ROOT, "%.1f%%", 100 * e.value());
   }
 
   /**
@@ -46,7 +92,7 @@ public final class EstimateText {
 
   private static String meanOver(Estimate e, String what) {
     if (e == null) {
-      return "-";
+      return NONE;
     }
     if (e.standardError() == null) {
       return String.format(Locale.ROOT, "%.3f (n=%d %s)", e.value(), e.n(), what);
@@ -74,7 +120,7 @@ public final class EstimateText {
    */
   public static String difference(Estimates.PairedDifference d) {
     if (d == null) {
-      return "-";
+      return NONE;
     }
     Estimate e = d.difference();
     return String.format(Locale.ROOT, "%+.1f points (%s %+.1f to %+.1f, %s, n=%d; McNemar p=%.4f: %s)",

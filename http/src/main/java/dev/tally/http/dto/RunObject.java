@@ -1,6 +1,6 @@
 package dev.tally.http.dto;
 
-import dev.tally.core.stats.Estimate;
+import dev.tally.core.stats.EstimateText;
 
 /**
  * A run, as {@code GET /api/v1/runs/{id}} and every answer about a run show it.
@@ -19,9 +19,9 @@ import dev.tally.core.stats.Estimate;
  * @param total how many cases it has
  * @param counters what happened to them so far
  * @param accuracy passed over judged cases (recorded, or out of attempts) so far, with its 95% Wilson
- *     interval; null while no case is judged
- * @param meanScore the mean of the recorded scores so far, with its 95% Student's t interval; null while no
- *     recorded outcome carries a score
+ *     interval and its {@code text} as the command line writes it; null while no case is judged
+ * @param meanScore the mean of the recorded scores so far, with its 95% Student's t interval and its {@code
+ *     text}; null while no recorded outcome carries a score
  * @param usage what its paid calls used (model runs); null for other evaluators
  * @param pausedReason why it is paused (which cap, and the spend); null unless paused
  */
@@ -37,7 +37,7 @@ public record RunObject(
     SettingsObject settings,
     long total,
     CountersObject counters,
-    Estimate accuracy,
-    Estimate meanScore,
+    EstimateText.Written accuracy,
+    EstimateText.Written meanScore,
     UsageObject usage,
     String pausedReason) {}
