@@ -407,8 +407,9 @@ public abstract class RunnerCommand implements Callable<Integer> {
     if (pausedReason != null) {
       long left = counters.total() - counters.ended();
       String resume = resumeInvocation(runId);
-      String goOn = pausedReason.startsWith("its token cap") ? "with a raised cap: " + resume + " --max-tokens N"
-          : pausedReason.startsWith("its spend cap") ? "with a raised cap: " + resume + " --max-cost USD"
+      String goOn = pausedCap != null && pausedCap.option().equals(dev.tally.core.FleetLimits.MAX_TOKENS)
+          ? "with a raised cap: " + resume + " --" + pausedCap.option() + " N"
+          : pausedCap != null ? "with a raised cap: " + resume + " --" + pausedCap.option() + " USD"
           : "once the cause is fixed: " + resume + "; then tally retry-errors " + runId + " --db " + db().describe()
               + " runs the cases that erred again";
       err.printf("tally: run %d paused: %s; %s not run (not in the results). Go on %s%n", runId, pausedReason,
@@ -593,6 +594,9 @@ public abstract class RunnerCommand implements Callable<Integer> {
             Optional<String> paused = view.flatMap(RunView::paused);
             if (paused.isPresent()) {
               pausedReason = paused.get();
+              // A stored pause (fail fast) comes first in paused(): the cap counts only if it is the reason.
+              pausedCap = view.get().limits().capHit(view.get().counters())
+                  .filter(cap -> cap.reason().equals(paused.get())).orElse(null);
               return view.get().counters();
             }
           }
@@ -621,6 +625,8 @@ public abstract class RunnerCommand implements Callable<Integer> {
 
   /** Why the run stopped before its end (paused: a cap of its own, or fail fast), or null: set by {@link #await}. */
   private String pausedReason;
+  /** The cap that paused the run, if a cap did (else fail fast did, or a stored pause). */
+  private dev.tally.core.FleetLimits.Cap pausedCap;
 
   /** The run's progress bar, drawn as a {@link ProgressLine} by {@code consumer}; close it when done. */
   static ProgressBar progressBar(long runId, long total, ProgressLine line, ProgressBarConsumer consumer) {

@@ -77,7 +77,7 @@ public final class StatusCommand implements Callable<Integer> {
     for (RunView r : runs) {
       RunCounters c = r.counters();
       out.printf("%-5d %-9s %8d %8d %8d %8d %10d %8d %8d %8d %8d %8s %7s  %-20s %s%n",
-          r.runId(), r.state().wireName(), c.total(), c.passed(), c.failed(), RunReport.errored(c), c.jobsFailed(),
+          r.runId(), r.shownState(), c.total(), c.passed(), c.failed(), RunReport.errored(c), c.jobsFailed(),
           c.redeliveries(), c.backups(), c.duplicatesSuppressed(), c.staleResultsFenced(),
           EstimateText.percentOnly(c.accuracy().orElse(null)),
           c.meanScore().map(m -> String.format(java.util.Locale.ROOT, "%.3f", m.value())).orElse("-"),

@@ -181,6 +181,9 @@ class ModelRunProcessTest {
     assertThat(run(KEY, "--workers=1", "--slots=2", "--max-tokens=60")).isEqualTo(Main.EXIT_FAILED);
     JsonNode summary = JSON.readTree(dir.resolve("s.json").toFile());
     assertThat(summary.get("paused").asText()).startsWith("its token cap is reached: ").endsWith("--max-tokens 60");
+    // The way on is told from the cap that paused it (FleetLimits.Cap), not from the sentence's wording.
+    assertThat(Files.readString(dir.resolve("run.log"))).contains("Go on with a raised cap: tally resume 1 ")
+        .containsPattern("--max-tokens N\\R");
     long used = summary.get("usage").get("promptTokens").asLong() + summary.get("usage").get("completionTokens").asLong();
     assertThat(used).isGreaterThanOrEqualTo(60);
     long recorded = summary.get("recorded").asLong();

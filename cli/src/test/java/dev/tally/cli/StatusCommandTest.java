@@ -121,6 +121,23 @@ class StatusCommandTest {
         .startsWith("1", "finished", "2", "0", "0", "2", "2");
   }
 
+  /** Regression: a run paused by fail fast (or a cap) showed "running" here, and "paused" in the API and tally runs. */
+  @Test
+  void aPausedRunIsShownPausedAsEverywhereElse() {
+    Path db = dir.resolve("t.db");
+    long now = System.currentTimeMillis();
+    try (SqliteStore store = SqliteStore.open(db)) {
+      long runId = store.createRun(new RunSpec("/data/c.jsonl", new EvaluatorSpec("noop", Map.of(), Duration.ofMinutes(1)), 1),
+          List.of(new CaseRecord(0, "a", "{\"id\":\"a\"}")));
+      store.apply(StoreBatch.builder(now, List.of(runId), RedeliveryPolicy.defaults()).pause(runId, "fail fast: 3 errors alike").build());
+      assertThat(store.run(runId).orElseThrow().shownState()).isEqualTo(dev.tally.core.store.RunView.PAUSED);
+    }
+    Result r = status(db);
+    assertThat(r.exit()).as(r.err()).isZero();
+    String row = r.out().lines().filter(l -> l.startsWith("1 ")).findFirst().orElseThrow();
+    assertThat(row.split(" +")).startsWith("1", "paused");
+  }
+
   @Test
   void aSubmittedRunShowsItsNameAndTheStoresLeaderIsSaid() throws Exception {
     Path db = dir.resolve("t.db");

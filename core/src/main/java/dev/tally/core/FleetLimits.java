@@ -155,14 +155,32 @@ public record FleetLimits(Integer maxConcurrency, Double requestsPerMinute, Doub
    * @return a sentence naming the cap and the spend, or empty while under every cap
    */
   public java.util.Optional<String> capReached(dev.tally.core.store.RunCounters counters) {
+    return capHit(counters).map(Cap::reason);
+  }
+
+  /**
+   * A cap that is reached: the option that raises it ({@link #MAX_TOKENS} or {@link #MAX_COST}) and the
+   * sentence {@link #capReached} gives, so that whoever says how to go on need not read the sentence.
+   *
+   * @param option the option's name, without dashes
+   * @param reason the sentence naming the cap and the spend
+   */
+  public record Cap(String option, String reason) {}
+
+  /**
+   * The cap that is reached, if one is ({@link #capReached}'s rule, with the option that raises it).
+   *
+   * @param counters the run's counters (their token counts)
+   */
+  public java.util.Optional<Cap> capHit(dev.tally.core.store.RunCounters counters) {
     if (maxTokens != null && counters.tokens() >= maxTokens) {
-      return java.util.Optional.of("its token cap is reached: " + counters.tokens() + " tokens used, --" + MAX_TOKENS
-          + " " + maxTokens);
+      return java.util.Optional.of(new Cap(MAX_TOKENS, "its token cap is reached: " + counters.tokens()
+          + " tokens used, --" + MAX_TOKENS + " " + maxTokens));
     }
     Double cost = costUsd(counters);
     if (maxCostUsd != null && cost != null && cost >= maxCostUsd) {
-      return java.util.Optional.of(String.format(java.util.Locale.ROOT,
-          "its spend cap is reached: $%.4f spent, --%s %s", cost, MAX_COST, maxCostUsd));
+      return java.util.Optional.of(new Cap(MAX_COST, String.format(java.util.Locale.ROOT,
+          "its spend cap is reached: $%.4f spent, --%s %s", cost, MAX_COST, maxCostUsd)));
     }
     return java.util.Optional.empty();
   }

@@ -44,7 +44,7 @@ public final class ApiViews {
     String paused = run.paused().orElse(null);
     UsageObject usage = run.usage().map(u -> new UsageObject(u.promptTokens(), u.completionTokens(), u.costUsd()))
         .orElse(null);
-    return new RunObject(run.runId(), run.name(), paused != null ? PAUSED : run.state().wireName(), time(run.createdAtMillis()),
+    return new RunObject(run.runId(), run.name(), run.shownState(), time(run.createdAtMillis()),
         run.ended() ? time(run.finishedAtMillis()) : null, run.spec().dataset(), evaluator(run.spec().evaluator()),
         dev.tally.core.score.Scorers.specsOf(run.spec().evaluator().options()),
         new SettingsObject(run.spec().limits().maxAttempts(), run.spec().limits().timeoutRetries(),
@@ -61,9 +61,6 @@ public final class ApiViews {
       return null;
     }
   }
-
-  /** A running run's state while it is paused ({@link RunView#paused}: a cap reached, or fail fast). */
-  public static final String PAUSED = "paused";
 
   /** A run's counters. */
   public static CountersObject counters(RunCounters c) {

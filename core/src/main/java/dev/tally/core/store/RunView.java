@@ -48,6 +48,17 @@ public record RunView(
     return limits().capReached(counters);
   }
 
+  /** The state a paused run is shown in ({@link #shownState}). */
+  public static final String PAUSED = "paused";
+
+  /**
+   * The run's state as everything shows it (the API, {@code tally status}, {@code tally runs}, the
+   * dashboard): {@value #PAUSED} while {@link #paused} says so, else its state's wire name.
+   */
+  public String shownState() {
+    return paused().isPresent() ? PAUSED : state.wireName();
+  }
+
   /**
    * The run's fleet-wide limits, caps and price, from its options ({@link dev.tally.core.FleetLimits#parse});
    * none if they cannot be read (they were checked at submission, so only a store edited by hand has such a
