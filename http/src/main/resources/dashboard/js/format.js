@@ -86,14 +86,9 @@ export function estimateWords(e) {
   return e ? e.text : '—';
 }
 
-/** An accuracy estimate as a bare percentage, for a figure's card, or a dash when the API has none yet. */
-export function percentText(e) {
-  return e ? `${(100 * e.value).toFixed(1)}%` : '—';
-}
-
-/** A mean-score estimate to three places, for a figure's card, or a dash when the API has none. */
-export function meanText(e) {
-  return e ? e.value.toFixed(3) : '—';
+/** An estimate's value alone (a percentage, or a mean to three places), for a figure's card: the API's brief. */
+export function estimateBrief(e) {
+  return e ? e.brief : '—';
 }
 
 /** A progress bar of passed, failed, errored and cancelled over the total. */

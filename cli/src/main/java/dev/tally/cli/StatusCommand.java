@@ -80,7 +80,7 @@ public final class StatusCommand implements Callable<Integer> {
           r.runId(), r.shownState(), c.total(), c.passed(), c.failed(), RunReport.errored(c), c.jobsFailed(),
           c.redeliveries(), c.backups(), c.duplicatesSuppressed(), c.staleResultsFenced(),
           EstimateText.percentOnly(c.accuracy().orElse(null)),
-          c.meanScore().map(m -> String.format(java.util.Locale.ROOT, "%.3f", m.value())).orElse("-"),
+          EstimateText.meanOnly(c.meanScore().orElse(null)),
           Instant.ofEpochMilli(r.createdAtMillis()).toString().substring(0, 19),
           // A submitted run's dataset is "upload": its name says more (tally run's is its file).
           TerminalText.safe(r.name().isEmpty() ? r.spec().dataset() : r.name(), SummaryTable.ID_CHARS));

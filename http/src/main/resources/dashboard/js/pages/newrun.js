@@ -14,7 +14,7 @@ export function mount(main) {
     <form id="new-run" class="new-form" novalidate>
       <label class="wide">Dataset (JSON Lines: one case a line, each an object with a unique string "id")
         <input id="dataset" name="dataset" type="file" accept=".jsonl,.ndjson,.json,application/x-ndjson,application/jsonl" required></label>
-      <label>Name <input name="name" maxlength="200" placeholder="e.g. nightly"></label>
+      <label>Name <input name="name" placeholder="e.g. nightly"></label>
       <label>Evaluator <select name="kind">
         <option value="exec">exec: run a command per case</option>
         <option value="sleep">sleep: wait (a test evaluator)</option>

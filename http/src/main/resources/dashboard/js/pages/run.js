@@ -3,7 +3,7 @@
 // figures, and results.jsonl.
 import { BASE, getJson, api, download, isMissingRoute } from '../api.js';
 import { events } from '../events.js';
-import { n, escapeHtml, time, clock, duration, ended, rateAndEta, rateText, progressBar, later, percentText, meanText, estimateWords } from '../format.js';
+import { n, escapeHtml, time, clock, duration, ended, rateAndEta, rateText, progressBar, later, estimateBrief, estimateWords } from '../format.js';
 import { of as samplesOf } from '../samples.js';
 import { progressChart } from '../charts.js';
 
@@ -96,9 +96,9 @@ export function mount(main, [idText]) {
       figure('failed', n(c.failed)),
       figure('errored', n(c.errored)),
       // Both figures are the API's (one owner of the statistics); the tooltips give their intervals.
-      figure('accuracy', percentText(run.accuracy), '',
+      figure('accuracy', estimateBrief(run.accuracy), '',
         `passed / (passed + failed + errored)${run.accuracy ? `: ${estimateWords(run.accuracy)}` : ''}`),
-      figure('mean score', meanText(run.meanScore), '', run.meanScore ? estimateWords(run.meanScore) : 'no recorded score yet'),
+      figure('mean score', estimateBrief(run.meanScore), '', run.meanScore ? estimateWords(run.meanScore) : 'no recorded score yet'),
       figure('rate', rateText(rate)),
       figure('ETA', run.state === 'running' ? duration(eta) : '—'),
       figure('redeliveries', n(c.redeliveries), 'guarantee', 'cases leased again after a worker was lost or a lease expired'),

@@ -2,7 +2,7 @@
 // (redeliveries, duplicates suppressed, stale results fenced); live from the event stream.
 import { BASE, getJson, api } from '../api.js';
 import { events } from '../events.js';
-import { n, escapeHtml, time, duration, progressBar, rateAndEta, rateText, later, percentText, estimateWords } from '../format.js';
+import { n, escapeHtml, time, duration, progressBar, rateAndEta, rateText, later, estimateBrief, estimateWords } from '../format.js';
 import { of as samplesOf } from '../samples.js';
 
 /** Runs per page: a screen or two. */
@@ -41,7 +41,7 @@ export function mount(main) {
       <td><span class="badge ${run.state}">${run.state}</span></td>
       <td>${progressBar(run)}</td>
       <td class="num">${n(c.passed)}</td><td class="num">${n(c.failed)}</td><td class="num">${n(c.errored)}</td>
-      <td class="num" title="${escapeHtml(run.accuracy ? estimateWords(run.accuracy) : '')}">${percentText(run.accuracy)}</td>
+      <td class="num" title="${escapeHtml(run.accuracy ? estimateWords(run.accuracy) : '')}">${estimateBrief(run.accuracy)}</td>
       <td class="num">${rateText(rate)}</td><td class="num">${run.state === 'running' ? duration(eta) : '—'}</td>
       <td class="num">${n(c.redeliveries)}</td><td class="num">${n(c.duplicatesSuppressed)}</td>
       <td class="num">${n(c.staleResultsFenced)}</td>

@@ -62,6 +62,10 @@ class DashboardBrowserTest {
     b.waiting().until(d -> !b.all("#new-run").isEmpty());
     b.find("#dataset").sendKeys(dataset.toAbsolutePath().toString());
     new Select(b.find("select[name=kind]")).selectByValue("sleep");
+    // The form takes as long a name as the API does (NewRun's limit, the one owner): it cut names at 200.
+    String longest = "n".repeat(dev.tally.core.store.NewRun.MAX_NAME_CHARS);
+    b.find("input[name=name]").sendKeys(longest);
+    assertThat(b.find("input[name=name]").getAttribute("value")).isEqualTo(longest);
     b.find("input[name=name]").clear();
     b.find("input[name=name]").sendKeys("from the browser");
   }
@@ -290,8 +294,8 @@ class DashboardBrowserTest {
     assertThat(b.text("#cases tr.detail pre.answer")).isEqualTo("A1");
     assertThat(b.text("#cases tr.detail pre.fields")).contains("\"why\": \"w1\"");
     // The page shows the API's figures, not its own arithmetic, with the intervals in words.
-    assertThat(b.text("[data-figure='accuracy']")).isEqualTo("70.0%");
-    assertThat(b.text("[data-figure='mean score']")).isEqualTo("0.550");
+    assertThat(b.text("[data-figure='accuracy']")).isEqualTo("70.0%").isEqualTo(run.get("accuracy").get("brief").asText());
+    assertThat(b.text("[data-figure='mean score']")).isEqualTo("0.550").isEqualTo(run.get("meanScore").get("brief").asText());
     // In the command line's words (EstimateText, the one owner), which the API writes beside the figures.
     String low = String.format(java.util.Locale.ROOT, "%.1f", 100 * run.get("accuracy").get("low").asDouble());
     assertThat(run.get("accuracy").get("text").asText()).startsWith("70.0% (95% CI " + low + "-").endsWith(", Wilson, n=10)");

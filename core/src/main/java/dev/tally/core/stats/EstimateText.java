@@ -17,27 +17,29 @@ public final class EstimateText {
 
   /**
    * An estimate as Tally's JSON carries it ({@code summary.json} and so the API's summary, and the API's
-   * runs): its figures, as {@link Estimate} has them, and {@code text}, the same figures as the command line
-   * writes them. Readers that show an estimate (the dashboard, {@code tally run}'s table, the HTML report)
-   * show {@code text}, so that the words are made here alone.
+   * runs): its figures, as {@link Estimate} has them, with {@code text}, the same figures as the command line
+   * writes them, and {@code brief}, the value alone as a table's column or a dashboard's card shows it.
+   * Readers that show an estimate (the dashboard, {@code tally run}'s table, the HTML report) show these,
+   * so that the words and the rounding are made here alone.
    *
    * @param text the estimate in words: {@link #percent}, {@link #mean} or {@link #passAtK} of it
+   * @param brief its value alone: {@link #percentOnly} or {@link #meanOnly} of it
    */
   public record Written(double value, long n, Double standardError, Double low, Double high, double confidence, String method,
-      String text) {
+      String text, String brief) {
     /** {@code e} with {@link #percent}'s text (a proportion); null for null. */
     public static Written percent(Estimate e) {
-      return e == null ? null : of(e, EstimateText.percent(e));
+      return e == null ? null : of(e, EstimateText.percent(e), percentOnly(e));
     }
 
     /** {@code e} with {@link #mean}'s text (a mean of scores); null for null. */
     public static Written mean(Estimate e) {
-      return e == null ? null : of(e, EstimateText.mean(e));
+      return e == null ? null : of(e, EstimateText.mean(e), meanOnly(e));
     }
 
     /** {@code e} with {@link #passAtK}'s text (a mean over samples); null for null. */
     public static Written passAtK(Estimate e) {
-      return e == null ? null : of(e, EstimateText.passAtK(e));
+      return e == null ? null : of(e, EstimateText.passAtK(e), meanOnly(e));
     }
 
     /**
@@ -53,8 +55,8 @@ public final class EstimateText {
       return new Estimate(value, n, standardError, low, high, confidence, method);
     }
 
-    private static Written of(Estimate e, String text) {
-      return new Written(e.value(), e.n(), e.standardError(), e.low(), e.high(), e.confidence(), e.method(), text);
+    private static Written of(Estimate e, String text, String brief) {
+      return new Written(e.value(), e.n(), e.standardError(), e.low(), e.high(), e.confidence(), e.method(), text, brief);
     }
   }
 
@@ -70,6 +72,11 @@ public final class EstimateText {
   /** A proportion as a bare percentage, for a table's column: {@code 86.0%}; {@code -} for none. */
   public static String percentOnly(Estimate e) {
     return e == null ? NONE : String.format(Locale.ROOT, "%.1f%%", 100 * e.value());
+  }
+
+  /** A mean as a bare value to three places, for a table's column: {@code 0.860}; {@code -} for none. */
+  public static String meanOnly(Estimate e) {
+    return e == null ? NONE : String.format(Locale.ROOT, "%.3f", e.value());
   }
 
   /**

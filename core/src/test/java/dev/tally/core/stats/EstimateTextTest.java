@@ -25,4 +25,23 @@ class EstimateTextTest {
     assertThat(EstimateText.mean(Estimates.mean(1, 0.25, 0.0625).orElseThrow())).isEqualTo("0.250 (n=1 scored)");
     assertThat(EstimateText.passAtK(null)).isEqualTo("-");
   }
+
+  @Test
+  void aWrittenEstimateCarriesItsFiguresItsWordsAndItsValueAlone() throws Exception {
+    Estimate accuracy = Estimates.proportion(249, 2000).orElseThrow();
+    EstimateText.Written w = EstimateText.Written.percent(accuracy);
+    assertThat(w.estimate()).isEqualTo(accuracy);
+    assertThat(w.text()).isEqualTo(EstimateText.percent(accuracy)).startsWith("12.5% (95% CI ");
+    // Rounded here, once: a page rounding 0.1245 itself with toFixed(1) wrote 12.4%.
+    assertThat(w.brief()).isEqualTo(EstimateText.percentOnly(accuracy)).isEqualTo("12.5%");
+    var mean = Estimates.mean(3, 1.5, 1.25).orElseThrow();
+    assertThat(EstimateText.Written.mean(mean).brief()).isEqualTo(EstimateText.meanOnly(mean)).isEqualTo("0.500");
+    assertThat(EstimateText.Written.passAtK(mean).text()).endsWith("n=3 samples)");
+    assertThat(EstimateText.Written.percent(null)).isNull();
+    var json = new com.fasterxml.jackson.databind.ObjectMapper();
+    var node = json.valueToTree(w);
+    assertThat(EstimateText.Written.textOf((com.fasterxml.jackson.databind.JsonNode) node)).isEqualTo(w.text());
+    assertThat(EstimateText.Written.textOf(null)).isEqualTo("-");
+    assertThat(json.treeToValue((com.fasterxml.jackson.databind.JsonNode) node, EstimateText.Written.class)).isEqualTo(w);
+  }
 }

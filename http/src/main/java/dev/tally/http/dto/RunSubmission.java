@@ -9,7 +9,7 @@ import java.util.List;
  * line is one case. (Documentation of the shape for the OpenAPI document; the server reads the body as a
  * stream, never into this record.)
  *
- * @param name a name for people, at most 256 characters; may be absent
+ * @param name a name for people, at most {@value dev.tally.core.store.NewRun#MAX_NAME_CHARS} characters; may be absent
  * @param evaluator how the cases are evaluated
  * @param scorers scorer specs that judge each case's answer against its target, in order (the first decides
  *     the verdict and score; each result is {@code fields.scores.NAME}), e.g. {@code ["exact:ignore-case",
