@@ -126,15 +126,9 @@ public final class ApiViews {
     return state.name().toLowerCase(Locale.ROOT);
   }
 
-  /**
-   * A job's verdict as results.jsonl gives it: the recorded one, {@code error} for a job that ran out of
-   * attempts, null while it has not ended.
-   */
+  /** A job's verdict as results.jsonl gives it ({@link JobView#reportedVerdict}, the one rule). */
   public static String verdict(JobView job) {
-    if (job.state() == JobState.DONE && job.outcome() != null) {
-      return job.outcome().verdict().wireName();
-    }
-    return job.state() == JobState.FAILED ? "error" : null;
+    return job.reportedVerdict();
   }
 
   /** An attempt object. */

@@ -57,8 +57,12 @@ final class ReadRoutes {
   /** The most points a progress chart gets: a few hundred is a smooth line at any width a page has. */
   static final int MAX_PROGRESS_POINTS = 300;
 
-  /** The verdicts {@code ?verdict=} takes. */
-  static final List<String> VERDICTS = List.of("pass", "fail", "error");
+  /**
+   * The verdicts {@code ?verdict=} takes: every {@link dev.tally.core.Verdict}; {@code error} takes in the cases
+   * out of attempts ({@link dev.tally.core.store.JobView#reportedVerdict}). Cancelled cases are {@code ?state=cancelled}.
+   */
+  static final List<String> VERDICTS = java.util.Arrays.stream(dev.tally.core.Verdict.values())
+      .map(dev.tally.core.Verdict::wireName).toList();
   /** The states {@code ?state=} takes. */
   static final List<String> STATES = List.of("pending", "leased", "done", "failed", "cancelled");
 

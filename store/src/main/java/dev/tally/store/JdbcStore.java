@@ -678,7 +678,9 @@ public abstract class JdbcStore implements Store {
         text.append(" AND j.state = ?");
       }
       if (query.verdict() != null) {
-        text.append(" AND j.state = 'done' AND j.verdict = ?");
+        // JobView.reportedVerdict, in SQL: a case out of attempts (failed) is an error.
+        text.append(query.verdict() == Verdict.ERROR ? " AND ((j.state = 'done' AND j.verdict = ?) OR j.state = 'failed')"
+            : " AND j.state = 'done' AND j.verdict = ?");
       }
       if (query.idContains() != null) {
         // A literal search: no LIKE wildcards to escape.

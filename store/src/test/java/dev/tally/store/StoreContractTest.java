@@ -1815,6 +1815,28 @@ public abstract class StoreContractTest {
   // ------------------------------------------------------------------------------------------------
   // paged reads
 
+  /** Regression: ?verdict=error left out the cases out of attempts, which results.jsonl and the counts call errors. */
+  @Test
+  void theVerdictFilterSelectsCasesByTheirReportedVerdict() {
+    try (Store store = newStore(dir)) {
+      long runId = store.createRun(spec(1), cases(3));
+      List<Assignment> got = store.apply(batch(T0, List.of(runId), List.of(), List.of(),
+          List.of(new LeaseRequest("w1", 2, EXPIRY)))).leases().get(0);
+      store.apply(batch(T0 + 1, List.of(runId), List.of(rec(got.get(0), "w1", Verdict.ERROR)), List.of(), List.of()));
+      assertThat(store.releaseLeases(runId, T0 + 2, RedeliveryPolicy.defaults())).as("c1 out of its one attempt").isEqualTo(1);
+      store.cancelRun(runId, T0 + 3);
+      List<JobView> jobs = store.jobs(runId);
+      assertThat(jobs).extracting(JobView::reportedVerdict).containsExactly("error", "error", JobView.CANCELLED);
+      assertThat(jobs).extracting(JobView::state).containsExactly(JobState.DONE, JobState.FAILED, JobState.CANCELLED);
+      assertThat(store.cases(runId, new CaseQuery(Verdict.ERROR, null, -1, 10))).extracting(c -> c.job().caseId())
+          .containsExactly("c0", "c1");
+      assertThat(store.cases(runId, new CaseQuery(Verdict.PASS, null, -1, 10))).isEmpty();
+      // The in-memory filter (CaseQuery.matches) says the same of every job.
+      CaseQuery errors = new CaseQuery(Verdict.ERROR, null, -1, 10);
+      assertThat(jobs.stream().filter(errors::matches)).extracting(JobView::caseId).containsExactly("c0", "c1");
+    }
+  }
+
   @Test
   void pagesRunsNewestFirstAndCasesInDatasetOrderWithFilters() {
     try (Store store = newStore(dir)) {

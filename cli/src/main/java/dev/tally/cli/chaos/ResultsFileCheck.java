@@ -2,7 +2,6 @@ package dev.tally.cli.chaos;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.tally.core.store.JobState;
 import dev.tally.core.store.JobView;
 import dev.tally.core.store.Store;
 import java.io.IOException;
@@ -49,7 +48,7 @@ final class ResultsFileCheck {
     }
     Map<String, String> verdictOf = new HashMap<>();
     for (JobView j : store.jobs(runId)) {
-      verdictOf.put(j.caseId(), j.state() == JobState.DONE && j.outcome() != null ? j.outcome().verdict().wireName() : "error");
+      verdictOf.put(j.caseId(), j.reportedVerdict());
     }
     Set<String> seen = new HashSet<>();
     for (int i = 0; i < lines.size(); i++) {

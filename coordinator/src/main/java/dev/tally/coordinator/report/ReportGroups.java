@@ -40,7 +40,7 @@ public final class ReportGroups {
       JsonNode c = caseOf.apply(line.path("id").asText());
       String group = c == null ? GroupedEstimates.MISSING : GroupedEstimates.groupOf(c, field);
       String verdict = line.path("verdict").asText();
-      Boolean passed = verdict.equals("cancelled") ? null : verdict.equals("pass");
+      Boolean passed = verdict.equals(dev.tally.core.store.JobView.CANCELLED) ? null : verdict.equals("pass");
       JsonNode score = line.get("score");
       grouped.add(group, passed, score != null && score.isNumber() ? score.doubleValue() : null);
     });

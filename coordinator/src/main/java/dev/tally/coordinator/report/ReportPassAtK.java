@@ -44,7 +44,7 @@ public final class ReportPassAtK {
       JsonNode c = caseOf.apply(line.path("id").asText());
       JsonNode sample = c == null ? null : c.get(Epochs.SAMPLE_ID_FIELD);
       String verdict = line.path("verdict").asText();
-      if (sample == null || !sample.isTextual() || verdict.equals("cancelled")) {
+      if (sample == null || !sample.isTextual() || verdict.equals(dev.tally.core.store.JobView.CANCELLED)) {
         return;
       }
       int[] counts = samples.computeIfAbsent(sample.textValue(), k -> new int[2]);

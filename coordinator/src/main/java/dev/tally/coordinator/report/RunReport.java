@@ -174,7 +174,7 @@ public final class RunReport {
       line.set("fields", fields(outcome));
     } else {
       // A cancelled case was not judged: it is neither an error of the case nor counted as one.
-      line.put("verdict", job.state() == JobState.CANCELLED ? "cancelled" : "error");
+      line.put("verdict", job.reportedVerdict());
       line.putNull("score");
       line.put("attempts", job.attempts());
       line.putNull("worker");

@@ -6,7 +6,8 @@ import dev.tally.core.Verdict;
  * One page of a run's cases in dataset order ({@link Store#cases}), optionally only those with one verdict,
  * in one state, whose id contains a text, or tried at least so many times.
  *
- * @param verdict only recorded cases with this verdict, or null for any
+ * @param verdict only cases with this {@linkplain JobView#reportedVerdict reported verdict} (so {@code
+ *     error} takes in the cases out of attempts), or null for any
  * @param state only cases in this state, or null for any
  * @param afterPosition only cases after this dataset position (-1 for the first page)
  * @param limit at most this many, 1 to {@link RunPage#MAX_LIMIT}
@@ -49,7 +50,7 @@ public record CaseQuery(Verdict verdict, JobState state, int afterPosition, int 
   /** Whether a job passes the filters (for stores that filter in memory). */
   public boolean matches(JobView j) {
     return j.position() > afterPosition && (state == null || j.state() == state)
-        && (verdict == null || (j.outcome() != null && j.outcome().verdict() == verdict))
+        && (verdict == null || verdict.wireName().equals(j.reportedVerdict()))
         && (idContains == null || lowerAscii(j.caseId()).contains(lowerAscii(idContains)))
         && j.attempts() >= minAttempts;
   }

@@ -26,4 +26,23 @@ public record JobView(
     int attempts,
     String worker,
     Outcome outcome,
-    String failureReason) {}
+    String failureReason) {
+  /** The verdict word of a cancelled case (not judged: neither an error of the case nor counted as one). */
+  public static final String CANCELLED = "cancelled";
+
+  /**
+   * The case's verdict as everything reports it (results.jsonl, the API's case objects, {@code ?verdict=},
+   * the chaos check): the recorded verdict ({@code pass}, {@code fail}, {@code error}); {@code error} for a
+   * case that ran out of attempts (it counts among the errored); {@value #CANCELLED} for a cancelled one;
+   * null while it has not ended. The one rule: a case out of attempts was an error in the results and the
+   * counts but missing from {@code ?verdict=error}, and a cancelled case had no verdict in the API.
+   */
+  public String reportedVerdict() {
+    return switch (state) {
+      case DONE -> outcome == null ? null : outcome.verdict().wireName();
+      case FAILED -> dev.tally.core.Verdict.ERROR.wireName();
+      case CANCELLED -> CANCELLED;
+      default -> null;
+    };
+  }
+}

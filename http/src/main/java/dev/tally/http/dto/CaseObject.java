@@ -8,7 +8,7 @@ package dev.tally.http.dto;
  * @param state {@code pending}, {@code leased}, {@code done}, {@code failed} (out of attempts) or {@code
  *     cancelled}
  * @param verdict {@code pass}, {@code fail} or {@code error} once it has ended (a case out of attempts is
- *     {@code error}, as in results.jsonl); null before
+ *     {@code error}), {@code cancelled} for a cancelled case, as in results.jsonl; null before
  * @param score the recorded score, or null
  * @param attempts how many leases it has been given
  * @param worker the worker that holds it or whose outcome was recorded; null if none
