@@ -179,7 +179,7 @@ public final class ApiServer implements AutoCloseable {
       if (ctx.method() == HandlerType.OPTIONS) {
         return;
       }
-      if (settings.metricsPublic && ctx.path().equals(METRICS_PATH)) {
+      if (settings.metricsPublic && routed(ctx.path()).equals(METRICS_PATH)) {
         return;
       }
       if (!needsToken(ctx.path())) {
@@ -269,7 +269,18 @@ public final class ApiServer implements AutoCloseable {
    * files (everything else) do not, since every datum the page shows is fetched from the API.
    */
   static boolean needsToken(String path) {
-    return path.equals(BASE) || path.startsWith(BASE + "/") || path.equals(METRICS_PATH);
+    String routed = routed(path);
+    return routed.equals(BASE) || routed.startsWith(BASE + "/") || routed.equals(METRICS_PATH);
+  }
+
+  /**
+   * {@code path} as the router matches it: repeated slashes as one, and no trailing slash (Javalin ignores
+   * it). The token check reads this form, since {@code /metrics/} is served by {@code /metrics}'s handler:
+   * checked as written, it was served without the token.
+   */
+  static String routed(String path) {
+    String one = path.replaceAll("/{2,}", "/");
+    return one.length() > 1 && one.endsWith("/") ? one.substring(0, one.length() - 1) : one;
   }
 
   /** The web dashboard's address, {@code http://HOST:PORT/}, for people. */

@@ -55,6 +55,10 @@ class DashboardFilesTest {
     assertThat(ApiServer.needsToken("/api/v1/runs")).isTrue();
     assertThat(ApiServer.needsToken("/api/v1")).isTrue();
     assertThat(ApiServer.needsToken("/metrics")).isTrue();
+    // As the router reads them: /metrics/ is served by /metrics's handler (it was served without the token).
+    assertThat(ApiServer.needsToken("/metrics/")).isTrue();
+    assertThat(ApiServer.needsToken("//metrics//")).isTrue();
+    assertThat(ApiServer.needsToken("//api/v1//runs")).isTrue();
     assertThat(ApiServer.needsToken("/")).isFalse();
     assertThat(ApiServer.needsToken("/js/app.js")).isFalse();
     assertThat(ApiServer.needsToken("/api/v10")).isFalse();

@@ -244,6 +244,8 @@ class ReadApiTest {
     try (TestApi t = TestApi.start(dir.resolve("private"), ApiServer.Settings.builder(), "s3cret-token")) {
       HttpResponse<String> metrics = t.client.send(HttpRequest.newBuilder(t.uri("/metrics")).build(), HttpResponse.BodyHandlers.ofString());
       assertThat(metrics.statusCode()).isEqualTo(401);
+      HttpResponse<String> slash = t.client.send(HttpRequest.newBuilder(t.uri("/metrics/")).build(), HttpResponse.BodyHandlers.ofString());
+      assertThat(slash.statusCode()).as("the same handler, the same token").isEqualTo(401);
     }
   }
 }
