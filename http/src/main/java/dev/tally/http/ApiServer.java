@@ -109,9 +109,7 @@ public final class ApiServer implements AutoCloseable {
     Objects.requireNonNull(settings, "settings");
     Objects.requireNonNull(coordinator, "coordinator");
     Objects.requireNonNull(live, "live");
-    if (settings.spoolOwned) {
-      Upload.deleteLeftovers(settings.spoolDirectory);
-    }
+    Upload.deleteLeftovers(settings.spoolDirectory);
     try {
       ListenerSecurity.enforce(ListenerSecurity.Listener.HTTP_API, new InetSocketAddress(settings.host, settings.port),
           settings.token != null, settings.tls != null, settings.insecure);
@@ -470,7 +468,6 @@ public final class ApiServer implements AutoCloseable {
     final long eventPeriodMillis;
     final Path spoolDirectory;
     /** Whether the spool directory is this store's own (given explicitly), so leftovers may be deleted. */
-    final boolean spoolOwned;
 
     private Settings(Builder b) {
       this.host = b.host;
@@ -483,7 +480,6 @@ public final class ApiServer implements AutoCloseable {
       this.maxStreamBytes = b.maxStreamBytes;
       this.eventPeriodMillis = b.eventPeriodMillis;
       this.spoolDirectory = b.spoolDirectory;
-      this.spoolOwned = b.spoolOwned;
     }
 
     /** A builder with the defaults. */
@@ -525,7 +521,6 @@ public final class ApiServer implements AutoCloseable {
       private long maxStreamBytes = DEFAULT_MAX_STREAM_BYTES;
       private long eventPeriodMillis = DEFAULT_EVENT_PERIOD_MILLIS;
       private Path spoolDirectory = Path.of(System.getProperty("java.io.tmpdir"), "tally-uploads");
-      private boolean spoolOwned;
 
       private Builder() {}
 
@@ -602,13 +597,12 @@ public final class ApiServer implements AutoCloseable {
       /**
        * Where uploads are spooled while they stream, before their run is written (default {@code
        * tally-uploads} in the system's temporary directory; {@code tally server} puts it beside its store,
-       * since a temporary directory may be memory). A directory given here is this store's own: the
-       * server starts only once its coordinator holds the store's lock, so spool files found there at
-       * start are the leftovers of an earlier process killed mid-upload, and are deleted.
+       * since a temporary directory may be memory). Servers may share it (a standby beside its leader):
+       * each spool file is named for the process writing it, and one is deleted at a server's start only
+       * once its process is gone (killed mid-upload).
        */
       public Builder spoolDirectory(Path directory) {
         this.spoolDirectory = Objects.requireNonNull(directory, "directory");
-        this.spoolOwned = true;
         return this;
       }
 

@@ -47,44 +47,28 @@ final class Upload implements AutoCloseable {
 
   private static final ObjectMapper MAPPER = new ObjectMapper();
 
-  /** A spool file's name: {@code upload-RANDOM.ndjson}. */
+  /** A spool file's name: {@code upload-PID-RANDOM.ndjson}. */
   private static final String SPOOL_PREFIX = "upload-";
   private static final String SPOOL_SUFFIX = ".ndjson";
-  /** A JSON body's cases while its run fields may still come: {@code cases-RANDOM.part}. */
+  /** A JSON body's cases while its run fields may still come: {@code cases-PID-RANDOM.part}. */
   private static final String PART_PREFIX = "cases-";
   private static final String PART_SUFFIX = ".part";
   private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(Upload.class);
 
   /**
-   * Deletes the spool files an earlier process left in {@code spoolDir} (it was killed mid-upload): only
-   * files named as this class names them, so a directory shared by mistake loses nothing else. A file
-   * that cannot be deleted is logged and left.
+   * Deletes the spool files that processes killed mid-upload left in {@code spoolDir}: a spool file is named
+   * for the process writing it, and is deleted only once that process is gone ({@link
+   * dev.tally.store.ProcessFiles}). A standby server that starts beside its leader, on the same store and so
+   * the same spool directory, leaves the leader's uploads alone: deleting every spool file at start made the
+   * leader's upload in progress end in a 500.
    *
    * @return how many were deleted
    */
   static int deleteLeftovers(Path spoolDir) {
-    if (!Files.isDirectory(spoolDir)) {
-      return 0;
-    }
-    int deleted = 0;
-    try (java.util.stream.Stream<Path> files = Files.list(spoolDir)) {
-      for (Path f : (Iterable<Path>) files::iterator) {
-        String name = f.getFileName().toString();
-        if ((name.startsWith(SPOOL_PREFIX) && name.endsWith(SPOOL_SUFFIX))
-            || (name.startsWith(PART_PREFIX) && name.endsWith(PART_SUFFIX))) {
-          try {
-            Files.deleteIfExists(f);
-            deleted++;
-          } catch (IOException e) {
-            log.warn("cannot delete the leftover upload {}: {}", f, e.toString());
-          }
-        }
-      }
-    } catch (IOException e) {
-      log.warn("cannot look for leftover uploads in {}: {}", spoolDir, e.toString());
-    }
+    int deleted = dev.tally.store.ProcessFiles.removeLeftovers(spoolDir, SPOOL_PREFIX)
+        + dev.tally.store.ProcessFiles.removeLeftovers(spoolDir, PART_PREFIX);
     if (deleted > 0) {
-      log.info("deleted {} upload spool files an earlier server left in {} (killed mid-upload)", deleted, spoolDir);
+      log.info("deleted {} upload spool files that servers killed mid-upload left in {}", deleted, spoolDir);
     }
     return deleted;
   }
@@ -133,7 +117,7 @@ final class Upload implements AutoCloseable {
     Limited limited = new Limited(body, maxBytes);
     InputStream in = new DigestInputStream(limited, digest);
     Files.createDirectories(spoolDir);
-    Path spool = Files.createTempFile(spoolDir, SPOOL_PREFIX, SPOOL_SUFFIX);
+    Path spool = Files.createTempFile(spoolDir, dev.tally.store.ProcessFiles.ownPrefix(SPOOL_PREFIX), SPOOL_SUFFIX);
     try {
       try (OutputStream out = new BufferedOutputStream(Files.newOutputStream(spool), 64 * 1024)) {
         if (ndjson) {
@@ -163,7 +147,7 @@ final class Upload implements AutoCloseable {
         throw malformed(p, null, "the body must be a JSON object with an evaluator and its cases");
       }
       // The cases go to a second file as they stream, since the run's fields may come after them.
-      casesPart = Files.createTempFile(spoolDir, PART_PREFIX, PART_SUFFIX);
+      casesPart = Files.createTempFile(spoolDir, dev.tally.store.ProcessFiles.ownPrefix(PART_PREFIX), PART_SUFFIX);
       try (OutputStream cases = new BufferedOutputStream(Files.newOutputStream(casesPart), 64 * 1024);
           JsonGenerator g = factory.createGenerator(cases)) {
         g.disable(JsonGenerator.Feature.AUTO_CLOSE_TARGET);

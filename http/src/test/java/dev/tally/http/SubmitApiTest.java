@@ -268,15 +268,26 @@ class SubmitApiTest {
   }
 
   @Test
-  void spoolFilesLeftByAServerKilledMidUploadAreDeletedAtTheNextStart() throws Exception {
+  void spoolFilesLeftByAServerKilledMidUploadAreDeletedAtTheNextStartAndALiveServersAreKept() throws Exception {
     Path spool = Files.createDirectories(dir.resolve("uploads"));
-    Path leftover = Files.writeString(spool.resolve("upload-123.ndjson"), "{\"evaluator\": {\"kind\": \"noop\"}}\n");
-    Path part = Files.writeString(spool.resolve("cases-9.part"), "{\"id\": \"a\"}\n");
-    Path other = Files.writeString(spool.resolve("notes.txt"), "not ours");
-    try (TestApi t = TestApi.start(dir)) {
-      assertThat(leftover).doesNotExist();
-      assertThat(part).doesNotExist();
-      assertThat(other).as("only the spool's own files").exists();
+    Process dead = new ProcessBuilder("true").start();
+    dead.waitFor();
+    Process living = new ProcessBuilder("sleep", "60").start();
+    try {
+      Path leftover = Files.writeString(spool.resolve("upload-" + dead.pid() + "-123.ndjson"), "{\"evaluator\": {\"kind\": \"noop\"}}\n");
+      Path part = Files.writeString(spool.resolve("cases-" + dead.pid() + "-9.part"), "{\"id\": \"a\"}\n");
+      // Another server's upload in progress (a leader, beside which this standby starts): before, deleted.
+      Path uploading = Files.writeString(spool.resolve("upload-" + living.pid() + "-456.ndjson"), "{\"evaluator\": {\"kind\": \"noop\"}}\n");
+      Path other = Files.writeString(spool.resolve("notes.txt"), "not ours");
+      try (TestApi t = TestApi.start(dir)) {
+        assertThat(t.spoolDirectory()).isEqualTo(spool);
+        assertThat(leftover).doesNotExist();
+        assertThat(part).doesNotExist();
+        assertThat(uploading).as("its process lives").exists();
+        assertThat(other).as("only the spool's own files").exists();
+      }
+    } finally {
+      living.destroyForcibly();
     }
   }
 

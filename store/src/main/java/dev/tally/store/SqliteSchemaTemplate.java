@@ -125,7 +125,7 @@ public final class SqliteSchemaTemplate {
     }
     // Not Files.createTempFile: its owner-only permissions would become the store's, unlike those of a store
     // Flyway creates (the user's umask).
-    Path copy = directory.resolve(COPY_PREFIX + ProcessHandle.current().pid() + "-"
+    Path copy = directory.resolve(ProcessFiles.ownPrefix(COPY_PREFIX)
         + Integer.toHexString(java.util.concurrent.ThreadLocalRandom.current().nextInt()));
     copy.toFile().deleteOnExit();
     try {
@@ -163,26 +163,10 @@ public final class SqliteSchemaTemplate {
 
   /**
    * Removes the copies (and their journals) that processes killed in the middle of {@link #create} left in
-   * {@code directory}: those whose pid is no process's. A copy whose pid lives is left alone, even if that
-   * pid now names another process; it is small, and removed once that process is gone.
+   * {@code directory} ({@link ProcessFiles#removeLeftovers}: those whose pid is no process's).
    */
   static void removeLeftovers(Path directory) {
-    try (java.nio.file.DirectoryStream<Path> copies = Files.newDirectoryStream(directory, COPY_PREFIX + "*")) {
-      for (Path copy : copies) {
-        String rest = copy.getFileName().toString().substring(COPY_PREFIX.length());
-        int dash = rest.indexOf('-');
-        try {
-          long pid = Long.parseLong(dash < 0 ? rest : rest.substring(0, dash));
-          if (ProcessHandle.of(pid).isEmpty()) {
-            deleteQuietly(copy);
-          }
-        } catch (NumberFormatException e) {
-          // not one of ours: leave it
-        }
-      }
-    } catch (IOException | java.nio.file.DirectoryIteratorException e) {
-      // an unreadable directory: the copy itself will fail and say why
-    }
+    ProcessFiles.removeLeftovers(directory, COPY_PREFIX);
   }
 
   /** What went wrong with a file, in words: {@code AccessDeniedException}'s message is only the path. */
