@@ -20,6 +20,8 @@ public enum ProblemType {
   BODY_TOO_LARGE("body-too-large", "The body is too large", 413),
   /** The body stopped arriving before its end, for longer than the server waits. */
   BODY_TIMEOUT("body-timeout", "The body stopped arriving", 408),
+  /** The body ended before the end its request declared (its {@code Content-Length}, or its last chunk). */
+  BODY_INCOMPLETE("body-incomplete", "The body ended before its end", 400),
   UNSUPPORTED_MEDIA_TYPE("unsupported-media-type", "The body's media type is not one this route takes", 415),
   /** {@code Idempotency-Key} absent where it is required. */
   MISSING_IDEMPOTENCY_KEY("missing-idempotency-key", "The Idempotency-Key header is required", 400),

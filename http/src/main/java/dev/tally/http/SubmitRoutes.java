@@ -449,6 +449,14 @@ final class SubmitRoutes implements AutoCloseable {
           throw ProblemException.of(ProblemType.BODY_TIMEOUT, "the body stopped arriving before its end (" + t.getMessage()
               + "); nothing was created: send it again with the same Idempotency-Key");
         }
+        if (t instanceof org.eclipse.jetty.io.EofException) {
+          // The client closed its side before the declared end (Content-Length, or the last chunk): it may still
+          // read the answer (a half-close). Before, a 500 with no body.
+          log.info("an upload ended before its declared end ({}); its key is released", t.getMessage());
+          throw ProblemException.of(ProblemType.BODY_INCOMPLETE, "the body ended before its declared end ("
+              + (ctx.req().getContentLengthLong() >= 0 ? "Content-Length " + ctx.req().getContentLengthLong() : "no last chunk")
+              + "); nothing was created: send it whole, with the same Idempotency-Key");
+        }
       }
       throw e;
     }

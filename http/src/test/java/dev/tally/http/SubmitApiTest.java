@@ -231,6 +231,29 @@ class SubmitApiTest {
     }
   }
 
+  /** Regression: a body cut short by the client's half-close got a 500 with no body. */
+  @Test
+  void aBodyThatEndsBeforeItsContentLengthIsA400ProblemAndItsKeyIsFree() throws Exception {
+    try (TestApi t = TestApi.start(dir)) {
+      byte[] body = BODY.getBytes(StandardCharsets.UTF_8);
+      try (Socket half = new Socket("127.0.0.1", t.api.port())) {
+        OutputStream out = half.getOutputStream();
+        out.write(("POST " + RUNS + " HTTP/1.1\r\nHost: 127.0.0.1\r\nIdempotency-Key: half\r\nContent-Type: application/json\r\n"
+            + "Content-Length: " + body.length + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+        out.write(body, 0, body.length / 2);
+        out.flush();
+        half.shutdownOutput(); // the client's side ends; it still reads the answer
+        half.setSoTimeout(10_000);
+        String answer = new String(half.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(answer).startsWith("HTTP/1.1 400 ").contains("urn:tally:problem:body-incomplete")
+            .contains("Content-Length " + body.length).contains("nothing was created");
+      }
+      assertThat(runs(t)).isEmpty();
+      await().atMost(Duration.ofSeconds(10)).until(() -> submit(t, "half", BODY).statusCode() == 201);
+      assertThat(runs(t)).hasSize(1);
+    }
+  }
+
   @Test
   void aBodyIsReadAsStrictlyAsACaseLineAndItsLimitsAre400NotServerErrors() throws Exception {
     try (TestApi t = TestApi.start(dir)) {
