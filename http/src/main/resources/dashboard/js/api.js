@@ -32,9 +32,12 @@ export function problemText(status, problem) {
   if (!problem) {
     return `HTTP ${status}`;
   }
-  const place = problem.field ? ` (field ${problem.field})` : problem.line ? ` (line ${problem.line})`
+  const text = problem.detail || problem.title || 'HTTP ' + status;
+  // A detail that names its line already ("request body line 4: ...") is not told it again.
+  const place = problem.field ? ` (field ${problem.field})`
+    : problem.line ? (text.includes(`line ${problem.line}`) ? '' : ` (line ${problem.line})`)
     : problem.parameter ? ` (parameter ${problem.parameter})` : problem.header ? ` (header ${problem.header})` : '';
-  return `${problem.detail || problem.title || 'HTTP ' + status}${place}`;
+  return `${text}${place}`;
 }
 
 const unauthorizedListeners = new Set();

@@ -4,8 +4,10 @@
 // with the form's fields, so that every retry of this submission sends it: a double click, a network error,
 // a 409 (the first request still being processed) or a 5xx retried with backoff, and a reload of the page
 // followed by Submit again. The server then makes exactly one run and answers each retry with it. The key
-// is forgotten only when the server has confirmed the run (201, replayed or not); a new form after that gets
-// a new key. A key made on each click would defeat all of this.
+// is forgotten only once the user has seen the server's confirmation (201, replayed or not): a confirmation
+// that arrives after the user left the form is kept with the key (confirmed), and the form says it when it
+// opens again, so that Submit there answers with the same run instead of making a second one. A new form
+// after that gets a new key. A key made on each click would defeat all of this.
 import { authHeaders, ApiError, BASE, reportUnauthorized } from './api.js';
 
 const ITEM = 'tally.submission';
@@ -65,6 +67,25 @@ export function forget(key) {
   }
 }
 
+/** Notes on submission `key` that the server confirmed it with `run` (kept until the user has seen it). */
+function confirmed(key, run) {
+  const record = current();
+  if (record && record.key === key) {
+    record.confirmed = { id: run.id };
+    record.refused = null;
+    save(record);
+  }
+}
+
+/** Notes on submission `key` that the server refused its last send, and why (nothing was made; the key is kept). */
+function refused(key, why) {
+  const record = current();
+  if (record && record.key === key) {
+    record.refused = why;
+    save(record);
+  }
+}
+
 /** Abandons the current submission and starts another with a new key (the user asked: e.g. after a 422). */
 export function restart() {
   sessionStorage.removeItem(ITEM);
@@ -118,7 +139,8 @@ function sleep(ms) {
  * The body is a Blob of the header line and the File, so the browser streams the file from disk.
  *
  * @param onStatus called with words about each send and wait
- * @returns {Promise<{run: object, replayed: boolean}>} the run the server made for this key
+ * @returns {Promise<{run: object, replayed: boolean}>} the run the server made for this key; the submission
+ *   is kept, marked confirmed, until its caller has shown the run and forgets it ({@link forget})
  * @throws KeyReusedError on 422; ApiError for a refusal of the request's content (400, 413, 415, 401: the
  *   key is kept, and a corrected form under it is accepted); NotConfirmedError after MAX_SENDS sends
  */
@@ -129,6 +151,7 @@ export async function send(record, fields, file, onStatus = () => {}) {
     const stored = current();
     if (stored && stored.key === record.key) {
       stored.sends = (stored.sends || 0) + 1;
+      stored.refused = null;
       save(stored);
     }
     onStatus(attempt === 1 ? 'Sending…' : `Sending again with the same key (try ${attempt} of ${MAX_SENDS})…`);
@@ -152,7 +175,7 @@ export async function send(record, fields, file, onStatus = () => {}) {
     }
     if (response.status === 201) {
       const run = await response.json();
-      forget(record.key);
+      confirmed(record.key, run);
       return { run, replayed: response.headers.get('Idempotent-Replayed') === 'true' };
     }
     let problem = null;
@@ -177,7 +200,9 @@ export async function send(record, fields, file, onStatus = () => {}) {
     if (response.status === 401) {
       reportUnauthorized(problem);
     }
-    throw new ApiError(response.status, problem, response.headers);
+    const error = new ApiError(response.status, problem, response.headers);
+    refused(record.key, error.message);
+    throw error;
   }
   throw new NotConfirmedError(`the server did not confirm the run after ${MAX_SENDS} sends; `
     + 'press Submit again: it sends the same key, so it cannot make a second run');

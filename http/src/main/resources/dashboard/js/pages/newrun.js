@@ -68,6 +68,25 @@ export function mount(main) {
 
   function showPending() {
     const f = record.file;
+    if (record.confirmed) {
+      // The server made the run after the user left this form (its answer came to a page no longer shown).
+      const id = Number(record.confirmed.id);
+      $('#pending').innerHTML = `<div class="notice info" role="status" id="confirmed-notice">
+        <p><strong>Your last submission made run ${id}</strong>${f ? ` (<span class="mono">${escapeHtml(f.name)}</span>)` : ''};
+        the answer came after you left this form. <a href="#/runs/${id}" id="open-confirmed">Open run ${id}</a>.
+        Pressing Submit again with the same file answers with run ${id}: never a second one.</p>
+        <p><button type="button" id="restart">Start a new submission</button>
+        <span class="muted">(a new key, for another run)</span></p></div>`;
+      $('#open-confirmed').addEventListener('click', () => submission.forget(record.key));
+      $('#restart').addEventListener('click', restart);
+      return;
+    }
+    if (record.refused) {
+      $('#pending').innerHTML = `<div class="notice error" role="alert" id="refused-notice">
+        <p><strong>The server refused the last send of this submission</strong>, and made nothing: ${escapeHtml(record.refused)}.
+        Correct the form or the file and press Submit: the key is kept.</p></div>`;
+      return;
+    }
     if (!record.sends) {
       $('#pending').innerHTML = '';
       return;
@@ -79,14 +98,16 @@ export function mount(main) {
       never a second one.</p>
       <p><button type="button" id="restart">Start a new submission instead</button>
       <span class="muted">(a new key: if the first one reached the server, this makes a second run)</span></p></div>`;
-    $('#restart').addEventListener('click', () => {
-      record = submission.restart();
-      form.reset();
-      showEvaluatorFields();
-      showPending();
-      showKey();
-      status.innerHTML = '';
-    });
+    $('#restart').addEventListener('click', restart);
+  }
+
+  function restart() {
+    record = submission.restart();
+    form.reset();
+    showEvaluatorFields();
+    showPending();
+    showKey();
+    status.innerHTML = '';
   }
 
   if (record.fields) {
@@ -129,6 +150,10 @@ export function mount(main) {
     };
     try {
       const { run, replayed } = await submission.send(mine, f, file, say);
+      if (!form.isConnected) {
+        return; // the user left this form: the submission stays, confirmed, and the next form says so
+      }
+      submission.forget(mine.key);
       status.innerHTML = `<p class="notice info">Run ${run.id} ${replayed ? 'was already made for this submission' : 'created'}.</p>`;
       if (location.hash === '#/new') {
         location.hash = `#/runs/${run.id}`;
@@ -151,8 +176,14 @@ export function mount(main) {
         });
         $('#new-key').focus();
       } else {
+        // Line 1 of the body is the form's fields: the dataset's line is the body's line less one.
+        const line = err.problem && err.problem.line > 1 ? err.problem.line : 0;
         status.innerHTML = `<p class="notice error" role="alert">Not submitted: ${escapeHtml(err.message)}.
+          ${line ? `(Request body line ${line} is line ${line - 1} of ${escapeHtml(file.name)}.)` : ''}
           The key is kept: correct the form and press Submit again.</p>`;
+        if (submission.current() && submission.current().key === mine.key) {
+          record = submission.current();
+        }
       }
     }
   });

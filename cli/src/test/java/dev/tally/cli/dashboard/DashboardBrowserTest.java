@@ -138,6 +138,72 @@ class DashboardBrowserTest {
     assertThat(b.scriptErrors()).isEmpty();
   }
 
+  /**
+   * Regression (breaker round): the user left the form while the upload was on its way; the run was made, its
+   * answer reached a page no longer shown, and the next form had a new key and said nothing, so Submit there
+   * made a second run.
+   */
+  @Test
+  void aSubmissionConfirmedAfterTheUserLeftTheFormIsSaidThereAndSubmitAgainMakesNoSecondRun() throws Exception {
+    DashboardServer server = server("--workers=1", "--slots=2");
+    Path dataset = TallyProcess.sleepDataset(dir.resolve("cases.jsonl"), 12, "l", 2);
+    Browser b = browser();
+    b.signIn(server.url + "/#/new", TOKEN);
+    fillNewRun(b, dataset);
+    String key = b.find("#key").getText();
+    // The page hears the server's answer to the submission only when the test lets it.
+    b.script("const send = window.fetch; window.realFetch = send; window.fetch = async (url, init) => { const r = await send(url, init);"
+        + " if (init && init.method === 'POST' && String(url).endsWith('/runs')) {"
+        + " await new Promise(go => { window.releaseAnswer = go; }); } return r; };");
+    b.find("#submit").click();
+    b.waiting().until(d -> Boolean.TRUE.equals(b.script("return typeof window.releaseAnswer === 'function'")));
+    assertThat(server.runCount()).as("made by the server, not yet heard by the page").isEqualTo(1);
+    b.script("location.hash = '#/runs'");
+    b.waiting().until(d -> b.all("#new-run").isEmpty());
+    b.script("window.fetch = window.realFetch; window.releaseAnswer()");
+    b.waiting().until(d -> String.valueOf(b.script("return sessionStorage.getItem('tally.submission')")).contains("\"confirmed\""));
+    assertThat(b.driver.getCurrentUrl()).as("the user is not moved from where they went").endsWith("#/runs");
+
+    b.script("location.hash = '#/new'");
+    b.waiting().until(d -> !b.all("#confirmed-notice").isEmpty());
+    long runId = server.get("/api/v1/runs").get("runs").get(0).get("id").asLong();
+    assertThat(b.text("#confirmed-notice")).contains("Your last submission made run " + runId).contains("cases.jsonl");
+    assertThat(b.find("#key").getText()).as("the same submission, the same key").isEqualTo(key);
+    b.screenshot("confirmed-after-leaving");
+    b.find("#dataset").sendKeys(dataset.toAbsolutePath().toString());
+    b.find("#submit").click();
+    assertThat(runOnPage(b)).as("Submit again answers with the run already made").isEqualTo(runId);
+    assertThat(server.runCount()).isEqualTo(1);
+    assertThat(b.script("return sessionStorage.getItem('tally.submission')")).isNull();
+    assertThat(b.scriptErrors()).isEmpty();
+  }
+
+  /**
+   * A refused dataset is said with the file's own line (the body's line 1 is the form's fields), and once; after
+   * a reload the form says the last send was refused, not that it may have made a run.
+   */
+  @Test
+  void aRefusedDatasetNamesTheFilesLineAndAReloadSaysItWasRefused() throws Exception {
+    DashboardServer server = server("--workers=1", "--slots=1");
+    Path dataset = Files.writeString(dir.resolve("dup.jsonl"), "{\"id\": \"a\"}\n{\"id\": \"b\"}\n{\"id\": \"a\"}\n");
+    Browser b = browser();
+    b.signIn(server.url + "/#/new", TOKEN);
+    fillNewRun(b, dataset);
+    String key = b.find("#key").getText();
+    b.find("#submit").click();
+    b.waiting().until(d -> String.valueOf(b.text("#submit-status")).contains("Not submitted"));
+    String said = b.text("#submit-status");
+    assertThat(said).contains("request body line 4").contains("(Request body line 4 is line 3 of dup.jsonl.)")
+        .doesNotContain("(line 4)");
+    b.driver.navigate().refresh();
+    b.waiting().until(d -> !b.all("#refused-notice").isEmpty());
+    assertThat(b.text("#refused-notice")).contains("refused the last send").contains("duplicate id");
+    assertThat(b.all("#pending-notice")).isEmpty();
+    assertThat(b.find("#key").getText()).isEqualTo(key);
+    assertThat(server.runCount()).isZero();
+    assertThat(b.scriptErrors()).isEmpty();
+  }
+
   @Test
   void aSubmissionThatMeetsANetworkErrorIsRetriedWithTheSameKeyAndMakesOneRun() throws Exception {
     DashboardServer server = server("--workers=1", "--slots=2");
