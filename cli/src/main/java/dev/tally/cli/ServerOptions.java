@@ -62,12 +62,6 @@ public final class ServerOptions {
   /** The environment the server and the token are read from (a map in tests). */
   Map<String, String> environment = System.getenv();
 
-  /** Whether {@code host} is this machine's loopback (a name or an address), where a token cannot be overheard. */
-  static boolean isLoopback(String host) {
-    String h = host.startsWith("[") ? host.substring(1, host.length() - 1) : host;
-    return h.equalsIgnoreCase("localhost") || h.startsWith("127.") || h.equals("::1") || h.equals("0:0:0:0:0:0:0:1");
-  }
-
   /**
    * A client as the options say.
    *
@@ -103,7 +97,7 @@ public final class ServerOptions {
       }
     }
     for (URI u : uris) {
-      if (token != null && u.getScheme().equals("http") && !isLoopback(u.getHost())) {
+      if (token != null && u.getScheme().equals("http") && !dev.tally.coordinator.security.ListenerSecurity.isLoopbackHost(u.getHost())) {
         err.println("tally: warning: the API token goes to " + u.getHost() + " in clear text (http://): anyone on the path can"
             + " read it; serve the API with --tls-cert/--tls-key and use https://");
       }

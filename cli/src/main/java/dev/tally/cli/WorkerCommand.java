@@ -12,8 +12,6 @@ import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.PrintWriter;
-import java.net.InetAddress;
-import java.net.UnknownHostException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -174,7 +172,7 @@ public final class WorkerCommand implements Callable<Integer> {
       }
     }
     for (HostPort c : coordinators) {
-      if (token != null && trust == null && !onThisMachine(c.host())) {
+      if (token != null && trust == null && !dev.tally.coordinator.security.ListenerSecurity.isLoopbackHost(c.host())) {
         log.warn("the worker token goes to {} in clear text (no --tls-ca): anyone on the path can read it", c);
       }
     }
@@ -246,15 +244,6 @@ public final class WorkerCommand implements Callable<Integer> {
           + " retrying with a configuration the coordinator refuses; fix it and start the worker again");
     }
     return how == null ? 0 : how.kind().exitCode();
-  }
-
-  /** Whether {@code host} names this machine (a loopback address), where a token cannot be overheard. */
-  private static boolean onThisMachine(String host) {
-    try {
-      return InetAddress.getByName(host).isLoopbackAddress();
-    } catch (UnknownHostException e) {
-      return false;
-    }
   }
 
   private BufferedReader stdin() {

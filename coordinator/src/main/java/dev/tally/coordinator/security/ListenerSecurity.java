@@ -141,6 +141,26 @@ public final class ListenerSecurity {
     return ip != null && ip.isLoopbackAddress();
   }
 
+  /**
+   * Whether a client's connections to {@code host} stay on this machine, so that a token sent in clear text
+   * cannot be overheard: a loopback address ({@code 127.0.0.1}, {@code [::1]}, {@code ::ffff:127.0.0.1}), or
+   * a name every address of which is loopback ({@code localhost}). The one rule for the command line's
+   * clients (the API's and the worker's), which used to be two: one compared text, so {@code
+   * 127.evil.example} passed for loopback there and not in the other. A name that cannot be resolved is not
+   * loopback.
+   *
+   * @param host a name or an address, an IPv6 one with or without brackets
+   */
+  public static boolean isLoopbackHost(String host) {
+    String h = host.startsWith("[") && host.endsWith("]") ? host.substring(1, host.length() - 1) : host;
+    try {
+      InetAddress[] all = InetAddress.getAllByName(h);
+      return all.length > 0 && java.util.Arrays.stream(all).allMatch(InetAddress::isLoopbackAddress);
+    } catch (java.net.UnknownHostException e) {
+      return false;
+    }
+  }
+
   private static String describe(InetSocketAddress address) {
     String host = address.getHostString();
     return (host.contains(":") ? "[" + host + "]" : host) + ":" + address.getPort();

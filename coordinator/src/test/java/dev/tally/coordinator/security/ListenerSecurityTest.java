@@ -57,4 +57,19 @@ class ListenerSecurityTest {
     assertThat(full.allowed()).isTrue();
     assertThat(full.message()).isNull();
   }
+
+  /** The clients' one rule: an address, or a name all of whose addresses are loopback; text is not enough. */
+  @Test
+  void aClientsHostIsLoopbackOnlyIfItsAddressesAre() {
+    assertThat(ListenerSecurity.isLoopbackHost("127.0.0.1")).isTrue();
+    assertThat(ListenerSecurity.isLoopbackHost("127.3.4.5")).isTrue();
+    assertThat(ListenerSecurity.isLoopbackHost("::1")).isTrue();
+    assertThat(ListenerSecurity.isLoopbackHost("[::1]")).isTrue();
+    assertThat(ListenerSecurity.isLoopbackHost("::ffff:127.0.0.1")).as("IPv4-mapped loopback").isTrue();
+    assertThat(ListenerSecurity.isLoopbackHost("localhost")).isTrue();
+    assertThat(ListenerSecurity.isLoopbackHost("192.0.2.1")).as("TEST-NET-1").isFalse();
+    // A name that starts like a loopback address is a name: passed for loopback when the check compared text.
+    assertThat(ListenerSecurity.isLoopbackHost("127.evil.invalid")).isFalse();
+    assertThat(ListenerSecurity.isLoopbackHost("localhost.invalid")).isFalse();
+  }
 }
