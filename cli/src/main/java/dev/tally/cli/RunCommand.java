@@ -173,7 +173,7 @@ public final class RunCommand extends RunnerCommand {
     @Option(names = "--model", paramLabel = "NAME", description = "model: the model's name, sent as \"model\".")
     String model;
 
-    @Option(names = "--api-key-env", paramLabel = "NAME", description = "model: the environment variable each worker reads the API key from when a case runs (default: " + ModelSettings.DEFAULT_API_KEY_ENV + "); the key itself is never stored, logged or sent to the coordinator.")
+    @Option(names = "--api-key-env", paramLabel = "NAME", description = "model: the environment variable each worker reads the API key from when a case runs (default: " + dev.tally.core.ChatEndpoint.DEFAULT_API_KEY_ENV + "); the key itself is never stored, logged or sent to the coordinator.")
     String apiKeyEnv;
 
     @Option(names = "--prompt", paramLabel = "TEMPLATE", description = "model: the user message, {field} replaced by the case's field (e.g. 'Question: {question}'); without it the case's input is the prompt (a string, or a list of chat messages sent as it is).")

@@ -29,8 +29,6 @@ public final class ModelGradedScorer implements Scorer {
   static final String API_KEY_ENV = "api-key-env";
   static final String RUBRIC = "rubric";
 
-  /** The key variable when none is named: the OpenAI clients' own. */
-  static final String DEFAULT_API_KEY_ENV = "OPENAI_API_KEY";
 
   private static final String DEFAULT_RUBRIC =
       "The answer is correct if it says the same as the reference answer (wording and formatting aside); partly"
@@ -61,12 +59,19 @@ public final class ModelGradedScorer implements Scorer {
     if (model == null || model.isBlank()) {
       throw c.error("model-graded needs model=NAME, the grader model");
     }
-    if (baseUrl == null || !(baseUrl.startsWith("http://") || baseUrl.startsWith("https://"))) {
+    if (baseUrl == null || baseUrl.isBlank()) {
       throw c.error("model-graded needs base-url=URL, the grader's OpenAI-compatible endpoint (http or https)");
     }
-    String keyEnv = c.value(API_KEY_ENV) == null ? DEFAULT_API_KEY_ENV : c.value(API_KEY_ENV);
-    if (!keyEnv.matches("[A-Za-z_][A-Za-z0-9_]*")) {
-      throw c.error("api-key-env must name an environment variable, got '" + keyEnv + "'");
+    try {
+      dev.tally.core.ChatEndpoint.chatCompletions(baseUrl);
+    } catch (IllegalArgumentException e) {
+      throw c.error("base-url " + e.getMessage());
+    }
+    String keyEnv = c.value(API_KEY_ENV) == null ? dev.tally.core.ChatEndpoint.DEFAULT_API_KEY_ENV : c.value(API_KEY_ENV);
+    try {
+      dev.tally.core.ChatEndpoint.apiKeyVariable(keyEnv);
+    } catch (IllegalArgumentException e) {
+      throw c.error("api-key-env " + e.getMessage());
     }
     String rubric = c.value(RUBRIC);
     return new ModelGradedScorer(c.name(), model.strip(), baseUrl.strip(), keyEnv,

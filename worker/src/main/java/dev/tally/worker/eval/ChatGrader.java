@@ -54,7 +54,7 @@ final class ChatGrader implements Grader {
       return content(scorer, journalled.get());
     }
     String key = environment.apply(scorer.apiKeyEnv());
-    URI endpoint = URI.create(scorer.baseUrl().replaceAll("/+$", "") + ModelSettings.CHAT_COMPLETIONS_PATH);
+    URI endpoint = dev.tally.core.ChatEndpoint.chatCompletions(scorer.baseUrl());
     long leftMillis = ctx.timeout().toMillis() - ctx.elapsedMillis();
     if (leftMillis <= 0) {
       throw new Grader.Unavailable(new InfraFailure(InfraFailure.Kind.TIMEOUT,

@@ -8,14 +8,12 @@ import dev.tally.core.DurationText;
 import dev.tally.core.FleetLimits;
 import dev.tally.core.Price;
 import java.net.URI;
-import java.net.URISyntaxException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.regex.Pattern;
 
 /**
  * The model evaluator's settings ({@code --evaluator model}), read from a run's evaluator options, and the
@@ -53,11 +51,6 @@ public record ModelSettings(
     Duration requestTimeout,
     Price price) {
 
-  /** The variable the key is read from when {@code api-key-env} is not given: the OpenAI clients' own. */
-  public static final String DEFAULT_API_KEY_ENV = "OPENAI_API_KEY";
-
-  /** The path appended to the base URL (OpenAI's, and every compatible server's). */
-  static final String CHAT_COMPLETIONS_PATH = "/chat/completions";
 
   /**
    * Most stop sequences: OpenAI's API takes at most 4, and a longer list is more likely a mistake (a
@@ -68,7 +61,6 @@ public record ModelSettings(
   /** OpenAI's range of {@code temperature}. */
   static final double MAX_TEMPERATURE = 2.0;
 
-  private static final Pattern VARIABLE_NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
 
   /** What an option's value is, in the API's JSON (in the options map every value is a string). */
   enum Type {
@@ -165,10 +157,11 @@ public record ModelSettings(
     String base = required(options, Option.BASE_URL);
     URI endpoint = endpoint(base);
     String model = required(options, Option.MODEL);
-    String keyEnv = options.getOrDefault(Option.API_KEY_ENV.key, DEFAULT_API_KEY_ENV);
-    if (!VARIABLE_NAME.matcher(keyEnv).matches()) {
-      throw new OptionException(Option.API_KEY_ENV, Option.API_KEY_ENV.flag()
-          + " must name an environment variable (letters, digits, _), got '" + keyEnv + "'");
+    String keyEnv = options.getOrDefault(Option.API_KEY_ENV.key, dev.tally.core.ChatEndpoint.DEFAULT_API_KEY_ENV);
+    try {
+      dev.tally.core.ChatEndpoint.apiKeyVariable(keyEnv);
+    } catch (IllegalArgumentException e) {
+      throw new OptionException(Option.API_KEY_ENV, Option.API_KEY_ENV.flag() + " " + e.getMessage());
     }
     PromptTemplate prompt = null;
     if (options.containsKey(Option.PROMPT.key)) {
@@ -327,24 +320,11 @@ public record ModelSettings(
   }
 
   private static URI endpoint(String base) {
-    URI uri;
     try {
-      uri = new URI(base);
-    } catch (URISyntaxException e) {
-      throw new OptionException(Option.BASE_URL, Option.BASE_URL.flag() + " is not a URL: " + e.getMessage());
+      return dev.tally.core.ChatEndpoint.chatCompletions(base);
+    } catch (IllegalArgumentException e) {
+      throw new OptionException(Option.BASE_URL, Option.BASE_URL.flag() + " " + e.getMessage());
     }
-    String scheme = uri.getScheme() == null ? "" : uri.getScheme().toLowerCase(java.util.Locale.ROOT);
-    if (!(scheme.equals("http") || scheme.equals("https")) || uri.getHost() == null || uri.getQuery() != null
-        || uri.getFragment() != null || uri.getUserInfo() != null) {
-      throw new OptionException(Option.BASE_URL, Option.BASE_URL.flag()
-          + " must be an http or https URL with a host and no query, fragment or credentials"
-          + " (e.g. https://api.openai.com/v1), got '" + base + "'");
-    }
-    String path = uri.getRawPath() == null ? "" : uri.getRawPath();
-    while (path.endsWith("/")) {
-      path = path.substring(0, path.length() - 1);
-    }
-    return URI.create(uri.getScheme() + "://" + uri.getRawAuthority() + path + CHAT_COMPLETIONS_PATH);
   }
 
   private static double number(Map<String, String> options, Option o) {
