@@ -110,13 +110,6 @@ public final class StatusCommand implements Callable<Integer> {
   }
 
   /**
-   * A worker still connected at its last report but not reported for this long is shown as {@code
-   * silent}: its coordinator reports every 2 s while it runs and marks every worker as left when it
-   * stops, so the coordinator itself is gone (killed) or cannot write.
-   */
-  static final long SILENT_AFTER_MILLIS = 10_000;
-
-  /**
    * Workers that left this long before the latest report are not listed (only counted): a store used for
    * many runs keeps a row for every worker process that ever joined.
    */
@@ -135,10 +128,11 @@ public final class StatusCommand implements Callable<Integer> {
     for (List<WorkerStatus> sessions : byName(recent).values()) {
       List<WorkerStatus> shown = shown(sessions);
       for (WorkerStatus w : shown) {
-        String state = !w.connected() ? "left" : now - w.reportedAtMillis() < SILENT_AFTER_MILLIS ? "live" : "silent";
+        WorkerStatus.Condition condition = w.condition(now);
+        String state = condition.word();
         // A worker that left, or whose coordinator is gone (silent), has no suspicion, takes no work, holds
         // nothing and serves no ejection any more: only its past ejections are still true.
-        boolean live = state.equals("live");
+        boolean live = condition != WorkerStatus.Condition.LEFT && condition != WorkerStatus.Condition.SILENT;
         String ejection = live && w.ejectedUntilMillis() > now
             ? "ejected " + (w.ejectedUntilMillis() - now) / 1000 + " s more: " + w.ejectionReason()
             : w.timesEjected() > 0 ? "ejected " + w.timesEjected() + "x, last: " + w.ejectionReason() : "-";
@@ -161,7 +155,7 @@ public final class StatusCommand implements Callable<Integer> {
           Words.count(all.size() - recent.size(), "worker"), LEFT_SHOWN_MILLIS / 60_000, all.size() - recent.size() == 1 ? "is" : "are");
     }
     out.println("(suspicion: the failure detector's level, of its conviction level, at the last report, "
-        + ago(now - latest) + " ago at the latest; silent: no report for " + SILENT_AFTER_MILLIS / 1000
+        + ago(now - latest) + " ago at the latest; silent: no report for " + WorkerStatus.SILENT_AFTER_MILLIS / 1000
         + " s while connected, its coordinator is gone)");
   }
 

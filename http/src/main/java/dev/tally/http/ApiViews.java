@@ -138,10 +138,10 @@ public final class ApiViews {
         a.detail(), known(t.runMillis()), known(t.queuedMillis()), a.duplicateResults(), a.fencedResults());
   }
 
-  /** A worker object. */
-  public static WorkerObject worker(WorkerStatus w) {
+  /** A worker object, its condition at {@code nowMillis} (epoch ms). */
+  public static WorkerObject worker(WorkerStatus w, long nowMillis) {
     boolean live = w.connected();
-    return new WorkerObject(w.workerId(), w.name(), live ? "live" : "left", w.leftReason(),
+    return new WorkerObject(w.workerId(), w.name(), live ? "live" : "left", w.condition(nowMillis).word(), w.leftReason(),
         live && !w.suspicion().isEmpty() ? w.suspicion() : null, live && w.acceptingWork(),
         live && w.ejectedUntilMillis() > 0 ? time(w.ejectedUntilMillis()) : null, w.ejectionReason(), w.timesEjected(),
         live ? w.inFlight() : 0, time(w.reportedAtMillis()),

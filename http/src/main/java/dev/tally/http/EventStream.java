@@ -204,7 +204,7 @@ final class EventStream implements AutoCloseable {
     }
     if (tick % WORKER_PERIODS == 1) {
       for (WorkerStatus w : store.workerStatuses()) {
-        WorkerObject now = ApiViews.worker(w);
+        WorkerObject now = ApiViews.worker(w, nowMillis.getAsLong());
         WorkerObject before = sentWorkers.get(w.workerId());
         if (before == null ? now.state().equals("live") : changedWorker(before, now)) {
           send("worker", now);
@@ -222,7 +222,8 @@ final class EventStream implements AutoCloseable {
 
   /** A change worth an event: everything but the report's own time. */
   private static boolean changedWorker(WorkerObject a, WorkerObject b) {
-    return !Objects.equals(a.state(), b.state()) || !Objects.equals(a.suspicion(), b.suspicion())
+    return !Objects.equals(a.state(), b.state()) || !Objects.equals(a.condition(), b.condition())
+        || !Objects.equals(a.suspicion(), b.suspicion())
         || a.acceptingWork() != b.acceptingWork() || !Objects.equals(a.ejectedUntil(), b.ejectedUntil())
         || a.timesEjected() != b.timesEjected() || a.inFlight() != b.inFlight();
   }

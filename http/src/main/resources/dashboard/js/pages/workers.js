@@ -28,14 +28,9 @@ function laterReport(a, b) {
   return Date.parse(b.reportedAt) >= Date.parse(a.reportedAt) || (b.state !== 'live' && a.state === 'live') ? b : a;
 }
 
+/** The API's word for how the worker is (WorkerStatus.condition, the one rule tally status uses too). */
 function condition(w) {
-  if (w.state !== 'live') {
-    return 'left';
-  }
-  if (w.ejectedUntil && Date.parse(w.ejectedUntil) > Date.now()) {
-    return 'ejected';
-  }
-  return w.acceptingWork ? 'live' : 'silent';
+  return w.condition || w.state;
 }
 
 export function mount(main) {
@@ -83,7 +78,8 @@ export function mount(main) {
           <td>${clock(w.reportedAt)}</td></tr>`;
       }).join('');
     const count = s => list.filter(w => condition(w) === s).length;
-    $('#fleet').innerHTML = [['live', count('live')], ['silent', count('silent')], ['ejected', count('ejected')], ['left', count('left')],
+    $('#fleet').innerHTML = [['live', count('live')], ['drained', count('drained')], ['ejected', count('ejected')],
+      ['silent', count('silent')], ['left', count('left')],
       ['jobs in flight', list.reduce((t, w) => t + (w.state === 'live' ? w.inFlight : 0), 0)]]
       .map(([k, v]) => `<div class="figure"><div class="n">${n(v)}</div><div class="k">${k}</div></div>`).join('');
   }

@@ -25,7 +25,7 @@ final class WorkerStatusReports implements Duty {
   private static final Logger log = LoggerFactory.getLogger(WorkerStatusReports.class);
 
   /** How often the statuses are saved while workers are connected. */
-  static final long INTERVAL_MILLIS = 2_000;
+  static final long INTERVAL_MILLIS = dev.tally.core.store.WorkerStatus.REPORT_INTERVAL_MILLIS;
 
   /** Why workers left when their coordinator stopped cleanly. */
   static final String COORDINATOR_STOPPED = "the coordinator stopped";

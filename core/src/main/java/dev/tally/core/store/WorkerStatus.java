@@ -59,6 +59,55 @@ public record WorkerStatus(
     return leftReason == null;
   }
 
+  /** How often a running coordinator reports its workers (and at once when one joins or leaves), in ms. */
+  public static final long REPORT_INTERVAL_MILLIS = 2_000;
+
+  /**
+   * A worker still connected at its last report, but not reported for this long, is {@link Condition#SILENT}:
+   * its coordinator reports every {@link #REPORT_INTERVAL_MILLIS} ms while it runs and marks every worker as
+   * left when it stops, so five missed reports mean the coordinator itself is gone (killed) or cannot write.
+   */
+  public static final long SILENT_AFTER_MILLIS = 5 * REPORT_INTERVAL_MILLIS;
+
+  /** How a worker is, in one word, wherever it is shown ({@link #condition}). */
+  public enum Condition {
+    /** Connected, and takes new work. */
+    LIVE,
+    /** Connected, but its suspicion is at the drain level or above: it gets no new work. */
+    DRAINED,
+    /** Connected, but ejected as an outlier until {@link #ejectedUntilMillis}. */
+    EJECTED,
+    /** Connected at its last report, but not reported for {@link #SILENT_AFTER_MILLIS}: its coordinator is gone. */
+    SILENT,
+    /** It left (see {@link #leftReason}). */
+    LEFT;
+
+    /** The word: {@code live}, {@code drained}, {@code ejected}, {@code silent} or {@code left}. */
+    public String word() {
+      return name().toLowerCase(java.util.Locale.ROOT);
+    }
+  }
+
+  /**
+   * The worker's condition at {@code nowMillis}: the one rule for {@code tally status}, the API and the
+   * dashboard, which had two (the dashboard called a drained worker silent, and status a worker whose
+   * coordinator had gone silent; each called the other's live).
+   *
+   * @param nowMillis epoch ms
+   */
+  public Condition condition(long nowMillis) {
+    if (!connected()) {
+      return Condition.LEFT;
+    }
+    if (nowMillis - reportedAtMillis >= SILENT_AFTER_MILLIS) {
+      return Condition.SILENT;
+    }
+    if (ejectedUntilMillis > nowMillis) {
+      return Condition.EJECTED;
+    }
+    return acceptingWork ? Condition.LIVE : Condition.DRAINED;
+  }
+
   /** This status as of the worker leaving at {@code atMillis} for {@code reason}: nothing in flight. */
   public WorkerStatus left(long atMillis, String reason) {
     return new WorkerStatus(workerId, name, suspicion, acceptingWork, ejectedUntilMillis, ejectionReason, timesEjected, 0,

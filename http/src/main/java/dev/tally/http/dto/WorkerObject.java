@@ -5,7 +5,10 @@ package dev.tally.http.dto;
  *
  * @param id the worker's id (one per process)
  * @param name its name (a place, such as {@code local-2}, or what {@code --name} said)
- * @param state {@code live} or {@code left}
+ * @param state {@code live} or {@code left}: whether it was connected at its last report
+ * @param condition how it is, in one word, as {@code tally status} says it ({@code WorkerStatus#condition} at
+ *     the answer's time): {@code live}, {@code drained} (no new work: suspected), {@code ejected} (an outlier,
+ *     until {@code ejectedUntil}), {@code silent} (its coordinator stopped reporting) or {@code left}
  * @param leftReason why it left, or null while live
  * @param suspicion its failure detector's suspicion in words (e.g. {@code 0.12 of 8.00}); null if it left
  * @param acceptingWork false while its suspicion is at the drain level or above
@@ -21,6 +24,7 @@ public record WorkerObject(
     String id,
     String name,
     String state,
+    String condition,
     String leftReason,
     String suspicion,
     boolean acceptingWork,
