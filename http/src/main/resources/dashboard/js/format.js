@@ -41,10 +41,14 @@ export function clock(iso) {
   return iso ? new Date(iso).toLocaleTimeString(undefined, { hour12: false }) : '—';
 }
 
-/** Cases that will not run again: recorded, failed out of attempts, or cancelled. */
+/** Cases that will not run again: recorded, failed out of attempts, or cancelled (the API's sum). */
 export function ended(run) {
-  const c = run.counters;
-  return c.recorded + c.jobsFailed + c.cancelled;
+  return run.counters.ended;
+}
+
+/** Cases with a verdict: recorded, or out of attempts (the API's sum); what a rate of work is of. */
+export function judged(run) {
+  return run.counters.judged;
 }
 
 /**
@@ -52,8 +56,8 @@ export function ended(run) {
  * spread over a second or more, else from its whole life so far.
  */
 export function rateAndEta(run, samples) {
-  const done = ended(run);
-  const remaining = Math.max(0, run.total - done);
+  const done = judged(run); // cancelled cases are no work done: a cancel must not look like a burst of speed
+  const remaining = Math.max(0, run.total - ended(run));
   let rate = null;
   if (samples && samples.length >= 2) {
     const first = samples[0];

@@ -540,7 +540,7 @@ public abstract class RunnerCommand implements Callable<Integer> {
   /** Says what taking over an unfinished run found and did. */
   static void reportTakeOver(RunResumption.TakeOver t, PrintWriter err) {
     RunCounters c = t.run().counters();
-    err.printf("tally: resuming run %d: %d of %s already ended%n", t.run().runId(), c.recorded() + c.jobsFailed(),
+    err.printf("tally: resuming run %d: %d of %s already ended%n", t.run().runId(), c.judged(),
         Words.count(c.total(), "case"));
     if (t.leasesReleased() > 0) {
       err.printf("tally: %s leased by the previous coordinator's workers %s back to the queue%n",
@@ -640,7 +640,7 @@ public abstract class RunnerCommand implements Callable<Integer> {
       return;
     }
     line.counters(c);
-    bar.stepTo(c.recorded() + c.jobsFailed());
+    bar.stepTo(c.judged());
   }
 
   /** Closes the in-process worker (if any) before the coordinator, so its slots stop first. */

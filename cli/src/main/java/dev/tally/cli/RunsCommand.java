@@ -45,7 +45,7 @@ public final class RunsCommand extends ClientCommand {
         "ERRORED", "ACCURACY", "CREATED", "NAME");
     for (RunObject r : page.runs()) {
       CountersObject c = r.counters();
-      long ended = c.recorded() + c.jobsFailed() + c.cancelled();
+      long ended = c.ended();
       out.printf("%6d  %-9s  %15s  %7d  %7d  %7d  %8s  %-24s  %s%n", r.id(), r.state(), ended + "/" + r.total(), c.passed(),
           c.failed(), c.errored(), dev.tally.core.stats.EstimateText.percentOnly(r.accuracy() == null ? null : r.accuracy().estimate()), r.createdAt(), r.name());
     }

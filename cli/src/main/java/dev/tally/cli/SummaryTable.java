@@ -157,7 +157,7 @@ final class SummaryTable {
     if (notPassed == 0 || shown.isEmpty()) {
       return;
     }
-    long ended = c.recorded() + c.jobsFailed();
+    long ended = c.judged();
     long notEnded = c.total() - ended - c.cancelled();
     out.printf("%nnot passed: %d of %d ended%s%s (%s; every case in %s)%n", notPassed, ended,
         c.cancelled() > 0 ? ", " + c.cancelled() + " cancelled" : "", notEnded > 0 ? ", " + notEnded + " not run" : "",

@@ -66,7 +66,7 @@ public final class ApiViews {
   public static CountersObject counters(RunCounters c) {
     return new CountersObject(c.passed(), c.failed(), RunReport.errored(c), c.recorded(), c.jobsFailed(), c.cancelled(),
         c.duplicatesSuppressed(), c.staleResultsFenced(), c.redeliveries(), c.scored(), c.scoreSum(),
-        c.scoreSumOfSquares(), c.backups());
+        c.scoreSumOfSquares(), c.backups(), c.ended(), c.judged());
   }
 
   /**

@@ -271,7 +271,7 @@ final class ReadRoutes {
   private static void requireFinished(RunView run) {
     if (!run.ended()) {
       throw ProblemException.of(ProblemType.RUN_NOT_FINISHED, "run " + run.runId() + " is still running ("
-          + (run.counters().recorded() + run.counters().jobsFailed()) + " of " + run.counters().total()
+          + run.counters().judged() + " of " + run.counters().total()
           + " cases ended); its results and summary exist once it finishes");
     }
   }

@@ -95,6 +95,7 @@ export function mount(main, [idText]) {
       figure('passed', n(c.passed)),
       figure('failed', n(c.failed)),
       figure('errored', n(c.errored)),
+      ...(c.cancelled > 0 ? [figure('cancelled', n(c.cancelled), '', 'cases not run because the run was cancelled: ended, never judged')] : []),
       // Both figures are the API's (one owner of the statistics); the tooltips give their intervals.
       figure('accuracy', estimateBrief(run.accuracy), '',
         `passed / (passed + failed + errored)${run.accuracy ? `: ${estimateWords(run.accuracy)}` : ''}`),
@@ -172,7 +173,7 @@ export function mount(main, [idText]) {
   /** A chart point as the server's progress points count: cases with a verdict (errored includes out of attempts). */
   function pointFrom(r, at) {
     const c = r.counters;
-    return { at, ended: c.passed + c.failed + c.errored, passed: c.passed, failed: c.failed, errored: c.errored };
+    return { at, ended: c.judged, passed: c.passed, failed: c.failed, errored: c.errored };
   }
 
   async function loadProgress() {

@@ -310,6 +310,8 @@ final class Firefox implements AutoCloseable {
     }
     try {
       connection.close();
+    } catch (org.openqa.selenium.WebDriverException closedByFirefox) {
+      // Firefox may close the socket itself after session.end ("Output closed"): nothing is left to close.
     } finally {
       kill();
     }

@@ -17,6 +17,10 @@ package dev.tally.http.dto;
  * @param scoreSumOfSquares the sum of their squares (with the two before: the mean score and its spread)
  * @param backups backup attempts started: copies of straggling cases on other workers (speculative
  *     execution); the first attempt to report is recorded, the other abandoned and never counted
+ * @param ended cases that will not run again: recorded, out of attempts, or cancelled ({@code
+ *     RunCounters#ended}, the one sum; readers do not add the counters themselves)
+ * @param judged cases with a verdict: recorded, or out of attempts ({@code RunCounters#judged}): what
+ *     accuracy is over, what the progress points count, and what a rate of work is of
  */
 public record CountersObject(
     long passed,
@@ -31,4 +35,6 @@ public record CountersObject(
     long scored,
     double scoreSum,
     double scoreSumOfSquares,
-    long backups) {}
+    long backups,
+    long ended,
+    long judged) {}
