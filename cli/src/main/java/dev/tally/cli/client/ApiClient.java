@@ -25,9 +25,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
-import java.time.ZonedDateTime;
-import java.time.format.DateTimeFormatter;
-import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -469,22 +466,9 @@ public final class ApiClient {
     return Duration.ofMillis((long) Math.ceil(retryAfter.toMillis() / (1 - JITTER)));
   }
 
-  /**
-   * A {@code Retry-After} value: delay-seconds or an HTTP date (RFC 9110 section 10.2.3), as a wait from
-   * now; empty if it is neither.
-   */
+  /** A {@code Retry-After} value as a wait from the clock's now ({@link dev.tally.core.RetryAfter}, the one reading). */
   static Optional<Duration> retryAfter(String value, Clock clock) {
-    String v = value.strip();
-    if (v.matches("\\d{1,9}")) {
-      return Optional.of(Duration.ofSeconds(Long.parseLong(v)));
-    }
-    try {
-      ZonedDateTime at = ZonedDateTime.parse(v, DateTimeFormatter.RFC_1123_DATE_TIME);
-      Duration wait = Duration.between(clock.instant(), at.toInstant());
-      return Optional.of(wait.isNegative() ? Duration.ZERO : wait);
-    } catch (DateTimeParseException e) {
-      return Optional.empty();
-    }
+    return dev.tally.core.RetryAfter.parse(value, clock.instant());
   }
 
   private static String waitText(Duration d) {

@@ -250,22 +250,11 @@ final class ModelEvaluator implements Evaluator {
   static final String INSUFFICIENT_QUOTA = "insufficient_quota";
 
   /**
-   * A {@code Retry-After} header's delay: delta-seconds (what rate limiters send). An HTTP date, or
-   * anything else, gives none and the backoff applies.
+   * A {@code Retry-After} header's delay ({@link dev.tally.core.RetryAfter}, the one reading: seconds, or an
+   * HTTP date from now); anything else gives none and the backoff applies.
    */
   static Optional<Duration> retryAfter(String header) {
-    if (header == null) {
-      return Optional.empty();
-    }
-    try {
-      double seconds = Double.parseDouble(header.strip());
-      if (seconds >= 0 && Double.isFinite(seconds)) {
-        return Optional.of(Duration.ofMillis((long) Math.ceil(seconds * 1000)));
-      }
-    } catch (NumberFormatException e) {
-      // an HTTP date: not read (it needs a wall clock); the backoff applies
-    }
-    return Optional.empty();
+    return dev.tally.core.RetryAfter.parse(header, java.time.Instant.now());
   }
 
   /** How one request ended: a response (status, bounded body, Retry-After) or an evaluation that ends the attempt. */

@@ -366,7 +366,8 @@ class ModelEvaluatorTest {
   void retryAfterIsReadInSecondsAndAnythingElseLeavesTheBackoff() {
     assertThat(ModelEvaluator.retryAfter("2")).contains(Duration.ofSeconds(2));
     assertThat(ModelEvaluator.retryAfter("0.5")).contains(Duration.ofMillis(500));
-    assertThat(ModelEvaluator.retryAfter("Wed, 21 Oct 2015 07:28:00 GMT")).isEmpty();
+    assertThat(ModelEvaluator.retryAfter("Wed, 21 Oct 2015 07:28:00 GMT")).as("a date already past").contains(Duration.ZERO);
+    assertThat(ModelEvaluator.retryAfter("2d")).as("Java's number syntax is not the header's").isEmpty();
     assertThat(ModelEvaluator.retryAfter("-1")).isEmpty();
     assertThat(ModelEvaluator.retryAfter(null)).isEmpty();
     assertThat(ModelEvaluator.retryable(429)).isTrue();
