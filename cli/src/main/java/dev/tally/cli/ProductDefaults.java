@@ -36,6 +36,7 @@ public class ProductDefaults implements IDefaultValueProvider {
       case "--case-timeout" -> DurationConverter.text(CoordinatorBuilder.DEFAULT_CASE_TIMEOUT);
       case "--idempotency-ttl" -> DurationConverter.text(CoordinatorBuilder.DEFAULT_IDEMPOTENCY_TTL);
       case "--stop-grace" -> DurationConverter.text(dev.tally.http.TallyServer.DEFAULT_STOP_GRACE);
+      case "--drain-timeout" -> DurationConverter.text(dev.tally.worker.WorkerSettings.DEFAULT_DRAIN_TIMEOUT);
       // The client commands' retry policy: ApiClient owns it.
       case "--retries" -> Integer.toString(dev.tally.cli.client.ApiClient.DEFAULT_MAX_RETRIES);
       case "--retry-for" -> DurationConverter.text(dev.tally.cli.client.ApiClient.DEFAULT_RETRY_FOR);

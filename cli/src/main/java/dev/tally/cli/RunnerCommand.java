@@ -123,10 +123,7 @@ public abstract class RunnerCommand implements Callable<Integer> {
     if (workers == 0 && inProcessSlots == 0 && (listen == null || listen.port() == 0)) {
       throw new ParameterException(spec.commandLine(), "--workers 0 needs --listen HOST:PORT with a fixed port, so remote workers can find the coordinator (or --in-process K)");
     }
-    int workerSlots = slots == null ? Runtime.getRuntime().availableProcessors() : slots;
-    if (workerSlots < 1 || workerSlots > WorkerServer.MAX_WORKER_SLOTS) {
-      throw new ParameterException(spec.commandLine(), "--slots must be from 1 to " + WorkerServer.MAX_WORKER_SLOTS + " (what a coordinator accepts), got " + workerSlots);
-    }
+    int workerSlots = WorkerCommand.slots(spec.commandLine(), slots);
     requireWorkerJavaOptions(spec.commandLine(), workers, LocalWorkerProcesses.Jvm.CASES);
     storeOptions = dbOptions.storeOptions(db());
     CoordinatorBuilder builder = coordinatorOptions.applyTo(Coordinator.builder());

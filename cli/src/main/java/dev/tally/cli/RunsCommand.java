@@ -24,7 +24,7 @@ import picocli.CommandLine.ParameterException;
       "Exit code: 0 listed; 1 no answer from the server; 2 bad usage or a refused token."
     })
 public final class RunsCommand extends ClientCommand {
-  @Option(names = "--limit", defaultValue = "20", description = "How many runs (1 to 1000; default: ${DEFAULT-VALUE}).", paramLabel = "N")
+  @Option(names = "--limit", defaultValue = "20", description = "How many runs (1 to " + dev.tally.core.store.RunPage.MAX_LIMIT + ", the API's page; default: ${DEFAULT-VALUE}).", paramLabel = "N")
   int limit;
 
   @Option(names = "--before", paramLabel = "RUN", description = "Only runs older than this one (the next page).")
@@ -32,8 +32,8 @@ public final class RunsCommand extends ClientCommand {
 
   @Override
   int run(ApiClient client, PrintWriter out, PrintWriter err) throws Exception {
-    if (limit < 1 || limit > 1000) {
-      throw new ParameterException(spec.commandLine(), "--limit must be from 1 to 1000, got " + limit);
+    if (limit < 1 || limit > dev.tally.core.store.RunPage.MAX_LIMIT) {
+      throw new ParameterException(spec.commandLine(), "--limit must be from 1 to " + dev.tally.core.store.RunPage.MAX_LIMIT + ", got " + limit);
     }
     String path = ApiServer.BASE + "/runs?limit=" + limit + (before != null ? "&before=" + before : "");
     RunList page = ApiClient.requireOk(client.send(ApiClient.Request.get(path), "listing runs", "")).json(RunList.class);

@@ -102,10 +102,7 @@ public final class ServerCommand implements java.util.concurrent.Callable<Intege
     if (workers == 0 && (listen == null || listen.port() == 0)) {
       throw new ParameterException(spec.commandLine(), "--workers 0 needs --listen HOST:PORT with a fixed port, so remote workers can find the server");
     }
-    int workerSlots = slots == null ? Runtime.getRuntime().availableProcessors() : slots;
-    if (workerSlots < 1 || workerSlots > dev.tally.coordinator.net.WorkerServer.MAX_WORKER_SLOTS) {
-      throw new ParameterException(spec.commandLine(), "--slots must be from 1 to " + dev.tally.coordinator.net.WorkerServer.MAX_WORKER_SLOTS + ", got " + workerSlots);
-    }
+    int workerSlots = WorkerCommand.slots(spec.commandLine(), slots);
     if (stopGrace == null || !spec.commandLine().getParseResult().hasMatchedOption("--stop-grace")) {
       stopGrace = TallyServer.DEFAULT_STOP_GRACE; // the owner's default, which the help shows too
     }

@@ -59,9 +59,19 @@ import sun.misc.Signal;
  * JEP 260 for this use): a shutdown hook cannot see a second signal, since the JVM ignores signals once
  * it is shutting down.
  */
-@Command(name = "worker", mixinStandardHelpOptions = true, description = "Run cases for a coordinator.")
+@Command(name = "worker", mixinStandardHelpOptions = true, defaultValueProvider = ProductDefaults.class,
+    description = "Run cases for a coordinator.")
 public final class WorkerCommand implements Callable<Integer> {
   private static final Logger log = LoggerFactory.getLogger(WorkerCommand.class);
+
+  /** {@code --slots} as given ({@link WorkerSettings#slots}), or a usage error naming the option. */
+  static int slots(picocli.CommandLine commandLine, Integer asked) {
+    try {
+      return WorkerSettings.slots(asked);
+    } catch (IllegalArgumentException e) {
+      throw new ParameterException(commandLine, "--slots " + e.getMessage());
+    }
+  }
 
   /** The signals that start a graceful drain, and a second time stop at once. */
   private static final String[] STOP_SIGNALS = {"TERM", "INT"};
@@ -86,7 +96,7 @@ public final class WorkerCommand implements Callable<Integer> {
   @Option(names = "--name", description = "Name shown in results and status (default: HOSTNAME-PID).", paramLabel = "NAME")
   String name;
 
-  @Option(names = "--drain-timeout", converter = DurationConverter.class, defaultValue = "30s",
+  @Option(names = "--drain-timeout", converter = DurationConverter.class,
       description = "On SIGTERM or SIGINT, how long running cases may take to finish and deliver their results"
           + " before they are stopped (default: ${DEFAULT-VALUE}; 0s hands back what is queued and stops at once)."
           + " A second signal stops at once.", paramLabel = "DURATION")
@@ -130,11 +140,7 @@ public final class WorkerCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
-    int workerSlots = slots == null ? Runtime.getRuntime().availableProcessors() : slots;
-    if (workerSlots < 1 || workerSlots > ProtocolLimits.MAX_WORKER_SLOTS) {
-      throw new ParameterException(spec.commandLine(), "--slots must be from 1 to "
-          + ProtocolLimits.MAX_WORKER_SLOTS + " (what a coordinator accepts), got " + workerSlots);
-    }
+    int workerSlots = slots(spec.commandLine(), slots);
     if (name != null && (name.isBlank() || name.length() > ProtocolLimits.MAX_ID_CHARS)) {
       throw new ParameterException(spec.commandLine(), "--name must be 1 to " + ProtocolLimits.MAX_ID_CHARS
           + " characters (what a coordinator accepts), got " + name.length());

@@ -83,7 +83,7 @@ final class ReadRoutes {
       summary = "The runs in the store, newest first, a page at a time",
       queryParams = {
           @OpenApiParam(name = "before", type = Long.class, description = "Only runs with a smaller id (the next page's cursor)"),
-          @OpenApiParam(name = "limit", type = Integer.class, description = "Runs per page, 1 to 1000 (default 100)")},
+          @OpenApiParam(name = "limit", type = Integer.class, description = "Runs per page, 1 to " + Params.MAX_PAGE_LIMIT + " (default " + Params.DEFAULT_PAGE_LIMIT + ")")},
       responses = {
           @OpenApiResponse(status = "200", content = @OpenApiContent(from = RunList.class)),
           @OpenApiResponse(status = "400", content = @OpenApiContent(from = Problem.class, mimeType = ApiServer.PROBLEM_JSON)),
@@ -120,7 +120,7 @@ final class ReadRoutes {
           @OpenApiParam(name = "q", description = "Only cases whose id contains this text (ASCII case ignored)"),
           @OpenApiParam(name = "minAttempts", type = Integer.class, description = "Only cases tried at least this many times (2: retried)"),
           @OpenApiParam(name = "after", type = Integer.class, description = "Only cases after this position (the next page's cursor)"),
-          @OpenApiParam(name = "limit", type = Integer.class, description = "Cases per page, 1 to 1000 (default 100)")},
+          @OpenApiParam(name = "limit", type = Integer.class, description = "Cases per page, 1 to " + Params.MAX_PAGE_LIMIT + " (default " + Params.DEFAULT_PAGE_LIMIT + ")")},
       responses = {
           @OpenApiResponse(status = "200", content = @OpenApiContent(from = CaseList.class)),
           @OpenApiResponse(status = "400", content = @OpenApiContent(from = Problem.class, mimeType = ApiServer.PROBLEM_JSON)),

@@ -82,10 +82,11 @@ public record WorkerSettings(
   public static final long DEFAULT_MAX_BACKOFF_MILLIS = 5_000;
 
   /**
-   * Largest frame accepted from the coordinator, the protocol's default (4 MiB): far above any real
-   * Assign (a case's JSON), small enough that a corrupt length cannot make the worker allocate gigabytes.
+   * Largest frame accepted from the coordinator: the protocol's default ({@link
+   * dev.tally.protocol.codec.FrameCodec#DEFAULT_MAX_FRAME_BYTES}, its one owner), far above any real Assign
+   * (a case's JSON), small enough that a corrupt length cannot make the worker allocate gigabytes.
    */
-  public static final int DEFAULT_MAX_FRAME_BYTES = 4 * 1024 * 1024;
+  public static final int DEFAULT_MAX_FRAME_BYTES = dev.tally.protocol.codec.FrameCodec.DEFAULT_MAX_FRAME_BYTES;
 
   /**
    * Assignments queued per slot before the queue counts as overflowing. The coordinator sends at most its
@@ -107,6 +108,24 @@ public record WorkerSettings(
    * killed. Cases longer than that are stopped and run again elsewhere.
    */
   public static final Duration DEFAULT_DRAIN_TIMEOUT = Duration.ofSeconds(30);
+
+  /**
+   * A worker's slots as a command asks for them: the number given, or one per core when none is; the one
+   * rule of {@code tally worker}, {@code tally run} and {@code tally server}, which had a copy each.
+   *
+   * @param asked the slots asked for, or null for the default
+   * @return the slots, 1 to {@link dev.tally.protocol.ProtocolLimits#MAX_WORKER_SLOTS}
+   * @throws IllegalArgumentException if the number is outside that range, saying the range and the number,
+   *     for the caller to put after the option's name
+   */
+  public static int slots(Integer asked) {
+    int slots = asked == null ? Runtime.getRuntime().availableProcessors() : asked;
+    if (slots < 1 || slots > dev.tally.protocol.ProtocolLimits.MAX_WORKER_SLOTS) {
+      throw new IllegalArgumentException("must be from 1 to " + dev.tally.protocol.ProtocolLimits.MAX_WORKER_SLOTS
+          + " (what a coordinator accepts), got " + slots);
+    }
+    return slots;
+  }
 
   public WorkerSettings {
     Objects.requireNonNull(host, "host");
