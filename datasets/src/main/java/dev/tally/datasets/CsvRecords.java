@@ -97,12 +97,12 @@ final class CsvRecords implements RecordStream {
       if (header == null) {
         // Jackson's "Empty header line: can not bind data": an empty file, or one whose first line is blank.
         throw new CaseSourceException(name, 1, "no header row: a CSV dataset's first line names its columns"
-            + " (" + e.getOriginalMessage() + ")");
+            + " (" + dev.tally.core.JsonErrors.text(e) + ")");
       }
       // Once the row's first cell is read, the row is placed where it starts: a quote never closed is found
       // at the end of the file, past every line.
       int at = line > 0 || e.getLocation() == null ? line : e.getLocation().getLineNr();
-      throw new CaseSourceException(name, at, "row " + thisRow + ": not valid CSV: " + e.getOriginalMessage());
+      throw new CaseSourceException(name, at, "row " + thisRow + ": not valid CSV: " + dev.tally.core.JsonErrors.text(e));
     } catch (IOException e) {
       throw new CaseSourceException(name, line, CaseSourceException.cannotRead(e));
     }

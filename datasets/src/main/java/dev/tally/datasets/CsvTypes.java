@@ -129,7 +129,7 @@ public final class CsvTypes {
         try {
           return CaseLines.parseStrict(text);
         } catch (JsonProcessingException e) {
-          throw new IllegalArgumentException(quote(cell) + " is not JSON: " + e.getOriginalMessage());
+          throw new IllegalArgumentException(quote(cell) + " is not JSON: " + dev.tally.core.JsonErrors.text(e));
         }
       default:
         throw new AssertionError(type);

@@ -78,7 +78,7 @@ final class TreeRecords implements RecordStream {
         }
       }
       throw new CaseSourceException(name, e.getLocation() == null ? 0 : e.getLocation().getLineNr(),
-          "not valid: " + e.getOriginalMessage());
+          "not valid: " + dev.tally.core.JsonErrors.text(e));
     } catch (IOException e) {
       throw new CaseSourceException(name, 0, CaseSourceException.cannotRead(e));
     }

@@ -249,7 +249,9 @@ record Submission(String name, EvaluatorSpec evaluator, AttemptLimits limits, Co
         return absent;
       }
       if (!n.isIntegralNumber() || !n.canConvertToInt() || n.asInt() < min) {
-        throw problem(pointer + "/" + field, field + " must be a whole number >= " + min + ", got " + n);
+        // Both ends said: "must be >= 1, got 2147483648" named a rule the value met.
+        throw problem(pointer + "/" + field, field + " must be a whole number from " + min + " to " + Integer.MAX_VALUE
+            + ", got " + n);
       }
       return n.asInt();
     }

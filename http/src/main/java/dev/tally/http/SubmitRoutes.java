@@ -194,7 +194,7 @@ final class SubmitRoutes implements AutoCloseable {
         fields = CaseLines.parseStrict(header.text()); // as strict as a case line
       } catch (JsonProcessingException e) {
         throw ProblemException.line(ProblemType.MALFORMED_JSON, 1, null, BODY + " line 1: the run's fields are not one"
-            + " JSON object: " + e.getOriginalMessage());
+            + " JSON object: " + dev.tally.core.JsonErrors.text(e));
       }
       Submission submission = Submission.parse(fields, ndjson ? header.number() : 0, CoordinatorBuilder.DEFAULT_CASE_TIMEOUT);
       RunSpec spec = new RunSpec(UPLOAD_DATASET, submission.evaluator(), submission.limits(), "sha256:" + upload.fingerprint());
@@ -405,7 +405,7 @@ final class SubmitRoutes implements AutoCloseable {
     try {
       body = json.readTree(ctx.bodyAsBytes());
     } catch (JsonProcessingException e) {
-      throw ProblemException.of(ProblemType.MALFORMED_JSON, BODY + ": " + e.getOriginalMessage());
+      throw ProblemException.of(ProblemType.MALFORMED_JSON, BODY + ": " + dev.tally.core.JsonErrors.text(e));
     } catch (IOException e) {
       throw new java.io.UncheckedIOException(e); // a byte array cannot fail to be read
     }

@@ -192,11 +192,11 @@ final class Upload implements AutoCloseable {
         cases.transferTo(out);
       }
     } catch (JsonParseException e) {
-      throw malformed(null, e, e.getOriginalMessage());
+      throw malformed(null, e, dev.tally.core.JsonErrors.text(e));
     } catch (com.fasterxml.jackson.core.exc.StreamConstraintsException e) {
       // Nesting deeper than 1,000 or a string longer than Jackson's limit: the body's fault, not the server's.
       throw ProblemException.of(ProblemType.MALFORMED_JSON, "the body exceeds what the server reads of JSON: "
-          + e.getOriginalMessage());
+          + dev.tally.core.JsonErrors.text(e));
     } finally {
       if (casesPart != null) {
         Files.deleteIfExists(casesPart);

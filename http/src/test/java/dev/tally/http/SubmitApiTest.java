@@ -269,6 +269,14 @@ class SubmitApiTest {
       HttpResponse<String> nested = submit(t, "s4", BODY.replace("\"nightly\"", deep));
       assertThat(nested.statusCode()).as(nested.body()).isEqualTo(400);
       assertThat(TestApi.json(nested).get("type").asText()).isEqualTo(ProblemType.MALFORMED_JSON.uri());
+      // A number beyond an int is told the range, not only its lower end (which it met).
+      HttpResponse<String> huge = submit(t, "s4h", BODY.replace("\"maxAttempts\": 2", "\"maxAttempts\": 2147483648"));
+      assertThat(TestApi.json(huge).get("detail").asText())
+          .isEqualTo("/settings/maxAttempts: maxAttempts must be a whole number from 1 to 2147483647, got 2147483648");
+      // In words, without the parser's internals (JsonErrors): they named Jackson's features and classes.
+      HttpResponse<String> nan = submit(t, "s4n", BODY.replace("\"nightly\"", "NaN"));
+      assertThat(TestApi.json(nan).get("detail").asText()).contains("Non-standard token 'NaN'").doesNotContain("`");
+      assertThat(TestApi.json(nested).get("detail").asText()).contains("nesting depth").doesNotContain("`");
       HttpResponse<String> header = t.send(post(t, RUNS, "s5", "application/x-ndjson",
           "{\"evaluator\": {\"kind\": \"noop\"}} trailing\n{\"id\": \"a\"}\n"));
       assertThat(header.statusCode()).isEqualTo(400);

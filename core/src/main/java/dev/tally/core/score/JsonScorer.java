@@ -110,7 +110,7 @@ final class JsonScorer implements Scorer {
       try {
         schema = CaseLines.parseStrict(c.value(SCHEMA));
       } catch (JsonProcessingException e) {
-        throw c.error(SCHEMA + " is not JSON: " + e.getOriginalMessage());
+        throw c.error(SCHEMA + " is not JSON: " + dev.tally.core.JsonErrors.text(e));
       }
       return new JsonScorer(c.name(), Mode.FIXED_SCHEMA, checkedSchema(c, schema, SCHEMA), null);
     }
@@ -128,7 +128,7 @@ final class JsonScorer implements Scorer {
     try {
       return CaseLines.parseStrict(text);
     } catch (JsonProcessingException e) {
-      throw c.error(SCHEMA_FILE + " " + path + " is not JSON: " + e.getOriginalMessage());
+      throw c.error(SCHEMA_FILE + " " + path + " is not JSON: " + dev.tally.core.JsonErrors.text(e));
     }
   }
 
@@ -188,7 +188,7 @@ final class JsonScorer implements Scorer {
     try {
       value = CaseLines.parseStrict(text);
     } catch (JsonProcessingException e) {
-      return ScoreResult.fail(null, "not JSON: " + e.getOriginalMessage());
+      return ScoreResult.fail(null, "not JSON: " + dev.tally.core.JsonErrors.text(e));
     }
     if (value == null || value.isMissingNode()) {
       return ScoreResult.fail(null, "not JSON: the answer is empty");
@@ -232,7 +232,7 @@ final class JsonScorer implements Scorer {
       return parsed;
     } catch (JsonProcessingException e) {
       throw new ScoringException(KIND + ": case field \"target\" is a string but not JSON text (write the JSON string \"\\\"...\\\"\" for a string): "
-          + e.getOriginalMessage());
+          + dev.tally.core.JsonErrors.text(e));
     }
   }
 
@@ -242,7 +242,7 @@ final class JsonScorer implements Scorer {
       try {
         node = CaseLines.parseStrict(node.textValue());
       } catch (JsonProcessingException e) {
-        throw new ScoringException(KIND + ": case field \"" + schemaField + "\" is not JSON text: " + e.getOriginalMessage());
+        throw new ScoringException(KIND + ": case field \"" + schemaField + "\" is not JSON text: " + dev.tally.core.JsonErrors.text(e));
       }
     }
     try {

@@ -89,7 +89,7 @@ public record ScorerSpec(String text, String kind, Map<String, String> options) 
             JsonNode node = JSON.readTree(text.substring(i, end));
             value = node.textValue();
           } catch (JsonProcessingException e) {
-            throw error(text, "option " + key + "'s quoted value is not a JSON string: " + e.getOriginalMessage());
+            throw error(text, "option " + key + "'s quoted value is not a JSON string: " + dev.tally.core.JsonErrors.text(e));
           }
           i = end;
           if (i < n && text.charAt(i) != ',') {

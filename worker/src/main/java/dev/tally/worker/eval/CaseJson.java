@@ -21,7 +21,7 @@ final class CaseJson {
     try {
       node = MAPPER.readTree(json);
     } catch (JsonProcessingException e) {
-      throw new IllegalArgumentException("case is not valid JSON: " + e.getOriginalMessage(), e);
+      throw new IllegalArgumentException("case is not valid JSON: " + dev.tally.core.JsonErrors.text(e), e);
     }
     if (node == null || !node.isObject()) {
       throw new IllegalArgumentException(

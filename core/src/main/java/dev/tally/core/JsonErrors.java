@@ -1,0 +1,36 @@
+package dev.tally.core;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+
+/**
+ * A JSON parser's complaint in words for people, the one wording for every reader of JSON input in Tally
+ * (datasets, the API's bodies, scorer options, answers, results files). Jackson's own message names its
+ * internals (the feature that would allow a token, the class a value was bound as, the constraint's
+ * accessor, a redacted source); these are left out, and what is wrong and where stays. The place (file and
+ * line, body line) is the caller's to add.
+ *
+ * <p>Thread-safety: stateless.
+ */
+public final class JsonErrors {
+  private JsonErrors() {}
+
+  /**
+   * {@code e}'s message without the parser's internals: {@code Non-standard token 'NaN': enable
+   * `JsonReadFeature.ALLOW_NON_NUMERIC_NUMBERS` to allow} becomes {@code Non-standard token 'NaN'}, a
+   * {@code start marker at [Source: REDACTED ...; line: 1, column: 1]} becomes {@code opened at line 1,
+   * column 1}, a second value after the first says so.
+   */
+  public static String text(JsonProcessingException e) {
+    String m = e.getOriginalMessage() == null ? e.getClass().getSimpleName() : e.getOriginalMessage();
+    if (m.startsWith("Trailing token")) {
+      return "a second JSON value follows the first (one value is expected)";
+    }
+    m = m.replaceAll("\\[Source: [^;\\]]*(\\([^)]*\\))?[^;\\]]*; line: (\\d+), column: (\\d+)\\]", "line $2, column $3");
+    m = m.replace("start marker at line", "opened at line");
+    m = m.replaceAll(": enable `[^`]*` to allow", "");
+    m = m.replaceAll(", from `[^`]*`", "");
+    m = m.replaceAll(" \\(bound as `[^`]*`\\)", "");
+    m = m.replaceAll("`[A-Za-z0-9_.$]+\\.[A-Z][A-Za-z0-9_$]*(\\.[A-Za-z0-9_$]+)*(\\(\\))?`", "a parser setting");
+    return m.strip();
+  }
+}

@@ -1,0 +1,28 @@
+package dev.tally.core;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import org.junit.jupiter.api.Test;
+
+class JsonErrorsTest {
+  private static final ObjectMapper JSON = new ObjectMapper().enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
+
+  private static String textOf(String json) {
+    return JsonErrors.text(catchThrowableOfType(() -> JSON.readTree(json), JsonProcessingException.class));
+  }
+
+  /** Before, each of these reached people with the parser's class and feature names in it (the breaker round). */
+  @Test
+  void theParsersInternalsAreLeftOutAndWhatAndWhereStay() {
+    assertThat(textOf("{\"a\": NaN}")).isEqualTo("Non-standard token 'NaN'");
+    assertThat(textOf("{")).startsWith("Unexpected end-of-input: expected close marker for Object")
+        .contains("opened at line 1, column 1").doesNotContain("Source").doesNotContain("REDACTED").doesNotContain("`");
+    assertThat(textOf("{} {}")).isEqualTo("a second JSON value follows the first (one value is expected)");
+    assertThat(textOf("[".repeat(2000))).contains("nesting depth").doesNotContain("`").doesNotContain("StreamReadConstraints");
+    assertThat(textOf("{\"a\" 1}")).startsWith("Unexpected character ('1'").doesNotContain("`");
+  }
+}
