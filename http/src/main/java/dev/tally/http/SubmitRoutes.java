@@ -497,8 +497,16 @@ final class SubmitRoutes implements AutoCloseable {
     return Collections.list(ctx.req().getHeaders(name));
   }
 
+  /**
+   * The longest {@code Retry-After} of a 409 for a key in use, in seconds. The first request's hold (up to
+   * 30 s, renewed while its body streams) says when a request that died stops holding the key, not when a
+   * living one ends, which is most often within a second: a double-click's second send waited out the
+   * whole hold before it heard its replay. A retry sends its body again, so not every second either.
+   */
+  static final long KEY_IN_USE_RETRY_AFTER_MAX_SECONDS = 2;
+
   private static ProblemException keyInUse(long holdLeftMillis) {
-    long seconds = Math.max(1, (holdLeftMillis + 999) / 1000);
+    long seconds = Math.min(KEY_IN_USE_RETRY_AFTER_MAX_SECONDS, Math.max(1, (holdLeftMillis + 999) / 1000));
     return ProblemException.header(ProblemType.KEY_IN_USE, IdempotencyKeyHeader.NAME,
         "a request with this Idempotency-Key is still being processed; retry with the same key after "
             + seconds + " s").withHeaders(Map.of("Retry-After", Long.toString(seconds)));

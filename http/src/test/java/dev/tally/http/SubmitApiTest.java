@@ -198,7 +198,7 @@ class SubmitApiTest {
           "{\"evaluator\": {\"kind\": \"noop\"}}\n{\"id\": \"a\"}\n")).statusCode() == 409);
       HttpResponse<String> busy = t.send(post(t, RUNS, "slow", "application/x-ndjson", "{\"evaluator\": {\"kind\": \"noop\"}}\n{\"id\": \"a\"}\n"));
       assertThat(busy.statusCode()).isEqualTo(409);
-      assertThat(busy.headers().firstValue("Retry-After")).hasValueSatisfying(v -> assertThat(Long.parseLong(v)).isBetween(1L, 31L));
+      assertThat(busy.headers().firstValue("Retry-After")).hasValueSatisfying(v -> assertThat(Long.parseLong(v)).isBetween(1L, SubmitRoutes.KEY_IN_USE_RETRY_AFTER_MAX_SECONDS));
       assertThat(TestApi.json(busy).get("type").asText()).isEqualTo(ProblemType.KEY_IN_USE.uri());
 
       chunk(out, "{\"id\": \"b\"}\n");
