@@ -189,7 +189,8 @@ export async function send(record, fields, file, onStatus = () => {}) {
     }
     if (response.status === 409 || response.status >= 500) {
       const retryAfter = Number(response.headers.get('Retry-After'));
-      const wait = retryAfter > 0 ? retryAfter * 1000 : backoff * (0.5 + Math.random() / 2);
+      // Never sooner than the server asks, and later each time: a retry sends the whole file again.
+      const wait = Math.max(retryAfter > 0 ? retryAfter * 1000 : 0, backoff * (0.5 + Math.random() / 2));
       onStatus(response.status === 409
         ? `The server is still processing this submission; asking again in ${Math.ceil(wait / 1000)} s with the same key…`
         : `The server failed (${response.status}); retrying in ${Math.ceil(wait / 1000)} s with the same key…`);
