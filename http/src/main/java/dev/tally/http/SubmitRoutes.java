@@ -369,7 +369,7 @@ final class SubmitRoutes implements AutoCloseable {
         dev.tally.core.FleetLimits.withCaps(run.spec().evaluator().options(), caps); // before anything is written
       } catch (dev.tally.core.FleetLimits.LimitException e) {
         String field = e.key().equals(dev.tally.core.FleetLimits.MAX_TOKENS) ? "/maxTokens" : "/maxCost";
-        throw ProblemException.field(ProblemType.INVALID_REQUEST, field, e.getMessage());
+        throw ProblemException.field(ProblemType.INVALID_REQUEST, field, inApiWords(e.getMessage()));
       }
     }
     if (run.ended()) {
@@ -504,6 +504,17 @@ final class SubmitRoutes implements AutoCloseable {
    * whole hold before it heard its replay. A retry sends its body again, so not every second either.
    */
   static final long KEY_IN_USE_RETRY_AFTER_MAX_SECONDS = 2;
+
+  /**
+   * A cap's refusal in this API's words: its fields ({@code maxTokens}, {@code maxCost}) and the run's
+   * evaluator's {@code price} where {@link dev.tally.core.FleetLimits} names the command line's options.
+   */
+  static String inApiWords(String message) {
+    return message.replace("--" + dev.tally.core.FleetLimits.MAX_TOKENS, "maxTokens")
+        .replace("--" + dev.tally.core.FleetLimits.MAX_COST, "maxCost")
+        .replace("--" + dev.tally.core.Price.OPTION + " IN,OUT", "a price (the evaluator's \"price\" when the run was submitted)")
+        .replace("--" + dev.tally.core.Price.OPTION, "a price (the evaluator's \"price\" when the run was submitted)");
+  }
 
   private static ProblemException keyInUse(long holdLeftMillis) {
     long seconds = Math.min(KEY_IN_USE_RETRY_AFTER_MAX_SECONDS, Math.max(1, (holdLeftMillis + 999) / 1000));

@@ -467,6 +467,11 @@ class SubmitApiTest {
       HttpResponse<String> badCap = t.send(post(t, RUNS + "/1/resume", null, "application/json", "{\"maxTokens\": 0}"));
       assertThat(badCap.statusCode()).isEqualTo(400);
       assertThat(TestApi.json(badCap).get("field").asText()).isEqualTo("/maxTokens");
+      assertThat(TestApi.json(badCap).get("detail").asText()).as("in the API's words, not the command line's")
+          .startsWith("maxTokens must be").doesNotContain("--");
+      HttpResponse<String> noPrice = t.send(post(t, RUNS + "/1/resume", null, "application/json", "{\"maxCost\": 5}"));
+      assertThat(TestApi.json(noPrice).get("detail").asText()).startsWith("maxCost needs a price (the evaluator's \"price\"")
+          .doesNotContain("--");
       assertThat(t.send(post(t, RUNS + "/1/resume", null, "application/json", "")).statusCode()).as("ended").isEqualTo(409);
       assertThat(t.send(post(t, RUNS + "/9/resume", null, "application/json", "")).statusCode()).isEqualTo(404);
     }
