@@ -9,7 +9,8 @@ import java.util.Optional;
  * came before), invisible format characters (Unicode category Cf: bidirectional overrides and isolates,
  * zero-width spaces and joiners, the byte-order mark, tag characters), which make one text look like another
  * ("Trojan Source", Boucher and Anderson, 2021), and the line and paragraph separators (U+2028, U+2029),
- * which break a line where none shows. Names Tally stores and prints (case ids, run names) may hold none of
+ * which break a line where none shows, and a surrogate that is not half of a pair (no character at all:
+ * UTF-8 cannot carry it, and each reader shows it differently, if at all). Names Tally stores and prints (case ids, run names) may hold none of
  * them, as PRECIS's identifier class disallows both (RFC 8264, section 9); text Tally only shows (a case's
  * output) has them replaced when printed. Stateless; thread-safe.
  */
@@ -18,14 +19,15 @@ public final class HiddenCharacters {
 
   /**
    * Whether {@code codePoint} does not show as itself: a control character, an invisible format character,
-   * or a line or paragraph separator. Alone: the joiners' context is {@link #isHiddenAt}'s.
+   * a line or paragraph separator, or a surrogate (read by code points, a surrogate is one without its pair).
+   * Alone: the joiners' context is {@link #isHiddenAt}'s.
    *
    * @param codePoint a Unicode code point
    */
   public static boolean isHidden(int codePoint) {
     int type = Character.getType(codePoint);
     return Character.isISOControl(codePoint) || type == Character.FORMAT
-        || type == Character.LINE_SEPARATOR || type == Character.PARAGRAPH_SEPARATOR;
+        || type == Character.LINE_SEPARATOR || type == Character.PARAGRAPH_SEPARATOR || type == Character.SURROGATE;
   }
 
   private static final int ZERO_WIDTH_NON_JOINER = 0x200C;

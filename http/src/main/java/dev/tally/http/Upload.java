@@ -261,10 +261,14 @@ final class Upload implements AutoCloseable {
     return HexFormat.of().formatHex(digest.digest());
   }
 
-  /** A digest fed the method and the path, each ended by a newline: the body's bytes come next. */
+  /**
+   * A digest fed the method and the path as the router reads it ({@link ApiServer#routed}: {@code /runs/}
+   * is {@code /runs}, which a key sent to the other got a 422 for), each ended by a newline: the body's bytes
+   * come next.
+   */
   private static MessageDigest fingerprintDigest(String method, String path) {
     MessageDigest digest = sha256();
-    digest.update((method + "\n" + path + "\n").getBytes(StandardCharsets.UTF_8));
+    digest.update((method + "\n" + ApiServer.routed(path) + "\n").getBytes(StandardCharsets.UTF_8));
     return digest;
   }
 

@@ -232,6 +232,18 @@ class SubmitApiTest {
   }
 
   /** Regression: a body cut short by the client's half-close got a 500 with no body. */
+  /** Regression: /runs/ is routed as /runs, but its fingerprint differed, so the same key got a 422 there. */
+  @Test
+  void aTrailingSlashIsTheSameRequestForItsKey() throws Exception {
+    try (TestApi t = TestApi.start(dir)) {
+      assertThat(submit(t, "slash", BODY).statusCode()).isEqualTo(201);
+      HttpResponse<String> again = t.send(post(t, RUNS + "/", "slash", "application/json", BODY));
+      assertThat(again.statusCode()).as(again.body()).isEqualTo(201);
+      assertThat(again.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+      assertThat(runs(t)).hasSize(1);
+    }
+  }
+
   @Test
   void aBodyThatEndsBeforeItsContentLengthIsA400ProblemAndItsKeyIsFree() throws Exception {
     try (TestApi t = TestApi.start(dir)) {
@@ -287,6 +299,10 @@ class SubmitApiTest {
       HttpResponse<String> bidi = submit(t, "s6b", BODY.replace("nightly", "night\\u202ely"));
       assertThat(bidi.statusCode()).isEqualTo(400);
       assertThat(TestApi.json(bidi).get("detail").asText()).contains("U+202E at character 6");
+      // A surrogate without its pair is no character: refused as well (it was stored as the name).
+      HttpResponse<String> lone = submit(t, "s6s", BODY.replace("nightly", "night\\ud800ly"));
+      assertThat(lone.statusCode()).as(lone.body()).isEqualTo(400);
+      assertThat(TestApi.json(lone).get("detail").asText()).contains("U+D800 at character 6");
       HttpResponse<String> empty = submit(t, "s7", "{\"evaluator\": {\"kind\": \"noop\"}, \"cases\": []}");
       assertThat(empty.statusCode()).isEqualTo(400);
       assertThat(TestApi.json(empty).get("field").asText()).isEqualTo("/cases");
