@@ -193,6 +193,8 @@ public final class ApiServer implements AutoCloseable {
       }
     });
     app.before(EventStream.PATH, EventStream::requireEventStreamAccept);
+    QueryParameters queryParameters = QueryParameters.of(ReadRoutes.class, FleetRoutes.class, SubmitRoutes.class, EventStream.class);
+    app.beforeMatched(queryParameters::check);
     app.exception(ProblemException.class, (e, ctx) -> answer(ctx, e));
     // A write a standby (or a deposed leader) was asked for: the store or the coordinator refused it.
     app.exception(dev.tally.core.store.StaleEpochException.class, (e, ctx) -> answer(ctx, ProblemException.notLeader(

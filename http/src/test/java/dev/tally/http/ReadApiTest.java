@@ -220,6 +220,23 @@ class ReadApiTest {
     }
   }
 
+  /** Regression (breaker round): ?limt=5 was ignored and answered with the default page, as if understood. */
+  @Test
+  void anUnknownOrRepeatedQueryParameterIsRefusedByName() throws Exception {
+    try (TestApi t = TestApi.start(dir)) {
+      HttpResponse<String> typo = t.get(ApiServer.BASE + "/runs?limt=5");
+      assertThat(typo.statusCode()).isEqualTo(400);
+      assertThat(TestApi.json(typo).get("parameter").asText()).isEqualTo("limt");
+      assertThat(TestApi.json(typo).get("detail").asText()).isEqualTo("unknown query parameter 'limt'; this route takes before, limit");
+      HttpResponse<String> twice = t.get(ApiServer.BASE + "/runs?limit=1&limit=2");
+      assertThat(twice.statusCode()).isEqualTo(400);
+      assertThat(TestApi.json(twice).get("detail").asText()).contains("given 2 times");
+      assertThat(t.get(ApiServer.BASE + "/runs?limit=5").statusCode()).isEqualTo(200);
+      assertThat(t.get(ApiServer.BASE + "/workers?x=1").statusCode()).as("a route that takes none").isEqualTo(400);
+      assertThat(t.get("/metrics?x=1").statusCode()).as("not an API route: not checked").isEqualTo(200);
+    }
+  }
+
   @Test
   void withATokenEveryRequestNeedsItAndMetricsArePublicOnlyWhenAsked() throws Exception {
     try (TestApi t = TestApi.start(dir, ApiServer.Settings.builder().metricsPublic(true), "s3cret-token")) {
