@@ -102,14 +102,13 @@ final class SummaryTable {
   }
 
   /**
-   * The pages of a run's cases that hold those that did not pass: failed, errored, and out of attempts
-   * (no verdict). One list for both readers: {@link #notPassed} asks a store, {@code tally wait} the API
-   * ({@link #apiQuery}).
+   * The pages of a run's cases that hold those that did not pass: failed, and errored (which takes in the
+   * cases out of attempts: {@link dev.tally.core.store.JobView#reportedVerdict}). One list for both readers:
+   * {@link #notPassed} asks a store, {@code tally wait} the API ({@link #apiQuery}).
    */
   enum NotPassedPage {
     FAILED(dev.tally.core.Verdict.FAIL, null),
-    ERRORED(dev.tally.core.Verdict.ERROR, null),
-    OUT_OF_ATTEMPTS(null, dev.tally.core.store.JobState.FAILED);
+    ERRORED(dev.tally.core.Verdict.ERROR, null);
 
     private final dev.tally.core.Verdict verdict;
     private final dev.tally.core.store.JobState state;

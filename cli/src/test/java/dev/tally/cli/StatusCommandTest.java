@@ -121,6 +121,20 @@ class StatusCommandTest {
         .startsWith("1", "finished", "2", "0", "0", "2", "2");
   }
 
+  /** Each case that did not pass is named once: a case out of attempts is an error, and was listed twice. */
+  @Test
+  void theCasesThatDidNotPassAreEachNamedOnceOutOfAttemptsAmongTheErrors() {
+    Path db = dir.resolve("t.db");
+    long now = System.currentTimeMillis();
+    try (SqliteStore store = SqliteStore.open(db)) {
+      long runId = store.createRun(new RunSpec("/data/c.jsonl", new EvaluatorSpec("noop", Map.of(), Duration.ofMinutes(1)), 1),
+          List.of(new CaseRecord(0, "a", "{\"id\":\"a\"}"), new CaseRecord(1, "b", "{\"id\":\"b\"}")));
+      store.apply(StoreBatch.builder(now, List.of(runId), RedeliveryPolicy.defaults()).lease(new LeaseRequest("w", 2, now + 30_000)).build());
+      assertThat(store.releaseLeases(runId, now, RedeliveryPolicy.defaults())).isEqualTo(2);
+      assertThat(SummaryTable.notPassed(store, runId)).extracting(SummaryTable.NotPassed::caseId).containsExactly("a", "b");
+    }
+  }
+
   /** Regression: a run paused by fail fast (or a cap) showed "running" here, and "paused" in the API and tally runs. */
   @Test
   void aPausedRunIsShownPausedAsEverywhereElse() {
