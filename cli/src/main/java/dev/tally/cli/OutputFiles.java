@@ -21,6 +21,13 @@ import picocli.CommandLine.ParameterException;
  * there, its directory's real path and its name). Not thread-safe; one command fills and checks one.
  */
 final class OutputFiles {
+  /** The results file's name when {@code --out} is not given (tally run, resume, retry-errors, rescore, results). */
+  static final String DEFAULT_RESULTS = "results.jsonl";
+  /** The summary file's name when {@code --summary} is not given. */
+  static final String DEFAULT_SUMMARY = "summary.json";
+  /** The SQLite store's name when {@code --db} is not given (beside the dataset for tally run). */
+  static final String DEFAULT_STORE = "tally.db";
+
   private final Map<String, Path> written = new LinkedHashMap<>();
   private final Map<String, Path> kept = new LinkedHashMap<>();
 

@@ -41,10 +41,10 @@ public final class ResultsCommand extends ClientCommand {
   @Parameters(index = "0", paramLabel = "RUN", description = "The run's id.")
   String run;
 
-  @Option(names = "--out", defaultValue = "results.jsonl", description = "Results file, one line per case in dataset order (default: ${DEFAULT-VALUE}).", paramLabel = "FILE")
+  @Option(names = "--out", defaultValue = OutputFiles.DEFAULT_RESULTS, description = "Results file, one line per case in dataset order (default: ${DEFAULT-VALUE}).", paramLabel = "FILE")
   Path out;
 
-  @Option(names = "--summary", defaultValue = "summary.json", description = "Summary file (default: ${DEFAULT-VALUE}).", paramLabel = "FILE")
+  @Option(names = "--summary", defaultValue = OutputFiles.DEFAULT_SUMMARY, description = "Summary file (default: ${DEFAULT-VALUE}).", paramLabel = "FILE")
   Path summary;
 
   @Mixin ReportOptions reports;

@@ -88,7 +88,7 @@ public final class RunCommand extends RunnerCommand {
 
   @Override
   StoreLocation db() {
-    return db != null ? db : new StoreLocation.SqliteFile(datasetPath().getParent().resolve("tally.db"));
+    return db != null ? db : new StoreLocation.SqliteFile(datasetPath().getParent().resolve(OutputFiles.DEFAULT_STORE));
   }
 
   /**

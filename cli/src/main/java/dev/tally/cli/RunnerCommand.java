@@ -88,10 +88,10 @@ public abstract class RunnerCommand implements Callable<Integer> {
   @Option(names = "--slots", description = "Cases each local worker runs at once (default: the number of cores).", paramLabel = "N")
   Integer slots;
 
-  @Option(names = "--out", defaultValue = "results.jsonl", description = "Results file, one line per case in dataset order (default: ${DEFAULT-VALUE}).", paramLabel = "FILE")
+  @Option(names = "--out", defaultValue = OutputFiles.DEFAULT_RESULTS, description = "Results file, one line per case in dataset order (default: ${DEFAULT-VALUE}).", paramLabel = "FILE")
   Path out;
 
-  @Option(names = "--summary", defaultValue = "summary.json", description = "Summary file (default: ${DEFAULT-VALUE}).", paramLabel = "FILE")
+  @Option(names = "--summary", defaultValue = OutputFiles.DEFAULT_SUMMARY, description = "Summary file (default: ${DEFAULT-VALUE}).", paramLabel = "FILE")
   Path summary;
 
   @Option(names = "--listen", converter = HostPort.Converter.class, description = "Address for workers to connect to (default: ${DEFAULT-VALUE}, a free loopback port).", paramLabel = "HOST:PORT")

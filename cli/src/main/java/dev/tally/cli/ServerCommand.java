@@ -73,7 +73,7 @@ public final class ServerCommand implements java.util.concurrent.Callable<Intege
 
   @Mixin ApiOptions apiOptions;
 
-  @Option(names = "--db", defaultValue = "tally.db", converter = DbOptions.Converter.class, paramLabel = "STORE",
+  @Option(names = "--db", defaultValue = OutputFiles.DEFAULT_STORE, converter = DbOptions.Converter.class, paramLabel = "STORE",
       description = "The store: " + DbOptions.GRAMMAR + " (default: ${DEFAULT-VALUE}).")
   StoreLocation db;
 
