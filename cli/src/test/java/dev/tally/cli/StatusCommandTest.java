@@ -102,15 +102,21 @@ class StatusCommandTest {
     assertThat(r.out().lines().filter(l -> l.equals("  and 1 earlier process under this name, left"))).hasSize(3);
   }
 
+  /** A run of one attempt per case whose two cases, a and b, were leased and lost: both out of attempts. */
+  private static long twoCasesOutOfAttempts(SqliteStore store, long now) {
+    long runId = store.createRun(new RunSpec("/data/c.jsonl", new EvaluatorSpec("noop", Map.of(), Duration.ofMinutes(1)), 1),
+        List.of(new CaseRecord(0, "a", "{\"id\":\"a\"}"), new CaseRecord(1, "b", "{\"id\":\"b\"}")));
+    store.apply(StoreBatch.builder(now, List.of(runId), RedeliveryPolicy.defaults()).lease(new LeaseRequest("w", 2, now + 30_000)).build());
+    assertThat(store.releaseLeases(runId, now, RedeliveryPolicy.defaults())).as("both out of their one attempt").isEqualTo(2);
+    return runId;
+  }
+
   @Test
   void runCountersUseTheSummarysNamesAndCounts() {
     Path db = dir.resolve("t.db");
     long now = System.currentTimeMillis();
     try (SqliteStore store = SqliteStore.open(db)) {
-      long runId = store.createRun(new RunSpec("/data/c.jsonl", new EvaluatorSpec("noop", Map.of(), Duration.ofMinutes(1)), 1),
-          List.of(new CaseRecord(0, "a", "{\"id\":\"a\"}"), new CaseRecord(1, "b", "{\"id\":\"b\"}")));
-      store.apply(StoreBatch.builder(now, List.of(runId), RedeliveryPolicy.defaults()).lease(new LeaseRequest("w", 2, now + 30_000)).build());
-      assertThat(store.releaseLeases(runId, now, RedeliveryPolicy.defaults())).as("both out of their one attempt").isEqualTo(2);
+      twoCasesOutOfAttempts(store, now);
     }
     Result r = status(db);
     assertThat(r.exit()).as(r.err()).isZero();
@@ -127,10 +133,7 @@ class StatusCommandTest {
     Path db = dir.resolve("t.db");
     long now = System.currentTimeMillis();
     try (SqliteStore store = SqliteStore.open(db)) {
-      long runId = store.createRun(new RunSpec("/data/c.jsonl", new EvaluatorSpec("noop", Map.of(), Duration.ofMinutes(1)), 1),
-          List.of(new CaseRecord(0, "a", "{\"id\":\"a\"}"), new CaseRecord(1, "b", "{\"id\":\"b\"}")));
-      store.apply(StoreBatch.builder(now, List.of(runId), RedeliveryPolicy.defaults()).lease(new LeaseRequest("w", 2, now + 30_000)).build());
-      assertThat(store.releaseLeases(runId, now, RedeliveryPolicy.defaults())).isEqualTo(2);
+      long runId = twoCasesOutOfAttempts(store, now);
       assertThat(SummaryTable.notPassed(store, runId)).extracting(SummaryTable.NotPassed::caseId).containsExactly("a", "b");
     }
   }
