@@ -10,9 +10,9 @@ import java.util.Optional;
  * zero-width spaces and joiners, the byte-order mark, tag characters), which make one text look like another
  * ("Trojan Source", Boucher and Anderson, 2021), and the line and paragraph separators (U+2028, U+2029),
  * which break a line where none shows, and a surrogate that is not half of a pair (no character at all:
- * UTF-8 cannot carry it, and each reader shows it differently, if at all). Names Tally stores and prints (case ids, run names) may hold none of
- * them, as PRECIS's identifier class disallows both (RFC 8264, section 9); text Tally only shows (a case's
- * output) has them replaced when printed. Stateless; thread-safe.
+ * UTF-8 cannot carry it, and each reader shows it differently, if at all). Names Tally stores and prints
+ * (case ids, run names) may hold none of them, as PRECIS's identifier class disallows both (RFC 8264,
+ * section 9); text Tally only shows (a case's output) has them replaced when printed. Stateless; thread-safe.
  */
 public final class HiddenCharacters {
   private HiddenCharacters() {}

@@ -469,7 +469,6 @@ public final class ApiServer implements AutoCloseable {
     final long maxStreamBytes;
     final long eventPeriodMillis;
     final Path spoolDirectory;
-    /** Whether the spool directory is this store's own (given explicitly), so leftovers may be deleted. */
 
     private Settings(Builder b) {
       this.host = b.host;
