@@ -66,6 +66,9 @@ public final class LogConfiguration extends ContextAwareBase implements Configur
     root.setLevel(Level.WARN);
     root.addAppender(stderr);
     context.getLogger("dev.tally").setLevel(tallyLevel(System.getenv(LEVEL_VARIABLE)));
+    // The schema validator logs a schema's faults (a pattern that does not compile) as its own errors, which
+    // the json scorer already reports, in words, as the spec's or the case's.
+    context.getLogger("com.networknt.schema").setLevel(Level.OFF);
     if (named != null) {
       // Logback itself would fall back to its basic configuration: every logger at DEBUG, on stdout, where
       // the summary table and the run ids a script reads go.

@@ -154,19 +154,41 @@ final class JsonScorer implements Scorer {
     if (!node.isObject() && !node.isBoolean()) {
       throw new IllegalArgumentException("a schema is an object or a boolean, not " + Targets.shape(node));
     }
-    JsonNode dialect = node.path("$schema");
-    if (dialect.isTextual() && SpecificationVersion.fromDialectId(dialect.asText()).isEmpty()
-        && SpecificationVersion.fromDialectId(dialect.asText().replaceFirst("#$", "")).isEmpty()) {
-      throw new IllegalArgumentException("its $schema " + dialect.asText() + " is none of the drafts the validator holds"
-          + " (4, 6, 7, 2019-09, 2020-12; nothing is fetched)");
-    }
-    Schema meta = SCHEMAS.getSchema(SchemaLocation.of(dialect.isTextual() ? dialect.asText() : DEFAULT_DIALECT.getDialectId()));
+    JsonNode named = node.path("$schema");
+    SpecificationVersion dialect = named.isTextual() ? dialect(named.asText()).orElseThrow(() -> new IllegalArgumentException(
+        "its $schema " + named.asText() + " is none of the drafts the validator holds (4, 6, 7, 2019-09, 2020-12;"
+            + " nothing is fetched)")) : DEFAULT_DIALECT;
+    Schema meta = SCHEMAS.getSchema(SchemaLocation.of(dialect.getDialectId()));
     List<Error> broken = meta.validate(node);
     if (!broken.isEmpty()) {
       throw new IllegalArgumentException(broken.stream().limit(META_ERRORS_SHOWN).map(Error::toString)
           .collect(Collectors.joining("; ")) + (broken.size() > META_ERRORS_SHOWN ? "; and " + (broken.size() - META_ERRORS_SHOWN) + " more" : ""));
     }
-    return SCHEMAS.getSchema(node);
+    try {
+      // Every keyword's value read (a pattern compiled) and every $ref resolved now: a reference that
+      // cannot be resolved (nothing is fetched) is the schema's fault, said before the run, not each case's.
+      Schema schema = SCHEMAS.getSchema(node);
+      schema.initializeValidators();
+      return schema;
+    } catch (SchemaException e) {
+      Throwable cause = e.getCause() != null ? e.getCause() : e;
+      throw new IllegalArgumentException(cause instanceof java.io.FileNotFoundException
+          ? "it refers to " + cause.getMessage() + ", which is not in the schema (nothing is fetched)"
+          : cause instanceof java.util.regex.PatternSyntaxException p ? "a pattern is not a regular expression: "
+              + p.getDescription() + " at index " + p.getIndex() + " of " + p.getPattern()
+          : String.valueOf(cause.getMessage()));
+    }
+  }
+
+  /**
+   * The draft a {@code $schema} names, however it is spelled: with or without its final {@code #}, over
+   * http or https ({@code http://json-schema.org/draft-07/schema} is draft 7, as the validator took it
+   * before the meta-schema check).
+   */
+  static java.util.Optional<SpecificationVersion> dialect(String named) {
+    String wanted = named.strip().replaceFirst("#$", "").replaceFirst("^https?://", "");
+    return java.util.Arrays.stream(SpecificationVersion.values())
+        .filter(v -> v.getDialectId().replaceFirst("#$", "").replaceFirst("^https?://", "").equals(wanted)).findFirst();
   }
 
   @Override

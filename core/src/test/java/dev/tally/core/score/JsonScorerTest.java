@@ -104,6 +104,22 @@ class JsonScorerTest {
     // A case's own schema is that case's error, in its column, not a failed answer.
     assertThatThrownBy(() -> ScorerTesting.score("json:schema-field=shape", "{\"id\":\"1\",\"shape\":{\"type\":5}}", "{}"))
         .isInstanceOf(ScoringException.class).hasMessageContaining("case field \"shape\" is not a JSON Schema: /type: ");
+    // A draft however its $schema is spelled (final #, http or https), as before the meta-schema check.
+    for (String spelled : List.of("http://json-schema.org/draft-07/schema", "https://json-schema.org/draft-07/schema#",
+        "http://json-schema.org/draft-07/schema#", "https://json-schema.org/draft/2020-12/schema#")) {
+      Scorer s = withFiles("json:schema-file=a.json", Map.of("a.json", "{\"$schema\":\"" + spelled + "\",\"type\":\"object\"}"));
+      assertThat(s.score(json("{\"id\":\"1\"}"), "{}").passed()).as(spelled).isTrue();
+    }
+    // A reference that cannot be resolved, or a pattern that is no regular expression: refused before the run,
+    // not every case's error.
+    assertThatThrownBy(() -> withFiles("json:schema-file=a.json", Map.of("a.json", "{\"$ref\":\"http://example.com/x.json\"}")))
+        .hasMessageContaining("it refers to http://example.com/x.json, which is not in the schema (nothing is fetched)");
+    assertThatThrownBy(() -> withFiles("json:schema-file=a.json", Map.of("a.json", "{\"properties\":{\"p\":{\"$ref\":\"#/$defs/nope\"}}}")))
+        .hasMessageContaining("/$defs/nope cannot be resolved");
+    assertThatThrownBy(() -> withFiles("json:schema-file=a.json", Map.of("a.json", "{\"pattern\":\"(\"}")))
+        .hasMessageContaining("a pattern is not a regular expression: Unclosed group").hasMessageNotContaining("java.");
+    assertThat(withFiles("json:schema-file=a.json", Map.of("a.json", "{\"type\":\"object\",\"properties\":{\"child\":{\"$ref\":\"#\"}}}")))
+        .as("a recursive schema is a schema").isNotNull();
     // A dialect the validator does not hold is never fetched: refused, by name.
     assertThatThrownBy(() -> withFiles("json:schema-file=a.json",
         Map.of("a.json", "{\"$schema\":\"https://example.com/my-dialect\",\"type\":\"object\"}")))
@@ -142,7 +158,8 @@ class JsonScorerTest {
   void aSchemaThatCannotBeUsedOrANumberBeyondRangeIsTheCasesErrorNotACrash() {
     String remote = "{\"id\":\"a\",\"s\":{\"$ref\":\"http://127.0.0.1:9/x.json\"}}";
     assertThatThrownBy(() -> ScorerTesting.score("json:schema-field=s", remote, "{\"a\":1}"))
-        .isInstanceOf(ScoringException.class).hasMessageContaining("the schema in case field \"s\" cannot be used");
+        .isInstanceOf(ScoringException.class)
+        .hasMessageContaining("case field \"s\" is not a JSON Schema: it refers to http://127.0.0.1:9/x.json, which is not in the schema");
     String cycle = "{\"id\":\"a\",\"s\":{\"$ref\":\"#/definitions/x\",\"definitions\":{\"x\":{\"$ref\":\"#/definitions/x\"}}}}";
     assertThatThrownBy(() -> ScorerTesting.score("json:schema-field=s", cycle, "{\"a\":1}"))
         .isInstanceOf(ScoringException.class).hasMessageContaining("refers to itself without end");
