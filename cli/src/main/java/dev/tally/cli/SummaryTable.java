@@ -179,7 +179,8 @@ final class SummaryTable {
    * for a case with no verdict ({@code verdict} null), why it ran out of attempts. Null texts count as empty.
    */
   static String why(String verdict, Integer exitCode, String stderr, String output, String failureReason) {
-    if (verdict == null) {
+    // Out of attempts: no recorded verdict from a store, the reported "error" and a failure reason from the API.
+    if (verdict == null || failureReason != null) {
       return "out of attempts" + (failureReason == null ? "" : ": " + lastLine(failureReason));
     }
     String said = lastLine(stderr);

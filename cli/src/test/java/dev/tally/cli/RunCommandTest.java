@@ -125,6 +125,9 @@ class RunCommandTest {
         error, null)).why()).isEqualTo("error: command not found: nosuchcmd");
     assertThat(SummaryTable.NotPassed.of(new dev.tally.core.store.JobView(2, 1, 1, "f", dev.tally.core.store.JobState.FAILED, 3, 3, "w",
         null, "lost 3 times: worker left")).why()).isEqualTo("out of attempts: lost 3 times: worker left");
+    // The same case as the API reports it (tally wait): verdict error, with its failure reason; the reason was lost.
+    assertThat(SummaryTable.why("error", null, null, null, "lost 3 times: worker left"))
+        .isEqualTo("out of attempts: lost 3 times: worker left");
     // What a terminal shows: no escape sequence of a case's output reaches it, and a long line is cut.
     assertThat(SummaryTable.lastLine("first\n\u001b[31mred\u001b[0m \u0007done\n")).isEqualTo("?[31mred?[0m ?done");
     assertThat(SummaryTable.lastLine("x".repeat(500))).hasSize(SummaryTable.REASON_CHARS).endsWith("...");
