@@ -28,6 +28,9 @@ public final class JsonErrors {
     m = m.replaceAll("\\[Source: [^;\\]]*(\\([^)]*\\))?[^;\\]]*; line: (\\d+), column: (\\d+)\\]", "line $2, column $3");
     m = m.replace("start marker at line", "opened at line");
     m = m.replaceAll(": enable `[^`]*` to allow", "");
+    // "maybe a (non-standard) comment? (not recognized as one since Feature 'ALLOW_COMMENTS' not enabled for parser)"
+    m = m.replaceAll(" \\(not recognized as one since Feature '[^']*' not enabled for parser\\)", "");
+    m = m.replace("maybe a (non-standard) comment?", "a comment? JSON has none");
     m = m.replaceAll(", from `[^`]*`", "");
     m = m.replaceAll(" \\(bound as `[^`]*`\\)", "");
     m = m.replaceAll("`[A-Za-z0-9_.$]+\\.[A-Z][A-Za-z0-9_$]*(\\.[A-Za-z0-9_$]+)*(\\(\\))?`", "a parser setting");

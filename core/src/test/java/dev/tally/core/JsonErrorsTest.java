@@ -24,5 +24,6 @@ class JsonErrorsTest {
     assertThat(textOf("{} {}")).isEqualTo("a second JSON value follows the first (one value is expected)");
     assertThat(textOf("[".repeat(2000))).contains("nesting depth").doesNotContain("`").doesNotContain("StreamReadConstraints");
     assertThat(textOf("{\"a\" 1}")).startsWith("Unexpected character ('1'").doesNotContain("`");
+    assertThat(textOf("{\"id\": \"a\", /*c*/ \"x\": 1}")).isEqualTo("Unexpected character ('/' (code 47)): a comment? JSON has none");
   }
 }

@@ -250,6 +250,7 @@ final class SubmitRoutes implements AutoCloseable {
     long runId = Params.runId(ctx);
     String key = IdempotencyKeyHeader.parse(headers(ctx, IdempotencyKeyHeader.NAME), false);
     reads.run(runId);
+    noFields(ctx, "a cancel");
     String scope = auth.scope();
     String reservation = null;
     if (key != null) {
@@ -306,6 +307,7 @@ final class SubmitRoutes implements AutoCloseable {
   void retryErrors(Context ctx) {
     long runId = Params.runId(ctx);
     reads.run(runId);
+    noFields(ctx, "a retry of a run's errors");
     dev.tally.core.store.RetryResult r = coordinator.retryErrors(runId);
     switch (r.status()) {
       case UNKNOWN_RUN -> throw ProblemException.parameter(ProblemType.NOT_FOUND, "id", "there is no run " + runId);
@@ -342,12 +344,7 @@ final class SubmitRoutes implements AutoCloseable {
     java.util.Map<String, String> caps = new java.util.LinkedHashMap<>();
     byte[] bytes = ctx.bodyAsBytes();
     if (bytes.length > 0) {
-      JsonNode body;
-      try {
-        body = json.readTree(bytes);
-      } catch (IOException e) {
-        throw ProblemException.of(ProblemType.MALFORMED_JSON, BODY + ": " + e.getMessage());
-      }
+      JsonNode body = jsonBody(bytes);
       if (body == null || !body.isObject()) {
         throw ProblemException.of(ProblemType.INVALID_REQUEST, "the body must be a JSON object, e.g. {\"maxCost\": 20}");
       }
@@ -401,14 +398,7 @@ final class SubmitRoutes implements AutoCloseable {
   void rescore(Context ctx) {
     long runId = Params.runId(ctx);
     reads.run(runId);
-    JsonNode body;
-    try {
-      body = json.readTree(ctx.bodyAsBytes());
-    } catch (JsonProcessingException e) {
-      throw ProblemException.of(ProblemType.MALFORMED_JSON, BODY + ": " + dev.tally.core.JsonErrors.text(e));
-    } catch (IOException e) {
-      throw new java.io.UncheckedIOException(e); // a byte array cannot fail to be read
-    }
+    JsonNode body = jsonBody(ctx.bodyAsBytes());
     if (body == null || !body.isObject()) {
       throw ProblemException.of(ProblemType.INVALID_REQUEST,
           "the body must be a JSON object with the scorers, e.g. {\"scorers\": [\"exact:ignore-case\"]}");
@@ -504,6 +494,38 @@ final class SubmitRoutes implements AutoCloseable {
    * whole hold before it heard its replay. A retry sends its body again, so not every second either.
    */
   static final long KEY_IN_USE_RETRY_AFTER_MAX_SECONDS = 2;
+
+  /**
+   * A small request body as JSON (resume's caps, rescore's scorers), the one reading of them: its faults
+   * in words ({@link dev.tally.core.JsonErrors}), as a 400 problem; null for an empty body.
+   */
+  private JsonNode jsonBody(byte[] bytes) {
+    try {
+      return json.readTree(bytes);
+    } catch (JsonProcessingException e) {
+      throw ProblemException.of(ProblemType.MALFORMED_JSON, BODY + ": " + dev.tally.core.JsonErrors.text(e));
+    } catch (IOException e) {
+      throw new java.io.UncheckedIOException(e); // a byte array cannot fail to be read
+    }
+  }
+
+  /**
+   * Refuses a body on a route that takes none but an empty object ({@code what}: the action, for the
+   * message): a body such a route ignored was taken as understood.
+   */
+  private void noFields(Context ctx, String what) {
+    byte[] bytes = ctx.bodyAsBytes();
+    if (bytes.length == 0) {
+      return;
+    }
+    JsonNode body = jsonBody(bytes);
+    if (body != null && (!body.isObject() || body.size() > 0)) {
+      String first = body.isObject() ? body.fieldNames().next() : null;
+      throw first != null ? ProblemException.field(ProblemType.INVALID_REQUEST, "/" + first,
+          "/" + first + ": unknown field '" + first + "'; " + what + " takes no fields")
+          : ProblemException.of(ProblemType.INVALID_REQUEST, what + " takes no body, or an empty JSON object");
+    }
+  }
 
   /**
    * A cap's refusal in this API's words: its fields ({@code maxTokens}, {@code maxCost}) and the run's

@@ -488,6 +488,13 @@ class SubmitApiTest {
       HttpResponse<String> noPrice = t.send(post(t, RUNS + "/1/resume", null, "application/json", "{\"maxCost\": 5}"));
       assertThat(TestApi.json(noPrice).get("detail").asText()).startsWith("maxCost needs a price (the evaluator's \"price\"")
           .doesNotContain("--");
+      HttpResponse<String> nanCap = t.send(post(t, RUNS + "/1/resume", null, "application/json", "{\"maxTokens\": NaN}"));
+      assertThat(TestApi.json(nanCap).get("detail").asText()).isEqualTo("request body: Non-standard token 'NaN'");
+      // A route that takes no fields refuses a body it would have ignored.
+      HttpResponse<String> retryBody = t.send(post(t, RUNS + "/1/retry-errors", null, "application/json", "{\"foo\": 1}"));
+      assertThat(retryBody.statusCode()).isEqualTo(400);
+      assertThat(TestApi.json(retryBody).get("detail").asText()).isEqualTo("/foo: unknown field 'foo'; a retry of a run's errors takes no fields");
+      assertThat(t.send(post(t, RUNS + "/1/cancel", null, "application/json", "{\"x\": NaN")).statusCode()).isEqualTo(400);
       assertThat(t.send(post(t, RUNS + "/1/resume", null, "application/json", "")).statusCode()).as("ended").isEqualTo(409);
       assertThat(t.send(post(t, RUNS + "/9/resume", null, "application/json", "")).statusCode()).isEqualTo(404);
     }
