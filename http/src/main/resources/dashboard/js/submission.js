@@ -78,7 +78,7 @@ function confirmed(key, run) {
 }
 
 /** Notes on submission `key` that the server refused its last send, and why (nothing was made; the key is kept). */
-function refused(key, why) {
+export function refused(key, why) {
   const record = current();
   if (record && record.key === key) {
     record.refused = why;

@@ -63,6 +63,9 @@ final class QueryParameters {
       return;
     }
     for (Map.Entry<String, List<String>> p : ctx.queryParamMap().entrySet()) {
+      if (p.getKey().isEmpty()) {
+        continue; // "?limit=5&": an empty piece names nothing, as URL builders leave it
+      }
       if (!allowed.contains(p.getKey())) {
         throw ProblemException.parameter(ProblemType.INVALID_REQUEST, p.getKey(), "unknown query parameter '"
             + p.getKey() + "'; " + (allowed.isEmpty() ? "this route takes none" : "this route takes " + String.join(", ", allowed)));

@@ -58,11 +58,12 @@ final class ReadRoutes {
   static final int MAX_PROGRESS_POINTS = 300;
 
   /**
-   * The verdicts {@code ?verdict=} takes: every {@link dev.tally.core.Verdict}; {@code error} takes in the cases
-   * out of attempts ({@link dev.tally.core.store.JobView#reportedVerdict}). Cancelled cases are {@code ?state=cancelled}.
+   * The verdicts {@code ?verdict=} takes, the words a case object's verdict has ({@link
+   * dev.tally.core.store.JobView#reportedVerdict}): every {@link dev.tally.core.Verdict} ({@code error} takes
+   * in the cases out of attempts) and {@code cancelled} (the same cases as {@code ?state=cancelled}).
    */
-  static final List<String> VERDICTS = java.util.Arrays.stream(dev.tally.core.Verdict.values())
-      .map(dev.tally.core.Verdict::wireName).toList();
+  static final List<String> VERDICTS = java.util.stream.Stream.concat(java.util.Arrays.stream(dev.tally.core.Verdict.values())
+      .map(dev.tally.core.Verdict::wireName), java.util.stream.Stream.of(dev.tally.core.store.JobView.CANCELLED)).toList();
   /** The states {@code ?state=} takes. */
   static final List<String> STATES = List.of("pending", "leased", "done", "failed", "cancelled");
 
@@ -115,7 +116,7 @@ final class ReadRoutes {
       summary = "A run's cases in dataset order, a page at a time, optionally of one verdict or state",
       pathParams = @OpenApiParam(name = "id", type = Long.class, required = true),
       queryParams = {
-          @OpenApiParam(name = "verdict", description = "pass, fail or error"),
+          @OpenApiParam(name = "verdict", description = "pass, fail, error (out of attempts included) or cancelled"),
           @OpenApiParam(name = "state", description = "pending, leased, done, failed or cancelled"),
           @OpenApiParam(name = "q", description = "Only cases whose id contains this text (ASCII case ignored)"),
           @OpenApiParam(name = "minAttempts", type = Integer.class, description = "Only cases tried at least this many times (2: retried)"),
@@ -140,8 +141,14 @@ final class ReadRoutes {
     }
     int minAttempts = (int) Math.min(Params.optionalLong(ctx, "minAttempts", 0, 0), Integer.MAX_VALUE);
     run(runId);
-    Verdict v = verdict == null ? null : Verdict.parse(verdict);
+    boolean cancelled = dev.tally.core.store.JobView.CANCELLED.equals(verdict);
+    Verdict v = verdict == null || cancelled ? null : Verdict.parse(verdict);
     JobState s = state == null ? null : JobState.valueOf(state.toUpperCase(Locale.ROOT));
+    if (cancelled && s != null && s != JobState.CANCELLED) {
+      ctx.json(new CaseList(List.of(), null)); // no case is cancelled and in another state
+      return;
+    }
+    s = cancelled ? JobState.CANCELLED : s;
     // The store filters and pages on its side (an index walk), so a page of a million-case run costs a page.
     List<CaseView> page = store().cases(runId, new CaseQuery(v, s, (int) Math.min(after, Integer.MAX_VALUE), limit, q, minAttempts));
     boolean more = page.size() == limit

@@ -101,6 +101,17 @@ export function mount(main) {
     $('#restart').addEventListener('click', restart);
   }
 
+  /**
+   * A refusal in words, and, when it names body lines, how they map to the file's: line 1 of the body is the
+   * form's fields, so every line the server names is one more than the dataset's.
+   */
+  function refusal(err, fileName) {
+    return err.problem && err.problem.line > 1
+      ? `${err.message} (the request body's line 1 is this form's settings: its line N is line N-1 of ${fileName},`
+        + ` so line ${err.problem.line} is line ${err.problem.line - 1} there)`
+      : err.message;
+  }
+
   function restart() {
     record = submission.restart();
     form.reset();
@@ -176,10 +187,9 @@ export function mount(main) {
         });
         $('#new-key').focus();
       } else {
-        // Line 1 of the body is the form's fields: the dataset's line is the body's line less one.
-        const line = err.problem && err.problem.line > 1 ? err.problem.line : 0;
-        status.innerHTML = `<p class="notice error" role="alert">Not submitted: ${escapeHtml(err.message)}.
-          ${line ? `(Request body line ${line} is line ${line - 1} of ${escapeHtml(file.name)}.)` : ''}
+        const why = refusal(err, file.name);
+        submission.refused(mine.key, why); // said again after a reload, with the file's lines
+        status.innerHTML = `<p class="notice error" role="alert">Not submitted: ${escapeHtml(why)}.
           The key is kept: correct the form and press Submit again.</p>`;
         if (submission.current() && submission.current().key === mine.key) {
           record = submission.current();

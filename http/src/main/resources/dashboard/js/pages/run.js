@@ -51,7 +51,7 @@ export function mount(main, [idText]) {
     </div></section>
     <h2>Cases</h2>
     <form class="filters" id="filters">
-      <label>Verdict <select name="verdict"><option value="">any</option><option>pass</option><option>fail</option><option>error</option></select></label>
+      <label>Verdict <select name="verdict"><option value="">any</option><option>pass</option><option>fail</option><option>error</option><option>cancelled</option></select></label>
       <label>State <select name="state"><option value="">any</option><option>pending</option><option>leased</option><option>done</option><option>failed</option><option>cancelled</option></select></label>
       <label>Case id contains <input name="q" type="search" placeholder="text in the id"></label>
       <label><span>Attempts</span><select name="minAttempts"><option value="">any</option><option value="2">more than one</option></select></label>

@@ -232,6 +232,7 @@ class ReadApiTest {
       assertThat(twice.statusCode()).isEqualTo(400);
       assertThat(TestApi.json(twice).get("detail").asText()).contains("given 2 times");
       assertThat(t.get(ApiServer.BASE + "/runs?limit=5").statusCode()).isEqualTo(200);
+      assertThat(t.get(ApiServer.BASE + "/runs?limit=5&").statusCode()).as("an empty piece, as URL builders leave").isEqualTo(200);
       assertThat(t.get(ApiServer.BASE + "/workers?x=1").statusCode()).as("a route that takes none").isEqualTo(400);
       assertThat(t.get("/metrics?x=1").statusCode()).as("not an API route: not checked").isEqualTo(200);
     }

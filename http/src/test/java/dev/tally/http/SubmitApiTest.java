@@ -388,6 +388,11 @@ class SubmitApiTest {
       assertThat(run.get("state").asText()).isEqualTo("cancelled");
       assertThat(run.get("counters").get("cancelled").asLong()).isEqualTo(3);
       assertThat(second.body()).isEqualTo(first.body());
+      // Its cases say cancelled, and ?verdict=cancelled finds them (the word a case object has is a filter).
+      JsonNode cancelled = TestApi.json(t.get(RUNS + "/1/cases?verdict=cancelled")).get("cases");
+      assertThat(cancelled).hasSize(3).allSatisfy(c -> assertThat(c.get("verdict").asText()).isEqualTo("cancelled"));
+      assertThat(TestApi.json(t.get(RUNS + "/1/cases?verdict=cancelled&state=done")).get("cases")).isEmpty();
+      assertThat(TestApi.json(t.get(RUNS + "/1/cases?verdict=error")).get("cases")).isEmpty();
 
       assertThat(t.send(post(t, RUNS + "/9/cancel", null, "application/json", "")).statusCode()).isEqualTo(404);
     }

@@ -193,11 +193,12 @@ class DashboardBrowserTest {
     b.find("#submit").click();
     b.waiting().until(d -> String.valueOf(b.text("#submit-status")).contains("Not submitted"));
     String said = b.text("#submit-status");
-    assertThat(said).contains("request body line 4").contains("(Request body line 4 is line 3 of dup.jsonl.)")
+    assertThat(said).contains("request body line 4").contains("its line N is line N-1 of dup.jsonl, so line 4 is line 3 there")
         .doesNotContain("(line 4)");
     b.driver.navigate().refresh();
     b.waiting().until(d -> !b.all("#refused-notice").isEmpty());
-    assertThat(b.text("#refused-notice")).contains("refused the last send").contains("duplicate id");
+    assertThat(b.text("#refused-notice")).contains("refused the last send").contains("duplicate id")
+        .contains("so line 4 is line 3 there");
     assertThat(b.all("#pending-notice")).isEmpty();
     assertThat(b.find("#key").getText()).isEqualTo(key);
     assertThat(server.runCount()).isZero();
