@@ -94,7 +94,8 @@ final class RunWait {
       err.println("tally: cannot list the cases that did not pass: " + e.getMessage());
       return;
     }
-    String where = "finished".equals(run.state()) ? "'tally results " + run.id() + "'"
+    // A cancelled run has ended too: its results exist.
+    String where = "finished".equals(run.state()) || "cancelled".equals(run.state()) ? "'tally results " + run.id() + "'"
         : "'tally results " + run.id() + "' once the run finishes";
     SummaryTable.printNotPassed(out, c, SummaryTable.firstInOrder(found), where);
   }

@@ -27,6 +27,9 @@ final class SummaryTable {
     if (c.jobsFailed() > 0) {
       row(out, "  of which out of attempts", c.jobsFailed());
     }
+    if (c.cancelled() > 0) { // a cancelled run's table (tally wait, tally results) adds up to its total
+      row(out, "cancelled", c.cancelled());
+    }
     row(out, "recorded", c.recorded());
     row(out, "redeliveries", c.redeliveries());
     if (c.backups() > 0) { // speculation: a copy of a straggler; the first to report is recorded, once

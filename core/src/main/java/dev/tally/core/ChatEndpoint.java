@@ -43,9 +43,9 @@ public final class ChatEndpoint {
     }
     String scheme = uri.getScheme() == null ? "" : uri.getScheme().toLowerCase(Locale.ROOT);
     if (!(scheme.equals("http") || scheme.equals("https")) || uri.getHost() == null || uri.getQuery() != null
-        || uri.getFragment() != null || uri.getUserInfo() != null) {
-      throw new IllegalArgumentException("must be an http or https URL with a host and no query, fragment or"
-          + " credentials (e.g. https://api.openai.com/v1), got '" + base + "'");
+        || uri.getFragment() != null || uri.getUserInfo() != null || uri.getPort() > 65_535) {
+      throw new IllegalArgumentException("must be an http or https URL with a host (and a port up to 65535) and no"
+          + " query, fragment or credentials (e.g. https://api.openai.com/v1), got '" + base + "'");
     }
     String path = uri.getRawPath() == null ? "" : uri.getRawPath();
     while (path.endsWith("/")) {

@@ -180,7 +180,8 @@ public record FleetLimits(Integer maxConcurrency, Double requestsPerMinute, Doub
     Double cost = costUsd(counters);
     if (maxCostUsd != null && cost != null && cost >= maxCostUsd) {
       return java.util.Optional.of(new Cap(MAX_COST, String.format(java.util.Locale.ROOT,
-          "its spend cap is reached: $%.4f spent, --%s %s", cost, MAX_COST, maxCostUsd)));
+          "its spend cap is reached: $%.4f spent, --%s %s", cost, MAX_COST,
+          java.math.BigDecimal.valueOf(maxCostUsd).stripTrailingZeros().toPlainString())));
     }
     return java.util.Optional.empty();
   }

@@ -19,9 +19,9 @@ class ChatEndpointTest {
   @Test
   void credentialsAQueryAFragmentOrNoHostAreRefusedQuotingTheUrl() {
     for (String bad : List.of("https://user:secret@api.example.com/v1", "https://api.example.com/v1?api-version=2024",
-        "https://api.example.com/v1#x", "ftp://api.example.com/v1", "api.example.com/v1")) {
+        "https://api.example.com/v1#x", "ftp://api.example.com/v1", "api.example.com/v1", "http://h:99999/v1")) {
       assertThatThrownBy(() -> ChatEndpoint.chatCompletions(bad)).as(bad).isInstanceOf(IllegalArgumentException.class)
-          .hasMessageContaining("must be an http or https URL with a host and no query, fragment or credentials");
+          .hasMessageContaining("must be an http or https URL with a host (and a port up to 65535) and no query, fragment or credentials");
     }
     assertThatThrownBy(() -> ChatEndpoint.chatCompletions("https://")).hasMessageStartingWith("is not a URL: ");
   }
@@ -30,7 +30,7 @@ class ChatEndpointTest {
   @Test
   void theModelGradedScorerRefusesWhatTheModelEvaluatorRefuses() {
     assertThatThrownBy(() -> Scorers.parse(List.of("model-graded:model=m,base-url=\"https://user:secret@api.example.com/v1\"")))
-        .hasMessageContaining("base-url must be an http or https URL");
+        .hasMessageContaining("base-url must be an http or https URL with a host");
     assertThatThrownBy(() -> Scorers.parse(List.of("model-graded:model=m,base-url=\"https://api.example.com/v1?x=1\"")))
         .hasMessageContaining("no query");
     assertThat(Scorers.parse(List.of("model-graded:model=m,base-url=HTTPS://api.example.com/v1"))).hasSize(1);

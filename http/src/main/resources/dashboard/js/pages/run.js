@@ -141,7 +141,8 @@ export function mount(main, [idText]) {
       const s = await getJson(`${BASE}/runs/${id}/summary${groupBy ? `?groupBy=${encodeURIComponent(groupBy)}` : ''}`);
       // The same rows, in the same order and words, as tally run's summary on the command line.
       const rows = [['total', s.total], ['passed', s.passed], ['failed', s.failed], ['errored', s.errored],
-        ...(s.jobsFailed > 0 ? [['  of which out of attempts', s.jobsFailed]] : []), ['recorded', s.recorded], ['redeliveries', s.redeliveries],
+        ...(s.jobsFailed > 0 ? [['  of which out of attempts', s.jobsFailed]] : []),
+        ...(s.cancelled > 0 ? [['cancelled', s.cancelled]] : []), ['recorded', s.recorded], ['redeliveries', s.redeliveries],
         ...(s.backups > 0 ? [['backup attempts', s.backups]] : []),
         ['duplicates suppressed', s.duplicatesSuppressed], ['stale results fenced', s.staleResultsFenced]];
       rows.push(['accuracy', estimateWords(s.accuracy)]);
