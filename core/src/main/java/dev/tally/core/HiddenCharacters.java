@@ -73,6 +73,7 @@ public final class HiddenCharacters {
         int type = Character.getType(cp);
         String kind = Character.isISOControl(cp) ? "a control character"
             : type == Character.LINE_SEPARATOR || type == Character.PARAGRAPH_SEPARATOR ? "a line or paragraph separator"
+            : type == Character.SURROGATE ? "half of a surrogate pair without its other half (no character at all)"
             : "an invisible format character (a bidirectional override, a zero-width space or the like, which"
                 + " makes one name look like another)";
         return Optional.of(String.format(Locale.ROOT, "holds U+%04X at character %d, %s", cp, position, kind));

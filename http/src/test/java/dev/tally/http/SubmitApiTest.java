@@ -302,7 +302,8 @@ class SubmitApiTest {
       // A surrogate without its pair is no character: refused as well (it was stored as the name).
       HttpResponse<String> lone = submit(t, "s6s", BODY.replace("nightly", "night\\ud800ly"));
       assertThat(lone.statusCode()).as(lone.body()).isEqualTo(400);
-      assertThat(TestApi.json(lone).get("detail").asText()).contains("U+D800 at character 6");
+      assertThat(TestApi.json(lone).get("detail").asText()).contains("U+D800 at character 6")
+          .contains("half of a surrogate pair without its other half");
       HttpResponse<String> empty = submit(t, "s7", "{\"evaluator\": {\"kind\": \"noop\"}, \"cases\": []}");
       assertThat(empty.statusCode()).isEqualTo(400);
       assertThat(TestApi.json(empty).get("field").asText()).isEqualTo("/cases");
