@@ -339,6 +339,8 @@ public final class ApiClient {
             ? shortestWaitFor(r.retryAfter) : Duration.ofMillis(-1))
         .withMaxRetries(settings.maxRetries())
         .withMaxDuration(settings.retryFor())
+        // A server asking to wait past the retries' end is not waited for: it would end in giving up anyway.
+        .abortOn(e -> e instanceof Retryable r && beyondRetries(r, startedNanos))
         .onRetryScheduled(e -> {
           Retryable r = (Retryable) e.getLastException();
           err.printf("tally: %s: %s; retry %d of %d in %s%s%n", what, r.getMessage(), e.getAttemptCount(),
@@ -358,7 +360,9 @@ public final class ApiClient {
     } catch (Retryable last) {
       // The last attempt's reason, not where a next one would have gone: there is none.
       throw new Unreachable(what + ": gave up after " + attempts[0] + (attempts[0] == 1 ? " attempt" : " attempts") + " in "
-          + waitText(Duration.ofNanos(System.nanoTime() - startedNanos)) + "; the last: " + last.why, last.status);
+          + waitText(Duration.ofNanos(System.nanoTime() - startedNanos)) + "; the last: " + last.why
+          + (beyondRetries(last, startedNanos) ? " (it asked to wait " + waitText(last.retryAfter) + ", past --retry-for "
+              + DurationText.text(settings.retryFor()) + ")" : ""), last.status);
     } catch (FailsafeException e) {
       if (e.getCause() instanceof InterruptedException interrupted) {
         throw interrupted;
@@ -459,6 +463,12 @@ public final class ApiClient {
           + (e.getMessage() == null ? "" : ": " + e.getMessage()) + ")";
     }
     return new Retryable(why, null, 0);
+  }
+
+  /** Whether {@code r}'s Retry-After ends after the retries may begin ({@code retryFor} from {@code startedNanos}). */
+  private boolean beyondRetries(Retryable r, long startedNanos) {
+    return r.retryAfter != null
+        && Duration.ofNanos(System.nanoTime() - startedNanos).plus(r.retryAfter).compareTo(settings.retryFor()) > 0;
   }
 
   /** The wait to ask Failsafe for so that, jittered, it is never shorter than {@code retryAfter}. */

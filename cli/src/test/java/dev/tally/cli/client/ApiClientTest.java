@@ -84,6 +84,21 @@ class ApiClientTest {
     }
   }
 
+  /** Regression (breaker round 2): a Retry-After past --retry-for was slept out (minutes), then given up anyway. */
+  @Test
+  void aRetryAfterPastTheRetriesEndIsGivenUpAtOnceSayingSo() throws Exception {
+    try (ScriptedServer server = new ScriptedServer(List.of(
+        Answer.problem(503, ProblemType.UNAVAILABLE.uri(), "busy", Map.of("Retry-After", "999999")),
+        new Answer(201, Map.of(), "{\"id\":7}")))) {
+      long began = System.nanoTime();
+      assertThatThrownBy(() -> client(server.url(), 3).send(keyedPost(), "submitting", ""))
+          .isInstanceOf(ApiClient.Unreachable.class).hasMessageContaining("gave up after 1 attempt")
+          .hasMessageContaining("past --retry-for 1m");
+      assertThat(Duration.ofNanos(System.nanoTime() - began)).isLessThan(Duration.ofSeconds(10));
+      assertThat(server.received).hasSize(1);
+    }
+  }
+
   @Test
   void a409ThatIsNotAKeyInUseIsFinal() throws Exception {
     try (ScriptedServer server = new ScriptedServer(List.of(
