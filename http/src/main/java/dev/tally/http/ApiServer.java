@@ -110,6 +110,8 @@ public final class ApiServer implements AutoCloseable {
     Objects.requireNonNull(coordinator, "coordinator");
     Objects.requireNonNull(live, "live");
     Upload.deleteLeftovers(settings.spoolDirectory);
+    // And when it takes the lead: a leader killed mid-upload leaves its spool beside the standby that follows.
+    coordinator.whenLeading(() -> Upload.deleteLeftovers(settings.spoolDirectory));
     try {
       ListenerSecurity.enforce(ListenerSecurity.Listener.HTTP_API, new InetSocketAddress(settings.host, settings.port),
           settings.token != null, settings.tls != null, settings.insecure);
