@@ -57,6 +57,14 @@ class DashboardBrowserTest {
     return b;
   }
 
+  /** A browser signed in to the New-run form at {@code base}, filled with {@code dataset} ({@link #fillNewRun}). */
+  private Browser newRunForm(String base, Path dataset) {
+    Browser b = browser();
+    b.signIn(base + "/#/new", TOKEN);
+    fillNewRun(b, dataset);
+    return b;
+  }
+
   /** Fills the New-run form: the dataset file and the sleep evaluator. */
   private static void fillNewRun(Browser b, Path dataset) {
     b.waiting().until(d -> !b.all("#new-run").isEmpty());
@@ -80,9 +88,7 @@ class DashboardBrowserTest {
   void doubleClickingSubmitMakesExactlyOneRun() throws Exception {
     DashboardServer server = server("--workers=1", "--slots=2");
     Path dataset = TallyProcess.sleepDataset(dir.resolve("cases.jsonl"), 30, "c", 1);
-    Browser b = browser();
-    b.signIn(server.url + "/#/new", TOKEN);
-    fillNewRun(b, dataset);
+    Browser b = newRunForm(server.url, dataset);
     String key = b.find("#key").getText();
     new Actions(b.driver).doubleClick(b.find("#submit")).perform();
 
@@ -110,9 +116,7 @@ class DashboardBrowserTest {
     open.add(proxy);
     String viaProxy = "http://127.0.0.1:" + proxy.port();
     Path dataset = TallyProcess.sleepDataset(dir.resolve("cases.jsonl"), 20, "h", 2);
-    Browser b = browser();
-    b.signIn(viaProxy + "/#/new", TOKEN);
-    fillNewRun(b, dataset);
+    Browser b = newRunForm(viaProxy, dataset);
     String key = b.find("#key").getText();
     b.find("#submit").click();
 
@@ -147,9 +151,7 @@ class DashboardBrowserTest {
   void aSubmissionConfirmedAfterTheUserLeftTheFormIsSaidThereAndSubmitAgainMakesNoSecondRun() throws Exception {
     DashboardServer server = server("--workers=1", "--slots=2");
     Path dataset = TallyProcess.sleepDataset(dir.resolve("cases.jsonl"), 12, "l", 2);
-    Browser b = browser();
-    b.signIn(server.url + "/#/new", TOKEN);
-    fillNewRun(b, dataset);
+    Browser b = newRunForm(server.url, dataset);
     String key = b.find("#key").getText();
     // The page hears the server's answer to the submission only when the test lets it.
     b.script("const send = window.fetch; window.realFetch = send; window.fetch = async (url, init) => { const r = await send(url, init);"
@@ -186,9 +188,7 @@ class DashboardBrowserTest {
   void aRefusedDatasetNamesTheFilesLineAndAReloadSaysItWasRefused() throws Exception {
     DashboardServer server = server("--workers=1", "--slots=1");
     Path dataset = Files.writeString(dir.resolve("dup.jsonl"), "{\"id\": \"a\"}\n{\"id\": \"b\"}\n{\"id\": \"a\"}\n");
-    Browser b = browser();
-    b.signIn(server.url + "/#/new", TOKEN);
-    fillNewRun(b, dataset);
+    Browser b = newRunForm(server.url, dataset);
     String key = b.find("#key").getText();
     b.find("#submit").click();
     b.waiting().until(d -> String.valueOf(b.text("#submit-status")).contains("Not submitted"));
@@ -211,9 +211,7 @@ class DashboardBrowserTest {
     HoldingProxy proxy = new HoldingProxy(server.port, HoldingProxy.Fault.BREAK_REQUEST);
     open.add(proxy);
     Path dataset = TallyProcess.sleepDataset(dir.resolve("cases.jsonl"), 15, "n", 5);
-    Browser b = browser();
-    b.signIn("http://127.0.0.1:" + proxy.port() + "/#/new", TOKEN);
-    fillNewRun(b, dataset);
+    Browser b = newRunForm("http://127.0.0.1:" + proxy.port(), dataset);
     b.find("#submit").click();
 
     long runId = runOnPage(b);
@@ -235,9 +233,7 @@ class DashboardBrowserTest {
     String viaProxy = "http://127.0.0.1:" + proxy.port();
     Path first = TallyProcess.sleepDataset(dir.resolve("first.jsonl"), 10, "f", 3);
     Path other = TallyProcess.sleepDataset(dir.resolve("other.jsonl"), 12, "o", 4);
-    Browser b = browser();
-    b.signIn(viaProxy + "/#/new", TOKEN);
-    fillNewRun(b, first);
+    Browser b = newRunForm(viaProxy, first);
     String key = b.find("#key").getText();
     b.find("#submit").click();
     await("the first run made while its answer is held back").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100))
