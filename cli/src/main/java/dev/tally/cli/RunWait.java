@@ -1,5 +1,6 @@
 package dev.tally.cli;
 
+import dev.tally.core.store.RunState;
 import dev.tally.cli.client.ApiClient;
 import dev.tally.core.store.RunCounters;
 import dev.tally.http.ApiServer;
@@ -95,7 +96,8 @@ final class RunWait {
       return;
     }
     // A cancelled run has ended too: its results exist.
-    String where = "finished".equals(run.state()) || "cancelled".equals(run.state()) ? "'tally results " + run.id() + "'"
+    boolean over = RunState.FINISHED.wireName().equals(run.state()) || RunState.CANCELLED.wireName().equals(run.state());
+    String where = over ? "'tally results " + run.id() + "'"
         : "'tally results " + run.id() + "' once the run finishes";
     SummaryTable.printNotPassed(out, c, SummaryTable.firstInOrder(found), where);
   }

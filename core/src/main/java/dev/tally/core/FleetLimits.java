@@ -55,6 +55,20 @@ public record FleetLimits(Integer maxConcurrency, Double requestsPerMinute, Doub
     public String key() {
       return key;
     }
+
+    /**
+     * This refusal with its options named by {@code naming} (the API's fields, say) where the message names
+     * them as the command line's {@code --options}; {@code naming} takes an options map key ({@link
+     * #MAX_TOKENS}, {@link #MAX_COST}, {@link #MAX_CONCURRENCY}, {@link Price#OPTION}) and gives its name.
+     * A price's command-line form ({@code --price IN,OUT}) is named whole.
+     */
+    public String message(java.util.function.UnaryOperator<String> naming) {
+      String m = getMessage().replace("--" + Price.OPTION + " IN,OUT", "--" + Price.OPTION);
+      for (String k : java.util.List.of(MAX_CONCURRENCY, MAX_TOKENS, MAX_COST, Price.OPTION)) {
+        m = m.replace("--" + k, naming.apply(k));
+      }
+      return m;
+    }
   }
 
   /**

@@ -19,6 +19,9 @@ public final class JsonErrors {
    * `JsonReadFeature.ALLOW_NON_NUMERIC_NUMBERS` to allow} becomes {@code Non-standard token 'NaN'}, a
    * {@code start marker at [Source: REDACTED ...; line: 1, column: 1]} becomes {@code opened at line 1,
    * column 1}, a second value after the first says so.
+   *
+   * @param e what the parser threw
+   * @return its complaint in words, without a place of its own (the caller names the file and line)
    */
   public static String text(JsonProcessingException e) {
     String m = e.getOriginalMessage() == null ? e.getClass().getSimpleName() : e.getOriginalMessage();

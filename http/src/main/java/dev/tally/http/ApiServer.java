@@ -109,8 +109,8 @@ public final class ApiServer implements AutoCloseable {
     Objects.requireNonNull(settings, "settings");
     Objects.requireNonNull(coordinator, "coordinator");
     Objects.requireNonNull(live, "live");
-    Upload.deleteLeftovers(settings.spoolDirectory);
-    // And when it takes the lead: a leader killed mid-upload leaves its spool beside the standby that follows.
+    // Once leading (at once for a server that leads from its start): the spool of a process killed
+    // mid-upload, a leader's too, beside the standby that follows it. A standby uploads nothing to clean.
     coordinator.whenLeading(() -> Upload.deleteLeftovers(settings.spoolDirectory));
     try {
       ListenerSecurity.enforce(ListenerSecurity.Listener.HTTP_API, new InetSocketAddress(settings.host, settings.port),

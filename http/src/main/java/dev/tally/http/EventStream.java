@@ -203,8 +203,9 @@ final class EventStream implements AutoCloseable {
       }
     }
     if (tick % WORKER_PERIODS == 1) {
+      long at = nowMillis.getAsLong();
       for (WorkerStatus w : store.workerStatuses()) {
-        WorkerObject now = ApiViews.worker(w, nowMillis.getAsLong());
+        WorkerObject now = ApiViews.worker(w, at);
         WorkerObject before = sentWorkers.get(w.workerId());
         if (before == null ? now.state().equals("live") : changedWorker(before, now)) {
           send("worker", now);

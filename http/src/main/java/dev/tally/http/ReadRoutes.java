@@ -267,7 +267,8 @@ final class ReadRoutes {
           @OpenApiResponse(status = "200", content = @OpenApiContent(from = WorkerList.class)),
           @OpenApiResponse(status = "401", content = @OpenApiContent(from = Problem.class, mimeType = ApiServer.PROBLEM_JSON))})
   void listWorkers(Context ctx) {
-    ctx.json(new WorkerList(store().workerStatuses().stream().map(w -> ApiViews.worker(w, clock.millis())).toList()));
+    long now = clock.millis();
+    ctx.json(new WorkerList(store().workerStatuses().stream().map(w -> ApiViews.worker(w, now)).toList()));
   }
 
   /** The run, or a 404 problem. */

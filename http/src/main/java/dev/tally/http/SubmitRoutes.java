@@ -350,8 +350,8 @@ final class SubmitRoutes implements AutoCloseable {
       }
       for (java.util.Iterator<String> names = body.fieldNames(); names.hasNext(); ) {
         String name = names.next();
-        String key = name.equals("maxTokens") ? dev.tally.core.FleetLimits.MAX_TOKENS
-            : name.equals("maxCost") ? dev.tally.core.FleetLimits.MAX_COST : null;
+        String key = CAP_FIELDS.entrySet().stream().filter(f -> f.getValue().equals(name)).map(java.util.Map.Entry::getKey)
+            .findFirst().orElse(null);
         JsonNode v = body.get(name);
         if (key == null) {
           throw ProblemException.field(ProblemType.INVALID_REQUEST, "/" + name,
@@ -365,8 +365,8 @@ final class SubmitRoutes implements AutoCloseable {
       try {
         dev.tally.core.FleetLimits.withCaps(run.spec().evaluator().options(), caps); // before anything is written
       } catch (dev.tally.core.FleetLimits.LimitException e) {
-        String field = e.key().equals(dev.tally.core.FleetLimits.MAX_TOKENS) ? "/maxTokens" : "/maxCost";
-        throw ProblemException.field(ProblemType.INVALID_REQUEST, field, inApiWords(e.getMessage()));
+        throw ProblemException.field(ProblemType.INVALID_REQUEST, "/" + CAP_FIELDS.getOrDefault(e.key(), e.key()),
+            e.message(SubmitRoutes::apiName));
       }
     }
     if (run.ended()) {
@@ -527,15 +527,17 @@ final class SubmitRoutes implements AutoCloseable {
     }
   }
 
+  /** The caps a resume takes: the options map's keys ({@link dev.tally.core.FleetLimits}) and their API fields. */
+  static final java.util.Map<String, String> CAP_FIELDS = java.util.Map.of(
+      dev.tally.core.FleetLimits.MAX_TOKENS, "maxTokens", dev.tally.core.FleetLimits.MAX_COST, "maxCost");
+
   /**
-   * A cap's refusal in this API's words: its fields ({@code maxTokens}, {@code maxCost}) and the run's
-   * evaluator's {@code price} where {@link dev.tally.core.FleetLimits} names the command line's options.
+   * An option as this API names it in a cap's refusal ({@link dev.tally.core.FleetLimits.LimitException#message}):
+   * a cap's field, or the run's evaluator's {@code price}.
    */
-  static String inApiWords(String message) {
-    return message.replace("--" + dev.tally.core.FleetLimits.MAX_TOKENS, "maxTokens")
-        .replace("--" + dev.tally.core.FleetLimits.MAX_COST, "maxCost")
-        .replace("--" + dev.tally.core.Price.OPTION + " IN,OUT", "a price (the evaluator's \"price\" when the run was submitted)")
-        .replace("--" + dev.tally.core.Price.OPTION, "a price (the evaluator's \"price\" when the run was submitted)");
+  private static String apiName(String key) {
+    return key.equals(dev.tally.core.Price.OPTION) ? "a price (the evaluator's \"price\" when the run was submitted)"
+        : CAP_FIELDS.getOrDefault(key, key);
   }
 
   private static ProblemException keyInUse(long holdLeftMillis) {

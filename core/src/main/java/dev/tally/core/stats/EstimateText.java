@@ -22,6 +22,13 @@ public final class EstimateText {
    * Readers that show an estimate (the dashboard, {@code tally run}'s table, the HTML report) show these,
    * so that the words and the rounding are made here alone.
    *
+   * @param value the estimate ({@link Estimate#value})
+   * @param n how many cases or samples it is from
+   * @param standardError its standard error, or null for a mean of one score
+   * @param low its interval's lower end, null exactly when {@code standardError} is
+   * @param high its interval's upper end, null exactly when {@code standardError} is
+   * @param confidence the interval's level (0.95)
+   * @param method how the interval was made ({@link Estimates#WILSON}...)
    * @param text the estimate in words: {@link #percent}, {@link #mean} or {@link #passAtK} of it
    * @param brief its value alone: {@link #percentOnly} or {@link #meanOnly} of it
    */
