@@ -148,6 +148,15 @@ public final class CoordinatorBuilder {
   public static final Duration DEFAULT_STANDBY_RETRY = Duration.ofMillis(500);
 
   /**
+   * How long past its lapsed lease a leader that cannot reach its store holds on before it steps down: as
+   * long as a write of the store waits for a lost connection ({@link dev.tally.store.JdbcStore#RECONNECT_PATIENCE},
+   * 30 s), so that a database restart the store rides out does not end the lead (and a {@code tally run}) half
+   * way. Nothing is risked meanwhile: every write carries the epoch, and the first look that reaches the store
+   * steps down if another epoch leads.
+   */
+  public static final Duration DEFAULT_LEADER_PATIENCE = dev.tally.store.JdbcStore.RECONNECT_PATIENCE;
+
+  /**
    * The default speculative execution, {@link SpeculationPolicy.Mode#AUTO}: near a run's end a straggling
    * case gets a backup attempt on an idle fast worker, and the first result is recorded. A worker ten times
    * slower than the rest otherwise holds every run's end for ten case durations. A model call is not copied
@@ -190,14 +199,15 @@ public final class CoordinatorBuilder {
   private TlsIdentity tls;
   private boolean insecure;
   private dev.tally.core.lead.LeaderLease.Settings leaderLease = new dev.tally.core.lead.LeaderLease.Settings(
-      DEFAULT_LEADER_LEASE, DEFAULT_LEADER_RENEWAL, DEFAULT_STANDBY_RETRY);
+      DEFAULT_LEADER_LEASE, DEFAULT_LEADER_RENEWAL, DEFAULT_STANDBY_RETRY, DEFAULT_LEADER_PATIENCE);
   private boolean standby;
 
   CoordinatorBuilder() {}
 
   /**
    * The leader lease's timing (default {@link #DEFAULT_LEADER_LEASE}, renewed every {@link
-   * #DEFAULT_LEADER_RENEWAL}, standbys looking every {@link #DEFAULT_STANDBY_RETRY}).
+   * #DEFAULT_LEADER_RENEWAL}, standbys looking every {@link #DEFAULT_STANDBY_RETRY}, a leader in doubt holding on
+   * for {@link #DEFAULT_LEADER_PATIENCE}).
    */
   public CoordinatorBuilder leaderLease(dev.tally.core.lead.LeaderLease.Settings settings) {
     this.leaderLease = Objects.requireNonNull(settings, "settings");

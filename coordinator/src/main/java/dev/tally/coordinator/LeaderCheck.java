@@ -41,7 +41,8 @@ public final class LeaderCheck {
 
   /**
    * This coordinator led and no longer does (another epoch took over, a renewal lost its swap, or it could
-   * not renew for a whole lease); the store already refuses its writes. Final for this instance.
+   * not renew for a whole lease and its patience after it); the store already refuses its writes. Final for
+   * this instance.
    *
    * @param why for the log
    */
@@ -70,8 +71,8 @@ public final class LeaderCheck {
    * @param address where this coordinator can be reached, advertised while it leads
    * @param readAtNanos the caller's monotonic clock just before the read
    * @return what this coordinator is now; a {@link SteppedDown} only if it led before this look
-   * @throws StoreException if the store fails (the caller retries at its next look, and steps down if the
-   *     lead {@link #lapsed})
+   * @throws StoreException if the store fails (the caller retries at its next look, and steps down once the
+   *     lead is {@link #outOfPatience})
    */
   public Outcome check(LeaderAddress address, long readAtNanos) {
     LeaderRead read = store.leader();
@@ -103,14 +104,23 @@ public final class LeaderCheck {
 
   /**
    * Whether this coordinator, leading, has gone a whole lease without renewing by its own clock ({@link
-   * LeaderLease#lapsed}): after a failed look it must then step down, since a standby may lead by now.
+   * LeaderLease#lapsed}): it is in doubt, since a standby may lead by now, and its next look that reaches the
+   * store settles it.
    */
   public boolean lapsed(long nowNanos) {
     return lease.lapsed(nowNanos);
   }
 
   /**
-   * Steps down for a reason of the caller's (a lapsed lead, a commit the store refused): the store refuses
+   * Whether this coordinator has been in doubt for its whole patience ({@link LeaderLease#outOfPatience}):
+   * after a failed look it must then step down.
+   */
+  public boolean outOfPatience(long nowNanos) {
+    return lease.outOfPatience(nowNanos);
+  }
+
+  /**
+   * Steps down for a reason of the caller's (a lead in doubt past its patience, a commit the store refused): the store refuses
    * this coordinator's writes from here.
    */
   public SteppedDown stepDown(String why) {

@@ -1,5 +1,6 @@
 package dev.tally.coordinator;
 
+import dev.tally.core.DurationText;
 import dev.tally.core.Ticker;
 import dev.tally.core.lead.LeaderAddress;
 import dev.tally.core.lead.LeaderLease;
@@ -22,8 +23,11 @@ import org.slf4j.LoggerFactory;
  * while standing by and after stepping down. It tells its {@link Listener} when this coordinator takes the lead and when it steps down; a
  * step-down is final for this instance (the coordinator that stepped down exits, see {@link Coordinator}).
  *
- * <p>A store that fails (unreachable, busy) is retried at the next check; a leader that has not renewed for
- * a whole lease by its own clock steps down, since a standby may lead by now ({@link LeaderLease#lapsed}).
+ * <p>A store that fails (unreachable, busy, restarting) is retried at the next check. A leader that has not
+ * renewed for a whole lease by its own clock is in doubt ({@link LeaderLease#lapsed}): it says so, holds on,
+ * and its first check that reaches the store renews the lead if the row is still its epoch, or steps down
+ * if another epoch leads; without an answer within its patience it steps down ({@link
+ * LeaderLease#outOfPatience}).
  *
  * <p>Thread-safety: {@link #tryOnce} before {@link #start} on the caller's thread; after it, every check
  * runs on this instance's one thread. {@link #lastSeen} and {@link #epoch} are safe from any thread.
@@ -51,6 +55,8 @@ final class Leadership implements AutoCloseable {
   private volatile LeaderRow lastSeen = LeaderRow.NONE;
   private volatile long epoch;
   private volatile boolean steppedDown;
+  /** Whether the lead is in doubt: said once when it lapses, and again when a renewal ends the doubt. */
+  private volatile boolean inDoubt;
 
   Leadership(Store store, LeaderLease lease, Supplier<LeaderAddress> address, Ticker ticker) {
     this.store = Objects.requireNonNull(store, "store");
@@ -119,12 +125,23 @@ final class Leadership implements AutoCloseable {
     try {
       check(true);
     } catch (RuntimeException e) {
-      if (check.lapsed(ticker.nanos())) {
+      long now = ticker.nanos();
+      LeaderLease.Settings timing = lease.settings();
+      if (check.outOfPatience(now)) {
         stepDown(check.stepDown("could not renew the lead of epoch " + epoch + " for a whole lease ("
-            + lease.settings().lease().toMillis() + "ms): " + e.getMessage()));
+            + DurationText.text(timing.lease()) + ") and the patience after it (" + DurationText.text(timing.patience())
+            + "): " + e.getMessage()));
         return;
       }
-      log.warn("could not look at the store's leader row (retrying in {} ms): {}", lease.nextCheckIn().toMillis(), e.toString());
+      if (check.lapsed(now) && !inDoubt) {
+        inDoubt = true;
+        log.warn("could not renew the lead of epoch {} for a whole lease ({}): a standby may lead by now; holding on, in"
+            + " doubt, for up to {} more: the first look that reaches the store renews the lead if no other epoch took"
+            + " it, and steps down if one did: {}", epoch, DurationText.text(timing.lease()),
+            DurationText.text(timing.patience()), e.toString());
+      } else {
+        log.warn("could not look at the store's leader row (retrying in {} ms): {}", lease.nextCheckIn().toMillis(), e.toString());
+      }
     }
     schedule();
   }
@@ -139,11 +156,18 @@ final class Leadership implements AutoCloseable {
   }
 
   private boolean checkLocked(boolean tell) {
-    LeaderCheck.Outcome o = check.check(address.get(), ticker.nanos());
+    long readAt = ticker.nanos();
+    long doubtedFor = inDoubt ? lease.sinceRenewalNanos(readAt) : 0;
+    LeaderCheck.Outcome o = check.check(address.get(), readAt);
     lastSeen = check.lastSeen();
     if (o instanceof LeaderCheck.SteppedDown s) {
       stepDown(s);
       return false;
+    }
+    if (inDoubt && o instanceof LeaderCheck.Leads l && !l.tookOver()) {
+      inDoubt = false;
+      log.warn("renewed the lead of epoch {} {} after its last renewal: the store answered again, and no other"
+          + " coordinator had taken the lead", epoch, DurationText.text(java.time.Duration.ofMillis(doubtedFor / 1_000_000)));
     }
     if (o instanceof LeaderCheck.Leads l && l.tookOver()) {
       epoch = l.epoch();

@@ -20,7 +20,7 @@ import org.junit.jupiter.api.io.TempDir;
 class CoordinatorLeadershipTest {
   /** Short, so a takeover takes a second, not the product's 3.5 s; the rule is the same. */
   private static final LeaderLease.Settings FAST =
-      new LeaderLease.Settings(Duration.ofMillis(900), Duration.ofMillis(300), Duration.ofMillis(100));
+      new LeaderLease.Settings(Duration.ofMillis(900), Duration.ofMillis(300), Duration.ofMillis(100), Duration.ofSeconds(30));
 
   @TempDir Path dir;
 
@@ -31,6 +31,8 @@ class CoordinatorLeadershipTest {
     assertThat(d.renewEvery()).isEqualTo(Duration.ofSeconds(1));
     assertThat(d.retryEvery()).isEqualTo(Duration.ofMillis(500));
     assertThat(d.lease().plus(d.retryEvery())).isLessThan(Duration.ofSeconds(5));
+    assertThat(d.patience()).as("a leader in doubt waits as long as a write waits for its database")
+        .isEqualTo(dev.tally.store.JdbcStore.RECONNECT_PATIENCE);
   }
 
   @Test

@@ -23,7 +23,7 @@ import org.junit.jupiter.api.Test;
  */
 class LeaderCheckTest {
   private static final LeaderLease.Settings TIMING =
-      new LeaderLease.Settings(Duration.ofSeconds(3), Duration.ofSeconds(1), Duration.ofMillis(500));
+      new LeaderLease.Settings(Duration.ofSeconds(3), Duration.ofSeconds(1), Duration.ofMillis(500), Duration.ofSeconds(30));
   private static final LeaderAddress A = new LeaderAddress("a:7070", null);
   private static final LeaderAddress B = new LeaderAddress("b:7070", null);
 
@@ -90,6 +90,32 @@ class LeaderCheckTest {
     assertThat(first.lastSeen().epoch()).isEqualTo(2);
     write(two, "w3");
     assertThat(durable.workerStatuses()).extracting(WorkerStatus::workerId).containsExactlyInAnyOrder("w1", "w3");
+  }
+
+  @Test
+  void aLeaderInDoubtWhoseRowIsStillItsEpochWhenTheStoreAnswersAgainRenewsAndWritesOn() {
+    Hand clock = new Hand();
+    InMemoryStore durable = InMemoryStore.create(clock);
+    Store one = durable.reopen();
+    Store two = durable.reopen();
+    LeaderCheck first = new LeaderCheck(one, new LeaderLease("one", TIMING));
+    LeaderCheck second = new LeaderCheck(two, new LeaderLease("two", TIMING));
+    assertThat(first.check(A, 0)).isInstanceOf(LeaderCheck.Leads.class);
+
+    // The store is unreachable for every coordinator alike for 20 s (a database restarting): no look lands.
+    clock.millis += 20_000;
+    long now = Duration.ofSeconds(20).toNanos();
+    assertThat(first.lapsed(now)).as("in doubt").isTrue();
+    assertThat(first.outOfPatience(now)).as("within the patience").isFalse();
+    // The store is back and the leader looks first: nobody took over, so it renews and writes on.
+    assertThat(first.check(A, now)).isInstanceOfSatisfying(LeaderCheck.Leads.class, l -> {
+      assertThat(l.epoch()).isEqualTo(1);
+      assertThat(l.tookOver()).isFalse();
+    });
+    assertThat(first.lapsed(now)).isFalse();
+    write(one, "w1");
+    assertThat(second.check(B, now)).as("the renewed lease holds again").isInstanceOf(LeaderCheck.StandsBy.class);
+    assertThat(first.outOfPatience(Duration.ofSeconds(20 + 33).toNanos())).isTrue();
   }
 
   @Test

@@ -101,9 +101,10 @@ public abstract class JdbcStore implements Store {
   /**
    * How long a write waits for a lost connection to come back before it fails: a database's restart or a
    * managed server's failover takes seconds to tens of seconds; longer is an outage, which the caller (the
-   * scheduler, which retries a failed batch a few times before it gives up) should hear of.
+   * scheduler, which retries a failed batch a few times before it gives up) should hear of. A leader waits
+   * as long for its store before it gives its lead up ({@code CoordinatorBuilder.DEFAULT_LEADER_PATIENCE}).
    */
-  static final Duration RECONNECT_PATIENCE = Duration.ofSeconds(30);
+  public static final Duration RECONNECT_PATIENCE = Duration.ofSeconds(30);
 
   /** The first wait before reconnecting: a restart is not over sooner, and a cut link may be back already. */
   static final Duration FIRST_RECONNECT_DELAY = Duration.ofMillis(100);

@@ -19,17 +19,26 @@ import java.util.Objects;
  *   <li>a leader renews while the row is still its epoch: same epoch, expiry one lease from the store's
  *       now;
  *   <li>a leader steps down when the row names another epoch (a standby took over while it could not
- *       renew: frozen, or cut off from the store), when a renewal's compare-and-set fails, or when it could
- *       not renew for a whole lease by its own clock ({@link #lapsed}: it cannot know whether it was
- *       deposed, so it acts as if it was).
+ *       renew: frozen, or cut off from the store), or when a renewal's compare-and-set fails;
+ *   <li>a leader that could not renew for a whole lease by its own clock ({@link #lapsed}) is <em>in
+ *       doubt</em>: a standby may lead by now, or the store may be down for every coordinator alike (a
+ *       database restarting). It holds on for {@link Settings#patience} more, and its next look that
+ *       reaches the store settles it: the row still its epoch, it renews (nobody took over, since a
+ *       takeover changes the epoch); another epoch, it steps down. It steps down once the patience is spent
+ *       without an answer ({@link #outOfPatience}).
  * </ul>
  *
  * <p>The compare-and-set holds the whole row (epoch, holder, expiry): two standbys that both find the lease
  * lapsed race for one swap and one wins; a standby that read the row just before a renewal fails its swap.
  * Safety does not rest on this rule's timing: the store refuses every write whose epoch is not the row's,
- * so a leader that wakes after a takeover writes nothing even before it learns it was deposed. The timing
- * only decides how soon a standby leads: after a {@code kill -9} or SIGSTOP of the leader, within one lease
- * plus one standby retry (3.5 s with {@code CoordinatorBuilder}'s defaults).
+ * so a leader that wakes after a takeover writes nothing even before it learns it was deposed, and a leader
+ * in doubt hands out no lease a successor also hands out (a lease reaches a worker only after its commit,
+ * which carries the epoch). The timing only decides how soon a standby leads: after a {@code kill -9} or
+ * SIGSTOP of the leader, within one lease plus one standby retry (3.5 s with {@code CoordinatorBuilder}'s
+ * defaults). The patience trades one case for another: a database restarting for less than the lease plus
+ * the patience costs a lone leader nothing (without it, a {@code tally run} stopped after 3 s of a restart);
+ * a leader cut off from a store its standby still reaches keeps its workers, idle, for up to that long
+ * before it steps down and they move to the new leader.
  *
  * <p>Thread-safety: not thread-safe; one driver thread owns an instance.
  */
@@ -45,16 +54,22 @@ public final class LeaderLease {
    * @param lease how long a lease holds unless renewed
    * @param renewEvery how often a leader renews; less than half the lease, so one missed renewal is survived
    * @param retryEvery how often a standby reads the row
+   * @param patience how long past a lapsed lease a leader that cannot reach its store holds on, in doubt,
+   *     before it steps down ({@link LeaderLease#outOfPatience}); zero steps down at the lapse
    */
-  public record Settings(Duration lease, Duration renewEvery, Duration retryEvery) {
+  public record Settings(Duration lease, Duration renewEvery, Duration retryEvery, Duration patience) {
     /**
-     * @throws IllegalArgumentException if a duration is not positive, or {@code renewEvery} is not below
-     *     half of {@code lease}
+     * @throws IllegalArgumentException if {@code lease}, {@code renewEvery} or {@code retryEvery} is not
+     *     positive, {@code patience} is negative, or {@code renewEvery} is not below half of {@code lease}
      */
     public Settings {
       positive("the leader lease", lease);
       positive("the leader lease renewal interval", renewEvery);
       positive("the standby retry interval", retryEvery);
+      Objects.requireNonNull(patience, "the leader's patience");
+      if (patience.isNegative()) {
+        throw new IllegalArgumentException("the leader's patience must not be negative, got " + patience.toMillis() + "ms");
+      }
       if (renewEvery.multipliedBy(2).compareTo(lease) >= 0) {
         throw new IllegalArgumentException("the leader lease (" + lease.toMillis() + "ms) must hold more than two renewals ("
             + renewEvery.toMillis() + "ms each), so that one late renewal does not cost the lead");
@@ -175,8 +190,9 @@ public final class LeaderLease {
   }
 
   /**
-   * Whether this leader has gone a whole lease without a successful renewal, by its own clock: a driver
-   * that cannot read or write the store asks this, and steps down on true, since a standby may lead by now.
+   * Whether this leader has gone a whole lease without a successful renewal, by its own clock: it is in
+   * doubt, since a standby may lead by now. Its next look that reaches the store settles it ({@link
+   * #decide}); until then it holds on, unless {@link #outOfPatience}.
    *
    * @param nowNanos the caller's monotonic clock
    * @return true if leading and the last renewal is a lease or more ago
@@ -186,7 +202,29 @@ public final class LeaderLease {
   }
 
   /**
-   * Ends this coordinator's lead here (the driver steps down for a reason of its own, such as {@link #lapsed}).
+   * Whether this leader has been in doubt for the whole {@link Settings#patience}: a driver that cannot
+   * read or write the store asks this, and steps down on true.
+   *
+   * @param nowNanos the caller's monotonic clock
+   * @return true if leading and the last renewal is a lease plus the patience or more ago
+   */
+  public boolean outOfPatience(long nowNanos) {
+    return epoch != 0 && nowNanos - renewedAtNanos >= settings.lease().plus(settings.patience()).toNanos();
+  }
+
+  /**
+   * How long ago, by the caller's clock, this leader last renewed its lead.
+   *
+   * @param nowNanos the caller's monotonic clock
+   * @return the time since the last successful swap, in ns; 0 if not leading
+   */
+  public long sinceRenewalNanos(long nowNanos) {
+    return epoch == 0 ? 0 : nowNanos - renewedAtNanos;
+  }
+
+  /**
+   * Ends this coordinator's lead here (the driver steps down for a reason of its own, such as {@link
+   * #outOfPatience}).
    *
    * @return the step-down, with {@code why}
    */

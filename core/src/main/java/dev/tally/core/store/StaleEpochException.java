@@ -13,7 +13,8 @@ public class StaleEpochException extends StoreException {
   private final String leaderAddress;
 
   /**
-   * @param writerEpoch the epoch the refused write carried ({@link Store#NOT_LEADING} for a standby)
+   * @param writerEpoch the epoch the refused write carried ({@link Store#NOT_LEADING} for a standby, or a leader
+   *     that stepped down)
    * @param storeEpoch the epoch of the store's leader row at the refusal
    * @param leaderAddress where the store's leader can be reached (the row's text), or null if unknown
    */
@@ -27,7 +28,7 @@ public class StaleEpochException extends StoreException {
   private static String message(long writerEpoch, long storeEpoch, String leaderAddress) {
     String leader = dev.tally.core.lead.LeaderAddress.parse(leaderAddress).toString();
     return (writerEpoch == Store.NOT_LEADING
-        ? "this coordinator does not lead the store (a standby)"
+        ? "this coordinator does not lead the store (a standby, or a leader that stepped down)"
         : "this coordinator's leader epoch " + writerEpoch + " is stale")
         + "; the store's leader is epoch " + storeEpoch + " at " + leader + "; nothing was written";
   }

@@ -8,7 +8,7 @@ import org.junit.jupiter.api.Test;
 
 class LeaderLeaseTest {
   private static final LeaderLease.Settings SETTINGS =
-      new LeaderLease.Settings(Duration.ofSeconds(3), Duration.ofSeconds(1), Duration.ofMillis(500));
+      new LeaderLease.Settings(Duration.ofSeconds(3), Duration.ofSeconds(1), Duration.ofMillis(500), Duration.ofSeconds(30));
   private static final LeaderAddress HERE = new LeaderAddress("10.0.0.1:7070", "http://10.0.0.1:7071");
   private static final long T0 = 1_700_000_000_000L;
   private static final long SECOND = 1_000_000_000L;
@@ -73,11 +73,48 @@ class LeaderLeaseTest {
   }
 
   @Test
+  void aLeaderInDoubtHoldsOnForItsPatienceThenRenewsIfTheRowIsStillItsEpochOrStepsDownIfNot() {
+    LeaderLease lease = new LeaderLease("a", SETTINGS);
+    assertThat(lease.outOfPatience(100 * SECOND)).as("a standby has no patience to run out of").isFalse();
+    lease.swapped(lease.decide(new LeaderRead(LeaderRow.NONE, T0), HERE), true, 10 * SECOND);
+    // In doubt from 13 s (a lease after its last renewal); out of patience from 43 s (30 s more).
+    assertThat(lease.lapsed(20 * SECOND)).isTrue();
+    assertThat(lease.outOfPatience(43 * SECOND - 1)).isFalse();
+    assertThat(lease.outOfPatience(43 * SECOND)).isTrue();
+    assertThat(lease.sinceRenewalNanos(20 * SECOND)).isEqualTo(10 * SECOND);
+
+    // The store answers at 40 s: the row, lapsed by the store's clock too, is still epoch 1: renewed.
+    LeaderLease.Decision renew = lease.decide(new LeaderRead(new LeaderRow(1, "a", null, T0 + 3_000), T0 + 30_000), HERE);
+    assertThat(renew).isInstanceOf(LeaderLease.Renew.class);
+    assertThat(lease.swapped(renew, true, 40 * SECOND)).isNull();
+    assertThat(lease.lapsed(42 * SECOND)).isFalse();
+    assertThat(lease.outOfPatience(60 * SECOND)).isFalse();
+
+    // In doubt again, and the next answer names epoch 2: a standby led meanwhile.
+    LeaderLease.Decision deposed = lease.decide(new LeaderRead(new LeaderRow(2, "b", null, T0 + 70_000), T0 + 60_000), HERE);
+    assertThat(deposed).isInstanceOfSatisfying(LeaderLease.StepDown.class, d -> assertThat(d.why()).contains("epoch 2 took the lead"));
+    assertThat(lease.leading()).isFalse();
+    assertThat(lease.outOfPatience(1_000 * SECOND)).isFalse();
+  }
+
+  @Test
+  void aPatienceOfZeroStepsDownAtTheLapse() {
+    LeaderLease lease = new LeaderLease("a", new LeaderLease.Settings(Duration.ofSeconds(3), Duration.ofSeconds(1),
+        Duration.ofMillis(500), Duration.ZERO));
+    lease.swapped(lease.decide(new LeaderRead(LeaderRow.NONE, T0), HERE), true, 10 * SECOND);
+    assertThat(lease.outOfPatience(13 * SECOND - 1)).isFalse();
+    assertThat(lease.outOfPatience(13 * SECOND)).isTrue();
+  }
+
+  @Test
   void settingsRefuseALeaseThatHoldsTwoRenewalsOrLess() {
-    assertThatThrownBy(() -> new LeaderLease.Settings(Duration.ofSeconds(2), Duration.ofSeconds(1), Duration.ofMillis(500)))
-        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("more than two renewals");
-    assertThatThrownBy(() -> new LeaderLease.Settings(Duration.ofSeconds(3), Duration.ZERO, Duration.ofMillis(500)))
-        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("renewal interval must be positive");
+    assertThatThrownBy(() -> new LeaderLease.Settings(Duration.ofSeconds(2), Duration.ofSeconds(1), Duration.ofMillis(500),
+        Duration.ZERO)).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("more than two renewals");
+    assertThatThrownBy(() -> new LeaderLease.Settings(Duration.ofSeconds(3), Duration.ZERO, Duration.ofMillis(500),
+        Duration.ZERO)).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("renewal interval must be positive");
+    assertThatThrownBy(() -> new LeaderLease.Settings(Duration.ofSeconds(3), Duration.ofSeconds(1), Duration.ofMillis(500),
+        Duration.ofMillis(-1))).isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("patience must not be negative, got -1ms");
   }
 
   @Test
