@@ -496,11 +496,13 @@ public abstract class JdbcStore implements Store {
 
   /**
    * {@inheritDoc} Not counted in {@link #commits()}: a renewal a second is the lease's bookkeeping, not the
-   * scheduler's work. One try, never waiting out a reconnection (a renewal must not outlast its lease; the
-   * caller tries again at its own pace): a write connection lost before (the database restarted) is
-   * replaced first, and one lost now is marked for the next try to replace. Without that a standby whose
-   * connection died with a restart could never take the lead: it only swaps, and its swaps failed for ever
-   * on the dead connection.
+   * scheduler's work. Never waits out a reconnection (a renewal must not outlast its lease; the caller tries
+   * again at its own pace): a write connection lost before (the database restarted) is replaced first; one
+   * found dead now, if it was opened before this call, is replaced and the swap tried once more at once (a
+   * standby's connection idles between its swaps and learns of a restart only by using it; that cost a
+   * takeover half a second); one that dies on its first use is marked for the next call to replace. Without
+   * that a standby whose connection died with a restart could never take the lead: it only swaps, and its
+   * swaps failed for ever on the dead connection.
    */
   @Override
   public boolean swapLeader(dev.tally.core.lead.LeaderRow expected, dev.tally.core.lead.LeaderRow next) {
@@ -508,20 +510,26 @@ public abstract class JdbcStore implements Store {
     writeLock.lock();
     try {
       ensureWritable("swapLeader");
-      try {
-        if (writerLost) {
-          replaceWriter();
+      for (int tryNumber = 1; ; tryNumber++) {
+        boolean opened = writerLost;
+        try {
+          if (opened) {
+            replaceWriter();
+          }
+          w.begin.execute(); // not fenced: this is how an epoch is won
+          boolean swapped = LeaderSql.swap(writer, expected, next, dialect.nowMillis(writer, clock));
+          w.commit.execute();
+          return swapped;
+        } catch (SQLException | RuntimeException | Error e) {
+          if (lostWriter(e)) {
+            if (!opened && tryNumber == 1) {
+              continue; // an old connection, dead since its last use: once more on a new one
+            }
+            throw new StoreException("swapLeader: the connection to " + where + " is lost (" + e.getMessage()
+                + "); the leader row is unchanged, and the next try opens a new connection", e);
+          }
+          throw abort(e, "swapLeader: swapping the leader row of " + where + " failed; it is unchanged");
         }
-        w.begin.execute(); // not fenced: this is how an epoch is won
-        boolean swapped = LeaderSql.swap(writer, expected, next, dialect.nowMillis(writer, clock));
-        w.commit.execute();
-        return swapped;
-      } catch (SQLException | RuntimeException | Error e) {
-        if (lostWriter(e)) {
-          throw new StoreException("swapLeader: the connection to " + where + " is lost (" + e.getMessage()
-              + "); the leader row is unchanged, and the next try opens a new connection", e);
-        }
-        throw abort(e, "swapLeader: swapping the leader row of " + where + " failed; it is unchanged");
       }
     } finally {
       writeLock.unlock();
