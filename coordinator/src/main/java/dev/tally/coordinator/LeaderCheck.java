@@ -29,8 +29,26 @@ public final class LeaderCheck {
    * @param epoch the lead's epoch
    * @param tookOver true if this look won the lead (an acquire), false for a renewal
    * @param previous the row as read before the swap (the previous leader's, on a takeover)
+   * @param doubtEndedAfterNanos for a renewal that ended a doubt ({@link Unanswered#inDoubt}), how long it
+   *     had been since the renewal before, in ns; else 0
    */
-  public record Leads(long epoch, boolean tookOver, LeaderRow previous) implements Outcome {}
+  public record Leads(long epoch, boolean tookOver, LeaderRow previous, long doubtEndedAfterNanos) implements Outcome {
+    /** A takeover or a renewal that ended no doubt. */
+    public Leads(long epoch, boolean tookOver, LeaderRow previous) {
+      this(epoch, tookOver, previous, 0);
+    }
+  }
+
+  /**
+   * The look failed (the store unreachable, busy or restarting) and changed nothing; the caller looks again
+   * at its next interval.
+   *
+   * @param inDoubt whether this coordinator leads and has gone a whole lease without renewing ({@link
+   *     LeaderLease#lapsed}): a standby may lead by now, and it holds on until a look reaches the store or its
+   *     patience runs out
+   * @param doubtBegins whether this failed look is the first in doubt (for a driver that says so once)
+   */
+  public record Unanswered(boolean inDoubt, boolean doubtBegins) implements Outcome {}
 
   /**
    * Another coordinator leads and its lease holds.
@@ -51,6 +69,8 @@ public final class LeaderCheck {
   private final Store store;
   private final LeaderLease lease;
   private LeaderRow lastSeen = LeaderRow.NONE;
+  /** Whether the lead is in doubt: a look failed after a whole lease without a renewal. */
+  private boolean inDoubt;
 
   /**
    * Sets the store's write epoch to {@link Store#NOT_LEADING}: until the lead is won, this coordinator writes
@@ -75,6 +95,7 @@ public final class LeaderCheck {
    *     lead is {@link #outOfPatience})
    */
   public Outcome check(LeaderAddress address, long readAtNanos) {
+    long doubted = inDoubt ? lease.sinceRenewalNanos(readAtNanos) : 0;
     LeaderRead read = store.leader();
     lastSeen = read.row();
     LeaderLease.Decision d = lease.decide(read, address);
@@ -99,7 +120,33 @@ public final class LeaderCheck {
     if (acquire) {
       store.writeAs(next.epoch());
     }
-    return new Leads(next.epoch(), acquire, read.row());
+    inDoubt = false;
+    return new Leads(next.epoch(), acquire, read.row(), acquire ? 0 : doubted);
+  }
+
+  /**
+   * Acts on a look that failed ({@link #check} threw): the one rule for a coordinator that cannot reach its
+   * store. For a leader, within a lease of its last renewal nothing changes; past it, the lead is in doubt and
+   * held; past the lease and its patience ({@link LeaderLease#outOfPatience}), it steps down. A standby is
+   * blind meanwhile ({@link LeaderLease#unanswered}): once it reads again, it gives the leader a lease.
+   *
+   * @param nowNanos the caller's monotonic clock
+   * @param failure what failed, for the step-down's reason
+   * @return {@link SteppedDown} if the patience is spent, else {@link Unanswered}
+   */
+  public Outcome failed(long nowNanos, String failure) {
+    lease.unanswered();
+    LeaderLease.Settings timing = lease.settings();
+    if (lease.outOfPatience(nowNanos)) {
+      inDoubt = false;
+      return stepDown("could not renew the lead of epoch " + lease.epoch() + " for a whole lease ("
+          + dev.tally.core.DurationText.text(timing.lease()) + ") and the patience after it ("
+          + dev.tally.core.DurationText.text(timing.patience()) + "): " + failure);
+    }
+    boolean doubt = lease.lapsed(nowNanos);
+    boolean begins = doubt && !inDoubt;
+    inDoubt = doubt;
+    return new Unanswered(doubt, begins);
   }
 
   /**

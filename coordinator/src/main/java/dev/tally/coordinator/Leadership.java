@@ -55,8 +55,6 @@ final class Leadership implements AutoCloseable {
   private volatile LeaderRow lastSeen = LeaderRow.NONE;
   private volatile long epoch;
   private volatile boolean steppedDown;
-  /** Whether the lead is in doubt: said once when it lapses, and again when a renewal ends the doubt. */
-  private volatile boolean inDoubt;
 
   Leadership(Store store, LeaderLease lease, Supplier<LeaderAddress> address, Ticker ticker) {
     this.store = Objects.requireNonNull(store, "store");
@@ -125,16 +123,16 @@ final class Leadership implements AutoCloseable {
     try {
       check(true);
     } catch (RuntimeException e) {
-      long now = ticker.nanos();
-      LeaderLease.Settings timing = lease.settings();
-      if (check.outOfPatience(now)) {
-        stepDown(check.stepDown("could not renew the lead of epoch " + epoch + " for a whole lease ("
-            + DurationText.text(timing.lease()) + ") and the patience after it (" + DurationText.text(timing.patience())
-            + "): " + e.getMessage()));
+      LeaderCheck.Outcome o;
+      synchronized (lease) {
+        o = check.failed(ticker.nanos(), e.getMessage());
+      }
+      if (o instanceof LeaderCheck.SteppedDown s) {
+        stepDown(s);
         return;
       }
-      if (check.lapsed(now) && !inDoubt) {
-        inDoubt = true;
+      LeaderLease.Settings timing = lease.settings();
+      if (o instanceof LeaderCheck.Unanswered u && u.doubtBegins()) {
         log.warn("could not renew the lead of epoch {} for a whole lease ({}): a standby may lead by now; holding on, in"
             + " doubt, for up to {} more: the first look that reaches the store renews the lead if no other epoch took"
             + " it, and steps down if one did: {}", epoch, DurationText.text(timing.lease()),
@@ -156,18 +154,15 @@ final class Leadership implements AutoCloseable {
   }
 
   private boolean checkLocked(boolean tell) {
-    long readAt = ticker.nanos();
-    long doubtedFor = inDoubt ? lease.sinceRenewalNanos(readAt) : 0;
-    LeaderCheck.Outcome o = check.check(address.get(), readAt);
+    LeaderCheck.Outcome o = check.check(address.get(), ticker.nanos());
     lastSeen = check.lastSeen();
     if (o instanceof LeaderCheck.SteppedDown s) {
       stepDown(s);
       return false;
     }
-    if (inDoubt && o instanceof LeaderCheck.Leads l && !l.tookOver()) {
-      inDoubt = false;
+    if (o instanceof LeaderCheck.Leads l && l.doubtEndedAfterNanos() > 0) {
       log.warn("renewed the lead of epoch {} {} after its last renewal: the store answered again, and no other"
-          + " coordinator had taken the lead", epoch, DurationText.text(java.time.Duration.ofMillis(doubtedFor / 1_000_000)));
+          + " coordinator had taken the lead", epoch, DurationText.text(java.time.Duration.ofMillis(l.doubtEndedAfterNanos() / 1_000_000)));
     }
     if (o instanceof LeaderCheck.Leads l && l.tookOver()) {
       epoch = l.epoch();

@@ -29,6 +29,14 @@ public enum FaultKind {
   /** A few store commits in a row fail (nothing applied) and the scheduler retries its batch. */
   STORE_FAILURE("store-failure"),
   /**
+   * The store cannot be reached for up to 45 s: by the leading coordinator alone (a network partition; a
+   * standby still reaches it and takes the lead once the lease lapses) or by every coordinator (the database
+   * restarting). A commit waits for the store (up to the store's reconnect patience) and then fails; the
+   * leader's looks at its lease fail, and past the lease it holds on in doubt: it renews if the row is still
+   * its epoch when a look lands, and steps down if another epoch leads or its patience runs out.
+   */
+  STORE_CUT("store-cut"),
+  /**
    * The leading coordinator is killed (kill -9) and restarted on the same durable store; it comes back as
    * the standby when the other coordinator took the lead meanwhile, or while its own lease has not lapsed.
    */

@@ -37,6 +37,13 @@ final class SimCoordinator {
   final List<SimConnection> connections = new ArrayList<>();
   long stepAt = -1;
   long stepToken;
+  /** Until when (virtual ms) this process cannot reach the store (fault store-cut); 0 if it can. */
+  long storeCutUntil;
+  /**
+   * Until when (virtual ms) its scheduler's commit waits for the store, as {@code JdbcStore}'s does for a lost
+   * connection: no step runs before; 0 if none waits.
+   */
+  long commitWaitsUntil;
 
   /** Events for its event loops and scheduler loop that came while it was frozen, in order. */
   private final List<Runnable> backlog = new ArrayList<>();

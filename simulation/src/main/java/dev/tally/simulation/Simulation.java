@@ -23,6 +23,7 @@ import dev.tally.core.store.RunSpec;
 import dev.tally.core.store.RunState;
 import dev.tally.core.store.RunView;
 import dev.tally.core.store.StaleEpochException;
+import dev.tally.core.store.StoreException;
 import dev.tally.core.store.Store;
 import dev.tally.core.store.memory.InMemoryStore;
 import dev.tally.worker.Termination;
@@ -65,7 +66,9 @@ import java.util.concurrent.CompletableFuture;
  * have their timers fire late or their frames stalled and burst, run slow, fail every case, run poison
  * cases (which kill them), have their link cut (right away, or right after a commit so that the ack is
  * lost and the outbox resend is a duplicate), hold a finished result back until after its lease is revoked;
- * store commits fail a few times in a row; the leading coordinator is killed and restarted (a new scheduler
+ * store commits fail a few times in a row; the store cannot be reached for up to 45 s, by the leader alone
+ * (a partition) or by every coordinator (a database restart), so that commits wait and then fail and the
+ * leader's lease goes in doubt; the leading coordinator is killed and restarted (a new scheduler
  * on the same store, reopened; workers reconnect and claim their leases), or frozen (SIGSTOP) and thawed;
  * and a user cancels a run mid-way
  * (through the scheduler, or in the store while no coordinator is up). A supervisor replaces dead and
@@ -193,6 +196,21 @@ public final class Simulation {
   private int coordinatorFreezes;
   /** How many of the next commits fail (fault store-failure). */
   private int failingCommits;
+  /** Until when (virtual ms) no coordinator reaches the store (fault store-cut of every coordinator); 0 if none. */
+  private long storeDownUntil;
+  private int storeCuts;
+  /** Store cuts per history: two cover a cut of the leader that took over after a cut. */
+  static final int MAX_STORE_CUTS = 2;
+  /**
+   * The longest a store cut lasts beyond a second: 45 s spans cuts within the lease, within the lease and
+   * the leader's patience (it holds on, in doubt), and past both (it steps down).
+   */
+  static final long MAX_STORE_CUT_MILLIS = 45_000;
+  /**
+   * How long a commit waits for a store it cannot reach before it fails: the product's ({@code JdbcStore}'s
+   * reconnect patience, which the builder's leader patience is by definition).
+   */
+  static final long COMMIT_PATIENCE_MILLIS = dev.tally.coordinator.CoordinatorBuilder.DEFAULT_LEADER_PATIENCE.toMillis();
 
   /**
    * Prepares the history of {@code seed}.
@@ -313,7 +331,7 @@ public final class Simulation {
         FaultKind.CONNECTION_CUT, FaultKind.CONNECTION_CUT, FaultKind.CONNECTION_CUT, FaultKind.CONNECTION_CUT,
         FaultKind.HEARTBEAT_DELAY, FaultKind.HEARTBEAT_DELAY, FaultKind.LATE_RESULT, FaultKind.LATE_RESULT,
         FaultKind.COORDINATOR_CRASH, FaultKind.COORDINATOR_CRASH, FaultKind.COORDINATOR_FREEZE, FaultKind.COORDINATOR_FREEZE,
-        FaultKind.STORE_FAILURE, FaultKind.STORE_FAILURE,
+        FaultKind.STORE_FAILURE, FaultKind.STORE_FAILURE, FaultKind.STORE_CUT,
         FaultKind.WORKER_DRAIN, FaultKind.WORKER_DRAIN, FaultKind.RUN_CANCEL, FaultKind.IMPOSTOR};
     for (int i = 0; i < timed; i++) {
       long at = random.nextLong(horizon);
@@ -460,6 +478,25 @@ public final class Simulation {
     if (kind == FaultKind.IMPOSTOR) {
       count(kind);
       spawnImpostor();
+      return;
+    }
+    if (kind == FaultKind.STORE_CUT) {
+      SimCoordinator leader = leader();
+      if (leader == null || storeCuts >= MAX_STORE_CUTS) {
+        trace("fault " + kind.siteName() + " skipped: no coordinator leads, or the store was cut enough");
+        return;
+      }
+      storeCuts++;
+      count(kind);
+      long d = 1_000 + random.nextLong(MAX_STORE_CUT_MILLIS);
+      if (random.nextBoolean()) {
+        storeDownUntil = Math.max(storeDownUntil, now() + d);
+        trace("fault store-cut: the store is down for every coordinator for " + d + " ms (a database restarting)");
+      } else {
+        leader.storeCutUntil = Math.max(leader.storeCutUntil, now() + d);
+        trace("fault store-cut: coordinator " + leader + " (epoch " + leader.epoch + ") is cut off from the store for " + d
+            + " ms; the others still reach it");
+      }
       return;
     }
     if (kind == FaultKind.STORE_FAILURE) {
@@ -685,6 +722,8 @@ public final class Simulation {
     if (planted == PlantedFault.SKIP_EPOCH_CHECK) {
       own = new UnfencedStore(own);
     }
+    SimCoordinator[] self = new SimCoordinator[1];
+    own = new CutOffStore(own, () -> storeCut(self[0]));
     Store store = new FlakyStore(fairShare.watching(ledger.recording(own, name)), () -> {
       if (failingCommits == 0) {
         return false;
@@ -698,6 +737,7 @@ public final class Simulation {
     }
     LeaderLease lease = new LeaderLease(new UUID(random.nextLong(), random.nextLong()).toString(), leaseSettings);
     SimCoordinator k = new SimCoordinator(name, address, store, new LeaderCheck(store, lease));
+    self[0] = k;
     onAddress[address] = k;
     coordinators.add(k);
     trace("coordinator " + k + " starts on address " + address);
@@ -709,10 +749,22 @@ public final class Simulation {
     if (stopped || !k.alive) {
       return;
     }
-    LeaderCheck.Outcome o = k.leadership.check(new LeaderAddress("coordinator-" + k.address + ":7070", null), nanos());
+    LeaderCheck.Outcome o;
+    try {
+      o = k.leadership.check(new LeaderAddress("coordinator-" + k.address + ":7070", null), nanos());
+    } catch (StoreException e) {
+      o = k.leadership.failed(nanos(), e.getMessage()); // as Leadership: the one rule for a look that failed
+    }
     if (o instanceof LeaderCheck.SteppedDown s) {
       stepDown(k, s.why());
       return;
+    }
+    if (o instanceof LeaderCheck.Unanswered u && u.doubtBegins()) {
+      trace("coordinator " + k + " could not renew epoch " + k.epoch + " for a whole lease: in doubt, it holds on");
+    }
+    if (o instanceof LeaderCheck.Leads l && l.doubtEndedAfterNanos() > 0) {
+      trace("coordinator " + k + " renewed epoch " + l.epoch() + " " + l.doubtEndedAfterNanos() / 1_000_000
+          + " ms after its last renewal: no other coordinator had taken the lead");
     }
     if (o instanceof LeaderCheck.Leads l && l.tookOver()) {
       lead(k, l.epoch(), l.previous());
@@ -762,6 +814,7 @@ public final class Simulation {
     if (!k.alive || k.scheduler == null || stopped) {
       return;
     }
+    at = Math.max(at, k.commitWaitsUntil); // a commit waiting for the store holds the scheduler's thread
     if (k.stepAt >= 0 && k.stepAt <= at) {
       return;
     }
@@ -780,6 +833,15 @@ public final class Simulation {
       return;
     }
     Scheduler scheduler = k.scheduler;
+    if (storeCut(k) && k.commitWaitsUntil == 0) {
+      // As JdbcStore: the commit waits for the store to answer again, up to its reconnect patience; the step
+      // then runs, and its commit fails if the store is still cut.
+      long storeBack = Math.max(k.storeCutUntil, storeDownUntil);
+      k.commitWaitsUntil = Math.min(storeBack, now() + COMMIT_PATIENCE_MILLIS);
+      requestStep(k, k.commitWaitsUntil);
+      return;
+    }
+    k.commitWaitsUntil = 0;
     long due;
     try {
       due = scheduler.step();
@@ -822,6 +884,11 @@ public final class Simulation {
     long dueElapsed = due == Long.MAX_VALUE ? Long.MAX_VALUE : due - VirtualClock.EPOCH_MILLIS;
     long next = scheduler.hasQueuedEvents() ? now() + STEP_LATENCY_MILLIS : Math.min(dueElapsed, now() + IDLE_STEP_MILLIS);
     requestStep(k, Math.max(next, now() + 1));
+  }
+
+  /** Whether {@code k} cannot reach the store now (fault store-cut); false before it exists. */
+  private boolean storeCut(SimCoordinator k) {
+    return k != null && (now() < storeDownUntil || now() < k.storeCutUntil);
   }
 
   private void end(String reason) {

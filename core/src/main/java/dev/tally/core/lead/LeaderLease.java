@@ -15,7 +15,12 @@ import java.util.Objects;
  * <ul>
  *   <li>a coordinator that does not lead takes the lead when the row's lease has lapsed by the store's
  *       clock (or nobody ever held it): the row's epoch plus one, itself as holder, expiring one lease from
- *       the store's now; otherwise it stands by, and says where the leader is;
+ *       the store's now; otherwise it stands by, and says where the leader is. A standby whose own looks
+ *       failed ({@link #unanswered}: it could not reach the store either) gives the row it first reads again
+ *       a whole lease before it takes over, unless the row changes meanwhile: its leader may have been cut
+ *       off as long (a database restarting), and renews if it lives. Without that, after an outage longer
+ *       than the lease, a standby (looking every half second) usually won the lapsed row before the leader
+ *       (renewing every second) could renew it, and a live leader was replaced for nothing;
  *   <li>a leader renews while the row is still its epoch: same epoch, expiry one lease from the store's
  *       now;
  *   <li>a leader steps down when the row names another epoch (a standby took over while it could not
@@ -123,6 +128,12 @@ public final class LeaderLease {
   private long epoch;
   /** When the last successful swap (taking or renewing the lead) was decided, in the caller's nanos. */
   private long renewedAtNanos;
+  /** Whether a look of this standby failed since it last read the row ({@link #unanswered}). */
+  private boolean blind;
+  /** The row a standby first read after being blind, while it gives that row's leader a lease; else null. */
+  private LeaderRow regained;
+  /** When (the store's clock, ms) the standby read {@link #regained}. */
+  private long regainedAtStoreMillis;
 
   /**
    * @param holder this coordinator's id, unique among the coordinators of one store (a random UUID)
@@ -155,10 +166,33 @@ public final class LeaderLease {
       }
       return new Renew(row, new LeaderRow(epoch, holder, text, expires));
     }
+    if (blind) {
+      blind = false;
+      regained = row;
+      regainedAtStoreMillis = read.storeNowMillis();
+    }
+    if (regained != null) {
+      if (row.equals(regained) && row.holder() != null
+          && read.storeNowMillis() - regainedAtStoreMillis < settings.lease().toMillis()) {
+        return new StandBy(row); // its leader may have been as cut off as this standby: it gets a lease to renew
+      }
+      regained = null;
+    }
     if (row.lapsedAt(read.storeNowMillis())) {
       return new Acquire(row, new LeaderRow(row.epoch() + 1, holder, text, expires));
     }
     return new StandBy(row);
+  }
+
+  /**
+   * Reports a look that did not reach the store. A standby is then blind to it: its next successful read
+   * gives the row it finds a whole lease before it may take over (see the class comment). Nothing changes for
+   * a leader (its doubt is {@link #lapsed}).
+   */
+  public void unanswered() {
+    if (epoch == 0) {
+      blind = true;
+    }
   }
 
   /**

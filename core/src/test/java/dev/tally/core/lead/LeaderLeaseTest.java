@@ -98,6 +98,34 @@ class LeaderLeaseTest {
   }
 
   @Test
+  void aStandbyThatCouldNotReachTheStoreGivesTheRowItFindsAgainALeaseBeforeTakingOver() {
+    LeaderLease standby = new LeaderLease("b", SETTINGS);
+    LeaderRow led = new LeaderRow(1, "a", null, T0 + 3_000);
+    assertThat(standby.decide(new LeaderRead(led, T0 + 1_000), HERE)).isInstanceOf(LeaderLease.StandBy.class);
+    standby.unanswered(); // the store goes away for both, for 20 s
+    // Back: the row lapsed 17 s ago by the store's clock, but the leader may have been as blind: it gets a lease.
+    assertThat(standby.decide(new LeaderRead(led, T0 + 20_000), HERE)).isInstanceOf(LeaderLease.StandBy.class);
+    assertThat(standby.decide(new LeaderRead(led, T0 + 22_999), HERE)).isInstanceOf(LeaderLease.StandBy.class);
+    // It did not renew within the lease: taken over.
+    assertThat(standby.decide(new LeaderRead(led, T0 + 23_000), HERE)).isInstanceOf(LeaderLease.Acquire.class);
+
+    // The same, and the leader renews within the lease: the standby goes on standing by, and judges the new
+    // row by the ordinary rule from then on.
+    LeaderLease other = new LeaderLease("c", SETTINGS);
+    other.unanswered();
+    assertThat(other.decide(new LeaderRead(led, T0 + 20_000), HERE)).isInstanceOf(LeaderLease.StandBy.class);
+    LeaderRow renewed = new LeaderRow(1, "a", null, T0 + 23_500);
+    assertThat(other.decide(new LeaderRead(renewed, T0 + 20_600), HERE)).isInstanceOf(LeaderLease.StandBy.class);
+    assertThat(other.decide(new LeaderRead(renewed, T0 + 23_500), HERE)).as("lapsed by the ordinary rule")
+        .isInstanceOf(LeaderLease.Acquire.class);
+
+    // A row nobody ever held is taken at once, blind or not.
+    LeaderLease first = new LeaderLease("d", SETTINGS);
+    first.unanswered();
+    assertThat(first.decide(new LeaderRead(LeaderRow.NONE, T0), HERE)).isInstanceOf(LeaderLease.Acquire.class);
+  }
+
+  @Test
   void aPatienceOfZeroStepsDownAtTheLapse() {
     LeaderLease lease = new LeaderLease("a", new LeaderLease.Settings(Duration.ofSeconds(3), Duration.ofSeconds(1),
         Duration.ofMillis(500), Duration.ZERO));
