@@ -75,7 +75,12 @@ public final class SchedulerLoop implements AutoCloseable {
       scheduler.stopping();
     } catch (RuntimeException | Error e) {
       failure = e;
-      log.error("scheduler loop stopped", e);
+      if (e instanceof dev.tally.core.store.StaleEpochException) {
+        // Another coordinator leads: the scheduler said so in words, and the coordinator steps down; no trace helps.
+        log.error("scheduler loop stopped: {}", e.getMessage());
+      } else {
+        log.error("scheduler loop stopped", e);
+      }
       onFailure.run();
     }
   }
