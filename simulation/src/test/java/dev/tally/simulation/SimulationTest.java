@@ -69,18 +69,9 @@ class SimulationTest {
    */
   @Test
   void aLeaderFrozenPastItsLeaseIsReplacedAndWritesNothingOnceThawed() {
-    SimulationRunner runner = new SimulationRunner();
-    SimulationResult r = null;
-    for (long seed = 1; seed <= PLANTED_BUDGET && r == null; seed++) {
-      SimulationResult candidate = runner.run(seed, true);
-      int refusal = indexOf(candidate.trace().lines().toList(), "the store refused a commit under epoch");
-      // A refused commit of a frozen leader (a leader cut off from the store has its own story, below).
-      if (refusal >= 0 && candidate.trace().contains("fault coordinator-freeze") && !candidate.trace().contains("fault store-cut")) {
-        r = candidate;
-      }
-    }
-    assertThat(r).as("a seed among the first %d has a thawed leader whose commit the store refused", PLANTED_BUDGET).isNotNull();
-    assertThat(r.violations()).isEmpty();
+    // A refused commit of a frozen leader (a leader cut off from the store has its own story, below).
+    SimulationResult r = firstHistory("a thawed leader whose commit the store refused", h -> h.trace().contains("fault coordinator-freeze")
+        && !h.trace().contains("fault store-cut") && h.trace().contains("the store refused a commit under epoch"));
     java.util.List<String> lines = r.trace().lines().toList();
     int refused = indexOf(lines, "the store refused a commit under epoch");
     String frozen = lines.get(refused).replaceAll(".* coordinator (c\\d+): the store refused a commit under epoch (\\d+).*", "$1 $2");
@@ -105,34 +96,24 @@ class SimulationTest {
    */
   @Test
   void aLeaderThatCannotReachTheStoreForMoreThanItsLeaseHoldsOnAndRenewsWhenNobodyTookOver() {
-    SimulationRunner runner = new SimulationRunner();
-    SimulationResult r = null;
-    String name = null;
-    long epoch = 0;
-    for (long seed = 1; seed <= PLANTED_BUDGET && r == null; seed++) {
-      SimulationResult candidate = runner.run(seed, true);
-      java.util.List<String> lines = candidate.trace().lines().toList();
-      int down = indexOf(lines, "fault store-cut: the store is down for every coordinator");
-      int renewed = indexOf(lines, " ms after its last renewal: no other coordinator had taken the lead");
-      if (down >= 0 && renewed > down) {
-        String[] who = lines.get(renewed).replaceAll(".* coordinator (c\\d+) renewed epoch (\\d+) .*", "$1 $2").split(" ");
-        r = candidate;
-        name = who[0];
-        epoch = Long.parseLong(who[1]);
-      }
-    }
-    assertThat(r).as("a seed among the first %d has a leader that renewed after the store was down", PLANTED_BUDGET).isNotNull();
-    assertThat(r.violations()).isEmpty();
+    String downForAll = "fault store-cut: the store is down for every coordinator";
+    String renewal = " ms after its last renewal: no other coordinator had taken the lead";
+    SimulationResult r = firstHistory("a leader that renewed after the store was down", h -> {
+      java.util.List<String> lines = h.trace().lines().toList();
+      int down = indexOf(lines, downForAll);
+      return down >= 0 && indexOf(lines, renewal) > down;
+    });
     java.util.List<String> lines = r.trace().lines().toList();
-    int down = indexOf(lines, "fault store-cut: the store is down for every coordinator");
+    int down = indexOf(lines, downForAll);
+    int renewed = indexOf(lines, renewal);
+    String[] who = lines.get(renewed).replaceAll(".* coordinator (c\\d+) renewed epoch (\\d+) (\\d+) ms after.*", "$1 $2 $3").split(" ");
+    String name = who[0];
+    long epoch = Long.parseLong(who[1]);
     int doubt = indexOf(lines, "coordinator " + name + " could not renew epoch " + epoch + " for a whole lease: in doubt");
-    int renewed = indexOf(lines, "coordinator " + name + " renewed epoch " + epoch + " ");
     assertThat(doubt).as("in doubt after the store went down").isBetween(down, renewed);
-    long led = epoch;
     assertThat(lines.subList(down, renewed)).as("it held on: no step-down, no other epoch")
-        .noneMatch(l -> l.contains("steps down from epoch " + led) || l.contains("leads under epoch " + (led + 1)));
-    long after = Long.parseLong(lines.get(renewed).replaceAll(".* renewed epoch \\d+ (\\d+) ms after.*", "$1"));
-    assertThat(after).as("it renewed past its lease").isGreaterThanOrEqualTo(3_000);
+        .noneMatch(l -> l.contains("steps down from epoch " + epoch) || l.contains("leads under epoch " + (epoch + 1)));
+    assertThat(Long.parseLong(who[2])).as("it renewed past its lease").isGreaterThanOrEqualTo(3_000);
   }
 
   /**
@@ -142,30 +123,42 @@ class SimulationTest {
    */
   @Test
   void aLeaderCutOffFromTheStoreItsStandbyReachesIsReplacedAndThenStepsDown() {
-    SimulationRunner runner = new SimulationRunner();
-    SimulationResult r = null;
-    for (long seed = 1; seed <= PLANTED_BUDGET && r == null; seed++) {
-      SimulationResult candidate = runner.run(seed, true);
-      java.util.List<String> lines = candidate.trace().lines().toList();
+    SimulationResult r = firstHistory("a cut-off leader replaced by its standby", h -> {
+      java.util.List<String> lines = h.trace().lines().toList();
       int cut = indexOf(lines, "is cut off from the store for");
-      if (cut >= 0) {
-        String[] who = lines.get(cut).replaceAll(".* coordinator (c\\d+) \\(epoch (\\d+)\\) is cut off.*", "$1 $2").split(" ");
-        int next = indexOf(lines, "leads under epoch " + (Long.parseLong(who[1]) + 1));
-        int down = indexOf(lines, "coordinator " + who[0] + " steps down from epoch " + who[1]);
-        if (next > cut && down > next) {
-          r = candidate;
-        }
+      if (cut < 0) {
+        return false;
+      }
+      String[] who = cutOff(lines.get(cut));
+      int next = indexOf(lines, "leads under epoch " + (Long.parseLong(who[1]) + 1));
+      return next > cut && indexOf(lines, "coordinator " + who[0] + " steps down from epoch " + who[1]) > next;
+    });
+    java.util.List<String> lines = r.trace().lines().toList();
+    String[] who = cutOff(lines.get(indexOf(lines, "is cut off from the store for")));
+    int down = indexOf(lines, "coordinator " + who[0] + " steps down from epoch " + who[1]);
+    assertThat(lines.subList(down + 1, lines.size())).as("nothing more of the deposed leader")
+        .noneMatch(l -> l.endsWith("accepted by coordinator " + who[0]));
+  }
+
+  /** The coordinator and epoch a {@code store-cut} of the leader names: {@code [name, epoch]}. */
+  private static String[] cutOff(String line) {
+    return line.replaceAll(".* coordinator (c\\d+) \\(epoch (\\d+)\\) is cut off.*", "$1 $2").split(" ");
+  }
+
+  /**
+   * The first history among the first {@link #PLANTED_BUDGET} seeds that tells {@code story}, with its trace;
+   * it keeps every invariant.
+   */
+  private static SimulationResult firstHistory(String story, java.util.function.Predicate<SimulationResult> tells) {
+    SimulationRunner runner = new SimulationRunner();
+    for (long seed = 1; seed <= PLANTED_BUDGET; seed++) {
+      SimulationResult candidate = runner.run(seed, true);
+      if (tells.test(candidate)) {
+        assertThat(candidate.violations()).as("seed %d", seed).isEmpty();
+        return candidate;
       }
     }
-    assertThat(r).as("a seed among the first %d has a cut-off leader replaced by its standby", PLANTED_BUDGET).isNotNull();
-    assertThat(r.violations()).isEmpty();
-    java.util.List<String> lines = r.trace().lines().toList();
-    int cut = indexOf(lines, "is cut off from the store for");
-    String[] who = lines.get(cut).replaceAll(".* coordinator (c\\d+) \\(epoch (\\d+)\\) is cut off.*", "$1 $2").split(" ");
-    String name = who[0];
-    int down = indexOf(lines, "coordinator " + name + " steps down from epoch " + who[1]);
-    assertThat(lines.subList(down + 1, lines.size())).as("nothing more of the deposed leader")
-        .noneMatch(l -> l.endsWith("accepted by coordinator " + name));
+    throw new AssertionError("no seed among the first " + PLANTED_BUDGET + " has " + story);
   }
 
   private static int indexOf(java.util.List<String> lines, String text) {
