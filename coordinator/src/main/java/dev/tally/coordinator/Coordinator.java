@@ -59,6 +59,8 @@ public final class Coordinator implements AutoCloseable {
   private final long startedNanos = System.nanoTime();
   /** For each run that finished while this coordinator worked on it: how long after its start, in ns. */
   private final Map<Long, Long> finishedAfterNanos = new ConcurrentHashMap<>();
+  /** The futures {@link #submit} gave that have not completed: a step-down fails them. */
+  private final java.util.Set<CompletableFuture<RunCounters>> waiting = ConcurrentHashMap.newKeySet();
   /** The listeners' TLS identity, or null for plaintext. */
   private final TlsIdentity tls;
 
@@ -249,8 +251,9 @@ public final class Coordinator implements AutoCloseable {
 
   /**
    * Steps down: leases nothing more, closes every worker connection (the workers go to the next address they
-   * know, keeping their results for the new leader), and stops the scheduler. Its store already refuses its
-   * writes. Final: the process that runs it exits ({@code tally server} with code 1), since what it holds in
+   * know, keeping their results for the new leader), stops the scheduler, and fails every run future {@link
+   * #submit} gave that has not completed (a {@link dev.tally.core.store.StoreException} naming {@code why}).
+   * Its store already refuses its writes. Final: the process that runs it exits ({@code tally server} with code 1), since what it holds in
    * memory (sessions, the scheduler's view) is the old epoch's; started again, it stands by.
    */
   void stepDown(String why) {
@@ -266,6 +269,10 @@ public final class Coordinator implements AutoCloseable {
       s.close();
     }
     loop.close();
+    // The scheduler fails its runs' futures only for a commit the store refused; a step-down decided by the
+    // leadership (another epoch seen, or its patience spent) stops it without one, and nothing else would.
+    dev.tally.core.store.StoreException deposed = deposed(why);
+    waiting.forEach(f -> f.completeExceptionally(deposed));
   }
 
   /** The TLS identity its listeners speak with, if it was given one ({@link CoordinatorBuilder#tls}). */
@@ -399,7 +406,17 @@ public final class Coordinator implements AutoCloseable {
     requireLeading();
     CompletableFuture<RunCounters> done = scheduler.activate(runId);
     done.thenRun(() -> finishedAfterNanos.putIfAbsent(runId, System.nanoTime() - beganNanos));
+    waiting.add(done);
+    done.whenComplete((counters, failure) -> waiting.remove(done));
+    if (steppedDown != null) {
+      done.completeExceptionally(deposed(steppedDown)); // stepped down meanwhile: the scheduler is stopping
+    }
     return done;
+  }
+
+  /** What a run's future fails with when this coordinator steps down before the run ends. */
+  private static dev.tally.core.store.StoreException deposed(String why) {
+    return new dev.tally.core.store.StoreException("this coordinator gave up its lead of the store: " + why);
   }
 
   /**

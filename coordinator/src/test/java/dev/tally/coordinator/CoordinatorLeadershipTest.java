@@ -9,6 +9,7 @@ import dev.tally.core.EvaluatorSpec;
 import dev.tally.core.lead.LeaderLease;
 import dev.tally.core.store.RunSpec;
 import dev.tally.core.store.StaleEpochException;
+import dev.tally.core.store.Store;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -89,6 +90,49 @@ class CoordinatorLeadershipTest {
       assertThat(leader.steppedDown().get()).contains("epoch 2 took the lead", "held epoch 1");
       assertThat(leader.leading()).isFalse();
       assertThatThrownBy(() -> leader.store().cancelRun(1, 0)).isInstanceOf(StaleEpochException.class);
+    }
+  }
+
+  /**
+   * A leader whose lead is taken while its scheduler's commit waits for the store (a database down for it
+   * alone) steps down by its leadership's look, with no commit refused: the future of its run fails, naming
+   * why. It used to stay incomplete, and a {@code tally run} waiting on it waited for ever.
+   */
+  @Test
+  void aLeaderThatStepsDownFailsTheFuturesOfItsRunsSayingWhy() throws Exception {
+    dev.tally.core.store.memory.InMemoryStore durable = dev.tally.core.store.memory.InMemoryStore.create(java.time.Clock.systemUTC());
+    java.util.concurrent.CountDownLatch storeBack = new java.util.concurrent.CountDownLatch(1);
+    java.util.concurrent.CountDownLatch commitWaiting = new java.util.concurrent.CountDownLatch(1);
+    dev.tally.core.store.memory.InMemoryStore own = durable.reopen();
+    // The leader's own store: every commit of its scheduler waits until the test lets it go.
+    Store waitingCommits = (Store) java.lang.reflect.Proxy.newProxyInstance(Store.class.getClassLoader(), new Class<?>[] {Store.class},
+        (proxy, method, args) -> {
+          if (method.getName().equals("apply")) {
+            commitWaiting.countDown();
+            storeBack.await();
+          }
+          try {
+            return method.invoke(own, args);
+          } catch (java.lang.reflect.InvocationTargetException e) {
+            throw e.getCause();
+          }
+        });
+    long runId = durable.createRun(new RunSpec("cases", new EvaluatorSpec("noop", Map.of(), Duration.ofMinutes(1)), 3),
+        List.of(new CaseRecord(0, "a", "{\"id\":\"a\"}")));
+    try (Coordinator leader = Coordinator.builder().store(waitingCommits).leaderLease(FAST).start()) {
+      java.util.concurrent.CompletableFuture<dev.tally.core.store.RunCounters> done = leader.submit(runId);
+      assertThat(commitWaiting.await(30, java.util.concurrent.TimeUnit.SECONDS)).as("the scheduler commits").isTrue();
+      Store usurper = durable.reopen();
+      dev.tally.core.lead.LeaderRow row = usurper.leader().row();
+      assertThat(usurper.swapLeader(row, new dev.tally.core.lead.LeaderRow(row.epoch() + 1, "usurper", null,
+          row.expiresAtMillis() + 60_000))).isTrue();
+      assertThatThrownBy(() -> done.get(30, java.util.concurrent.TimeUnit.SECONDS))
+          .hasCauseInstanceOf(dev.tally.core.store.StoreException.class)
+          .hasMessageContaining("this coordinator gave up its lead of the store: epoch 2 took the lead");
+      assertThat(leader.steppedDown()).isPresent();
+      storeBack.countDown(); // the store is back: the waiting commit is refused, and the coordinator closes
+    } finally {
+      storeBack.countDown();
     }
   }
 
