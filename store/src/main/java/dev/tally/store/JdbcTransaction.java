@@ -789,9 +789,14 @@ final class JdbcTransaction implements StoreTransaction {
 
   /** Saves the workers' reports, each replacing the last one of its worker (not a primitive of the rules). */
   void saveWorkers(List<dev.tally.core.store.WorkerStatus> statuses) {
+    // One row per worker id, its last status (Store#saveWorkerStatuses): a batched upsert naming a row twice
+    // fails on PostgreSQL ("ON CONFLICT DO UPDATE command cannot affect row a second time"), and a worker's
+    // superseded session and its new one are reported in one batch.
+    java.util.Map<String, dev.tally.core.store.WorkerStatus> last = new java.util.LinkedHashMap<>();
+    statuses.forEach(w -> last.put(w.workerId(), w));
     sql(() -> {
       PreparedStatement p = s.upsertWorker;
-      for (dev.tally.core.store.WorkerStatus w : statuses) {
+      for (dev.tally.core.store.WorkerStatus w : last.values()) {
         p.setString(1, w.workerId());
         p.setString(2, w.name());
         p.setString(3, w.suspicion());

@@ -569,6 +569,21 @@ public abstract class StoreContractTest {
     }
   }
 
+  /**
+   * A worker's superseded session and its new one reported in one batch: its last status is saved. On
+   * PostgreSQL the batch failed, every time, for the rest of the run (a breaker's trial: a coordinator frozen
+   * past its workers' patience, which then reconnected).
+   */
+  @Test
+  void aWorkerNamedTwiceInOneSaveKeepsItsLastStatus() {
+    try (Store store = newStore(dir)) {
+      WorkerStatus live = new WorkerStatus("id-1", "w1", "", true, 0, null, 0, 2, T0 + 1_000, null);
+      store.saveWorkerStatuses(List.of(new WorkerStatus("id-1", "w1", "", true, 0, null, 0, 4, T0, null)
+          .left(T0 + 1_000, "superseded by a new session"), live));
+      assertThat(store.workerStatuses()).containsExactly(live);
+    }
+  }
+
   @Test
   void leasesOnlyFromTheBatchsRunsInTheirOrder() {
     try (Store store = newStore(dir)) {

@@ -283,7 +283,8 @@ public interface Store extends AutoCloseable {
 
   /**
    * Saves how the given workers look now (one row per worker id, replacing its previous report), in one
-   * transaction.
+   * transaction; a worker id given more than once (a session superseded by its worker's new one) is saved as
+   * its last status in the list.
    *
    * @throws StoreException if the store fails; nothing is changed
    */
