@@ -29,13 +29,14 @@ public final class LeaderCheck {
    * @param epoch the lead's epoch
    * @param tookOver true if this look won the lead (an acquire), false for a renewal
    * @param previous the row as read before the swap (the previous leader's, on a takeover)
-   * @param doubtEndedAfterNanos for a renewal that ended a doubt ({@link Unanswered#inDoubt}), how long it
-   *     had been since the renewal before, in ns; else 0
+   * @param lateSinceNanos for a renewal made after the lease had lapsed by this coordinator's clock (its
+   *     looks failed, or it was frozen), the caller's clock at the renewal before it, so that the caller can
+   *     say how long the lead went without one; else empty
    */
-  public record Leads(long epoch, boolean tookOver, LeaderRow previous, long doubtEndedAfterNanos) implements Outcome {
-    /** A takeover or a renewal that ended no doubt. */
+  public record Leads(long epoch, boolean tookOver, LeaderRow previous, java.util.OptionalLong lateSinceNanos) implements Outcome {
+    /** A takeover, or a renewal within the lease. */
     public Leads(long epoch, boolean tookOver, LeaderRow previous) {
-      this(epoch, tookOver, previous, 0);
+      this(epoch, tookOver, previous, java.util.OptionalLong.empty());
     }
   }
 
@@ -47,8 +48,10 @@ public final class LeaderCheck {
    *     LeaderLease#lapsed}): a standby may lead by now, and it holds on until a look reaches the store or its
    *     patience runs out
    * @param doubtBegins whether this failed look is the first in doubt (for a driver that says so once)
+   * @param sinceRenewalNanos how long ago, by the caller's clock, the lead was last renewed, in ns; 0 if
+   *     this coordinator does not lead
    */
-  public record Unanswered(boolean inDoubt, boolean doubtBegins) implements Outcome {}
+  public record Unanswered(boolean inDoubt, boolean doubtBegins, long sinceRenewalNanos) implements Outcome {}
 
   /**
    * Another coordinator leads and its lease holds.
@@ -95,7 +98,8 @@ public final class LeaderCheck {
    *     lead is {@link #outOfPatience})
    */
   public Outcome check(LeaderAddress address, long readAtNanos) {
-    long doubted = inDoubt ? lease.sinceRenewalNanos(readAtNanos) : 0;
+    java.util.OptionalLong lateSince = lease.lapsed(readAtNanos)
+        ? java.util.OptionalLong.of(readAtNanos - lease.sinceRenewalNanos(readAtNanos)) : java.util.OptionalLong.empty();
     LeaderRead read = store.leader();
     lastSeen = read.row();
     LeaderLease.Decision d = lease.decide(read, address);
@@ -121,7 +125,7 @@ public final class LeaderCheck {
       store.writeAs(next.epoch());
     }
     inDoubt = false;
-    return new Leads(next.epoch(), acquire, read.row(), acquire ? 0 : doubted);
+    return new Leads(next.epoch(), acquire, read.row(), acquire ? java.util.OptionalLong.empty() : lateSince);
   }
 
   /**
@@ -146,7 +150,7 @@ public final class LeaderCheck {
     boolean doubt = lease.lapsed(nowNanos);
     boolean begins = doubt && !inDoubt;
     inDoubt = doubt;
-    return new Unanswered(doubt, begins);
+    return new Unanswered(doubt, begins, lease.sinceRenewalNanos(nowNanos));
   }
 
   /**

@@ -133,9 +133,9 @@ final class Leadership implements AutoCloseable {
       }
       LeaderLease.Settings timing = lease.settings();
       if (o instanceof LeaderCheck.Unanswered u && u.doubtBegins()) {
-        log.warn("could not renew the lead of epoch {} for a whole lease ({}): a standby may lead by now; holding on, in"
-            + " doubt, for up to {} more: the first look that reaches the store renews the lead if no other epoch took"
-            + " it, and steps down if one did: {}", epoch, DurationText.text(timing.lease()),
+        log.warn("could not renew the lead of epoch {} for {} (its lease is {}): a standby may lead by now; holding on, in"
+            + " doubt, until {} past the lease: the first look that reaches the store renews the lead if no other epoch"
+            + " took it, and steps down if one did: {}", epoch, millis(u.sinceRenewalNanos()), DurationText.text(timing.lease()),
             DurationText.text(timing.patience()), e.toString());
       } else {
         log.warn("could not look at the store's leader row (retrying in {} ms): {}", lease.nextCheckIn().toMillis(), e.toString());
@@ -160,9 +160,10 @@ final class Leadership implements AutoCloseable {
       stepDown(s);
       return false;
     }
-    if (o instanceof LeaderCheck.Leads l && l.doubtEndedAfterNanos() > 0) {
-      log.warn("renewed the lead of epoch {} {} after its last renewal: the store answered again, and no other"
-          + " coordinator had taken the lead", epoch, DurationText.text(java.time.Duration.ofMillis(l.doubtEndedAfterNanos() / 1_000_000)));
+    if (o instanceof LeaderCheck.Leads l && l.lateSinceNanos().isPresent()) {
+      log.warn("renewed the lead of epoch {} {} after its last renewal (its lease is {}): no other coordinator had taken"
+          + " it meanwhile", epoch, millis(ticker.nanos() - l.lateSinceNanos().getAsLong()),
+          DurationText.text(lease.settings().lease()));
     }
     if (o instanceof LeaderCheck.Leads l && l.tookOver()) {
       epoch = l.epoch();
@@ -173,6 +174,11 @@ final class Leadership implements AutoCloseable {
       }
     }
     return lease.leading();
+  }
+
+  /** {@code nanos} in words, to the millisecond. */
+  private static String millis(long nanos) {
+    return DurationText.text(java.time.Duration.ofMillis(nanos / 1_000_000));
   }
 
   private void stepDown(LeaderCheck.SteppedDown s) {

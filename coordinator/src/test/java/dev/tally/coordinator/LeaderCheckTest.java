@@ -103,9 +103,12 @@ class LeaderCheckTest {
     assertThat(first.check(A, 0)).isInstanceOf(LeaderCheck.Leads.class);
 
     // The store is unreachable for every coordinator alike for 20 s (a database restarting): the looks fail.
-    assertThat(first.failed(Duration.ofSeconds(2).toNanos(), "unreachable")).isEqualTo(new LeaderCheck.Unanswered(false, false));
-    assertThat(first.failed(Duration.ofSeconds(3).toNanos(), "unreachable")).isEqualTo(new LeaderCheck.Unanswered(true, true));
-    assertThat(first.failed(Duration.ofSeconds(19).toNanos(), "unreachable")).isEqualTo(new LeaderCheck.Unanswered(true, false));
+    assertThat(first.failed(Duration.ofSeconds(2).toNanos(), "unreachable"))
+        .isEqualTo(new LeaderCheck.Unanswered(false, false, Duration.ofSeconds(2).toNanos()));
+    assertThat(first.failed(Duration.ofSeconds(3).toNanos(), "unreachable"))
+        .isEqualTo(new LeaderCheck.Unanswered(true, true, Duration.ofSeconds(3).toNanos()));
+    assertThat(first.failed(Duration.ofSeconds(19).toNanos(), "unreachable"))
+        .isEqualTo(new LeaderCheck.Unanswered(true, false, Duration.ofSeconds(19).toNanos()));
     clock.millis += 20_000;
     long now = Duration.ofSeconds(20).toNanos();
     assertThat(first.lapsed(now)).as("in doubt").isTrue();
@@ -114,10 +117,10 @@ class LeaderCheckTest {
     assertThat(first.check(A, now)).isInstanceOfSatisfying(LeaderCheck.Leads.class, l -> {
       assertThat(l.epoch()).isEqualTo(1);
       assertThat(l.tookOver()).isFalse();
-      assertThat(l.doubtEndedAfterNanos()).as("since the last renewal").isEqualTo(now);
+      assertThat(l.lateSinceNanos()).as("the renewal before it").hasValue(0);
     });
     assertThat(first.check(A, now + 1)).isInstanceOfSatisfying(LeaderCheck.Leads.class,
-        l -> assertThat(l.doubtEndedAfterNanos()).as("no doubt any more").isZero());
+        l -> assertThat(l.lateSinceNanos()).as("within the lease").isEmpty());
     assertThat(first.lapsed(now)).isFalse();
     write(one, "w1");
     assertThat(second.check(B, now)).as("the renewed lease holds again").isInstanceOf(LeaderCheck.StandsBy.class);
@@ -130,13 +133,14 @@ class LeaderCheckTest {
     Store store = InMemoryStore.create(clock);
     LeaderCheck check = new LeaderCheck(store, new LeaderLease("one", TIMING));
     check.check(A, 0);
-    assertThat(check.failed(Duration.ofSeconds(33).toNanos() - 1, "unreachable")).isEqualTo(new LeaderCheck.Unanswered(true, true));
+    assertThat(check.failed(Duration.ofSeconds(33).toNanos() - 1, "unreachable"))
+        .isEqualTo(new LeaderCheck.Unanswered(true, true, Duration.ofSeconds(33).toNanos() - 1));
     assertThat(check.failed(Duration.ofSeconds(33).toNanos(), "leader: reading the store failed"))
         .isEqualTo(new LeaderCheck.SteppedDown("could not renew the lead of epoch 1 for a whole lease (3s) and the patience"
             + " after it (30s): leader: reading the store failed"));
     assertThat(store.writeEpoch()).isEqualTo(Store.NOT_LEADING);
     assertThat(check.failed(Duration.ofSeconds(40).toNanos(), "unreachable")).as("a standby has no doubt")
-        .isEqualTo(new LeaderCheck.Unanswered(false, false));
+        .isEqualTo(new LeaderCheck.Unanswered(false, false, 0));
   }
 
   @Test

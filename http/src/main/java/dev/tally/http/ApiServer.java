@@ -68,6 +68,12 @@ public final class ApiServer implements AutoCloseable {
   /** The media type of every error answer (RFC 9457 section 3). */
   public static final String PROBLEM_JSON = "application/problem+json";
 
+  /**
+   * The {@code Retry-After} of a 503 for a store that did not answer, in seconds: a database restart takes
+   * seconds, and the store's own writes wait up to 30 s for it.
+   */
+  static final String STORE_RETRY_AFTER_SECONDS = "5";
+
   private final Javalin app;
   private final InetSocketAddress address;
   private final boolean tls;
@@ -204,6 +210,15 @@ public final class ApiServer implements AutoCloseable {
             + dev.tally.core.lead.LeaderAddress.parse(e.leaderAddress()) + "; send writes there",
         dev.tally.core.lead.LeaderAddress.parse(e.leaderAddress()).api())));
     app.exception(HttpResponseException.class, (e, ctx) -> answer(ctx, fromJavalin(e, ctx)));
+    // The store did not answer (a database restarting or cut off, a full disk): the service is down for now,
+    // not broken, and a client tries again (writes carry an Idempotency-Key or are idempotent). The store's
+    // words name its URL and user: they go to the log, by incident, not to the client. A 500 used to say so.
+    app.exception(dev.tally.core.store.StoreException.class, (e, ctx) -> {
+      String incident = UUID.randomUUID().toString();
+      log.warn("API request {} {}: the store failed (incident {}): {}", ctx.method(), ctx.path(), incident, e.getMessage());
+      answer(ctx, ProblemException.of(ProblemType.UNAVAILABLE, "the store did not answer (the server's log names incident "
+          + incident + "); try again in a few seconds").withHeaders(Map.of("Retry-After", STORE_RETRY_AFTER_SECONDS)));
+    });
     app.exception(Exception.class, (e, ctx) -> {
       String incident = UUID.randomUUID().toString();
       log.error("API request {} {} failed (incident {})", ctx.method(), ctx.path(), incident, e);

@@ -762,8 +762,8 @@ public final class Simulation {
     if (o instanceof LeaderCheck.Unanswered u && u.doubtBegins()) {
       trace("coordinator " + k + " could not renew epoch " + k.epoch + " for a whole lease: in doubt, it holds on");
     }
-    if (o instanceof LeaderCheck.Leads l && l.doubtEndedAfterNanos() > 0) {
-      trace("coordinator " + k + " renewed epoch " + l.epoch() + " " + l.doubtEndedAfterNanos() / 1_000_000
+    if (o instanceof LeaderCheck.Leads l && l.lateSinceNanos().isPresent()) {
+      trace("coordinator " + k + " renewed epoch " + l.epoch() + " " + (nanos() - l.lateSinceNanos().getAsLong()) / 1_000_000
           + " ms after its last renewal: no other coordinator had taken the lead");
     }
     if (o instanceof LeaderCheck.Leads l && l.tookOver()) {

@@ -306,9 +306,12 @@ public final class Scheduler implements WorkerEvents {
       // A stale epoch never heals: another coordinator leads the store, and this one must stop at once.
       if (e instanceof dev.tally.core.store.StaleEpochException
           || consecutiveStoreFailures >= settings.maxConsecutiveStoreFailures()) {
-        if (e instanceof dev.tally.core.store.StaleEpochException) {
-          // Not a failure of the store: another coordinator leads it. The message says which; no trace helps.
-          log.error("another coordinator leads the store; this scheduler stops: {}", e.getMessage());
+        if (e instanceof dev.tally.core.store.StaleEpochException stale) {
+          // Not a failure of the store: this coordinator does not lead it (any more). The message says who
+          // does; no trace helps. A write of NOT_LEADING is this coordinator's own step-down (its patience
+          // spent while the store was unreachable, say): nobody else need lead.
+          log.error("{}; this scheduler stops: {}", stale.writerEpoch() == Store.NOT_LEADING
+              ? "this coordinator has stepped down" : "another coordinator leads the store", e.getMessage());
         } else {
           log.error("store failed {} times in a row; giving up: {}", consecutiveStoreFailures, e.getMessage(), e);
         }
