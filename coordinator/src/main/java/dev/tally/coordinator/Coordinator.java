@@ -263,16 +263,17 @@ public final class Coordinator implements AutoCloseable {
     steppedDown = why;
     store.writeAs(Store.NOT_LEADING);
     log.error("stepped down: {}; leasing nothing more and closing every worker connection", why);
+    // The scheduler fails its runs' futures only for a commit the store refused; a step-down decided by the
+    // leadership (another epoch seen, or its patience spent) stops it without one, and nothing else would.
+    // Failed first: whoever waits on a run hears of it now, not after the closing below.
+    dev.tally.core.store.StoreException deposed = deposed(why);
+    waiting.forEach(f -> f.completeExceptionally(deposed));
     leadership.close();
     WorkerServer s = server;
     if (s != null) {
       s.close();
     }
-    loop.close();
-    // The scheduler fails its runs' futures only for a commit the store refused; a step-down decided by the
-    // leadership (another epoch seen, or its patience spent) stops it without one, and nothing else would.
-    dev.tally.core.store.StoreException deposed = deposed(why);
-    waiting.forEach(f -> f.completeExceptionally(deposed));
+    loop.abort(); // a commit waiting for an unreachable store would hold the loop up to its patience
   }
 
   /** The TLS identity its listeners speak with, if it was given one ({@link CoordinatorBuilder#tls}). */

@@ -88,7 +88,23 @@ public final class SchedulerLoop implements AutoCloseable {
   /** Stops the loop and waits (up to 10 s) for its thread to end. */
   @Override
   public void close() {
+    stop(false);
+  }
+
+  /**
+   * Stops the loop now, interrupting a step that waits (a commit waiting for a store that does not answer,
+   * up to its reconnect patience): for a coordinator that stepped down, whose commits the store refuses
+   * anyway. Waits up to 10 s for the loop's thread to end.
+   */
+  public void abort() {
+    stop(true);
+  }
+
+  private void stop(boolean interrupt) {
     running = false;
+    if (interrupt && Thread.currentThread() != thread) {
+      thread.interrupt();
+    }
     LockSupport.unpark(thread);
     if (thread.isAlive() && Thread.currentThread() != thread) {
       try {
