@@ -230,10 +230,14 @@ public final class ServerCommand implements java.util.concurrent.Callable<Intege
       local.stop(SERVER_STOPPING);
     }
     long unfinished = -1; // unknown: the store could not say
-    try {
-      unfinished = coordinator.store().runs().stream().filter(r -> !r.ended()).count();
-    } catch (dev.tally.core.store.StoreException e) {
-      // said as "unfinished runs" below
+    if (!steppedDown) {
+      // Not after a step-down: its store may be the reason (unreachable, a read waits 10 s for a connection),
+      // and a read that outlasts the step-down's exit limit halts the server with a thread dump.
+      try {
+        unfinished = coordinator.store().runs().stream().filter(r -> !r.ended()).count();
+      } catch (dev.tally.core.store.StoreException e) {
+        // said as "unfinished runs" below
+      }
     }
     server.close();
     err.printf("tally server: stopped%s; %s%n",

@@ -89,18 +89,31 @@ public final class LeaderCheck {
   }
 
   /**
+   * Looks at the row once and acts on the rule's decision, at the caller's time {@code nowNanos} (a look
+   * that takes no time: the simulation's, and tests').
+   *
+   * @see #check(LeaderAddress, java.util.function.LongSupplier)
+   */
+  public Outcome check(LeaderAddress address, long nowNanos) {
+    return check(address, () -> nowNanos);
+  }
+
+  /**
    * Looks at the row once and acts on the rule's decision.
    *
    * @param address where this coordinator can be reached, advertised while it leads
-   * @param readAtNanos the caller's monotonic clock just before the read
+   * @param clock the caller's monotonic clock, in ns, read when the row has been read: a renewal counts
+   *     from then (a read may first wait seconds for a connection, and a renewal counted from before that
+   *     wait was stale at birth: the next look took the lease for lapsed again)
    * @return what this coordinator is now; a {@link SteppedDown} only if it led before this look
    * @throws StoreException if the store fails (the caller retries at its next look, and steps down once the
    *     lead is {@link #outOfPatience})
    */
-  public Outcome check(LeaderAddress address, long readAtNanos) {
+  public Outcome check(LeaderAddress address, java.util.function.LongSupplier clock) {
+    LeaderRead read = store.leader();
+    long readAtNanos = clock.getAsLong();
     java.util.OptionalLong lateSince = lease.lapsed(readAtNanos)
         ? java.util.OptionalLong.of(readAtNanos - lease.sinceRenewalNanos(readAtNanos)) : java.util.OptionalLong.empty();
-    LeaderRead read = store.leader();
     lastSeen = read.row();
     LeaderLease.Decision d = lease.decide(read, address);
     if (d instanceof LeaderLease.StepDown s) {

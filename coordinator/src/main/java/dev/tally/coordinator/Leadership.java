@@ -154,7 +154,7 @@ final class Leadership implements AutoCloseable {
   }
 
   private boolean checkLocked(boolean tell) {
-    LeaderCheck.Outcome o = check.check(address.get(), ticker.nanos());
+    LeaderCheck.Outcome o = check.check(address.get(), ticker::nanos);
     lastSeen = check.lastSeen();
     if (o instanceof LeaderCheck.SteppedDown s) {
       stepDown(s);

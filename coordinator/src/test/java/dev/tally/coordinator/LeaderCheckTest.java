@@ -121,10 +121,16 @@ class LeaderCheckTest {
     });
     assertThat(first.check(A, now + 1)).isInstanceOfSatisfying(LeaderCheck.Leads.class,
         l -> assertThat(l.lateSinceNanos()).as("within the lease").isEmpty());
+    // A look whose read waited 10 s for a connection renews from when the row was read, not from before the
+    // wait: the lease is not taken for lapsed again at the next look a second later.
+    long answered = now + Duration.ofSeconds(10).toNanos();
+    assertThat(first.check(A, () -> answered)).isInstanceOf(LeaderCheck.Leads.class);
+    assertThat(first.check(A, answered + Duration.ofSeconds(1).toNanos())).isInstanceOfSatisfying(LeaderCheck.Leads.class,
+        l -> assertThat(l.lateSinceNanos()).as("renewed a second ago").isEmpty());
     assertThat(first.lapsed(now)).isFalse();
     write(one, "w1");
     assertThat(second.check(B, now)).as("the renewed lease holds again").isInstanceOf(LeaderCheck.StandsBy.class);
-    assertThat(first.outOfPatience(now + 1 + Duration.ofSeconds(33).toNanos())).isTrue();
+    assertThat(first.outOfPatience(answered + Duration.ofSeconds(1 + 33).toNanos())).isTrue();
   }
 
   @Test

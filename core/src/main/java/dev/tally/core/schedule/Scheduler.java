@@ -302,6 +302,12 @@ public final class Scheduler implements WorkerEvents {
       result = store.apply(batch);
       consecutiveStoreFailures = 0;
     } catch (StoreException e) {
+      if (Thread.currentThread().isInterrupted()) {
+        // The loop is being stopped (a coordinator that stepped down interrupts a commit that waits for its
+        // store): nothing is retried, and this is no failure of the store.
+        log.info("the commit was interrupted: the scheduler is stopping");
+        return nowMillis + settings.storeRetryDelay().toMillis();
+      }
       consecutiveStoreFailures++;
       // A stale epoch never heals: another coordinator leads the store, and this one must stop at once.
       if (e instanceof dev.tally.core.store.StaleEpochException

@@ -93,7 +93,12 @@ final class WorkerStatusReports implements Duty {
       departed.clear();
     } catch (StoreException ex) {
       lastSaveMillis = nowMillis; // not again before the interval: the store is the run's, this is only a view
-      log.warn("could not save worker statuses for tally status (the run goes on)", ex);
+      if (Thread.currentThread().isInterrupted()) {
+        // The scheduler is being stopped (a coordinator that stepped down): its driver's words are no failure.
+        log.debug("saving worker statuses was interrupted: the scheduler is stopping ({})", ex.getMessage());
+      } else {
+        log.warn("could not save worker statuses for tally status (the run goes on)", ex);
+      }
     }
     observer.workersChanged(List.copyOf(statuses));
   }
