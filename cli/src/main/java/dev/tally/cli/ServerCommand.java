@@ -226,6 +226,13 @@ public final class ServerCommand implements java.util.concurrent.Callable<Intege
     }
     server.stopLeasing();
     int left = steppedDown ? coordinator.inFlight() : server.awaitInFlight(stopGrace); // deposed: nothing more is recorded
+    if (!steppedDown && coordinator.steppedDown().isPresent()) {
+      // Stepped down after the signal, while it waited for what was in flight (its store unreachable, or
+      // another server took the lead): nothing more is recorded, and its store may be why.
+      err.println("tally server: stepped down while stopping: " + coordinator.steppedDown().get());
+      exit = Main.EXIT_FAILED;
+      steppedDown = true;
+    }
     if (local != null) {
       local.stop(SERVER_STOPPING);
     }
@@ -241,7 +248,7 @@ public final class ServerCommand implements java.util.concurrent.Callable<Intege
     }
     server.close();
     err.printf("tally server: stopped%s; %s%n",
-        left == 0 ? ", every result in flight recorded" : " with " + Words.count(left, "case") + " still leased (run again by the next server)",
+        left == 0 ? ", every result in flight recorded" : " with " + Words.count(left, "case") + " still leased (the next server takes their results from the workers, or runs them again)",
         unfinishedText(unfinished, leading));
     return exit;
   }

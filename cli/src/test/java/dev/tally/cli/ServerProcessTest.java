@@ -186,6 +186,43 @@ class ServerProcessTest {
     }
   }
 
+  /**
+   * SIGTERM, and while the server waits for the cases in flight its lead is taken (here by a test's swap of the
+   * leader row; a store that stays unreachable past the leader's patience does the same): it stops waiting at
+   * once, says it stepped down, and exits 1 by itself. It used to wait out the whole grace for results it
+   * could no longer record, then read its store, and was halted with a thread dump.
+   */
+  @Test
+  void aServerThatStepsDownWhileStoppingStopsWaitingAndExitsOne() throws Exception {
+    Path db = dir.resolve("deposed.db");
+    try (SqliteStore store = SqliteStore.open(db)) {
+      List<CaseRecord> records = new ArrayList<>();
+      for (int i = 0; i < 8; i++) {
+        records.add(new CaseRecord(i, "c" + i, "{\"id\":\"c" + i + "\",\"millis\":60000}"));
+      }
+      store.createRun(new RunSpec("deposed", new EvaluatorSpec("sleep", Map.of(), Duration.ofMinutes(5)), 5), records);
+    }
+    try (TallyProcess server = TallyProcess.start(dir, "server.log", serverArgs(db, tokenFile(), "--stop-grace=60s"))) {
+      String url = server.serverUrl();
+      await("cases in flight").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100))
+          .until(() -> countCases(url, "leased") >= 4);
+      Signals.send(server.process.pid(), "TERM");
+      await("waiting for them").atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(50))
+          .until(() -> server.output().contains("tally server: SIGTERM: stopping; leasing nothing more"));
+      long deposedAt = System.nanoTime();
+      try (SqliteStore usurper = SqliteStore.open(db)) {
+        dev.tally.core.lead.LeaderRow row = usurper.leader().row();
+        assertThat(usurper.swapLeader(row, new dev.tally.core.lead.LeaderRow(row.epoch() + 1, "usurper", null,
+            System.currentTimeMillis() + 60_000))).isTrue();
+      }
+      assertThat(server.waitFor(45)).as(server.output()).isEqualTo(Main.EXIT_FAILED);
+      assertThat(Duration.ofNanos(System.nanoTime() - deposedAt)).as("well within the 60 s grace").isLessThan(Duration.ofSeconds(30));
+      // Its commit refused, or its look at the row: whichever comes first names epoch 2.
+      assertThat(server.output()).contains("tally server: stepped down while stopping: ", "epoch 2", "tally server: stopped with ",
+          "unfinished runs stay in").doesNotContain("closing did not finish");
+    }
+  }
+
   private static Set<String> listing(Path folder) throws java.io.IOException {
     try (var files = Files.list(folder)) {
       return files.map(f -> f.getFileName().toString()).collect(java.util.stream.Collectors.toSet());

@@ -114,7 +114,8 @@ public final class TallyServer implements AutoCloseable {
   }
 
   /**
-   * Waits until no assignment is out on a worker, or {@code grace} has passed.
+   * Waits until no assignment is out on a worker, {@code grace} has passed, or the coordinator has stepped
+   * down (it records nothing more).
    *
    * @return how many assignments were still out when it returned (0: every result came in)
    * @throws InterruptedException if interrupted while waiting
@@ -122,7 +123,8 @@ public final class TallyServer implements AutoCloseable {
   public int awaitInFlight(Duration grace) throws InterruptedException {
     long deadline = System.nanoTime() + grace.toNanos();
     int inFlight = coordinator.inFlight();
-    while (inFlight > 0 && System.nanoTime() < deadline) {
+    // A coordinator that steps down meanwhile records nothing more: what is in flight stays so.
+    while (inFlight > 0 && System.nanoTime() < deadline && coordinator.steppedDown().isEmpty()) {
       TimeUnit.MILLISECONDS.sleep(IN_FLIGHT_POLL_MILLIS); // the count is published once per scheduler step
       inFlight = coordinator.inFlight();
     }
