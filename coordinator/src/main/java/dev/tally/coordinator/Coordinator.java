@@ -146,6 +146,15 @@ public final class Coordinator implements AutoCloseable {
   }
 
   /**
+   * The failure a run's future got, or gets, when this coordinator stepped down: a {@link
+   * dev.tally.core.store.StoreException} naming why; empty if it has not stepped down. For a caller whose run
+   * failed with a refused write first (a refusal says only that this coordinator does not lead).
+   */
+  public java.util.Optional<dev.tally.core.store.StoreException> stepDownFailure() {
+    return steppedDown().map(Coordinator::deposed);
+  }
+
+  /**
    * Runs {@code action} once this coordinator leads: now, on this thread, if it already does; else on the
    * leadership's thread when it takes the lead (after its worker port is open and its scheduler runs).
    * What a server does to resume the store's unfinished runs, whichever way it came to lead.
