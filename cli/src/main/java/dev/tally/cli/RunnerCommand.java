@@ -220,7 +220,7 @@ public abstract class RunnerCommand implements Callable<Integer> {
       return runChosen(coordinator, runId, workerSlots, dbFile, started, early, err);
     } catch (StoreException e) {
       // A coordinator that stepped down has its later writes refused as a standby's: its reason is the cause.
-      Throwable cause = coordinator.stepDownFailure().<Throwable>map(deposed -> deposed).orElse(e);
+      Throwable cause = coordinator.stepDownFailure().map(Throwable.class::cast).orElse(e);
       err.println(StoreFailure.stopped(runId, db(), resumeCommand(runId), cause));
       return Main.EXIT_FAILED;
     } catch (IOException e) {

@@ -107,7 +107,7 @@ public final class LeaderCheck {
    *     wait was stale at birth: the next look took the lease for lapsed again)
    * @return what this coordinator is now; a {@link SteppedDown} only if it led before this look
    * @throws StoreException if the store fails (the caller retries at its next look, and steps down once the
-   *     lead is {@link #outOfPatience})
+   *     lead is {@link LeaderLease#outOfPatience})
    */
   public Outcome check(LeaderAddress address, java.util.function.LongSupplier clock) {
     LeaderRead read = store.leader();
@@ -164,23 +164,6 @@ public final class LeaderCheck {
     boolean begins = doubt && !inDoubt;
     inDoubt = doubt;
     return new Unanswered(doubt, begins, lease.sinceRenewalNanos(nowNanos));
-  }
-
-  /**
-   * Whether this coordinator, leading, has gone a whole lease without renewing by its own clock ({@link
-   * LeaderLease#lapsed}): it is in doubt, since a standby may lead by now, and its next look that reaches the
-   * store settles it.
-   */
-  public boolean lapsed(long nowNanos) {
-    return lease.lapsed(nowNanos);
-  }
-
-  /**
-   * Whether this coordinator has been in doubt for its whole patience ({@link LeaderLease#outOfPatience}):
-   * after a failed look it must then step down.
-   */
-  public boolean outOfPatience(long nowNanos) {
-    return lease.outOfPatience(nowNanos);
   }
 
   /**

@@ -111,8 +111,8 @@ class LeaderCheckTest {
         .isEqualTo(new LeaderCheck.Unanswered(true, false, Duration.ofSeconds(19).toNanos()));
     clock.millis += 20_000;
     long now = Duration.ofSeconds(20).toNanos();
-    assertThat(first.lapsed(now)).as("in doubt").isTrue();
-    assertThat(first.outOfPatience(now)).as("within the patience").isFalse();
+    assertThat(first.lease().lapsed(now)).as("in doubt").isTrue();
+    assertThat(first.lease().outOfPatience(now)).as("within the patience").isFalse();
     // The store is back and the leader looks first: nobody took over, so it renews and writes on.
     assertThat(first.check(A, now)).isInstanceOfSatisfying(LeaderCheck.Leads.class, l -> {
       assertThat(l.epoch()).isEqualTo(1);
@@ -127,10 +127,10 @@ class LeaderCheckTest {
     assertThat(first.check(A, () -> answered)).isInstanceOf(LeaderCheck.Leads.class);
     assertThat(first.check(A, answered + Duration.ofSeconds(1).toNanos())).isInstanceOfSatisfying(LeaderCheck.Leads.class,
         l -> assertThat(l.lateSinceNanos()).as("renewed a second ago").isEmpty());
-    assertThat(first.lapsed(now)).isFalse();
+    assertThat(first.lease().lapsed(now)).isFalse();
     write(one, "w1");
     assertThat(second.check(B, now)).as("the renewed lease holds again").isInstanceOf(LeaderCheck.StandsBy.class);
-    assertThat(first.outOfPatience(answered + Duration.ofSeconds(1 + 33).toNanos())).isTrue();
+    assertThat(first.lease().outOfPatience(answered + Duration.ofSeconds(1 + 33).toNanos())).isTrue();
   }
 
   @Test
@@ -155,8 +155,8 @@ class LeaderCheckTest {
     Store store = InMemoryStore.create(clock);
     LeaderCheck check = new LeaderCheck(store, new LeaderLease("one", TIMING));
     check.check(A, 0);
-    assertThat(check.lapsed(Duration.ofMillis(2_999).toNanos())).isFalse();
-    assertThat(check.lapsed(Duration.ofSeconds(3).toNanos())).isTrue();
+    assertThat(check.lease().lapsed(Duration.ofMillis(2_999).toNanos())).isFalse();
+    assertThat(check.lease().lapsed(Duration.ofSeconds(3).toNanos())).isTrue();
     assertThat(check.stepDown("could not renew").why()).isEqualTo("could not renew");
     assertThat(store.writeEpoch()).isEqualTo(Store.NOT_LEADING);
   }

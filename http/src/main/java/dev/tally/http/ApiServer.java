@@ -213,17 +213,11 @@ public final class ApiServer implements AutoCloseable {
     // The store did not answer (a database restarting or cut off, a full disk): the service is down for now,
     // not broken, and a client tries again (writes carry an Idempotency-Key or are idempotent). The store's
     // words name its URL and user: they go to the log, by incident, not to the client. A 500 used to say so.
-    app.exception(dev.tally.core.store.StoreException.class, (e, ctx) -> {
-      String incident = UUID.randomUUID().toString();
-      log.warn("API request {} {}: the store failed (incident {}): {}", ctx.method(), ctx.path(), incident, e.getMessage());
-      answer(ctx, ProblemException.of(ProblemType.UNAVAILABLE, "the store did not answer (the server's log names incident "
-          + incident + "); try again in a few seconds").withHeaders(Map.of("Retry-After", STORE_RETRY_AFTER_SECONDS)));
-    });
-    app.exception(Exception.class, (e, ctx) -> {
-      String incident = UUID.randomUUID().toString();
-      log.error("API request {} {} failed (incident {})", ctx.method(), ctx.path(), incident, e);
-      answer(ctx, ProblemException.of(ProblemType.INTERNAL, "the server failed to answer; its log names incident " + incident));
-    });
+    app.exception(dev.tally.core.store.StoreException.class, (e, ctx) -> answer(ctx, ProblemException.of(ProblemType.UNAVAILABLE,
+        "the store did not answer (the server's log names incident " + incident(ctx, e, false) + "); try again in a few seconds")
+        .withHeaders(Map.of("Retry-After", STORE_RETRY_AFTER_SECONDS))));
+    app.exception(Exception.class, (e, ctx) -> answer(ctx, ProblemException.of(ProblemType.INTERNAL,
+        "the server failed to answer; its log names incident " + incident(ctx, e, true))));
     // Statuses Javalin or Jetty set without an exception (e.g. a 404 from a static-file miss) get a body too.
     for (int status : new int[] {404, 405}) {
       app.error(status, ctx -> {
@@ -370,6 +364,21 @@ public final class ApiServer implements AutoCloseable {
     // Served by ApiMetrics#scrape.
   }
 
+
+  /**
+   * Logs a request's failure under a new incident id and returns the id, for a problem's detail that names it
+   * without the failure's own words (a store's name its URL and user). {@code bug}: an error, with the trace;
+   * else a warning in one line (a store that did not answer).
+   */
+  private static String incident(Context ctx, Exception e, boolean bug) {
+    String incident = UUID.randomUUID().toString();
+    if (bug) {
+      log.error("API request {} {} failed (incident {})", ctx.method(), ctx.path(), incident, e);
+    } else {
+      log.warn("API request {} {}: the store failed (incident {}): {}", ctx.method(), ctx.path(), incident, e.getMessage());
+    }
+    return incident;
+  }
   private static void answer(Context ctx, ProblemException e) {
     Problem problem = e.toProblem(ctx.path());
     e.headers().forEach(ctx::header);
