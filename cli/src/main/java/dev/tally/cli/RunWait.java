@@ -96,15 +96,14 @@ final class RunWait {
       return;
     }
     // A cancelled run has ended too: its results exist.
-    boolean over = RunState.FINISHED.wireName().equals(run.state()) || RunState.CANCELLED.wireName().equals(run.state());
-    String where = over ? "'tally results " + run.id() + "'"
+    String where = dev.tally.core.store.RunView.shownTerminal(run.state()) ? "'tally results " + run.id() + "'"
         : "'tally results " + run.id() + "' once the run finishes";
     SummaryTable.printNotPassed(out, c, SummaryTable.firstInOrder(found), where);
   }
 
   /** Whether the wait is over: the run finished, was cancelled, or is paused (it goes on only when resumed). */
   static boolean ended(RunObject run) {
-    return !"running".equals(run.state());
+    return !RunState.RUNNING.wireName().equals(run.state());
   }
 
   /** The run's counters as the progress line takes them. */

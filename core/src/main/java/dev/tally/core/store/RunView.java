@@ -60,6 +60,16 @@ public record RunView(
   }
 
   /**
+   * Whether a state as {@link #shownState} gives it is a terminal one ({@link RunState#terminal}: finished or
+   * cancelled), for a reader of the API's {@code state}.
+   *
+   * @throws IllegalArgumentException if {@code shown} is neither {@value #PAUSED} nor a state's wire name
+   */
+  public static boolean shownTerminal(String shown) {
+    return !PAUSED.equals(shown) && RunState.parse(shown).terminal();
+  }
+
+  /**
    * The run's fleet-wide limits, caps and price, from its options ({@link dev.tally.core.FleetLimits#parse});
    * none if they cannot be read (they were checked at submission, so only a store edited by hand has such a
    * run, and showing it matters more than its limits).
