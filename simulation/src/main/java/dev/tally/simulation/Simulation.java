@@ -55,9 +55,9 @@ import java.util.concurrent.CompletableFuture;
  * <p><b>How the pieces run.</b> An {@link EventQueue} of timed actions; taking one moves the {@link
  * VirtualClock} to its time. The scheduler is stepped as its {@code SchedulerLoop} would step it: soon
  * after any event is queued (the wake-up hook), when a backoff ends, and at least every {@value
- * #IDLE_STEP_MILLIS} ms. Each connection's core gets its liveness check every {@link
- * WorkerServer.Settings#reapCheckPeriod()} and its heartbeat tick every heartbeat interval, as {@code
- * WorkerConnection}'s timers give them, and the port's {@code LocalHealth} its tick as {@code WorkerServer}
+ * #IDLE_STEP_MILLIS} ms. Each connection's core gets its sweep (the liveness check, and the heartbeat tick
+ * when due) every {@link WorkerServer.Settings#reapCheckPeriod()}, as {@code WorkerConnection} gets it from
+ * its event loop's {@code ConnectionSweep} (here in the connection's own phase, there in the loop's), and the port's {@code LocalHealth} its tick as {@code WorkerServer}
  * gives it; each worker's core gets its tick at its own next deadline. The
  * coordinator's settings are the product's defaults ({@link WorkerServer.Settings#defaults()}).
  *
@@ -938,19 +938,17 @@ public final class Simulation {
     c.core.onActive(nanos());
     k.connections.add(c);
     trace(c + " accepted by coordinator " + k);
-    long livenessMillis = Math.max(1, serverSettings.reapCheckPeriod().toMillis());
-    long heartbeatMillis = Math.max(1, serverSettings.heartbeatInterval().toMillis());
-    events.at(now() + livenessMillis, () -> c.atCoordinator(() -> livenessCheck(c, livenessMillis)));
-    events.at(now() + heartbeatMillis, () -> c.atCoordinator(() -> heartbeatTick(c, heartbeatMillis)));
+    long sweepMillis = Math.max(1, serverSettings.reapCheckPeriod().toMillis());
+    events.at(now() + sweepMillis, () -> c.atCoordinator(() -> sweep(c, sweepMillis)));
   }
 
-  /** The connection's liveness timer, as {@code WorkerConnection} runs it at a fixed rate. */
-  private void livenessCheck(SimConnection c, long periodMillis) {
+  /** The connection's sweep, as its event loop's {@code ConnectionSweep} runs it at a fixed rate. */
+  private void sweep(SimConnection c, long periodMillis) {
     if (stopped || !c.openAtCoordinator()) {
       return;
     }
-    c.core.onLivenessCheck(nanos());
-    events.at(now() + periodMillis, () -> c.atCoordinator(() -> livenessCheck(c, periodMillis)));
+    c.core.onSweep(nanos());
+    events.at(now() + periodMillis, () -> c.atCoordinator(() -> sweep(c, periodMillis)));
   }
 
   /** The local health's timer, for one coordinator's lead. */
@@ -963,15 +961,6 @@ public final class Simulation {
       trace("local health of coordinator " + k + ": " + o.reason() + "; multiplier x" + (o.scoreAfter() + 1));
     }
     events.at(now() + periodMillis, () -> k.local(() -> healthTick(k, periodMillis)));
-  }
-
-  /** The connection's heartbeat timer. */
-  private void heartbeatTick(SimConnection c, long periodMillis) {
-    if (stopped || !c.openAtCoordinator()) {
-      return;
-    }
-    c.core.onHeartbeatTick(nanos());
-    events.at(now() + periodMillis, () -> c.atCoordinator(() -> heartbeatTick(c, periodMillis)));
   }
 
   /** The coordinator's driver finds the connection ended (closed by either side): the core hears it. */

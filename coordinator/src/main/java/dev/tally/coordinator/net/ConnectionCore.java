@@ -197,6 +197,8 @@ public final class ConnectionCore {
   private final PlantedConnectionFault planted;
   private final long reapCheckPeriodNanos;
   private final long heartbeatIntervalNanos;
+  /** When {@link #onSweep} next gives the heartbeat tick (one interval after the last one was due). */
+  private long nextHeartbeatTickNanos;
 
   /**
    * Completes once the connection closed, workerLost (if due) was reported and this session's predecessor
@@ -286,6 +288,7 @@ public final class ConnectionCore {
     health.sessionOpened();
     lastFrameNanos = nowNanos;
     lastCheckNanos = nowNanos;
+    nextHeartbeatTickNanos = nowNanos + heartbeatIntervalNanos;
     log.debug("connection from {}", peer);
   }
 
@@ -318,6 +321,27 @@ public final class ConnectionCore {
    */
   public void onPredecessorEnded(long nowNanos) {
     join(nowNanos);
+  }
+
+  /**
+   * The driver's one periodic call, every {@link WorkerServer.Settings#reapCheckPeriod()} at {@code
+   * nowNanos}: the {@link #onLivenessCheck liveness check}, then the {@link #onHeartbeatTick heartbeat tick}
+   * if one is due. Ticks fall due every heartbeat interval from {@link #onActive}; each is given by the first
+   * sweep at or after its time, so at most one period late, and once however late the sweep is (a paused
+   * process does not send a burst of them). A driver calls either this or the two checks on timers of their
+   * own, not both.
+   *
+   * @throws IllegalStateException if {@link #onActive} was not called first
+   */
+  public void onSweep(long nowNanos) {
+    onLivenessCheck(nowNanos);
+    if (nowNanos - nextHeartbeatTickNanos >= 0) {
+      nextHeartbeatTickNanos += heartbeatIntervalNanos;
+      if (nowNanos - nextHeartbeatTickNanos >= 0) {
+        nextHeartbeatTickNanos = nowNanos + heartbeatIntervalNanos;
+      }
+      onHeartbeatTick(nowNanos);
+    }
   }
 
   /**
@@ -375,7 +399,8 @@ public final class ConnectionCore {
   /**
    * The heartbeat tick, every heartbeat interval, at {@code nowNanos}: a joined session sends a {@code
    * Heartbeat} unless a frame went out within the last half interval, so that a worker hears from its
-   * coordinator at least every 1.5 intervals while the link lives and can judge it with a failure detector
+   * coordinator at least every 1.5 intervals (plus one sweep period, under {@link #onSweep}) while the link
+   * lives and can judge it with a failure detector
    * of its own (a coordinator whose host died or whose network path dropped, without the socket closing,
    * goes silent). Busy sessions carry assignments and acks instead, at no extra cost. Before joining and
    * after closing the tick does nothing.

@@ -12,8 +12,6 @@ import java.io.IOException;
 import java.util.UUID;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -24,7 +22,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>What it adds to the core is only Netty: the frame codec before it yields Envelopes; each frame,
  * liveness check (every {@link WorkerServer.Settings#reapCheckPeriod()}) and heartbeat tick (every
- * heartbeat interval) reaches the core with the ticker's reading; exceptions are sorted into the core's
+ * heartbeat interval, both from its event loop's {@link ConnectionSweep}) reaches the core with the ticker's
+ * reading; exceptions are sorted into the core's
  * {@link ConnectionCore.ErrorKind}s; pausing reading is turning auto-read off; and the wait for a
  * superseded session is a callback on its end that hops back to this channel's event loop.
  *
@@ -39,8 +38,8 @@ final class WorkerConnection extends ChannelInboundHandlerAdapter implements Con
   private final Ticker ticker;
   private final Channel channel;
   private final ConnectionCore core;
-  private ScheduledFuture<?> reaper;
-  private ScheduledFuture<?> heartbeats;
+  /** The sweep of this channel's event loop, once it is active; null after it went inactive. */
+  private ConnectionSweep sweep;
 
   WorkerConnection(WorkerServer server, ConnectionCore.Context context, Channel channel) {
     this.server = server;
@@ -56,16 +55,24 @@ final class WorkerConnection extends ChannelInboundHandlerAdapter implements Con
   @Override
   public void channelActive(ChannelHandlerContext ctx) {
     core.onActive(ticker.nanos());
-    long reapCheckPeriodNanos = settings.reapCheckPeriod().toNanos();
-    reaper = ctx.executor().scheduleAtFixedRate(() -> core.onLivenessCheck(ticker.nanos()),
-        reapCheckPeriodNanos, reapCheckPeriodNanos, TimeUnit.NANOSECONDS);
-    // Ticking from the start rather than from the Welcome changes nothing: the core ignores ticks until
-    // it joined, and a tick every interval that sends after a quiet half interval keeps any gap under 1.5
-    // intervals whatever its phase.
-    long intervalNanos = settings.heartbeatInterval().toNanos();
-    heartbeats = ctx.executor().scheduleAtFixedRate(() -> core.onHeartbeatTick(ticker.nanos()),
-        intervalNanos, intervalNanos, TimeUnit.NANOSECONDS);
+    // Sweeping from the start rather than from the Welcome changes nothing: the core ignores heartbeat
+    // ticks until it joined, and reaps a session that never says Hello the same way as a silent one.
+    sweep = server.sweepOf(ctx.executor());
+    sweep.add(this);
     ctx.fireChannelActive();
+  }
+
+  /**
+   * Called by the loop's {@link ConnectionSweep} every reap-check period: the core's {@link
+   * ConnectionCore#onSweep} (its liveness check, and its heartbeat tick when due). A failure of this
+   * connection's core closes this connection, not the sweep of the others.
+   */
+  void onSweep() {
+    try {
+      core.onSweep(ticker.nanos());
+    } catch (RuntimeException e) {
+      core.onError(ConnectionCore.ErrorKind.INTERNAL, e);
+    }
   }
 
   @Override
@@ -90,11 +97,9 @@ final class WorkerConnection extends ChannelInboundHandlerAdapter implements Con
 
   @Override
   public void channelInactive(ChannelHandlerContext ctx) {
-    if (reaper != null) {
-      reaper.cancel(false);
-    }
-    if (heartbeats != null) {
-      heartbeats.cancel(false);
+    if (sweep != null) {
+      sweep.remove(this);
+      sweep = null;
     }
     core.onInactive(server.isClosing());
     ctx.fireChannelInactive();

@@ -21,13 +21,16 @@ import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.handler.ssl.SslContext;
+import io.netty.util.concurrent.EventExecutor;
 import io.netty.util.concurrent.GlobalEventExecutor;
 import io.netty.util.concurrent.ScheduledFuture;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongFunction;
 import org.slf4j.Logger;
@@ -83,6 +86,8 @@ public final class WorkerServer implements AutoCloseable {
   private final ConnectionCore.Context context;
   private final Channel serverChannel;
   private final ScheduledFuture<?> healthTicks;
+  /** Each I/O event loop's one timer for its connections (created on a loop's first connection). */
+  private final Map<EventExecutor, ConnectionSweep> sweeps = new ConcurrentHashMap<>();
   private volatile boolean closed;
 
   private WorkerServer(InetSocketAddress listen, Settings settings, WorkerEvents events, String storeId) {
@@ -214,6 +219,16 @@ public final class WorkerServer implements AutoCloseable {
   /** The settings this server runs with. */
   public Settings settings() {
     return settings;
+  }
+
+  /** The sweep of the event loop {@code loop} (see {@link ConnectionSweep}); made on first use. */
+  ConnectionSweep sweepOf(EventExecutor loop) {
+    return sweeps.computeIfAbsent(loop, l -> new ConnectionSweep(l, settings.reapCheckPeriod().toNanos()));
+  }
+
+  /** How many connections the event loops' sweeps hold, from any thread (for tests). */
+  int sweptConnections() {
+    return sweeps.values().stream().mapToInt(ConnectionSweep::size).sum();
   }
 
   /**

@@ -667,6 +667,38 @@ class ConnectionCoreTest {
     }
 
     @Test
+    void aSweepGivesEachDueHeartbeatTickOnceAndAtMostOneSweepLate() {
+      long interval = CoreWorld.INTERVAL_MILLIS;
+      FakeConnection c = world.joined("w", 1); // active and welcomed now: the first tick falls due an interval on
+      world.advanceMillis(interval - 1);
+      c.sweep();
+      assertThat(heartbeats(c)).isZero();
+      world.advanceMillis(1);
+      c.sweep();
+      assertThat(heartbeats(c)).as("the first tick, on time").isEqualTo(1);
+
+      world.advanceMillis(interval + 60);
+      c.sweep();
+      assertThat(heartbeats(c)).as("the second tick, by the first sweep after it fell due").isEqualTo(2);
+
+      // Four intervals without a sweep (a paused process): one tick, not a burst of four.
+      world.advanceMillis(4 * interval);
+      c.sweep();
+      c.sweep();
+      assertThat(heartbeats(c)).isEqualTo(3);
+      world.advanceMillis(interval - 1);
+      c.sweep();
+      assertThat(heartbeats(c)).as("the next tick falls due an interval after the late one").isEqualTo(3);
+      world.advanceMillis(1);
+      c.sweep();
+      assertThat(heartbeats(c)).isEqualTo(4);
+    }
+
+    private long heartbeats(FakeConnection c) {
+      return c.writtenKinds().stream().filter(k -> k == Envelope.BodyCase.HEARTBEAT).count();
+    }
+
+    @Test
     void noHeartbeatBeforeJoiningNorAfterClosing() {
       FakeConnection waiting = world.connect();
       world.advanceMillis(CoreWorld.INTERVAL_MILLIS);

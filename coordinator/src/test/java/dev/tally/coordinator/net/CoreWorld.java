@@ -134,6 +134,11 @@ final class CoreWorld {
       core.onHeartbeatTick(world.now());
     }
 
+    /** The driver's sweep (the liveness check, and the heartbeat tick when due), now. */
+    void sweep() {
+      core.onSweep(world.now());
+    }
+
     /** Tells the core its predecessor ended, as the driver does once the awaited stage completes. */
     void predecessorEnded() {
       if (awaitedPredecessor == null || !awaitedPredecessor.toCompletableFuture().isDone()) {

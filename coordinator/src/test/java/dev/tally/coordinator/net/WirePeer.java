@@ -26,6 +26,9 @@ final class WirePeer implements AutoCloseable {
   private final BlockingQueue<Envelope> inbox = new LinkedBlockingQueue<>();
   private final AtomicLong heartbeatSeq = new AtomicLong();
   private final AtomicLong heartbeatsReceived = new AtomicLong();
+  /** System.nanoTime() of the last heartbeat received (0 before the first), and the longest gap between two. */
+  private volatile long lastHeartbeatNanos;
+  private volatile long longestHeartbeatGapNanos;
   private volatile boolean closedByServer;
   /** System.nanoTime() of the last frame or bytes this peer sent. */
   volatile long lastSentNanos;
@@ -67,6 +70,11 @@ final class WirePeer implements AutoCloseable {
         Envelope e = Envelope.parseFrom(body);
         if (e.hasHeartbeat()) {
           heartbeatsReceived.incrementAndGet();
+          long now = System.nanoTime();
+          if (lastHeartbeatNanos != 0) {
+            longestHeartbeatGapNanos = Math.max(longestHeartbeatGapNanos, now - lastHeartbeatNanos);
+          }
+          lastHeartbeatNanos = now;
         } else {
           inbox.add(e);
         }
@@ -111,6 +119,11 @@ final class WirePeer implements AutoCloseable {
   /** How many heartbeats the coordinator has sent this peer. */
   long heartbeatsReceived() {
     return heartbeatsReceived.get();
+  }
+
+  /** The longest time between two heartbeats received in a row, ms (0 before the second). */
+  long longestHeartbeatGapMillis() {
+    return TimeUnit.NANOSECONDS.toMillis(longestHeartbeatGapNanos);
   }
 
   /**

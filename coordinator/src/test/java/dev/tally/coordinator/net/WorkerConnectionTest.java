@@ -151,6 +151,26 @@ class WorkerConnectionTest {
   }
 
   @Test
+  void manySessionsShareTheirLoopsSweepAndEachHearsHeartbeatsOnTime() throws Exception {
+    start(INTERVAL, Duration.ofSeconds(30)); // a sweep every 100 ms; a long window: quiet peers stay
+    List<WirePeer> peers = new ArrayList<>();
+    for (int i = 0; i < 12; i++) {
+      peers.add(joined("swept-" + i, 1));
+    }
+    await().atMost(Duration.ofSeconds(5)).until(() -> server.sweptConnections() == 12);
+    await().atMost(Duration.ofSeconds(10)).until(() -> peers.stream().allMatch(p -> p.heartbeatsReceived() >= 8));
+    // A tick waits for the next sweep: any gap stays under 1.5 intervals plus a sweep period (250 ms here),
+    // with room for a loaded machine; a tick lost or a timer stopped would leave a gap of seconds.
+    for (WirePeer peer : peers) {
+      assertThat(peer.longestHeartbeatGapMillis()).as("the longest gap between heartbeats, ms").isLessThan(1_000);
+    }
+    for (WirePeer peer : peers) {
+      peer.close();
+    }
+    await().atMost(Duration.ofSeconds(5)).until(() -> server.sweptConnections() == 0);
+  }
+
+  @Test
   void reapsAPeerThatConnectsAndNeverSaysHelloWithoutAnyEvent() throws Exception {
     start(INTERVAL, WINDOW);
     WirePeer peer = connect();
