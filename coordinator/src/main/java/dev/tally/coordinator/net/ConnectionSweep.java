@@ -14,8 +14,9 @@ import java.util.concurrent.TimeUnit;
  * <p>Why one per loop and not two per connection: a timer per connection made the loop wake up on its own
  * for each of them, 12 times a second per worker at the defaults (a liveness check every 100 ms, a heartbeat
  * tick every 500 ms). With a thousand workers that was 12,000 wake-ups a second, spread so evenly that the
- * loops hardly ever blocked in {@code epoll_wait}: an idle coordinator took 69% of a core for 2,000
- * heartbeats a second ({@code tally bench-connections}, 2026-12-07), most of it polling its selector. A sweep
+ * loops hardly ever blocked in {@code epoll_wait}: an idle coordinator took 66% of a core for 2,000
+ * heartbeats a second ({@code tally bench-connections}, 2026-12-07), most of it polling its selector; with
+ * one sweep per loop, 11% to 16%. A sweep
  * wakes each loop 10 times a second whatever the number of workers, and does the same checks.
  *
  * <p>Timing: a check runs every period, as before, from the sweep's phase rather than the connection's own;
