@@ -400,9 +400,8 @@ public final class ConnectionCore {
    * The heartbeat tick, every heartbeat interval, at {@code nowNanos}: a joined session sends a {@code
    * Heartbeat} unless a frame went out within the last half interval, so that a worker hears from its
    * coordinator at least every 1.5 intervals (plus one sweep period, under {@link #onSweep}) while the link
-   * lives and can judge it with a failure detector
-   * of its own (a coordinator whose host died or whose network path dropped, without the socket closing,
-   * goes silent). Busy sessions carry assignments and acks instead, at no extra cost. Before joining and
+   * lives and can judge it with a failure detector of its own (a coordinator whose host died or whose
+   * network path dropped, without the socket closing, goes silent). Busy sessions carry assignments and acks instead, at no extra cost. Before joining and
    * after closing the tick does nothing.
    */
   public void onHeartbeatTick(long nowNanos) {

@@ -16,12 +16,12 @@ import java.util.concurrent.TimeUnit;
  * tick every 500 ms). With a thousand workers that was 12,000 wake-ups a second, spread so evenly that the
  * loops hardly ever blocked in {@code epoll_wait}: an idle coordinator took 66% of a core for 2,000
  * heartbeats a second ({@code tally bench-connections}, 2026-12-07), most of it polling its selector; with
- * one sweep per loop, 11% to 16%. A sweep
- * wakes each loop 10 times a second whatever the number of workers, and does the same checks.
+ * one sweep per loop, 11% to 16%. A sweep wakes each loop 10 times a second whatever the number of workers,
+ * and does the same checks.
  *
  * <p>Timing: a check runs every period, as before, from the sweep's phase rather than the connection's own;
  * a heartbeat tick runs on the first sweep at or after it is due, so at most one period late (see {@link
- * WorkerConnection#onSweep}). The timer runs only while the loop has a connection.
+ * ConnectionCore#onSweep}). The timer runs only while the loop has a connection.
  *
  * <p>Thread-safety: confined to its event loop; {@link #add} and {@link #remove} must be called there.
  */

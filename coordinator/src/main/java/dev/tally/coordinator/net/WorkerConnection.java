@@ -20,11 +20,10 @@ import org.slf4j.LoggerFactory;
  * session's {@link ConnectionCore} (which decides everything: see its class doc for the life of a session)
  * and carries out what the core decides on the channel, as its {@link ConnectionPort}.
  *
- * <p>What it adds to the core is only Netty: the frame codec before it yields Envelopes; each frame,
- * liveness check (every {@link WorkerServer.Settings#reapCheckPeriod()}) and heartbeat tick (every
- * heartbeat interval, both from its event loop's {@link ConnectionSweep}) reaches the core with the ticker's
- * reading; exceptions are sorted into the core's
- * {@link ConnectionCore.ErrorKind}s; pausing reading is turning auto-read off; and the wait for a
+ * <p>What it adds to the core is only Netty: the frame codec before it yields Envelopes; each frame, and
+ * each sweep of its event loop's {@link ConnectionSweep} (every {@link WorkerServer.Settings#reapCheckPeriod()}),
+ * reaches the core with the ticker's reading; exceptions are sorted into the core's {@link
+ * ConnectionCore.ErrorKind}s; pausing reading is turning auto-read off; and the wait for a
  * superseded session is a callback on its end that hops back to this channel's event loop.
  *
  * <p>Thread-safety: the core and this driver are touched only on the channel's event loop, so neither holds
@@ -34,7 +33,6 @@ final class WorkerConnection extends ChannelInboundHandlerAdapter implements Con
   private static final Logger log = LoggerFactory.getLogger(WorkerConnection.class);
 
   private final WorkerServer server;
-  private final WorkerServer.Settings settings;
   private final Ticker ticker;
   private final Channel channel;
   private final ConnectionCore core;
@@ -43,8 +41,7 @@ final class WorkerConnection extends ChannelInboundHandlerAdapter implements Con
 
   WorkerConnection(WorkerServer server, ConnectionCore.Context context, Channel channel) {
     this.server = server;
-    this.settings = context.settings();
-    this.ticker = settings.ticker();
+    this.ticker = context.settings().ticker();
     this.channel = channel;
     this.core = new ConnectionCore(context, this, this::onLoop, String.valueOf(channel.remoteAddress()),
         UUID.randomUUID().toString(), PlantedConnectionFault.NONE);
