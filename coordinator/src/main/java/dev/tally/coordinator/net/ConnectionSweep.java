@@ -5,6 +5,8 @@ import java.util.LinkedHashSet;
 import java.util.Set;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The one timer of every worker connection on one event loop: every {@link
@@ -23,12 +25,28 @@ import java.util.concurrent.TimeUnit;
  * a heartbeat tick runs on the first sweep at or after it is due, so at most one period late (see {@link
  * ConnectionCore#onSweep}). The timer runs only while the loop has a connection.
  *
+ * <p>Failures: the timer must outlive any one connection's trouble, since Netty cancels a repeating task
+ * for good, and silently, the first time it throws. What a connection's sweep throws, an {@link Error}
+ * too, is logged and closes that connection (its worker is lost and its jobs go back to the queue); the
+ * others are swept on.
+ *
  * <p>Thread-safety: confined to its event loop; {@link #add} and {@link #remove} must be called there.
  */
 final class ConnectionSweep {
+  private static final Logger log = LoggerFactory.getLogger(ConnectionSweep.class);
+
+  /** What a sweep needs of a connection ({@link WorkerConnection}; a stand-in in tests). */
+  interface Swept {
+    /** The connection's sweep: its liveness check, and its heartbeat tick when due. */
+    void onSweep();
+
+    /** Closes the connection after its sweep threw {@code failure}; must not throw. */
+    void closeAfterSweepFailure(Throwable failure);
+  }
+
   private final EventExecutor loop;
   private final long periodNanos;
-  private final Set<WorkerConnection> connections = new LinkedHashSet<>();
+  private final Set<Swept> connections = new LinkedHashSet<>();
   private ScheduledFuture<?> timer;
   /** The size of {@link #connections}, readable from any thread (tests). */
   private volatile int size;
@@ -39,7 +57,7 @@ final class ConnectionSweep {
   }
 
   /** Starts sweeping {@code connection} (and the timer, if it is the loop's first). */
-  void add(WorkerConnection connection) {
+  void add(Swept connection) {
     assert loop.inEventLoop();
     connections.add(connection);
     size = connections.size();
@@ -49,7 +67,7 @@ final class ConnectionSweep {
   }
 
   /** Stops sweeping {@code connection} (and the timer, if it was the loop's last). */
-  void remove(WorkerConnection connection) {
+  void remove(Swept connection) {
     assert loop.inEventLoop();
     connections.remove(connection);
     size = connections.size();
@@ -66,8 +84,13 @@ final class ConnectionSweep {
 
   private void sweep() {
     // A copy: a check may close its connection, and Netty may report that before the loop moves on.
-    for (WorkerConnection connection : connections.toArray(new WorkerConnection[0])) {
-      connection.onSweep();
+    for (Swept connection : connections.toArray(new Swept[0])) {
+      try {
+        connection.onSweep();
+      } catch (Throwable failure) { // an Error too: see the class comment
+        log.error("the liveness check of {} failed; closing that connection", connection, failure);
+        connection.closeAfterSweepFailure(failure);
+      }
     }
   }
 }

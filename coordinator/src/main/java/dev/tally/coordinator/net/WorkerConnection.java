@@ -29,7 +29,7 @@ import org.slf4j.LoggerFactory;
  * <p>Thread-safety: the core and this driver are touched only on the channel's event loop, so neither holds
  * a lock. Other threads reach them only through {@link #onLoop}, which hops there.
  */
-final class WorkerConnection extends ChannelInboundHandlerAdapter implements ConnectionPort {
+final class WorkerConnection extends ChannelInboundHandlerAdapter implements ConnectionPort, ConnectionSweep.Swept {
   private static final Logger log = LoggerFactory.getLogger(WorkerConnection.class);
 
   private final WorkerServer server;
@@ -61,15 +61,26 @@ final class WorkerConnection extends ChannelInboundHandlerAdapter implements Con
 
   /**
    * Called by the loop's {@link ConnectionSweep} every reap-check period: the core's {@link
-   * ConnectionCore#onSweep} (its liveness check, and its heartbeat tick when due). A failure of this
-   * connection's core closes this connection, not the sweep of the others.
+   * ConnectionCore#onSweep} (its liveness check, and its heartbeat tick when due). A failure there is an
+   * internal error of this connection: the core closes it, and if even that fails, the sweep does.
    */
-  void onSweep() {
+  @Override
+  public void onSweep() {
     try {
       core.onSweep(ticker.nanos());
     } catch (RuntimeException e) {
       core.onError(ConnectionCore.ErrorKind.INTERNAL, e);
     }
+  }
+
+  @Override
+  public void closeAfterSweepFailure(Throwable failure) {
+    channel.close();
+  }
+
+  @Override
+  public String toString() {
+    return core.peer();
   }
 
   @Override
