@@ -222,7 +222,13 @@ public final class ConnectionCore {
   private Phase phase = Phase.AWAITING_HELLO;
   private HealthAwareDetector detector;
   private boolean drainingLogged;
-  /** Whether this connection last told the local health it is silent (before its Hello too). */
+  /**
+   * Whether this session counts in the local health: from its joining on. A connection that has not said
+   * an accepted Hello has proven nothing (anyone who reaches the port can open one and stay silent: 150 of
+   * them stretched every conviction ninefold), and holds no job whose worker a false reap would cost.
+   */
+  private boolean inHealth;
+  /** Whether this connection last told the local health it is silent. */
   private boolean silentReported;
   private long lastFrameNanos;
   private long lastCheckNanos;
@@ -285,7 +291,6 @@ public final class ConnectionCore {
     }
     detector = new HealthAwareDetector(settings.detectorFactory().apply(nowNanos), health,
         new PeerLag(health.config().peerLag()), nowNanos);
-    health.sessionOpened();
     lastFrameNanos = nowNanos;
     lastCheckNanos = nowNanos;
     nextHeartbeatTickNanos = nowNanos + heartbeatIntervalNanos;
@@ -366,7 +371,7 @@ public final class ConnectionCore {
           TimeUnit.NANOSECONDS.toMillis(sinceLastCheck - reapCheckPeriodNanos));
       return;
     }
-    boolean silent = health.isSilent(nowNanos - lastFrameNanos, heartbeatIntervalNanos);
+    boolean silent = inHealth && health.isSilent(nowNanos - lastFrameNanos, heartbeatIntervalNanos);
     if (silent != silentReported) {
       silentReported = silent;
       health.silenceChanged(silent);
@@ -449,8 +454,9 @@ public final class ConnectionCore {
     }
     inactive = true;
     phase = Phase.CLOSED;
-    if (detector != null) {
+    if (inHealth) {
       health.sessionClosed(silentReported);
+      inHealth = false;
       silentReported = false;
     }
     heldWhileJoining.clear();
@@ -713,6 +719,8 @@ public final class ConnectionCore {
     }
     phase = Phase.JOINED;
     joined = true;
+    health.sessionOpened();
+    inHealth = true;
     lastWriteNanos = nowNanos;
     log.info("worker {} ({}) joined from {}: {} slots, version {}, session {}", workerId, hello.getName(),
         peer, hello.getSlots(), hello.getVersion(), sessionId);

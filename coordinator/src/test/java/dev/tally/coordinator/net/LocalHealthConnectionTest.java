@@ -41,7 +41,20 @@ class LocalHealthConnectionTest {
    */
   private static Outcome run(CoreWorld world, long durationMillis, boolean stalls, int dead, long deathAtMillis,
       long[] lagMillis) {
+    return run(world, durationMillis, stalls, dead, deathAtMillis, lagMillis, 0);
+  }
+
+  /**
+   * As above, with {@code strangers} connections open all along that never say anything (each one reaped
+   * is opened again at once, as someone who reaches the port could).
+   */
+  private static Outcome run(CoreWorld world, long durationMillis, boolean stalls, int dead, long deathAtMillis,
+      long[] lagMillis, int strangers) {
     LocalHealth health = world.context.health();
+    List<CoreWorld.FakeConnection> silent = new ArrayList<>();
+    for (int i = 0; i < strangers; i++) {
+      silent.add(world.connect());
+    }
     List<CoreWorld.FakeConnection> cs = new ArrayList<>();
     for (int i = 0; i < WORKERS; i++) {
       cs.add(world.joined("w" + i, 1));
@@ -72,6 +85,13 @@ class LocalHealthConnectionTest {
             if (cs.get(i).closed) {
               closedAt[i] = t;
             }
+          }
+        }
+        for (int i = 0; i < silent.size(); i++) {
+          silent.get(i).check();
+          if (silent.get(i).closed) {
+            silent.get(i).end();
+            silent.set(i, world.connect());
           }
         }
         nextTimers = t + (stalled ? STARVED_TIMER_MILLIS : CoreWorld.CHECK_MILLIS);
@@ -119,6 +139,18 @@ class LocalHealthConnectionTest {
     Outcome o = run(world(LocalHealth.Config.defaults()), 8_000, false, 2, deathAt, null);
     assertThat(o.highestMultiplier()).isEqualTo(1);
     // Its last heartbeat went out up to one interval before it died; the reaper looks every check period.
+    assertThat(o.closedAtMillis()[2] - deathAt)
+        .isBetween(CoreWorld.WINDOW_MILLIS - CoreWorld.INTERVAL_MILLIS, CoreWorld.WINDOW_MILLIS + CoreWorld.CHECK_MILLIS);
+    assertThat(o.closed()).isEqualTo(1);
+  }
+
+  @Test
+  void connectionsThatNeverSayHelloDoNotStretchAnyConviction() {
+    // Twenty strangers hold silent connections open (more than three times the fleet), replaced as they are
+    // reaped: they have proven nothing, so they are no sign that this machine is starved.
+    long deathAt = 5_000;
+    Outcome o = run(world(LocalHealth.Config.defaults()), 8_000, false, 2, deathAt, null, 20);
+    assertThat(o.highestMultiplier()).isEqualTo(1);
     assertThat(o.closedAtMillis()[2] - deathAt)
         .isBetween(CoreWorld.WINDOW_MILLIS - CoreWorld.INTERVAL_MILLIS, CoreWorld.WINDOW_MILLIS + CoreWorld.CHECK_MILLIS);
     assertThat(o.closed()).isEqualTo(1);

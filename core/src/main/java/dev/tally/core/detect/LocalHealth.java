@@ -26,7 +26,7 @@ import java.util.Objects;
  *       frame that arrived may not yet have been read, and a heartbeat a worker meant to send may not
  *       have been scheduled either (the machine is shared). Score + 1.
  *   <li><b>Correlated silence.</b> Workers fail independently; a machine or a coordinator starves them
- *       all at once. A connection (joined or still to say Hello) is <em>silent</em> once no frame came from it for {@link
+ *       all at once. A joined worker's connection is <em>silent</em> once no frame came from it for {@link
  *       Config#silentAfterHeartbeats()} heartbeat intervals ({@link #isSilent}): a busy or idle live
  *       worker sends something every interval, so two missed ones are already unusual, yet it is well
  *       before any detector convicts, leaving time to raise the score first. When at least {@link
@@ -212,9 +212,9 @@ public final class LocalHealth {
   }
 
   /**
-   * A worker connection opened: it counts towards {@link Config#minSessions()} and the silent share from
-   * now on, before its Hello too, since a fleet starting on a starved machine is silent together before
-   * it has said anything.
+   * A worker joined: its connection counts towards {@link Config#minSessions()} and the silent share from
+   * now on. A connection still to say an accepted Hello does not count: it has proven nothing (a port
+   * scanner, or anyone who reaches the port, can open many and stay silent), and it holds no job.
    */
   public void sessionOpened() {
     synchronized (lock) {
