@@ -88,7 +88,7 @@ final class ConnectionSweep {
       try {
         connection.onSweep();
       } catch (Throwable failure) { // an Error too: see the class comment
-        log.error("the liveness check of {} failed; closing that connection", connection, failure);
+        log.error("the sweep of the connection from {} failed; closing it", connection, failure);
         connection.closeAfterSweepFailure(failure);
       }
     }
