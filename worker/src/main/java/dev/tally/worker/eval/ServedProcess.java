@@ -11,10 +11,13 @@ import java.io.InputStreamReader;
 import java.io.OutputStream;
 import java.io.Reader;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.concurrent.ExecutorService;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.Condition;
@@ -61,6 +64,15 @@ final class ServedProcess {
 
   /** Pumps and stdin writers, one of each per stream of each served process while it lives. */
   private static final ExecutorService IO = Executors.newCachedThreadPool(daemonThreads("tally-serve-io-"));
+
+  /**
+   * How long a case waits for the last case's line to be all written before it calls the process out of
+   * step. The write ends when the process has read the line; but the thread that wrote it may not have run
+   * again yet when the answer is in and the next case starts (on a loaded machine it was not, and a
+   * process that had read everything was killed as one that had not: {@code ServeProcessTest} saw a fifth
+   * served process). A process that truly left part of a line unread keeps the write waiting past this.
+   */
+  static final Duration FEED_GRACE = Duration.ofSeconds(1);
 
   private final Process process;
   private final Object owner;
@@ -187,7 +199,7 @@ final class ServedProcess {
     } finally {
       lock.unlock();
     }
-    if (feeding != null && !feeding.isDone()) {
+    if (feeding != null && !lastLineWritten()) {
       // It answered the last case without reading all of it; this line would wait behind that one forever.
       return fail(ctx, InfraFailure.Kind.EVALUATOR_CRASHED, "the served command did not read all of the last case's line");
     }
@@ -307,7 +319,7 @@ final class ServedProcess {
     return Evaluation.failed(kind, tail.isEmpty() ? detail : detail + "; output tail: " + lastChars(tail, 200), ctx.elapsedMillis());
   }
 
-  private boolean waitQuietly(java.time.Duration max) {
+  private boolean waitQuietly(Duration max) {
     try {
       return process.waitFor(max.toNanos(), TimeUnit.NANOSECONDS);
     } catch (InterruptedException e) {
@@ -417,6 +429,21 @@ final class ServedProcess {
       }
     } catch (IOException e) {
       // Closed under us: the process was killed.
+    }
+  }
+
+  /** Whether the last case's line was all written (see {@link #FEED_GRACE}); waits at most that long. */
+  private boolean lastLineWritten() {
+    try {
+      feeding.get(FEED_GRACE.toNanos(), TimeUnit.NANOSECONDS);
+      return true;
+    } catch (TimeoutException e) {
+      return false;
+    } catch (ExecutionException e) {
+      return true; // feed() keeps its own I/O errors: the stream's end says what happened
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return false;
     }
   }
 

@@ -139,6 +139,29 @@ class ServeEvaluatorTest {
   }
 
   @Test
+  void aProcessThatAnswersWithoutReadingAllOfALongLineIsOutOfStepAndReplaced() throws Exception {
+    // Reads the first 100 bytes of its stdin, answers, and reads no more: a line longer than the pipe holds
+    // (64 KiB) is never all written, and the next case's line would wait behind it forever.
+    Path partial = Files.writeString(tmp.resolve("partial.py"), """
+        import json, os, time
+        os.read(0, 100)
+        print(json.dumps({"verdict": "pass", "pid": os.getpid()}), flush=True)
+        time.sleep(600)
+        """);
+    Evaluator serve = EvaluatorFactory.create("exec", Map.of("cmd", "python3 -u " + partial, "serve", "true"));
+    String padding = ",\"pad\":\"" + "x".repeat(256 * 1024) + "\"";
+    long first = pid(on(slot, serve, "long", padding));
+
+    long startNanos = System.nanoTime();
+    InfraFailure stuck = failure(on(slot, serve, "next", ""));
+    assertThat(stuck.kind()).isEqualTo(InfraFailure.Kind.EVALUATOR_CRASHED);
+    assertThat(stuck.detail()).contains("did not read all of the last case's line");
+    assertThat(Duration.ofNanos(System.nanoTime() - startNanos)).as("it waited out the grace first")
+        .isGreaterThanOrEqualTo(ServedProcess.FEED_GRACE);
+    assertThat(pid(on(slot, serve, "after", ""))).as("a fresh process").isNotEqualTo(first);
+  }
+
+  @Test
   void aProcessKilledMidCaseFailsItRetryablyAndTheNextCaseGetsAFreshOne() throws Exception {
     Evaluator serve = serve();
     long before = pid(on(slot, serve, "a", ""));
