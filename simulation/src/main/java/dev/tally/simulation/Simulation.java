@@ -57,9 +57,10 @@ import java.util.concurrent.CompletableFuture;
  * after any event is queued (the wake-up hook), when a backoff ends, and at least every {@value
  * #IDLE_STEP_MILLIS} ms. Each connection's core gets its sweep (the liveness check, and the heartbeat tick
  * when due) every {@link WorkerServer.Settings#reapCheckPeriod()}, as {@code WorkerConnection} gets it from
- * its event loop's {@code ConnectionSweep} (here in the connection's own phase, there in the loop's), and the port's {@code LocalHealth} its tick as {@code WorkerServer}
- * gives it; each worker's core gets its tick at its own next deadline. The
- * coordinator's settings are the product's defaults ({@link WorkerServer.Settings#defaults()}).
+ * its event loop's {@code ConnectionSweep} (here in the connection's own phase, there in the loop's), and
+ * the port's {@code LocalHealth} its tick as {@code WorkerServer} gives it; each worker's core gets its tick
+ * at its own next deadline. The coordinator's settings are the product's defaults ({@link
+ * WorkerServer.Settings#defaults()}).
  *
  * <p><b>Fault sites</b> ({@link FaultKind}), drawn per seed: workers crash (connection closes, cases and
  * outbox vanish), freeze and thaw (events wait, then arrive together and late), drain gracefully (SIGTERM),

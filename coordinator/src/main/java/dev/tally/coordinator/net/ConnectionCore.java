@@ -279,9 +279,9 @@ public final class ConnectionCore {
   // ---- inbound: what the driver tells the core ----
 
   /**
-   * The connection is open, at {@code nowNanos}: the failure detector starts, and the driver starts calling
-   * {@link #onLivenessCheck} every {@link WorkerServer.Settings#reapCheckPeriod()} and {@link
-   * #onHeartbeatTick} every heartbeat interval.
+   * The connection is open, at {@code nowNanos}: the failure detector starts, the first heartbeat tick falls
+   * due one heartbeat interval on, and the driver starts calling {@link #onSweep} every {@link
+   * WorkerServer.Settings#reapCheckPeriod()}.
    *
    * @throws IllegalStateException if called twice
    */
@@ -406,8 +406,8 @@ public final class ConnectionCore {
    * Heartbeat} unless a frame went out within the last half interval, so that a worker hears from its
    * coordinator at least every 1.5 intervals (plus one sweep period, under {@link #onSweep}) while the link
    * lives and can judge it with a failure detector of its own (a coordinator whose host died or whose
-   * network path dropped, without the socket closing, goes silent). Busy sessions carry assignments and acks instead, at no extra cost. Before joining and
-   * after closing the tick does nothing.
+   * network path dropped, without the socket closing, goes silent). Busy sessions carry assignments and
+   * acks instead, at no extra cost. Before joining and after closing the tick does nothing.
    */
   public void onHeartbeatTick(long nowNanos) {
     if (!open() || nowNanos - lastWriteNanos < heartbeatIntervalNanos / 2) {
