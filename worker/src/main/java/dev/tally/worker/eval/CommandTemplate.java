@@ -25,9 +25,12 @@ import java.util.Set;
  * commons-text's {@code StringTokenizer} split templates before, except that it took an unclosed quote as
  * closed at the end; a property test holds the two to the same arguments.)
  *
- * <p><b>Placeholders.</b> {@code {name}} with {@code name} an identifier ({@code [A-Za-z_][A-Za-z0-9_]*}), or
- * {@code {raw:name}}; strings are inserted as they are, numbers, booleans, {@code null}, objects and arrays
- * as their JSON text. {@code {{} and {@code }}} stand for literal braces; write {@code ${{HOME}}} for a
+ * <p><b>Placeholders.</b> {@code {name}} or {@code {raw:name}}, where {@code name} is a field path: an
+ * identifier ({@code [A-Za-z_][A-Za-z0-9_]*}), then any number of {@code .member} steps, each an identifier
+ * or a number ({@code {meta.lang}}, {@code {choices.0.text}}: a number steps into an array by its 0-based
+ * index, or into an object by the member of that name). See {@link #valueAt} for how a path is followed.
+ * Strings are inserted as they are, numbers, booleans, {@code null}, objects and arrays as their JSON text
+ * ({@link #textOf}). {@code {{} and {@code }}} stand for literal braces; write {@code ${{HOME}}} for a
  * shell's {@code ${HOME}}. Other braces ({@code {"a": 1}}, {@code {print $1}}) are literal. Filling happens
  * after splitting, so a value always stays inside the one argument its placeholder was in: a case {@code
  * {"id": "a b; rm -rf ~"}} gives {@code printf %s {id}} exactly two arguments, and nothing reaches a shell
@@ -247,7 +250,7 @@ public final class CommandTemplate {
       if (c == '{') {
         boolean raw = s.startsWith(RAW_PREFIX, i + 1);
         int nameStart = raw ? i + 1 + RAW_PREFIX.length() : i + 1;
-        int end = identifierEnd(s, nameStart);
+        int end = pathEnd(s, nameStart);
         if (end > nameStart && end < s.length() && s.charAt(end) == '}') {
           if (literal.length() > 0) {
             parts.add(new Part(literal.toString(), null, false, token.positions()[literalStart]));
@@ -270,11 +273,32 @@ public final class CommandTemplate {
     return List.copyOf(parts);
   }
 
-  private static int identifierEnd(String s, int from) {
+  /**
+   * Where the field path starting at {@code from} ends: after an identifier and every {@code .step} that
+   * follows it (a step is an identifier or digits); {@code from} if no identifier starts there. A dot not
+   * followed by a step is not part of the path (so {@code {a.}} is no placeholder: its brace does not follow).
+   */
+  private static int pathEnd(String s, int from) {
+    int end = wordEnd(s, from, false);
+    if (end == from) {
+      return from;
+    }
+    while (end < s.length() && s.charAt(end) == '.') {
+      int next = wordEnd(s, end + 1, true);
+      if (next == end + 1) {
+        break;
+      }
+      end = next;
+    }
+    return end;
+  }
+
+  /** The end of the identifier (or, with {@code digits}, the identifier or run of digits) at {@code from}. */
+  private static int wordEnd(String s, int from, boolean digits) {
     int i = from;
     while (i < s.length()) {
       char c = s.charAt(i);
-      boolean ok = c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (i > from && c >= '0' && c <= '9');
+      boolean ok = c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || ((digits || i > from) && c >= '0' && c <= '9');
       if (!ok) {
         break;
       }
@@ -341,27 +365,72 @@ public final class CommandTemplate {
   }
 
   /**
-   * The fields the template's placeholders name (raw or not), in order of first appearance; escaped braces
-   * ({@code ${{HOME}}}) and braces around anything but an identifier name none.
+   * The fields the template's placeholders name (raw or not), as field paths ({@code meta.lang}), in order of
+   * first appearance; escaped braces ({@code ${{HOME}}}) and braces around anything but a field path name
+   * none.
    */
   public Set<String> fields() {
     return fields;
   }
 
   /**
-   * The first field the template uses that {@code caseObject} lacks, if any: what {@link #fill} would
-   * refuse the case for. A field whose value is JSON {@code null} is present (it is inserted as {@code
-   * null}).
+   * The first field the template uses that {@code caseObject} lacks, if any, as its path: what {@link
+   * #fill} would refuse the case for. A field whose value is JSON {@code null} is present (it is inserted
+   * as {@code null}).
    *
    * @param caseObject the case's JSON object
    */
   public Optional<String> missingField(JsonNode caseObject) {
-    for (String field : fields) {
-      if (caseObject.get(field) == null) {
-        return Optional.of(field);
+    return firstMissing(fields, caseObject);
+  }
+
+  /** The first of {@code paths} that {@code caseObject} lacks ({@link #valueAt} finds nothing), if any. */
+  static Optional<String> firstMissing(Set<String> paths, JsonNode caseObject) {
+    for (String path : paths) {
+      if (valueAt(caseObject, path) == null) {
+        return Optional.of(path);
       }
     }
     return Optional.empty();
+  }
+
+  /**
+   * The value a placeholder's field path names in a case, or null if there is none. Each step of the path
+   * looks up a member of the value so far: in an object, the member of that name; in an array, for a step
+   * that is a number of at most 9 digits, the element at that 0-based index. Anything else (a step into a
+   * string, a number or {@code null}, an index past the end, a member that is not there) finds nothing.
+   * The path is one of {@link #fields()}, as {@link #parse} read it: {@code id}, {@code meta.lang}, {@code
+   * choices.0}.
+   *
+   * @param caseObject the case's JSON object
+   * @param path a field path
+   * @return the value (a JSON {@code null} is a value), or null
+   */
+  static JsonNode valueAt(JsonNode caseObject, String path) {
+    JsonNode node = caseObject;
+    int start = 0;
+    while (node != null) {
+      int dot = path.indexOf('.', start);
+      String step = dot < 0 ? path.substring(start) : path.substring(start, dot);
+      node = node.isArray() ? elementAt(node, step) : node.get(step);
+      if (dot < 0) {
+        return node;
+      }
+      start = dot + 1;
+    }
+    return null;
+  }
+
+  private static JsonNode elementAt(JsonNode array, String step) {
+    if (step.isEmpty() || step.length() > 9 || !step.chars().allMatch(c -> c >= '0' && c <= '9')) {
+      return null;
+    }
+    return array.get(Integer.parseInt(step));
+  }
+
+  /** A placeholder's value as inserted: a string as it is, anything else as its JSON text. */
+  static String textOf(JsonNode value) {
+    return value.isTextual() ? value.textValue() : value.toString();
   }
 
   /**
@@ -385,8 +454,7 @@ public final class CommandTemplate {
           sb.append(part.literal());
           continue;
         }
-        JsonNode value = caseObject.get(part.field());
-        String text = value.isTextual() ? value.textValue() : value.toString();
+        String text = textOf(valueAt(caseObject, part.field()));
         sb.append(arg.script() && !part.raw() ? shellQuote(text) : text);
       }
       out.add(sb.toString());

@@ -10,10 +10,10 @@ import java.util.Set;
 
 /**
  * A model evaluator's prompt with {@code {field}} placeholders, filled per case ({@code --prompt 'Question:
- * {question}'}). The placeholder grammar is {@link CommandTemplate}'s ({@code {name}}, {@code {{} and
- * {@code }}} for literal braces, other braces literal); unlike a command line, the text is not split into
- * arguments and nothing is quoted: {@code {raw:name}} means the same as {@code {name}}. A string field is
- * inserted as it is, any other value as its JSON text.
+ * {question}'}). The placeholder grammar is {@link CommandTemplate}'s ({@code {name}}, a field path such
+ * as {@code {meta.lang}}, {@code {{} and {@code }}} for literal braces, other braces literal); unlike a
+ * command line, the text is not split into arguments and nothing is quoted: {@code {raw:name}} means the
+ * same as {@code {name}}. A string field is inserted as it is, any other value as its JSON text.
  *
  * <p>Immutable and thread-safe.
  */
@@ -58,12 +58,7 @@ public final class PromptTemplate {
    * @param caseObject the case's JSON object
    */
   public Optional<String> missingField(JsonNode caseObject) {
-    for (String field : fields) {
-      if (caseObject.get(field) == null) {
-        return Optional.of(field);
-      }
-    }
-    return Optional.empty();
+    return CommandTemplate.firstMissing(fields, caseObject);
   }
 
   /**
@@ -80,8 +75,7 @@ public final class PromptTemplate {
     StringBuilder b = new StringBuilder();
     for (CommandTemplate.Part p : parts) {
       if (p.placeholder()) {
-        JsonNode value = caseObject.get(p.field());
-        b.append(value.isTextual() ? value.textValue() : value.toString());
+        b.append(CommandTemplate.textOf(CommandTemplate.valueAt(caseObject, p.field())));
       } else {
         b.append(p.literal());
       }

@@ -47,6 +47,42 @@ class CommandTemplateTest {
   }
 
   @Test
+  void aFieldPathStepsIntoObjectsAndArraysAndIsShellQuotedInAScriptLikeAnyField() throws Exception {
+    CommandTemplate t = CommandTemplate.parse("check --lang={meta.lang} {choices.1.text} {meta.tags} {raw:meta.n} sh -c 'echo {meta.lang}'");
+    JsonNode c = json("{\"meta\": {\"lang\": \"fr; rm x\", \"tags\": [\"a\", 2], \"n\": 7},"
+        + " \"choices\": [{\"text\": \"no\"}, {\"text\": \"yes please\"}]}");
+    assertThat(t.fields()).containsExactly("meta.lang", "choices.1.text", "meta.tags", "meta.n");
+    assertThat(t.fill(c)).containsExactly("check", "--lang=fr; rm x", "yes please", "[\"a\",2]", "7", "sh", "-c", "echo 'fr; rm x'");
+    // a number steps into an object by the member of that name
+    assertThat(CommandTemplate.parse("x {rows.0}").fill(json("{\"rows\": {\"0\": \"zero\"}}"))).containsExactly("x", "zero");
+  }
+
+  @Test
+  void aFieldPathThatFindsNothingIsMissingByItsWholePath() {
+    CommandTemplate t = CommandTemplate.parse("x {meta.lang}");
+    assertThat(t.missingField(json("{\"meta\": {\"lang\": null}}"))).isEmpty(); // null is a value
+    assertThat(t.missingField(json("{}"))).contains("meta.lang");
+    assertThat(t.missingField(json("{\"meta\": \"fr\"}"))).contains("meta.lang"); // a step into a string
+    assertThat(t.missingField(json("{\"meta\": null}"))).contains("meta.lang");
+    assertThat(t.missingField(json("{\"meta\": {\"language\": \"fr\"}}"))).contains("meta.lang");
+    CommandTemplate indexed = CommandTemplate.parse("x {a.2}");
+    assertThat(indexed.missingField(json("{\"a\": [0, 1]}"))).contains("a.2"); // past the end
+    assertThat(indexed.missingField(json("{\"a\": [0, 1, 2]}"))).isEmpty();
+    assertThat(CommandTemplate.parse("x {a.x}").missingField(json("{\"a\": [0]}"))).contains("a.x"); // a name into an array
+    assertThat(CommandTemplate.parse("x {a.9999999999}").missingField(json("{\"a\": [0]}"))).contains("a.9999999999");
+    assertThatThrownBy(() -> t.fill(json("{\"meta\": 3}")))
+        .isInstanceOf(CommandTemplate.MissingFieldException.class)
+        .hasMessage("case has no field 'meta.lang' (the cmd uses {meta.lang})");
+  }
+
+  @Test
+  void bracesAroundWhatIsNoFieldPathAreLiteral() throws Exception {
+    CommandTemplate t = CommandTemplate.parse("x {a.} {.a} {a..b} {1.a} {a.b-c} {a.b c}");
+    assertThat(t.fields()).isEmpty();
+    assertThat(t.fill(json("{}"))).containsExactly("x", "{a.}", "{.a}", "{a..b}", "{1.a}", "{a.b-c}", "{a.b", "c}");
+  }
+
+  @Test
   void aMissingFieldNamesTheField() {
     CommandTemplate t = CommandTemplate.parse("echo {nope}");
     assertThatThrownBy(() -> t.fill(json("{}")))

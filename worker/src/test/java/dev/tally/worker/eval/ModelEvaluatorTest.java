@@ -171,6 +171,18 @@ class ModelEvaluatorTest {
   }
 
   @Test
+  void thePromptTemplateTakesFieldPathsAsTheCommandTemplateDoes() throws Exception {
+    ModelEvaluator e = evaluator("prompt", "Q: {q.text} in {q.langs.0}");
+    JsonNode r = e.request(JSON.readTree("{\"id\": \"a\", \"q\": {\"text\": \"2 + 2?\", \"langs\": [\"fr\", \"en\"]}}"));
+    assertThat(r.get("messages").toString()).isEqualTo("[{\"role\":\"user\",\"content\":\"Q: 2 + 2? in fr\"}]");
+
+    Outcome o = finished(e.evaluate(context("{\"id\": \"c1\", \"q\": {\"text\": \"x\"}}", new MemoryJournal())));
+    assertThat(o.verdict()).isEqualTo(Verdict.ERROR);
+    assertThat(o.outputTail()).isEqualTo("case has no field 'q.langs.0' (the prompt uses {q.langs.0})");
+    assertThat(server.requests()).isZero();
+  }
+
+  @Test
   void aCaseWithoutAUsableInputIsItsErrorWithoutACall() {
     assertThat(finished(evaluator().evaluate(context("{\"id\": \"c1\"}", new MemoryJournal()))).outputTail())
         .contains("case has no input");
