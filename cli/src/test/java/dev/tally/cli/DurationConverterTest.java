@@ -26,6 +26,16 @@ class DurationConverterTest {
     }
   }
 
+  /** "-5s" was "not a duration" while "0s" was "must be positive" (the new-user trial); PT-5S got through the grammar. */
+  @Test
+  void aNegativeDurationIsRefusedAsNegativeInEitherSpelling() {
+    for (String negative : new String[] {"-5s", " -1ms", "PT-5S", "-PT5S"}) {
+      org.assertj.core.api.Assertions.assertThatThrownBy(() -> converter.convert(negative)).as(negative)
+          .isInstanceOf(picocli.CommandLine.TypeConversionException.class).hasMessageContaining("' is negative: a duration is");
+    }
+    assertThat(converter.convert("PT0S")).isEqualTo(Duration.ZERO);
+  }
+
   @org.junit.jupiter.api.Test
   void aDurationBeyondAYearIsRefusedBeforeItCanOverflowAnything() {
     DurationConverter c = new DurationConverter();

@@ -52,14 +52,20 @@ public final class DurationText {
    * @param value the text
    * @return the duration, at most {@link #MAX}
    * @throws IllegalArgumentException if {@code value} is not a duration of this grammar (the message says
-   *     what is), or longer than {@link #MAX}
+   *     what is), is negative ({@code -5s}, {@code PT-5S}), or is longer than {@link #MAX}
    */
   public static Duration parse(String value) {
+    if (value.trim().startsWith("-")) {
+      throw new IllegalArgumentException("'" + value + "' is negative: a duration is a whole number with ms, s, m or h (e.g. 30s), or ISO-8601 (PT30S)");
+    }
     Duration d;
     try {
       d = parseUnbounded(value);
     } catch (ArithmeticException e) {
       d = null; // beyond what a Duration holds
+    }
+    if (d != null && d.isNegative()) {
+      throw new IllegalArgumentException("'" + value + "' is negative: a duration is a whole number with ms, s, m or h (e.g. 30s), or ISO-8601 (PT30S)");
     }
     if (d == null || d.compareTo(MAX) > 0) {
       throw new IllegalArgumentException("'" + value + "' is longer than the limit of " + MAX.toDays() + " days");

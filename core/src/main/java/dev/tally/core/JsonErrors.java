@@ -39,4 +39,16 @@ public final class JsonErrors {
     m = m.replaceAll("`[A-Za-z0-9_.$]+\\.[A-Z][A-Za-z0-9_$]*(\\.[A-Za-z0-9_$]+)*(\\(\\))?`", "a parser setting");
     return m.strip();
   }
+
+  /**
+   * As {@link #text}, for a parser given one line of a JSON Lines file or body: every position it names is in
+   * that line, so only its column is said ({@code opened at column 1}). Its line 1 would read as the file's
+   * first line, which the caller's own place ({@code cases.jsonl:2:}) contradicts.
+   *
+   * @param e what the parser threw on the line
+   * @return its complaint in words, each position a column of the line
+   */
+  public static String lineText(JsonProcessingException e) {
+    return text(e).replaceAll("\\bline \\d+, column (\\d+)", "column $1");
+  }
 }

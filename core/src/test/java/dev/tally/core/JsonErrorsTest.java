@@ -26,4 +26,14 @@ class JsonErrorsTest {
     assertThat(textOf("{\"a\" 1}")).startsWith("Unexpected character ('1'").doesNotContain("`");
     assertThat(textOf("{\"id\": \"a\", /*c*/ \"x\": 1}")).isEqualTo("Unexpected character ('/' (code 47)): a comment? JSON has none");
   }
+
+  /** A new user read "opened at line 1" on cases.jsonl:2 as the file's first line (the new-user trial). */
+  @Test
+  void aLineOfJsonLinesSaysOnlyColumns() {
+    JsonProcessingException e = catchThrowableOfType(() -> JSON.readTree("{\"id\": \"b\""), JsonProcessingException.class);
+    assertThat(JsonErrors.lineText(e)).startsWith("Unexpected end-of-input: expected close marker for Object")
+        .contains("(opened at column 1)").doesNotContain("line");
+    JsonProcessingException late = catchThrowableOfType(() -> JSON.readTree("{\"id\": \"b\", \"x\": tru}"), JsonProcessingException.class);
+    assertThat(JsonErrors.lineText(late)).startsWith("Unrecognized token 'tru'").doesNotContain("line");
+  }
 }

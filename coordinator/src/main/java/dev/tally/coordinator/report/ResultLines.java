@@ -69,7 +69,7 @@ public interface ResultLines {
           try {
             line = json.readTree(text);
           } catch (JsonProcessingException e) {
-            throw new IOException(resultsFile + " line " + lineNumber + ": not JSON: " + dev.tally.core.JsonErrors.text(e), e);
+            throw new IOException(resultsFile + " line " + lineNumber + ": not JSON: " + dev.tally.core.JsonErrors.lineText(e), e);
           }
           if (line == null || !line.isObject() || !line.path("id").isTextual()) {
             throw new IOException(resultsFile + " line " + lineNumber + ": not a results line (a JSON object with a string id)");

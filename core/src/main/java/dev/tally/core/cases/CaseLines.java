@@ -341,7 +341,7 @@ public final class CaseLines implements CaseSource {
     try {
       node = JSON.readTree(text);
     } catch (JsonProcessingException e) {
-      throw refuseLine("not valid JSON: " + dev.tally.core.JsonErrors.text(e));
+      throw refuseLine("not valid JSON: " + dev.tally.core.JsonErrors.lineText(e));
     }
     if (node == null || !node.isObject()) {
       throw refuseLine("expected a JSON object, got "
