@@ -190,9 +190,9 @@ public final class SubmitCommand extends ClientCommand {
       forget(state, pending, err);
       ApiClient.Refused refused = ApiClient.Refused.of(response.status(), response.body());
       err.println("tally: the server refused the submission: " + refused.getMessage());
-      if (refused.problem() != null && refused.problem().line() != null && converted.datasetLine(refused.problem().line()) > 0) {
-        err.printf("tally: request body line %d is %s line %d%n", refused.problem().line(), dataset,
-            converted.datasetLine(refused.problem().line()));
+      if (refused.problem() != null && refused.problem().line() != null && converted.datasetLine(refused.problem().line()) > 0
+          && refused.problem().detail() != null) {
+        err.println("tally: " + inDataset(refused.problem().detail(), dataset.toString(), converted::datasetLine));
       }
       if (response.status() == 401) {
         err.println("tally: give the server's API token with --token-file FILE or $TALLY_API_TOKEN");
@@ -288,5 +288,33 @@ public final class SubmitCommand extends ClientCommand {
   /** For messages: when the submission started. */
   static String since(Instant startedAt, Instant now) {
     return DurationText.text(Duration.ofSeconds(Math.max(0, Duration.between(startedAt, now).toSeconds())));
+  }
+
+  /** A body line in a problem's detail: {@code request body line 5}, or a bare {@code line 2} after it. */
+  private static final java.util.regex.Pattern BODY_LINE =
+      java.util.regex.Pattern.compile("(" + java.util.regex.Pattern.quote(dev.tally.http.ApiServer.REQUEST_BODY) + " )?\\bline (\\d+)");
+
+  /**
+   * A problem's detail with every line of the request body it names written as the dataset's line:
+   * {@code request body line 5: duplicate id "a" (first on line 2)} becomes {@code cases.jsonl line 4:
+   * duplicate id "a" (first on line 1)}. A line that is no dataset line (the run's fields) is left as it is.
+   *
+   * @param detail the problem's detail
+   * @param dataset the dataset file's name as the user gave it
+   * @param datasetLine the dataset's line of a body line, 0 for none
+   */
+  static String inDataset(String detail, String dataset, java.util.function.LongUnaryOperator datasetLine) {
+    return BODY_LINE.matcher(detail).replaceAll(m -> {
+      long line;
+      try {
+        line = datasetLine.applyAsLong(Long.parseLong(m.group(2)));
+      } catch (NumberFormatException e) {
+        line = 0;
+      }
+      if (line <= 0) {
+        return java.util.regex.Matcher.quoteReplacement(m.group());
+      }
+      return java.util.regex.Matcher.quoteReplacement((m.group(1) != null ? dataset + " " : "") + "line " + line);
+    });
   }
 }

@@ -167,7 +167,7 @@ class ClientCommandsTest {
     Invocation refused = tally(submit(cases, url()));
     assertThat(refused.exit()).as(refused.err()).isEqualTo(Main.EXIT_USAGE);
     assertThat(refused.err()).contains("the server refused the submission").contains("duplicate id")
-        .contains("request body line 4 is " + cases + " line 3");
+        .contains("tally: " + cases + " line 3: duplicate id \"a\" (first on line 1)"); // both lines the dataset's
     assertThat(runsOnServer()).isZero();
     assertThat(stateFiles()).as("a refusal created nothing: the key is forgotten").isZero();
   }
@@ -185,7 +185,7 @@ class ClientCommandsTest {
     Path csv = Files.writeString(dir.resolve("cases.csv"), "id,q\na,1\nb,2\na,3\n");
     Invocation refused = tally(submit(csv, url()));
     assertThat(refused.exit()).as(refused.err()).isEqualTo(Main.EXIT_USAGE);
-    assertThat(refused.err()).contains("duplicate id").contains("request body line 4 is " + csv + " line 4");
+    assertThat(refused.err()).contains("duplicate id").contains("tally: " + csv + " line 4: duplicate id \"a\" (first on line 2)");
     assertThat(runsOnServer()).isEqualTo(1);
   }
 

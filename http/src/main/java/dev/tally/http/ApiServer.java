@@ -61,6 +61,12 @@ public final class ApiServer implements AutoCloseable {
   public static final String METRICS_PATH = "/metrics";
   /** Where the web dashboard is served: one page whose routes are in the URL's fragment. */
   public static final String DASHBOARD_PATH = "/";
+  /**
+   * What problems call a request's body where a file's name would stand ({@code request body line 7: ...}):
+   * its line 1 is the run's fields and its line {@code N + 1} a dataset's line {@code N}, which is how a
+   * client that sent a file names the place in it.
+   */
+  public static final String REQUEST_BODY = "request body";
   /** Where the WebJars in the jar (the dashboard's chart library) are served. */
   public static final String WEBJARS_PATH = "/webjars";
   /** The classpath folder of the dashboard's static files. */

@@ -87,7 +87,7 @@ final class SubmitRoutes implements AutoCloseable {
   /** A spool line named in a case problem's detail ("first on line 2"). */
   private static final java.util.regex.Pattern SPOOL_LINE = java.util.regex.Pattern.compile("\\bline (\\d+)");
   /** The name of the body's source in problems ({@code request body line 7: ...}). */
-  private static final String BODY = "request body";
+  private static final String BODY = ApiServer.REQUEST_BODY;
 
   private final Coordinator coordinator;
   private final BearerAuth auth;
