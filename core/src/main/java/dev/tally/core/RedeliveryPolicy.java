@@ -192,9 +192,8 @@ public final class RedeliveryPolicy {
           + times(limits.timeoutRetries()) + "); the last: " + withDetail(ending, failure.detail()));
     }
     if (before.attempts() >= limits.maxAttempts()) {
-      return new Judgement(Ending.OUT_OF_ATTEMPTS, after, "ended failed after " + before.attempts()
-          + (before.attempts() == 1 ? " attempt" : " attempts") + "; the last ended with "
-          + withDetail(ending, failure.detail()));
+      return new Judgement(Ending.OUT_OF_ATTEMPTS, after, "out of attempts (" + before.attempts() + " of "
+          + limits.maxAttempts() + "); the last ended with " + withDetail(ending, failure.detail()));
     }
     return new Judgement(Ending.REQUEUED, after, null);
   }

@@ -38,7 +38,7 @@ class RedeliveryPolicyTest {
   void theLastAttemptsFailureEndsTheJobWithItsReason() {
     Judgement j = judge(new JobHistory(5, 0, 0), Kind.EVALUATOR_CRASHED, CaseState.UNKNOWN);
     assertThat(j.ending()).isEqualTo(Ending.OUT_OF_ATTEMPTS);
-    assertThat(j.failureReason()).isEqualTo("ended failed after 5 attempts; the last ended with evaluator_crashed: why");
+    assertThat(j.failureReason()).isEqualTo("out of attempts (5 of 5); the last ended with evaluator_crashed: why");
   }
 
   @Test

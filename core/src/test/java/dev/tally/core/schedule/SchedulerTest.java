@@ -349,7 +349,7 @@ class SchedulerTest {
     assertThat(c.recorded()).isZero();
     JobView job = store.jobs(runId).get(0);
     assertThat(job.state()).isEqualTo(JobState.FAILED);
-    assertThat(job.failureReason()).isEqualTo("ended failed after 2 attempts; the last ended with signaled: killed by signal 9");
+    assertThat(job.failureReason()).isEqualTo("out of attempts (2 of 2); the last ended with signaled: killed by signal 9");
     assertThat(store.attempts(runId)).extracting(AttemptView::ending).containsExactly("signaled", "signaled");
     assertThat(w.acks).extracting(Ack::status).containsExactly(AckStatus.RELEASED, AckStatus.RELEASED);
   }

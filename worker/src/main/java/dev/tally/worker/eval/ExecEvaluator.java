@@ -299,8 +299,8 @@ public final class ExecEvaluator implements Evaluator {
     if (exit == KILLED_BY_SIGKILL) {
       return Evaluation.failed(
           InfraFailure.Kind.SIGNALED,
-          "killed by signal 9, SIGKILL (exit value " + exit + "): the out-of-memory killer, or a kill -9 from outside;"
-              + " output tail: " + lastChars(tail, 200),
+          "killed by signal 9, SIGKILL (exit value " + exit + "): the out-of-memory killer, or a kill -9 from outside"
+              + (tail.isEmpty() ? "; no output" : "; output tail: " + lastChars(tail, 200)),
           durationMillis);
     }
     Verdict verdict = exit == 0 ? Verdict.PASS : Verdict.FAIL;
