@@ -20,23 +20,9 @@ final class SummaryTable {
     // Both spans: a resumed run's coordinator saw only its last part.
     out.printf("%nrun %d finished in %.1f s on this coordinator, %.1f s since it was created%n", runId,
         times.wallMillis() / 1000.0, times.runWallMillis() / 1000.0);
-    row(out, "total", c.total());
-    row(out, "passed", c.passed());
-    row(out, "failed", c.failed());
-    row(out, "errored", RunReport.errored(c));
-    if (c.jobsFailed() > 0) {
-      row(out, "  of which out of attempts", c.jobsFailed());
+    for (RunReport.CountRow r : RunReport.countRows(c)) { // the rows' one owner: the dashboard shows the same
+      row(out, r.label(), r.count());
     }
-    if (c.cancelled() > 0) { // a cancelled run's table (tally wait, tally results) adds up to its total
-      row(out, "cancelled", c.cancelled());
-    }
-    row(out, "recorded", c.recorded());
-    row(out, "redeliveries", c.redeliveries());
-    if (c.backups() > 0) { // speculation: a copy of a straggler; the first to report is recorded, once
-      row(out, "backup attempts", c.backups());
-    }
-    row(out, "duplicates suppressed", c.duplicatesSuppressed());
-    row(out, "stale results fenced", c.staleResultsFenced());
     text(out, "accuracy", EstimateText.percent(c.accuracy().orElse(null)));
     c.meanScore().ifPresent(m -> text(out, "mean score", EstimateText.mean(m)));
     out.flush();

@@ -237,7 +237,8 @@ final class ReadRoutes {
 
   @OpenApi(path = SUMMARY, methods = HttpMethod.GET, operationId = "getSummary", tags = "runs",
       summary = "A finished run's summary: exactly what tally run writes to summary.json",
-      description = "wallMillis is this coordinator's part (from its start to the run's end); 0 if the run finished under an"
+      description = "rows are the counts as tally run's table lists them, in its order and words."
+          + " wallMillis is this coordinator's part (from its start to the run's end); 0 if the run finished under an"
           + " earlier coordinator. With groupBy=FIELD, also accuracy and mean score per value of the cases' metadata.FIELD"
           + " (else FIELD), as tally run --group-by writes them; passAtK when the cases are epochs; usage for a model run.",
       pathParams = @OpenApiParam(name = "id", type = Long.class, required = true),

@@ -139,12 +139,8 @@ export function mount(main, [idText]) {
     try {
       const groupBy = main.querySelector('#group-form input[name=groupBy]').value.trim();
       const s = await getJson(`${BASE}/runs/${id}/summary${groupBy ? `?groupBy=${encodeURIComponent(groupBy)}` : ''}`);
-      // The same rows, in the same order and words, as tally run's summary on the command line.
-      const rows = [['total', s.total], ['passed', s.passed], ['failed', s.failed], ['errored', s.errored],
-        ...(s.jobsFailed > 0 ? [['  of which out of attempts', s.jobsFailed]] : []),
-        ...(s.cancelled > 0 ? [['cancelled', s.cancelled]] : []), ['recorded', s.recorded], ['redeliveries', s.redeliveries],
-        ...(s.backups > 0 ? [['backup attempts', s.backups]] : []),
-        ['duplicates suppressed', s.duplicatesSuppressed], ['stale results fenced', s.staleResultsFenced]];
+      // The summary's own rows (RunReport.countRows): the same, in the same order and words, as tally run's table.
+      const rows = s.rows.map(r => [r.label, r.count]);
       rows.push(['accuracy', estimateWords(s.accuracy)]);
       if (s.meanScore) {
         rows.push(['mean score', estimateWords(s.meanScore)]);

@@ -362,6 +362,12 @@ class DashboardBrowserTest {
     // In the command line's words (EstimateText, the one owner), which the API writes beside the figures.
     String low = String.format(java.util.Locale.ROOT, "%.1f", 100 * run.get("accuracy").get("low").asDouble());
     assertThat(run.get("accuracy").get("text").asText()).startsWith("70.0% (95% CI " + low + "-").endsWith(", Wilson, n=10)");
+    // The table's rows are the summary's own (RunReport.countRows, which tally run's table prints), not the page's.
+    java.util.List<String> labels = new java.util.ArrayList<>();
+    server.get("/api/v1/runs/" + runId + "/summary").get("rows").forEach(r -> labels.add(r.get("label").asText()));
+    assertThat(labels).startsWith("total", "passed", "failed", "errored", "recorded").contains("stale results fenced");
+    assertThat(b.all("#summary dt").stream().map(org.openqa.selenium.WebElement::getText).toList())
+        .startsWith(labels.toArray(String[]::new));
     assertThat(b.text("#summary")).contains("accuracy" + run.get("accuracy").get("text").asText())
         .contains("mean score" + run.get("meanScore").get("text").asText()).contains("Student's t").contains("n=10 scored");
     assertThat(b.find("[data-figure='accuracy']").findElement(org.openqa.selenium.By.xpath("..")).getAttribute("title"))

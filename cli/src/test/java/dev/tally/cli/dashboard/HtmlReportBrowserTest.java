@@ -54,6 +54,10 @@ class HtmlReportBrowserTest {
       + "\"cancelled\":1,\"duplicatesSuppressed\":0,\"staleResultsFenced\":0,\"redeliveries\":2,"
       + "\"accuracy\":" + JSON.valueToTree(Written.percent(new Estimate(0.25, 4, 0.2165, 0.0456, 0.6994, 0.95, "wilson"))) + ","
       + "\"meanScore\":" + JSON.valueToTree(Written.mean(new Estimate(0.625, 2, 0.375, -4.14, 5.39, 0.95, "student-t"))) + ","
+      + "\"rows\":[{\"label\":\"total\",\"count\":5},{\"label\":\"passed\",\"count\":1},{\"label\":\"failed\",\"count\":1},"
+      + "{\"label\":\"errored\",\"count\":2},{\"label\":\"  of which out of attempts\",\"count\":1},{\"label\":\"cancelled\",\"count\":1},"
+      + "{\"label\":\"recorded\",\"count\":3},{\"label\":\"redeliveries\",\"count\":2},{\"label\":\"duplicates suppressed\",\"count\":0},"
+      + "{\"label\":\"stale results fenced\",\"count\":0}],"
       + "\"wallMillis\":2000,\"runWallMillis\":2500}";
 
   @Test
@@ -69,6 +73,8 @@ class HtmlReportBrowserTest {
     assertThat(browser.text("#accuracy")).isEqualTo("25.0% (95% CI 4.6-69.9%, Wilson, n=4)");
     assertThat(browser.text("#mean-score")).isEqualTo("0.625 (SE 0.375, 95% CI -4.140 to 5.390, Student's t, n=2 scored)");
     assertThat(browser.text("#count-errored")).isEqualTo("2");
+    assertThat(browser.text("#count-of-which-out-of-attempts")).isEqualTo("1"); // the summary's rows, in its words
+    assertThat(browser.text("#count-duplicates-suppressed")).isEqualTo("0");
     assertThat(browser.text("#page-info")).isEqualTo("1-5 of 5 cases");
     assertThat(browser.texts("#case-table tbody tr.case td:nth-child(2)")).containsExactly("pass", "fail", "error", "error", "cancelled");
     assertThat(browser.texts("#case-table tbody tr.case td:nth-child(7)").get(0)).isEqualTo("What is 6 x 7?");

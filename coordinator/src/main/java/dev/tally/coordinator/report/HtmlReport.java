@@ -167,15 +167,15 @@ public final class HtmlReport {
         + escape(EstimateText.Written.textOf(summary.get("accuracy"))) + "</dd></div>");
     w.write("<div><dt>Mean score</dt><dd id=\"mean-score\">"
         + escape(EstimateText.Written.textOf(summary.get("meanScore"))) + "</dd></div>");
+    // The counts as tally run's table and the dashboard list them: the summary's rows (RunReport.countRows).
     w.write("</dl>\n<table class=\"counts\"><tr>");
-    List<String> names = List.of("total", "passed", "failed", "errored", "jobsFailed", "cancelled", "redeliveries",
-        "duplicatesSuppressed", "staleResultsFenced");
-    for (String name : names) {
-      w.write("<th class=\"num\">" + escape(name) + "</th>");
+    for (JsonNode row : summary.path("rows")) {
+      w.write("<th class=\"num\">" + escape(row.path("label").asText().strip()) + "</th>");
     }
     w.write("</tr><tr>");
-    for (String name : names) {
-      w.write("<td class=\"num\" id=\"count-" + name + "\">" + escape(summary.path(name).asText("-")) + "</td>");
+    for (JsonNode row : summary.path("rows")) {
+      w.write("<td class=\"num\" id=\"count-" + escape(row.path("label").asText().strip().replace(' ', '-')) + "\">"
+          + escape(row.path("count").asText("-")) + "</td>");
     }
     w.write("</tr></table></section>\n");
   }

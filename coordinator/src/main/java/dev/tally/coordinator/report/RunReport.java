@@ -87,6 +87,45 @@ public final class RunReport {
   }
 
   /**
+   * One row of the summary table for people: a label and a count of cases or events.
+   *
+   * @param label the words, as the table writes them ({@code duplicates suppressed})
+   * @param count the figure
+   */
+  public record CountRow(String label, long count) {}
+
+  /**
+   * The counts of the summary table for people, in its order and words: {@code tally run}'s table prints
+   * them, and the summary ({@link #summaryBytes}, so the API and the dashboard's summary too) carries them as
+   * {@code rows}, so that every table of a run lists the same rows. A row that is zero for most runs is
+   * left out then: out of attempts (under errored), cancelled, backup attempts.
+   *
+   * @param c the run's counters
+   * @return the rows, total first
+   */
+  public static List<CountRow> countRows(RunCounters c) {
+    List<CountRow> rows = new java.util.ArrayList<>();
+    rows.add(new CountRow("total", c.total()));
+    rows.add(new CountRow("passed", c.passed()));
+    rows.add(new CountRow("failed", c.failed()));
+    rows.add(new CountRow("errored", errored(c)));
+    if (c.jobsFailed() > 0) {
+      rows.add(new CountRow("  of which out of attempts", c.jobsFailed()));
+    }
+    if (c.cancelled() > 0) { // a cancelled run's table adds up to its total
+      rows.add(new CountRow("cancelled", c.cancelled()));
+    }
+    rows.add(new CountRow("recorded", c.recorded()));
+    rows.add(new CountRow("redeliveries", c.redeliveries()));
+    if (c.backups() > 0) { // speculation: a copy of a straggler; the first to report is recorded, once
+      rows.add(new CountRow("backup attempts", c.backups()));
+    }
+    rows.add(new CountRow("duplicates suppressed", c.duplicatesSuppressed()));
+    rows.add(new CountRow("stale results fenced", c.staleResultsFenced()));
+    return List.copyOf(rows);
+  }
+
+  /**
    * Writes the run's results lines to {@code out}, one job at a time, each line ending in {@code \n}.
    * Does not close {@code out}.
    *
@@ -315,6 +354,10 @@ public final class RunReport {
     s.set("meanScore", JSON.valueToTree(dev.tally.core.stats.EstimateText.Written.mean(c.meanScore().orElse(null))));
     s.put("wallMillis", times.wallMillis());
     s.put("runWallMillis", times.runWallMillis());
+    ArrayNode rows = s.putArray("rows");
+    for (CountRow row : countRows(c)) {
+      rows.addObject().put("label", row.label()).put("count", row.count());
+    }
     if (caseFigures != null) {
       s.setAll(caseFigures);
     }

@@ -46,6 +46,10 @@ class ReportsTest {
       + "\"cancelled\":1,\"duplicatesSuppressed\":0,\"staleResultsFenced\":0,\"redeliveries\":2,"
       + "\"accuracy\":" + written(EstimateText.Written.percent(new Estimate(0.25, 4, 0.2165, 0.0456, 0.6994, 0.95, "wilson"))) + ","
       + "\"meanScore\":" + written(EstimateText.Written.mean(new Estimate(0.625, 2, 0.375, -4.14, 5.39, 0.95, "student-t"))) + ","
+      + "\"rows\":[{\"label\":\"total\",\"count\":5},{\"label\":\"passed\",\"count\":1},{\"label\":\"failed\",\"count\":1},"
+      + "{\"label\":\"errored\",\"count\":2},{\"label\":\"  of which out of attempts\",\"count\":1},{\"label\":\"cancelled\",\"count\":1},"
+      + "{\"label\":\"recorded\",\"count\":3},{\"label\":\"redeliveries\",\"count\":2},{\"label\":\"duplicates suppressed\",\"count\":0},"
+      + "{\"label\":\"stale results fenced\",\"count\":0}],"
       + "\"wallMillis\":2000,\"runWallMillis\":2500}";
 
   /** An estimate as the summary writes it (RunReport). */
@@ -63,6 +67,23 @@ class ReportsTest {
     Path results = dir.resolve("results.jsonl");
     Files.write(results, LINES);
     return ResultLines.of(results);
+  }
+
+  /** The summary carries the table's rows, so the command line, the dashboard and the HTML report list the same. */
+  @Test
+  void theSummaryCarriesTheTablesRowsWithTheRareOnesOnlyWhenTheyHappened() throws Exception {
+    dev.tally.core.store.RunCounters plain = dev.tally.core.store.RunCounters.builder(4).passed(3).failed(1).build();
+    assertThat(RunReport.countRows(plain)).extracting(RunReport.CountRow::label).containsExactly("total", "passed", "failed",
+        "errored", "recorded", "redeliveries", "duplicates suppressed", "stale results fenced");
+    dev.tally.core.store.RunCounters rare = dev.tally.core.store.RunCounters.builder(6).passed(2).jobsFailed(1).cancelled(1)
+        .backups(2).duplicatesSuppressed(1).build();
+    assertThat(RunReport.countRows(rare)).extracting(RunReport.CountRow::label).containsExactly("total", "passed", "failed",
+        "errored", "  of which out of attempts", "cancelled", "recorded", "redeliveries", "backup attempts",
+        "duplicates suppressed", "stale results fenced");
+    JsonNode summary = JSON.readTree(RunReport.summaryBytes(3, rare, new RunReport.Times(1, 1)));
+    List<String> written = new ArrayList<>();
+    summary.get("rows").forEach(r -> written.add(r.get("label").asText() + "=" + r.get("count").asLong()));
+    assertThat(written).contains("errored=1", "  of which out of attempts=1", "backup attempts=2", "duplicates suppressed=1");
   }
 
   @Test
