@@ -37,8 +37,8 @@ import java.util.Set;
  * unless the template runs one.
  *
  * <p><b>Shell scripts: placeholders are shell-quoted.</b> When the template runs a shell with a script
- * (an argument {@code sh}, {@code bash}, {@code dash}, {@code zsh}, {@code ksh}, {@code mksh}, {@code ash},
- * {@code yash} or {@code posh}, by any path, wherever it stands, so {@code /bin/sh -c}, {@code env sh -c},
+ * (an argument {@code sh}, {@code bash}, {@code rbash}, {@code dash}, {@code zsh}, {@code ksh}, {@code mksh},
+ * {@code ash}, {@code yash} or {@code posh}, by any path, wherever it stands, so {@code /bin/sh -c}, {@code env sh -c},
  * {@code timeout 9 bash -c}; followed by options of which one cluster holds {@code c}: {@code -c}, {@code
  * -ec}, {@code -o pipefail -c}), the first argument after its options is that shell's script, and a case's
  * data spliced into it would be run as code: with {@code sh -c 'echo {id}'}, the id {@code a; touch /tmp/x}
@@ -55,8 +55,11 @@ import java.util.Set;
  *
  * A quoted value cannot be put where quoting would be broken or undone, so {@link #parse} refuses, naming
  * the column, a placeholder in a shell script that stands inside single or double quotes, {@code $'...'},
- * backquotes, {@code $((...))}, a comment or a here-document, or right after a backslash or a {@code $}.
- * The ways out are in the message: write the placeholder unquoted (Tally quotes it), pass the value as an
+ * backquotes, a comment or a here-document, or right after a backslash or a {@code $}; or where the shell
+ * evaluates arithmetic, which takes a quoted value as an expression and runs the {@code $(...)} in its
+ * subscripts ({@code $((...))}, {@code ((...))}, {@code $[...]}, an array subscript, an offset {@code
+ * ${s:N}}, {@code [[ ... ]]}, {@code let}, {@code declare -i}; see {@link ShellScan}); and a placeholder in
+ * the string of {@code env -S}, which env splits again. The ways out are in the message: write the placeholder unquoted (Tally quotes it), pass the value as an
  * argument ({@code sh -c 'echo "$1"' sh {id}}), or use {@code {raw:id}}. Other interpreters' inline code
  * ({@code python3 -c}, {@code perl -e}, {@code node -e}) and commands that hand their arguments to a shell
  * ({@code ssh}, {@code su -c}) are not recognised: pass data to those as arguments.
@@ -65,7 +68,7 @@ import java.util.Set;
  */
 public final class CommandTemplate {
   /** The shells whose {@code -c} script is recognised, by the last part of the argument's path. */
-  static final Set<String> SHELLS = Set.of("sh", "bash", "dash", "zsh", "ksh", "ksh93", "mksh", "ash", "yash", "posh");
+  static final Set<String> SHELLS = Set.of("sh", "bash", "rbash", "dash", "zsh", "ksh", "ksh93", "mksh", "ash", "yash", "posh");
 
   /** The prefix of a placeholder inserted as it is: {@code {raw:name}}. */
   public static final String RAW_PREFIX = "raw:";
@@ -139,6 +142,7 @@ public final class CommandTemplate {
     for (Token token : tokens) {
       args.add(new Arg(parseArg(token), false));
     }
+    refuseSplitStrings(args);
     for (int script : shellScripts(args)) {
       Arg arg = args.get(script);
       if (arg.parts().size() == 1 && arg.parts().get(0).placeholder()) {
@@ -347,6 +351,43 @@ public final class CommandTemplate {
     return scripts;
   }
 
+  /**
+   * Refuses a placeholder in the string of {@code env -S} ({@code --split-string}): env splits that string
+   * into arguments again, with quotes and {@code ${VAR}} of its own, so a value there would not stay one
+   * argument, and a shell named in it runs a script this class never sees.
+   *
+   * @throws IllegalArgumentException naming the placeholder's column and the way out
+   */
+  private static void refuseSplitStrings(List<Arg> args) {
+    for (int i = 0; i + 1 < args.size(); i++) {
+      if (!args.get(i).literalOnly() || !baseName(args.get(i).literalText()).equals("env")) {
+        continue;
+      }
+      for (int j = i + 1; j < args.size(); j++) {
+        Arg arg = args.get(j);
+        String start = arg.parts().get(0).placeholder() ? "" : arg.parts().get(0).literal();
+        boolean attached = start.startsWith("--split-string=") || (start.startsWith("-S") && start.length() > 2);
+        boolean split = attached || (arg.literalOnly() && (start.equals("-S") || start.equals("--split-string")));
+        if (split) {
+          Arg string = attached ? arg : j + 1 < args.size() ? args.get(j + 1) : null;
+          if (string != null) {
+            for (Part p : string.parts()) {
+              if (p.placeholder()) {
+                throw new IllegalArgumentException("column " + (p.position() + 1) + ": the placeholder " + p.spelled()
+                    + " is in the string that env -S splits into arguments again, so its value would not stay one"
+                    + " argument (and a shell there would run it). Pass it as an argument after the string instead");
+              }
+            }
+          }
+          break;
+        }
+        if (!(arg.literalOnly() && arg.literalText().startsWith("-"))) {
+          break; // env's options end at its first operand
+        }
+      }
+    }
+  }
+
   /** {@code "sh -c"}, {@code "bash -ec"}: the shell and options in front of script {@code index}, for messages. */
   private static String describeShell(List<Arg> args, int index) {
     int shell = index - 1;
@@ -480,18 +521,32 @@ public final class CommandTemplate {
   }
 
   /**
-   * Where each placeholder of a shell script stands, as a POSIX shell would read the script: a scanner of
-   * quotes, substitutions, comments and here-documents (not a parser: it tracks only what decides whether
-   * a single-quoted word placed there is one word of text). A placeholder is fine at the top level of the
-   * script, in a {@code $(...)} command substitution or an unquoted {@code ${...}} expansion; anywhere
-   * else it is refused. When in doubt it refuses: a template can always pass the value as an argument.
+   * Where each placeholder of a shell script stands, as a POSIX shell (or bash, ksh, zsh) would read the
+   * script: a scanner of quotes, substitutions, comments, here-documents and arithmetic (not a parser: it
+   * tracks only what decides whether a single-quoted word placed there is one word of text). A placeholder
+   * is fine at the top level of the script, in a {@code $(...)} command substitution, or in the word of an
+   * unquoted {@code ${name:-word}} expansion; anywhere else it is refused. Arithmetic is refused wherever
+   * the shell evaluates it ({@code $((...))}, {@code ((...))}, {@code $[...]}, an array subscript, an
+   * offset {@code ${name:N}}, {@code [[ ... ]]}'s numeric tests, {@code let}, {@code declare -i}): there a
+   * quoted value is taken as an expression, and an expression's subscript runs the {@code $(...)} in it. When
+   * in doubt it refuses: a template can always pass the value as an argument.
    */
   private static final class ShellScan {
+    /** Why arithmetic refuses a placeholder, after where it is. */
+    private static final String ARITHMETIC_WHY = " (the shell evaluates that as arithmetic, which runs a $(...) in the value)";
+
     private enum Context {
       CODE("", true), COMMAND_SUBSTITUTION("", true), PARAMETER("", true),
       SINGLE_QUOTES("inside single quotes", false), DOUBLE_QUOTES("inside double quotes", false),
       ANSI_QUOTES("inside $'...'", false), BACKQUOTES("inside `...` (write $(...) instead)", false),
-      ARITHMETIC("inside $((...))", false);
+      ARITHMETIC("inside $((...))", false),
+      ARITHMETIC_COMMAND("inside ((...))" + ARITHMETIC_WHY, false),
+      ARITHMETIC_BRACKETS("inside $[...]" + ARITHMETIC_WHY, false),
+      SUBSCRIPT("inside an array subscript [...]" + ARITHMETIC_WHY, false),
+      CONDITIONAL("inside [[ ... ]] (its -eq, -lt and other numeric tests evaluate their operands as arithmetic,"
+          + " which runs a $(...) in the value; [ ... ] does not)", false),
+      LET("in an argument of let" + ARITHMETIC_WHY, false),
+      INTEGER_DECLARATION("in a declaration of integer variables (declare -i)" + ARITHMETIC_WHY, false);
 
       final String where;
       final boolean quotable;
@@ -502,15 +557,38 @@ public final class CommandTemplate {
       }
     }
 
-    /** One level of nesting, with its parenthesis depth (for command substitution and arithmetic). */
+    /** One level of nesting, with its parenthesis (or bracket) depth, for substitutions and arithmetic. */
     private static final class Frame {
       final Context context;
       int parens;
+      /** In a {@code ${...}}: 0 in its name (a subscript, a prefix), 1 in its word, 2 in its offset. */
+      int parameterPart;
+      /** In a {@code ${...}}: the characters seen since its opening. */
+      int seen;
 
       Frame(Context context) {
         this.context = context;
       }
+
+      /** Why a placeholder cannot be quoted in this frame, or null if it can. */
+      String unquotable() {
+        if (context == Context.PARAMETER) {
+          return switch (parameterPart) {
+            case 1 -> null;
+            case 2 -> "in the offset of ${name:offset}" + ARITHMETIC_WHY;
+            default -> "inside ${...} before its operator (a name there, or a subscript, is arithmetic or code)";
+          };
+        }
+        return context.quotable ? null : context.where;
+      }
+
+      boolean code() {
+        return context == Context.CODE || context == Context.COMMAND_SUBSTITUTION;
+      }
     }
+
+    /** The commands whose options may declare integer variables ({@code -i}), whose values are arithmetic. */
+    private static final Set<String> DECLARATIONS = Set.of("declare", "typeset", "local", "export", "readonly");
 
     private record Heredoc(String delimiter, boolean stripTabs) {}
 
@@ -543,7 +621,7 @@ public final class CommandTemplate {
     }
 
     private char at(int k) {
-      return k < items.size() && !items.get(k).placeholder() ? items.get(k).literal().charAt(0) : 0;
+      return k >= 0 && k < items.size() && !items.get(k).placeholder() ? items.get(k).literal().charAt(0) : 0;
     }
 
     private boolean placeholderAt(int k) {
@@ -609,8 +687,43 @@ public final class CommandTemplate {
     /** One character in code (the top level, a command substitution, an expansion or arithmetic). */
     private void code(char c) {
       Frame f = top();
-      if (c == '#' && wordStart && (f.context == Context.CODE || f.context == Context.COMMAND_SUBSTITUTION)) {
+      if ((f.context == Context.LET || f.context == Context.INTEGER_DECLARATION) && ";&|\n)".indexOf(c) >= 0) {
+        pop(); // the command ends: the character is the enclosing context's
+        return;
+      }
+      if (c == '#' && wordStart && f.code()) {
         comment();
+        return;
+      }
+      if (wordStart && f.code() && arithmeticCommand(c)) {
+        return;
+      }
+      if (f.context == Context.PARAMETER && f.parameterPart == 0 && parameterOperator(f, c)) {
+        return;
+      }
+      if (f.context == Context.PARAMETER) {
+        f.seen++;
+      }
+      if (c == ']' && (f.context == Context.SUBSCRIPT || f.context == Context.ARITHMETIC_BRACKETS)) {
+        if (f.parens == 0) {
+          pop();
+          i++;
+          wordStart = false;
+          return;
+        }
+        f.parens--;
+      } else if (c == '[' && (f.context == Context.SUBSCRIPT || f.context == Context.ARITHMETIC_BRACKETS)) {
+        f.parens++;
+      } else if (c == ']' && at(i + 1) == ']' && f.context == Context.CONDITIONAL) {
+        pop();
+        i += 2;
+        wordStart = false;
+        return;
+      } else if (c == '[' && f.context != Context.ARITHMETIC && f.context != Context.ARITHMETIC_COMMAND
+          && (!wordStart && identifierChar(at(i - 1)) || at(i - 1) == '(')) {
+        push(Context.SUBSCRIPT); // name[...] (an array's element, or a glob's bracket), or ([...]=value)
+        i++;
+        wordStart = false;
         return;
       }
       if (c == '\\') {
@@ -634,9 +747,10 @@ public final class CommandTemplate {
         wordStart = false;
         return;
       }
-      if (c == '(' && (f.context == Context.COMMAND_SUBSTITUTION || f.context == Context.ARITHMETIC)) {
+      boolean arithmetic = f.context == Context.ARITHMETIC || f.context == Context.ARITHMETIC_COMMAND;
+      if (c == '(' && (f.context == Context.COMMAND_SUBSTITUTION || arithmetic)) {
         f.parens++;
-      } else if (c == ')' && f.context == Context.ARITHMETIC) {
+      } else if (c == ')' && arithmetic) {
         if (f.parens == 0 && at(i + 1) == ')') {
           pop();
           i += 2;
@@ -651,7 +765,7 @@ public final class CommandTemplate {
           return;
         }
         f.parens--;
-      } else if (c == '<' && at(i + 1) == '<' && (f.context == Context.CODE || f.context == Context.COMMAND_SUBSTITUTION)) {
+      } else if (c == '<' && at(i + 1) == '<' && f.code()) {
         if (at(i + 2) == '<') {
           i += 3; // a here-string: its word is an ordinary word
           wordStart = true;
@@ -667,6 +781,96 @@ public final class CommandTemplate {
       }
       wordStart = c == ' ' || c == '\t' || c == '\n' || ";&|()<>".indexOf(c) >= 0;
       i++;
+    }
+
+    /**
+     * At the start of a word in code: {@code ((} (an arithmetic command, {@code for ((} too), {@code [[} (a
+     * conditional), or a command word {@code let}, or {@code declare -i} and its kin, each opening the
+     * context it starts; returns whether one did.
+     */
+    private boolean arithmeticCommand(char c) {
+      if (c == '(' && at(i + 1) == '(') {
+        push(Context.ARITHMETIC_COMMAND);
+        i += 2;
+        wordStart = false;
+        return true;
+      }
+      if (c == '[' && at(i + 1) == '[' && (blank(at(i + 2)) || placeholderAt(i + 2))) {
+        push(Context.CONDITIONAL);
+        i += 2;
+        wordStart = true;
+        return true;
+      }
+      String word = wordAt(i);
+      if (word.equals("let") && blank(at(i + 3))) {
+        push(Context.LET);
+        i += 3;
+        wordStart = true;
+        return true;
+      }
+      if (DECLARATIONS.contains(word) && blank(at(i + word.length()))) {
+        int k = i + word.length();
+        while (blank(at(k))) {
+          k++;
+        }
+        for (String option; !(option = wordAt(k)).isEmpty() && (option.startsWith("-") || option.startsWith("+")); ) {
+          if (option.startsWith("-") && option.indexOf('i') > 0) {
+            push(Context.INTEGER_DECLARATION);
+            i += word.length();
+            wordStart = true;
+            return true;
+          }
+          k += option.length();
+          while (blank(at(k))) {
+            k++;
+          }
+        }
+      }
+      return false;
+    }
+
+    /**
+     * In the name part of a {@code ${...}}: a prefix ({@code #}, {@code !}) right after the brace, or the
+     * operator that starts its word ({@code :-}, {@code -}, {@code :=}, {@code +}, {@code ?}, {@code #},
+     * {@code %}, {@code /}, {@code ^}, {@code ,}) or its offset ({@code :} then anything else); returns
+     * whether {@code c} was one (and took it).
+     */
+    private boolean parameterOperator(Frame f, char c) {
+      if (f.seen == 0 && (c == '#' || c == '!')) {
+        f.seen++;
+        i++;
+        return true;
+      }
+      if (c == ':') {
+        f.parameterPart = "-=+?".indexOf(at(i + 1)) >= 0 ? 1 : 2;
+        f.seen++;
+        i += f.parameterPart == 1 ? 2 : 1;
+        return true;
+      }
+      if (f.seen > 0 && "-=+?#%/^,@".indexOf(c) >= 0) {
+        f.parameterPart = 1;
+        f.seen++;
+        i++;
+        return true;
+      }
+      return false;
+    }
+
+    /** The literal word at {@code k}: its characters up to a blank, an operator, a quote or a placeholder. */
+    private String wordAt(int k) {
+      StringBuilder b = new StringBuilder();
+      for (char c; (c = at(k)) != 0 && !blank(c) && ";&|()<>'\"`$\\".indexOf(c) < 0; k++) {
+        b.append(c);
+      }
+      return b.toString();
+    }
+
+    private static boolean blank(char c) {
+      return c == ' ' || c == '\t' || c == '\n';
+    }
+
+    private static boolean identifierChar(char c) {
+      return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
     }
 
     /** Opens a quote at {@code i} if there is one; returns whether it did. */
@@ -704,6 +908,9 @@ public final class CommandTemplate {
         i += 2;
       } else if (next == '{') {
         push(Context.PARAMETER);
+        i += 2;
+      } else if (next == '[') {
+        push(Context.ARITHMETIC_BRACKETS);
         i += 2;
       } else if (next == '\'' && inCode) {
         push(Context.ANSI_QUOTES);
@@ -818,9 +1025,7 @@ public final class CommandTemplate {
       String where = why;
       if (where == null) {
         for (int k = stack.size() - 1; k >= 0 && where == null; k--) {
-          if (!stack.get(k).context.quotable) {
-            where = stack.get(k).context.where;
-          }
+          where = stack.get(k).unquotable();
         }
       }
       if (where == null) {

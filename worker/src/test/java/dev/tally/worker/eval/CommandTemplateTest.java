@@ -15,6 +15,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 class CommandTemplateTest {
   private static JsonNode json(String s) {
@@ -178,7 +179,21 @@ class CommandTemplateTest {
         Arguments.of("sh -c 'cat <<EOF\n{id}\nEOF'", 18, "in a here-document"),
         Arguments.of("sh -c 'cat <<-{id}'", 15, "in a here-document's delimiter"),
         Arguments.of("sh -c 'echo \\{id}'", 14, "right after a backslash"),
-        Arguments.of("sh -c 'echo ${id}'", 14, "right after a $"));
+        Arguments.of("sh -c 'echo ${id}'", 14, "right after a $"),
+        // Arithmetic takes a quoted value as an expression, whose subscript runs a $(...) in it (the breaker's round).
+        Arguments.of("bash -c '(( {id} ))'", 13, "inside ((...))"),
+        Arguments.of("bash -c 'for (( i={id}; i<3; i++ )); do :; done'", 19, "inside ((...))"),
+        Arguments.of("bash -c 'echo $[ {id} + 1 ]'", 18, "inside $[...]"),
+        Arguments.of("bash -c 'a=(1); echo ${a[{id}]}'", 26, "inside an array subscript"),
+        Arguments.of("bash -c 'echo ${#a[{id}]}'", 20, "inside an array subscript"),
+        Arguments.of("bash -c 'a[{id}]=1'", 12, "inside an array subscript"),
+        Arguments.of("bash -c 'a=([{id}]=1)'", 14, "inside an array subscript"),
+        Arguments.of("bash -c 's=abc; echo ${s:{id}}'", 26, "in the offset of ${name:offset}"),
+        Arguments.of("bash -c 'echo ${x{id}}'", 18, "inside ${...} before its operator"),
+        Arguments.of("bash -c '[[ {id} -eq 0 ]]'", 13, "inside [[ ... ]]"),
+        Arguments.of("bash -c 'let v={id}'", 16, "in an argument of let"),
+        Arguments.of("bash -c 'declare -ri v={id}'", 24, "in a declaration of integer variables"),
+        Arguments.of("rbash -c 'echo \"{id}\"'", 17, "inside double quotes"));
   }
 
   @ParameterizedTest(name = "{0}")
@@ -191,6 +206,50 @@ class CommandTemplateTest {
         .hasMessageContaining("{raw:id}");
     assertThat(template.charAt(column - 1)).as("the column points at the placeholder").isEqualTo('{');
     assertThat(CommandTemplate.parse(template.replace("{id}", "{raw:id}")).fields()).as("raw is taken there").containsExactly("id");
+  }
+
+  /**
+   * What the scan lets through, run by bash with values made to run as code there: a $(...) in an arithmetic
+   * subscript, a quote that would end the word, a command separator. Nothing runs. The first template,
+   * with {raw:id}, shows that the values do run code where the scan refuses the quoted form.
+   */
+  @ParameterizedTest(name = "{0}")
+  @ValueSource(strings = {"bash -c 'echo {id}'", "bash -c '[ {id} = x ] || echo no'", "bash -c '[ {id} -eq 0 ] 2>/dev/null; echo $?'",
+      "bash -c 'echo ${{x:-{id}}} ${{x:+{id}}} ${{x#{id}}} ${{x/{id}/y}}'", "bash -c 'let v=1; echo {id}'",
+      "bash -c 'echo a[1] {id}'", "bash -c 'case {id} in x*) echo m;; esac'", "bash -c 'x=$(printf %s {id}); echo \"$x\"'",
+      "bash -c 'declare -r v={id}; echo \"$v\"'", "bash -c 'f() {{ local v={id}; echo \"$v\"; }}; f'"})
+  void noPlaceTheScanAllowsRunsAValueAsCode(String template, @org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+    java.nio.file.Path victim = dir.resolve("victim");
+    List<String> values = List.of("x[$(touch " + victim + ")]", "a; touch " + victim, "$(touch " + victim + ")",
+        "'; touch " + victim + "; '", "`touch " + victim + "`", "a[$(touch " + victim + ")]=1");
+    assertThat(runs("bash -c '(( {raw:id} ))'", values.get(0), victim)).as("the value runs code in arithmetic, unquoted").isTrue();
+    for (String value : values) {
+      assertThat(runs(template, value, victim)).as("%s with the value %s", template, value).isFalse();
+    }
+  }
+
+  /** Whether running {@code template} filled with {@code id} created {@code victim} (which it then deletes). */
+  private static boolean runs(String template, String id, java.nio.file.Path victim) throws Exception {
+    JsonNode c = new com.fasterxml.jackson.databind.ObjectMapper().createObjectNode().put("id", id);
+    Process p = new ProcessBuilder(CommandTemplate.parse(template).fill(c)).redirectErrorStream(true)
+        .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+    assertThat(p.waitFor(10, java.util.concurrent.TimeUnit.SECONDS)).as("%s ended", template).isTrue();
+    return java.nio.file.Files.deleteIfExists(victim);
+  }
+
+  /** env -S splits its string again: a value there would not stay one argument (the breaker's round). */
+  @Test
+  void aPlaceholderInEnvSplitStringIsRefused() throws Exception {
+    for (String template : List.of("env -S 'sh -c \"echo {id}\"'", "/usr/bin/env -i '-Secho {id}'", "env '--split-string=echo {id}'",
+        "env --split-string 'echo {id}'")) {
+      assertThatThrownBy(() -> CommandTemplate.parse(template)).as(template).isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("the placeholder {id} is in the string that env -S splits into arguments again")
+          .hasMessageStartingWith("column " + (template.indexOf("{id}") + 1) + ":");
+    }
+    assertThat(CommandTemplate.parse("env -S 'printf %s' {id}").fill(json("{\"id\": \"a b\"}")))
+        .containsExactly("env", "-S", "printf %s", "a b");
+    assertThat(CommandTemplate.parse("env FOO=1 printf -S {id}").fill(json("{\"id\": \"v\"}"))).as("after env's operand")
+        .containsExactly("env", "FOO=1", "printf", "-S", "v");
   }
 
   @Test
