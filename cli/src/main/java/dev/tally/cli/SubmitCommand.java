@@ -1,5 +1,7 @@
 package dev.tally.cli;
 
+import dev.tally.core.cases.CaseSourceException;
+
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.tally.cli.client.ApiClient;
@@ -189,10 +191,14 @@ public final class SubmitCommand extends ClientCommand {
       // A final refusal creates nothing and holds no key: a corrected submission is a new one.
       forget(state, pending, err);
       ApiClient.Refused refused = ApiClient.Refused.of(response.status(), response.body());
-      err.println("tally: the server refused the submission: " + refused.getMessage());
       if (refused.problem() != null && refused.problem().line() != null && converted.datasetLine(refused.problem().line()) > 0
           && refused.problem().detail() != null) {
+        // Said once, in the dataset's own lines: the body's numbering (its line 1 is the run's fields) is not the user's.
+        err.println("tally: the server refused the submission: " + (refused.problem().title() == null ? "HTTP " + response.status()
+            : refused.problem().title()) + " (" + response.status() + ")");
         err.println("tally: " + inDataset(refused.problem().detail(), dataset.toString(), converted::datasetLine));
+      } else {
+        err.println("tally: the server refused the submission: " + refused.getMessage());
       }
       if (response.status() == 401) {
         err.println("tally: give the server's API token with --token-file FILE or $TALLY_API_TOKEN");
@@ -290,31 +296,33 @@ public final class SubmitCommand extends ClientCommand {
     return DurationText.text(Duration.ofSeconds(Math.max(0, Duration.between(startedAt, now).toSeconds())));
   }
 
-  /** A body line in a problem's detail: {@code request body line 5}, or a bare {@code line 2} after it. */
-  private static final java.util.regex.Pattern BODY_LINE =
-      java.util.regex.Pattern.compile("(" + java.util.regex.Pattern.quote(dev.tally.http.ApiServer.REQUEST_BODY) + " )?\\bline (\\d+)");
+  /** The place a problem's detail starts with, when it is a line of the request body: {@code request body line 5: }. */
+  private static final java.util.regex.Pattern BODY_LINE_FIRST =
+      java.util.regex.Pattern.compile("^" + java.util.regex.Pattern.quote(dev.tally.http.ApiServer.REQUEST_BODY) + " line (\\d+)");
 
   /**
-   * A problem's detail with every line of the request body it names written as the dataset's line:
-   * {@code request body line 5: duplicate id "a" (first on line 2)} becomes {@code cases.jsonl line 4:
-   * duplicate id "a" (first on line 1)}. A line that is no dataset line (the run's fields) is left as it is.
+   * A problem's detail with the lines of the request body it names written as the dataset's lines: the place
+   * it starts with ({@code request body line 5: duplicate id "a" (first on line 2)} becomes {@code cases.jsonl
+   * line 4: duplicate id "a" (first on line 1)}), and a duplicate id's first line ({@link
+   * CaseSourceException#withFirstLine}). Nothing between is touched: an id may hold any text. A line that is
+   * no dataset line (the run's fields) is left as it is.
    *
    * @param detail the problem's detail
    * @param dataset the dataset file's name as the user gave it
    * @param datasetLine the dataset's line of a body line, 0 for none
    */
   static String inDataset(String detail, String dataset, java.util.function.LongUnaryOperator datasetLine) {
-    return BODY_LINE.matcher(detail).replaceAll(m -> {
-      long line;
-      try {
-        line = datasetLine.applyAsLong(Long.parseLong(m.group(2)));
-      } catch (NumberFormatException e) {
-        line = 0;
-      }
-      if (line <= 0) {
-        return java.util.regex.Matcher.quoteReplacement(m.group());
-      }
-      return java.util.regex.Matcher.quoteReplacement((m.group(1) != null ? dataset + " " : "") + "line " + line);
+    String out = CaseSourceException.withFirstLine(detail, line -> {
+      long d = datasetLine.applyAsLong(line);
+      return d > 0 ? "line " + d : null;
     });
+    java.util.regex.Matcher m = BODY_LINE_FIRST.matcher(out);
+    if (m.find()) {
+      long d = datasetLine.applyAsLong(Long.parseLong(m.group(1)));
+      if (d > 0) {
+        out = dataset + " line " + d + out.substring(m.end());
+      }
+    }
+    return out;
   }
 }

@@ -167,9 +167,19 @@ class ClientCommandsTest {
     Invocation refused = tally(submit(cases, url()));
     assertThat(refused.exit()).as(refused.err()).isEqualTo(Main.EXIT_USAGE);
     assertThat(refused.err()).contains("the server refused the submission").contains("duplicate id")
-        .contains("tally: " + cases + " line 3: duplicate id \"a\" (first on line 1)"); // both lines the dataset's
+        .contains("tally: " + cases + " line 3: duplicate id \"a\" (first on line 1)") // both lines the dataset's
+        .doesNotContain("request body line"); // and only those
     assertThat(runsOnServer()).isZero();
     assertThat(stateFiles()).as("a refusal created nothing: the key is forgotten").isZero();
+  }
+
+  /** Only the places are renumbered, never the id between them (the breaker's round: an id "line 3" became "line 2"). */
+  @Test
+  void anIdThatReadsLikeALineIsLeftAsItIs() {
+    assertThat(SubmitCommand.inDataset("request body line 4: duplicate id \"line 3 (first on line 3)\" (first on line 3)", "d.jsonl",
+        line -> line - 1)).isEqualTo("d.jsonl line 3: duplicate id \"line 3 (first on line 3)\" (first on line 2)");
+    assertThat(SubmitCommand.inDataset("request body line 1: the run's fields are not one JSON object", "d.jsonl", line -> line - 1))
+        .as("the run's fields are no dataset line").isEqualTo("request body line 1: the run's fields are not one JSON object");
   }
 
   @Test

@@ -84,8 +84,6 @@ final class SubmitRoutes implements AutoCloseable {
    * reached only by a scheduler that has stopped; the client is told to retry (cancel is idempotent).
    */
   static final Duration CANCEL_WAIT = Duration.ofSeconds(30);
-  /** A spool line named in a case problem's detail ("first on line 2"). */
-  private static final java.util.regex.Pattern SPOOL_LINE = java.util.regex.Pattern.compile("\\bline (\\d+)");
   /** The name of the body's source in problems ({@code request body line 7: ...}). */
   private static final String BODY = ApiServer.REQUEST_BODY;
 
@@ -213,7 +211,7 @@ final class SubmitRoutes implements AutoCloseable {
         throw upload.placeOfLine(ProblemType.INVALID_CASE, e.line(), e.getMessage());
       }
       // A JSON body's cases are spool lines 2...: name them by their place in the body instead.
-      String detail = SPOOL_LINE.matcher(e.detail()).replaceAll(m -> "/cases/" + (Long.parseLong(m.group(1)) - 2));
+      String detail = CaseSourceException.withFirstLine(e.detail(), line -> "/cases/" + (line - 2));
       throw upload.placeOfLine(ProblemType.INVALID_CASE, e.line(), "/cases/" + (e.line() - 2) + ": " + detail);
     } catch (KeyReservationLostException e) {
       // Our hold passed unrenewed and another request took the key: that one makes the run.

@@ -162,6 +162,10 @@ class SubmitApiTest {
       HttpResponse<String> duplicate = submit(t, "k", BODY.replace("{\"id\": \"c\"}", "{\"id\": \"a\"}"));
       assertThat(duplicate.statusCode()).isEqualTo(400);
       assertThat(TestApi.json(duplicate).get("detail").asText()).isEqualTo("/cases/2: duplicate id \"a\" (first on /cases/0)");
+      // Only the place is renumbered, never the id (the breaker's round: "line 5" became "/cases/3").
+      HttpResponse<String> lineLike = submit(t, "k", BODY.replace("{\"id\": \"a\"}", "{\"id\": \"line 5\"}")
+          .replace("{\"id\": \"c\"}", "{\"id\": \"line 5\"}"));
+      assertThat(TestApi.json(lineLike).get("detail").asText()).isEqualTo("/cases/2: duplicate id \"line 5\" (first on /cases/0)");
 
       // Scorers are checked by the worker's own parser before anything is written.
       HttpResponse<String> badScorer = t.send(post(t, RUNS, "k", "application/x-ndjson",

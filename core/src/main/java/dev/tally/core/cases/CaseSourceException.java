@@ -52,7 +52,32 @@ public class CaseSourceException extends Exception {
   public static CaseSourceException duplicateId(CaseSource source, int position, int firstPosition, String caseId) {
     int firstLine = source.lineOf(firstPosition);
     return source.refuse(position, "duplicate id \"" + caseId + "\" ("
-        + (firstLine > 0 ? "first on line " + firstLine : "first at case " + (firstPosition + 1)) + ")");
+        + (firstLine > 0 ? FIRST_ON_LINE + firstLine : "first at case " + (firstPosition + 1)) + ")");
+  }
+
+  /** How a duplicate id's detail names the line of the id's first case: {@code (first on line 2)}, at its end. */
+  private static final String FIRST_ON_LINE = "first on line ";
+  private static final java.util.regex.Pattern FIRST_LINE_AT_END =
+      java.util.regex.Pattern.compile("\\(" + FIRST_ON_LINE + "(\\d+)\\)$");
+
+  /**
+   * A detail of this class with the first line a duplicate id's names ({@code (first on line 2)}, at the
+   * end) written as {@code place} says: for a reader whose lines are numbered otherwise than the source's
+   * (the API's body, a client's dataset). Only that place is touched, never the id quoted before it, which
+   * may hold any text.
+   *
+   * @param detail a {@link #detail()}, or a message that ends with one
+   * @param place the words for a line of the source, such as {@code "line 1"} or {@code "/cases/0"}; null to
+   *     leave that line as it is
+   * @return the detail with that place rewritten, or as it was if it names none
+   */
+  public static String withFirstLine(String detail, java.util.function.LongFunction<String> place) {
+    java.util.regex.Matcher m = FIRST_LINE_AT_END.matcher(detail);
+    if (!m.find()) {
+      return detail;
+    }
+    String written = place.apply(Long.parseLong(m.group(1)));
+    return written == null ? detail : detail.substring(0, m.start()) + "(first on " + written + ")";
   }
 
   /** What the cases come from, in words. */
