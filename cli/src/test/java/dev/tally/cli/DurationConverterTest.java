@@ -34,6 +34,13 @@ class DurationConverterTest {
           .isInstanceOf(picocli.CommandLine.TypeConversionException.class).hasMessageContaining("' is negative: a duration is");
     }
     assertThat(converter.convert("PT0S")).isEqualTo(Duration.ZERO);
+    assertThat(converter.convert("-PT0S")).as("zero is not negative").isEqualTo(Duration.ZERO);
+    assertThat(converter.convert("-PT-5S")).as("minus minus five seconds").isEqualTo(Duration.ofSeconds(5));
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> converter.convert("-0s"))
+        .isInstanceOf(picocli.CommandLine.TypeConversionException.class).hasMessageContaining("'-0s' is not a duration: use a whole number");
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> converter.convert("banana"))
+        .isInstanceOf(picocli.CommandLine.TypeConversionException.class)
+        .hasMessageContaining("'banana' is not a duration: use a whole number with ms, s, m or h (e.g. 30s), or ISO-8601 (PT30S)");
   }
 
   @org.junit.jupiter.api.Test

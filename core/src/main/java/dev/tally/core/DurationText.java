@@ -46,6 +46,9 @@ public final class DurationText {
     return millis % 1000 == 0 ? millis / 1000 + "s" : millis + "ms";
   }
 
+  /** The grammar in words, for refusals. */
+  private static final String GRAMMAR = "a duration is a whole number with ms, s, m or h (e.g. 30s), or ISO-8601 (PT30S)";
+
   /**
    * Reads a duration.
    *
@@ -55,9 +58,6 @@ public final class DurationText {
    *     what is), is negative ({@code -5s}, {@code PT-5S}), or is longer than {@link #MAX}
    */
   public static Duration parse(String value) {
-    if (value.trim().startsWith("-")) {
-      throw new IllegalArgumentException("'" + value + "' is negative: a duration is a whole number with ms, s, m or h (e.g. 30s), or ISO-8601 (PT30S)");
-    }
     Duration d;
     try {
       d = parseUnbounded(value);
@@ -65,7 +65,7 @@ public final class DurationText {
       d = null; // beyond what a Duration holds
     }
     if (d != null && d.isNegative()) {
-      throw new IllegalArgumentException("'" + value + "' is negative: a duration is a whole number with ms, s, m or h (e.g. 30s), or ISO-8601 (PT30S)");
+      throw new IllegalArgumentException("'" + value + "' is negative: " + GRAMMAR);
     }
     if (d == null || d.compareTo(MAX) > 0) {
       throw new IllegalArgumentException("'" + value + "' is longer than the limit of " + MAX.toDays() + " days");
@@ -96,8 +96,12 @@ public final class DurationText {
     try {
       return Duration.parse(value.trim());
     } catch (DateTimeParseException e) {
-      throw new IllegalArgumentException(
-          "'" + value + "' is not a duration: use a whole number with ms, s, m or h (e.g. 30s), or ISO-8601 (PT30S)");
+      String unsigned = value.trim().startsWith("-") ? value.trim().substring(1) : null;
+      Matcher negative = unsigned == null ? null : SIMPLE.matcher(unsigned);
+      if (negative != null && negative.matches() && !negative.group(1).chars().allMatch(c -> c == '0')) { // -5s; -0s is no duration
+        throw new IllegalArgumentException("'" + value + "' is negative: " + GRAMMAR);
+      }
+      throw new IllegalArgumentException("'" + value + "' is not a duration: use " + GRAMMAR.substring("a duration is ".length()));
     }
   }
 }

@@ -436,18 +436,22 @@ public final class CommandTemplate {
   }
 
   /**
-   * The value a placeholder's field path names in a case, or null if there is none. Each step of the path
-   * looks up a member of the value so far: in an object, the member of that name; in an array, for a step
-   * that is a number of at most 9 digits, the element at that 0-based index. Anything else (a step into a
-   * string, a number or {@code null}, an index past the end, a member that is not there) finds nothing.
-   * The path is one of {@link #fields()}, as {@link #parse} read it: {@code id}, {@code meta.lang}, {@code
-   * choices.0}.
+   * The value a placeholder's field path names in a case, or null if there is none. A case member whose
+   * name is the whole path ({@code "a.b"}) is that value; else each step of the path looks up a member of
+   * the value so far: in an object, the member of that name; in an array, for a step that is a number of at
+   * most 9 digits, the element at that 0-based index. Anything else (a step into a string, a number or
+   * {@code null}, an index past the end, a member that is not there) finds nothing. The path is one of
+   * {@link #fields()}, as {@link #parse} read it: {@code id}, {@code meta.lang}, {@code choices.0}.
    *
    * @param caseObject the case's JSON object
    * @param path a field path
    * @return the value (a JSON {@code null} is a value), or null
    */
   static JsonNode valueAt(JsonNode caseObject, String path) {
+    JsonNode whole = caseObject.get(path);
+    if (whole != null) {
+      return whole; // a flat "a.b": the case's own name for it wins over the path
+    }
     JsonNode node = caseObject;
     int start = 0;
     while (node != null) {

@@ -119,6 +119,23 @@ public final class ExecEvaluator implements Evaluator {
   private static final Path SH = Path.of("/bin/sh");
   private static final Path ENV = Path.of("/usr/bin/env");
 
+  /**
+   * Why a case's command could not start, in the user's terms: the system's own words, except for a command
+   * line too long for the system (E2BIG), which the JDK reports against the first program it runs (here
+   * {@code setpriv}, which the user never wrote) and which says nothing of what to do.
+   */
+  static String startFailure(IOException e, List<String> args) {
+    String message = String.valueOf(e.getMessage());
+    if (message.contains("error=7,") || message.contains("Argument list too long")) {
+      long chars = args.stream().mapToLong(a -> a.length() + 1).sum();
+      long longest = args.stream().mapToLong(String::length).max().orElse(0);
+      return "its command line is too long for the system (" + args.size() + " arguments, " + chars + " characters, the longest "
+          + longest + "; Linux takes at most 128 KiB in one argument): pass large values on stdin, where the case's JSON is,"
+          + " or in a file";
+    }
+    return message;
+  }
+
   /** Whether cases run under {@code setpriv --pdeathsig} (Linux with util-linux). */
   static final boolean USE_SETPRIV = Files.isExecutable(SETPRIV);
 
@@ -248,7 +265,7 @@ public final class ExecEvaluator implements Evaluator {
       environment.putAll(caseEnvironment(ctx.attempt()));
       process = builder.start();
     } catch (IOException e) {
-      return Evaluation.error("cannot start " + args.get(0) + ": " + e.getMessage(), ctx.elapsedMillis());
+      return Evaluation.error("cannot start " + args.get(0) + ": " + startFailure(e, args), ctx.elapsedMillis());
     }
     Runnable unregister = ctx.onCancel(() -> killTree(process));
     try {

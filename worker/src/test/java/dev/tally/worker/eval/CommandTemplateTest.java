@@ -54,6 +54,10 @@ class CommandTemplateTest {
         + " \"choices\": [{\"text\": \"no\"}, {\"text\": \"yes please\"}]}");
     assertThat(t.fields()).containsExactly("meta.lang", "choices.1.text", "meta.tags", "meta.n");
     assertThat(t.fill(c)).containsExactly("check", "--lang=fr; rm x", "yes please", "[\"a\",2]", "7", "sh", "-c", "echo 'fr; rm x'");
+    // a member named by the whole path is that value (a flat "a.b" from a CSV header, say), before the path's steps
+    assertThat(CommandTemplate.parse("x {a.b}").fill(json("{\"a.b\": \"flat\", \"a\": {\"b\": \"nested\"}}")))
+        .containsExactly("x", "flat");
+    assertThat(CommandTemplate.parse("x {a.b}").missingField(json("{\"a.b\": 1}"))).isEmpty();
     // a number steps into an object by the member of that name
     assertThat(CommandTemplate.parse("x {rows.0}").fill(json("{\"rows\": {\"0\": \"zero\"}}"))).containsExactly("x", "zero");
   }

@@ -56,6 +56,15 @@ class ExecEvaluatorTest {
     assertThat(fail.verdict()).isEqualTo(Verdict.FAIL);
   }
 
+  /** The JDK blames the first program it runs (setpriv) for a command line too long; the case is told what to do. */
+  @Test
+  void aCommandLineTooLongForTheSystemIsTheCasesErrorSaidInItsTerms() {
+    Outcome o = outcome(run("printf %s {big}", "{\"big\": \"" + "x".repeat(200_000) + "\"}"));
+    assertThat(o.verdict()).isEqualTo(Verdict.ERROR);
+    assertThat(o.outputTail()).startsWith("cannot start printf: its command line is too long for the system (3 arguments,")
+        .contains("the longest 200000").contains("pass large values on stdin").doesNotContain("setpriv");
+  }
+
   @Test
   void aJsonLastLineOverridesTheVerdictAndGivesTheScore() {
     Outcome o = outcome(run("printf hello\\n%s\\n\\n {line}", "{\"line\": \"{\\\"verdict\\\": \\\"fail\\\", \\\"score\\\": 0.25}\"}"));
