@@ -72,6 +72,12 @@ import picocli.CommandLine.Spec;
  * leader's: {@code kill -9} (started again once a standby has taken over, so it stands by) and, on
  * PostgreSQL, {@code SIGSTOP} (continued once a standby has taken over: it must step down and exit, and is
  * started again; why not on SQLite is {@link Kind}'s).
+ *
+ * <p><b>The database's network.</b> On PostgreSQL the coordinators are given a {@link StoreRelay}'s loopback
+ * port as the database's, and two more faults take the network away for 1 to 4 s: every connection cut and
+ * new ones refused, or every byte held. None is done while a leader fault awaits its takeover, and no leader
+ * fault while one is in effect or ended less than {@value #LEADER_SETTLED_SECONDS} s ago: a takeover is timed
+ * from its fault. The chaos checks read the store directly, not through the relay.
  * Who leads, and each takeover, chaos reads from the store's history of epochs ({@link LeaderWatch}); at
  * the end it also checks that the epoch grew by one per takeover, that no deposed epoch wrote after its
  * deposition, and it reports each takeover with the time it took from the fault.
@@ -85,8 +91,8 @@ import picocli.CommandLine.Spec;
     mixinStandardHelpOptions = true,
     description = {
       "Run datasets on a coordinator (or, with --coordinators 2 or 3, tally servers sharing the store) and worker processes while killing,"
-          + " freezing and restarting them, then check that no case was lost or counted twice (and, with several coordinators, that"
-          + " each takeover happened once and no deposed leader wrote).",
+          + " freezing and restarting them (and, on PostgreSQL, cutting and stalling the database's network), then check that no case was"
+          + " lost or counted twice (and, with several coordinators, that each takeover happened once and no deposed leader wrote).",
       "Exit code: 0 no invariant was violated; 1 a violation (each is printed); 2 bad usage."
     })
 public final class ChaosCommand implements Callable<Integer> {
@@ -132,7 +138,11 @@ public final class ChaosCommand implements Callable<Integer> {
     WORKER_FREEZE("worker SIGSTOP/SIGCONT", 0.40, 0.35),
     COORDINATOR_KILL("coordinator kill -9", 0.25, 0),
     LEADER_KILL("leader kill -9", 0, 0.15),
-    LEADER_FREEZE("leader SIGSTOP/SIGCONT", 0, 0.15);
+    LEADER_FREEZE("leader SIGSTOP/SIGCONT", 0, 0.15),
+    /** PostgreSQL only: every connection to the database closed, new ones refused, for a while ({@link StoreRelay#cut}). */
+    STORE_CUT("database connections cut", 0.10, 0.10),
+    /** PostgreSQL only: the database's network silent, what is sent held, for a while ({@link StoreRelay#stall}). */
+    STORE_STALL("database network stalled", 0.10, 0.10);
 
     final String label;
     private final double weightOne;
@@ -148,6 +158,9 @@ public final class ChaosCommand implements Callable<Integer> {
     double weight(int coordinators, StoreLocation store) {
       if (this == LEADER_FREEZE && store instanceof StoreLocation.SqliteFile) {
         return 0;
+      }
+      if ((this == STORE_CUT || this == STORE_STALL) && !(store instanceof StoreLocation.Postgres)) {
+        return 0; // a SQLite file has no network to take away
       }
       return coordinators == 1 ? weightOne : weightSeveral;
     }
@@ -240,6 +253,8 @@ public final class ChaosCommand implements Callable<Integer> {
   private long leaderSinceNanos = -1;
   private ChaosFleet.Server faulted;
   private long faultedAtNanos;
+  /** On PostgreSQL, what the coordinators reach the database through (the store faults); else null. */
+  private StoreRelay relay;
   private int stepDowns;
   private int unpromptedStepDowns;
   /** Step-downs whose closing hung, so that the server halted itself ({@link ServerCommand#STEP_DOWN_HALT}). */
@@ -336,6 +351,9 @@ public final class ChaosCommand implements Callable<Integer> {
       }
       throw e;
     }
+    if (location instanceof StoreLocation.Postgres pg && !"verify-full".equals(pg.sslMode())) {
+      relay = StoreRelay.start(pg.host(), pg.port()); // (verify-full would refuse the relay's address as the host)
+    }
     List<ChaosFleet.Server> servers = new ArrayList<>();
     String workersConnectTo;
     if (coordinators == 1) {
@@ -373,6 +391,9 @@ public final class ChaosCommand implements Callable<Integer> {
       fleet.close();
       if (watchStore != null) {
         watchStore.close();
+      }
+      if (relay != null) {
+        relay.close();
       }
       try {
         Runtime.getRuntime().removeShutdownHook(hook);
@@ -440,7 +461,12 @@ public final class ChaosCommand implements Callable<Integer> {
   /** The {@code --db} arguments a child coordinator is given. */
   private List<String> dbArguments() {
     List<String> args = new ArrayList<>();
-    args.add("--db=" + location.describe());
+    StoreLocation reached = location;
+    if (relay != null && location instanceof StoreLocation.Postgres pg) { // through the relay: its faults reach them
+      reached = new StoreLocation.Postgres(java.net.InetAddress.getLoopbackAddress().getHostAddress(), relay.port(), pg.database(),
+          pg.user(), pg.sslMode());
+    }
+    args.add("--db=" + reached.describe());
     if (dbOptions.passwordFile() != null) {
       args.add(dev.tally.store.PostgresPassword.FILE_OPTION + "=" + dbOptions.passwordFile().toAbsolutePath());
     }
@@ -1022,6 +1048,16 @@ public final class ChaosCommand implements Callable<Integer> {
         faultedAtNanos = now;
         event("FAULT SIGSTOP leader %s (pid %d, epoch %d); continued once a standby has taken over", s.name, s.process.pid(), epoch);
       }
+      case STORE_CUT -> {
+        long hold = uniformMillis(1000, 4000);
+        relay.cut(Duration.ofMillis(hold));
+        event("FAULT cut every connection to the database, refusing new ones, for %.1f s", hold / 1000.0);
+      }
+      case STORE_STALL -> {
+        long hold = uniformMillis(1000, 4000);
+        relay.stall(Duration.ofMillis(hold));
+        event("FAULT stalled the database's network (what is sent held) for %.1f s", hold / 1000.0);
+      }
       case COORDINATOR_KILL -> {
         long pid = coordinator.pid();
         ChaosFleet.kill9(coordinator);
@@ -1043,7 +1079,22 @@ public final class ChaosCommand implements Callable<Integer> {
       case WORKER_FREEZE -> !freezable().isEmpty();
       case COORDINATOR_KILL -> coordinator != null && coordinator.isAlive();
       case LEADER_KILL, LEADER_FREEZE -> leaderFaultPossible(now);
+      case STORE_CUT, STORE_STALL -> storeFaultPossible(now);
     };
+  }
+
+  /**
+   * Whether the database's network may be taken away now: through a relay (PostgreSQL), no store fault in
+   * effect or just over ({@value #LEADER_SETTLED_SECONDS} s to settle), and no leader fault awaiting its
+   * takeover (a takeover is timed from its fault; a database out of reach meanwhile would time the store).
+   */
+  private boolean storeFaultPossible(long now) {
+    return relay != null && !storeUnsettled(now) && faulted == null && !watch.awaitingTakeover();
+  }
+
+  /** Whether a store fault is in effect, or ended less than {@value #LEADER_SETTLED_SECONDS} s before {@code now}. */
+  private boolean storeUnsettled(long now) {
+    return relay != null && relay.faultDone() && now - relay.lastFaultEndsNanos() < TimeUnit.SECONDS.toNanos(LEADER_SETTLED_SECONDS);
   }
 
   /**
@@ -1054,7 +1105,7 @@ public final class ChaosCommand implements Callable<Integer> {
    */
   private boolean leaderFaultPossible(long now) {
     if (round.runId < 0 || watch.awaitingTakeover() || faulted != null || leaderSinceNanos < 0
-        || now - leaderSinceNanos < TimeUnit.SECONDS.toNanos(LEADER_SETTLED_SECONDS)) {
+        || now - leaderSinceNanos < TimeUnit.SECONDS.toNanos(LEADER_SETTLED_SECONDS) || storeUnsettled(now)) {
       return false;
     }
     ChaosFleet.Server leader = leadingServer();

@@ -61,23 +61,38 @@ class ChaosCommandTest {
 
   @TempDir Path dir;
 
-  @Test
+  /**
+   * One coordinator ({@code tally run}) and three workers under kills, freezes and coordinator restarts; on
+   * PostgreSQL the database's network is cut and stalled too ({@link StoreRelay}).
+   */
+  @ParameterizedTest(name = "on {0}")
+  @ValueSource(strings = {"sqlite", "postgresql"})
   @Timeout(value = 240, unit = TimeUnit.SECONDS)
-  void sixtySecondsOfKillsFreezesAndCoordinatorRestartsViolateNothing() {
+  void sixtySecondsOfKillsFreezesAndCoordinatorRestartsViolateNothing(String storeKind) throws Exception {
+    StoreLocation store = SQLITE;
+    List<String> args = new ArrayList<>(List.of("--workers", "3", "--duration", storeKind.equals("sqlite") ? "60s" : "40s",
+        "--seed", "20261130", "--work-dir", dir.resolve("chaos").toString(), "--finish-timeout", "60s"));
+    if (storeKind.equals("postgresql")) {
+      store = PostgresFixture.freshDatabase();
+      args.add("--db=" + store.describe());
+      String password = PostgresFixture.password();
+      if (password != null) {
+        args.add("--db-password-file=" + Files.writeString(dir.resolve("pg-password"), password));
+      }
+    }
     StringWriter text = new StringWriter();
     PrintWriter pw = new PrintWriter(text, true);
     CommandLine cl = new CommandLine(new ChaosCommand()).setOut(pw).setErr(pw);
     // Processes an earlier test class in this JVM may have left behind are not this run's to answer for.
     java.util.Set<Long> before = ProcessHandle.current().descendants().map(ProcessHandle::pid).collect(java.util.stream.Collectors.toSet());
     long started = System.nanoTime();
-    int exit = cl.execute("--workers", "3", "--duration", "60s", "--seed", "20261130", "--work-dir", dir.resolve("chaos").toString(),
-        "--finish-timeout", "60s");
+    int exit = cl.execute(args.toArray(String[]::new));
     long seconds = TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - started);
     String output = text.toString();
     System.out.println(output);
 
     assertThat(exit).as("exit code after %d s; output:%n%s%s", seconds, output, violationLogs(output)).isZero();
-    assertThat(ChaosCommand.Kind.of(1, SQLITE)).as("each kind injected at least once")
+    assertThat(ChaosCommand.Kind.of(1, store)).as("each kind injected at least once")
         .allSatisfy(k -> assertThat(injected(output, k)).as(k.label).isPositive());
     assertThat(output).contains("\nviolations: 0\n").contains("runs: ").contains("(0 left running)");
     assertThat(output).containsPattern("cases: [1-9]\\d* \\(");
