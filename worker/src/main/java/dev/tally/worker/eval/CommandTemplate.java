@@ -38,8 +38,8 @@ import java.util.Set;
  *
  * <p><b>Shell scripts: placeholders are shell-quoted.</b> When the template runs a shell with a script
  * (an argument {@code sh}, {@code bash}, {@code rbash}, {@code dash}, {@code zsh}, {@code ksh}, {@code mksh},
- * {@code ash}, {@code yash} or {@code posh}, by any path, wherever it stands, so {@code /bin/sh -c}, {@code env sh -c},
- * {@code timeout 9 bash -c}; followed by options of which one cluster holds {@code c}: {@code -c}, {@code
+ * {@code ash}, {@code yash} or {@code posh}, by any path, wherever it stands, so {@code /bin/sh -c}, {@code
+ * env sh -c}, {@code timeout 9 bash -c}; followed by options of which one cluster holds {@code c}: {@code -c}, {@code
  * -ec}, {@code -o pipefail -c}), the first argument after its options is that shell's script, and a case's
  * data spliced into it would be run as code: with {@code sh -c 'echo {id}'}, the id {@code a; touch /tmp/x}
  * would create the file. So a placeholder <em>inside</em> that script is substituted shell-quoted, in POSIX
@@ -59,8 +59,9 @@ import java.util.Set;
  * evaluates arithmetic, which takes a quoted value as an expression and runs the {@code $(...)} in its
  * subscripts ({@code $((...))}, {@code ((...))}, {@code $[...]}, an array subscript, an offset {@code
  * ${s:N}}, {@code [[ ... ]]}, {@code let}, {@code declare -i}; see {@link ShellScan}); and a placeholder in
- * the string of {@code env -S}, which env splits again. The ways out are in the message: write the placeholder unquoted (Tally quotes it), pass the value as an
- * argument ({@code sh -c 'echo "$1"' sh {id}}), or use {@code {raw:id}}. Other interpreters' inline code
+ * the string of {@code env -S}, which env splits again. The ways out are in the message: write the
+ * placeholder unquoted (Tally quotes it), pass the value as an argument ({@code sh -c 'echo "$1"' sh {id}}),
+ * or use {@code {raw:id}}. Other interpreters' inline code
  * ({@code python3 -c}, {@code perl -e}, {@code node -e}) and commands that hand their arguments to a shell
  * ({@code ssh}, {@code su -c}) are not recognised: pass data to those as arguments.
  *
@@ -724,8 +725,9 @@ public final class CommandTemplate {
         wordStart = false;
         return;
       } else if (c == '[' && f.context != Context.ARITHMETIC && f.context != Context.ARITHMETIC_COMMAND
-          && (!wordStart && identifierChar(at(i - 1)) || at(i - 1) == '(')) {
-        push(Context.SUBSCRIPT); // name[...] (an array's element, or a glob's bracket), or ([...]=value)
+          && (!wordStart && identifierChar(at(i - 1)) || at(i - 1) == '(' && !blank(at(i + 1)))) {
+        // name[...] (an array's element, or a glob's bracket), or ([...]=value); not $([ ... ]), a test
+        push(Context.SUBSCRIPT);
         i++;
         wordStart = false;
         return;

@@ -221,7 +221,7 @@ class CommandTemplateTest {
   @ValueSource(strings = {"bash -c 'echo {id}'", "bash -c '[ {id} = x ] || echo no'", "bash -c '[ {id} -eq 0 ] 2>/dev/null; echo $?'",
       "bash -c 'echo ${{x:-{id}}} ${{x:+{id}}} ${{x#{id}}} ${{x/{id}/y}}'", "bash -c 'let v=1; echo {id}'",
       "bash -c 'echo a[1] {id}'", "bash -c 'case {id} in x*) echo m;; esac'", "bash -c 'x=$(printf %s {id}); echo \"$x\"'",
-      "bash -c 'declare -r v={id}; echo \"$v\"'", "bash -c 'f() {{ local v={id}; echo \"$v\"; }}; f'"})
+      "bash -c 'declare -r v={id}; echo \"$v\"'", "bash -c 'r=$([ {id} = x ] && echo y); echo \"$r\"'", "bash -c 'f() {{ local v={id}; echo \"$v\"; }}; f'"})
   void noPlaceTheScanAllowsRunsAValueAsCode(String template, @org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
     java.nio.file.Path victim = dir.resolve("victim");
     List<String> values = List.of("x[$(touch " + victim + ")]", "a; touch " + victim, "$(touch " + victim + ")",
