@@ -61,6 +61,20 @@ class ChaosCommandTest {
 
   @TempDir Path dir;
 
+  /** The store of {@code kind} ({@code sqlite}: chaos's own file; {@code postgresql}: a fresh database), its options added to {@code args}. */
+  private StoreLocation storeOf(String kind, List<String> args) throws java.io.IOException {
+    if (!kind.equals("postgresql")) {
+      return SQLITE;
+    }
+    StoreLocation store = PostgresFixture.freshDatabase();
+    args.add("--db=" + store.describe());
+    String password = PostgresFixture.password();
+    if (password != null) {
+      args.add("--db-password-file=" + Files.writeString(dir.resolve("pg-password"), password));
+    }
+    return store;
+  }
+
   /**
    * One coordinator ({@code tally run}) and three workers under kills, freezes and coordinator restarts; on
    * PostgreSQL the database's network is cut and stalled too ({@link StoreRelay}).
@@ -69,17 +83,9 @@ class ChaosCommandTest {
   @ValueSource(strings = {"sqlite", "postgresql"})
   @Timeout(value = 240, unit = TimeUnit.SECONDS)
   void sixtySecondsOfKillsFreezesAndCoordinatorRestartsViolateNothing(String storeKind) throws Exception {
-    StoreLocation store = SQLITE;
     List<String> args = new ArrayList<>(List.of("--workers", "3", "--duration", storeKind.equals("sqlite") ? "60s" : "40s",
         "--seed", "20261130", "--work-dir", dir.resolve("chaos").toString(), "--finish-timeout", "60s"));
-    if (storeKind.equals("postgresql")) {
-      store = PostgresFixture.freshDatabase();
-      args.add("--db=" + store.describe());
-      String password = PostgresFixture.password();
-      if (password != null) {
-        args.add("--db-password-file=" + Files.writeString(dir.resolve("pg-password"), password));
-      }
-    }
+    StoreLocation store = storeOf(storeKind, args);
     StringWriter text = new StringWriter();
     PrintWriter pw = new PrintWriter(text, true);
     CommandLine cl = new CommandLine(new ChaosCommand()).setOut(pw).setErr(pw);
@@ -109,17 +115,9 @@ class ChaosCommandTest {
   @ValueSource(strings = {"postgresql", "sqlite"})
   @Timeout(value = 300, unit = TimeUnit.SECONDS)
   void killedAndFrozenLeadersAreTakenOverAndViolateNothing(String storeKind) throws Exception {
-    StoreLocation store = SQLITE;
     List<String> args = new ArrayList<>(List.of("--coordinators", "2", "--workers", "2", "--duration", "50s", "--seed", "20261202",
         "--work-dir", dir.resolve("chaos").toString(), "--finish-timeout", "90s"));
-    if (storeKind.equals("postgresql")) {
-      store = PostgresFixture.freshDatabase();
-      args.add("--db=" + store.describe());
-      String password = PostgresFixture.password();
-      if (password != null) {
-        args.add("--db-password-file=" + Files.writeString(dir.resolve("pg-password"), password));
-      }
-    }
+    StoreLocation store = storeOf(storeKind, args);
     StringWriter text = new StringWriter();
     PrintWriter pw = new PrintWriter(text, true);
     CommandLine cl = new CommandLine(new ChaosCommand()).setOut(pw).setErr(pw);

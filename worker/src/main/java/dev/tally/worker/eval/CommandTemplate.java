@@ -711,18 +711,14 @@ public final class CommandTemplate {
       }
       if (c == ']' && (f.context == Context.SUBSCRIPT || f.context == Context.ARITHMETIC_BRACKETS)) {
         if (f.parens == 0) {
-          pop();
-          i++;
-          wordStart = false;
+          close(1);
           return;
         }
         f.parens--;
       } else if (c == '[' && (f.context == Context.SUBSCRIPT || f.context == Context.ARITHMETIC_BRACKETS)) {
         f.parens++;
       } else if (c == ']' && at(i + 1) == ']' && f.context == Context.CONDITIONAL) {
-        pop();
-        i += 2;
-        wordStart = false;
+        close(2);
         return;
       } else if (c == '[' && f.context != Context.ARITHMETIC && f.context != Context.ARITHMETIC_COMMAND
           && (!wordStart && identifierChar(at(i - 1)) || at(i - 1) == '(' && !blank(at(i + 1)))) {
@@ -748,9 +744,7 @@ public final class CommandTemplate {
         return;
       }
       if (c == '}' && f.context == Context.PARAMETER) {
-        pop();
-        i++;
-        wordStart = false;
+        close(1);
         return;
       }
       boolean arithmetic = f.context == Context.ARITHMETIC || f.context == Context.ARITHMETIC_COMMAND;
@@ -758,16 +752,13 @@ public final class CommandTemplate {
         f.parens++;
       } else if (c == ')' && arithmetic) {
         if (f.parens == 0 && at(i + 1) == ')') {
-          pop();
-          i += 2;
+          close(2);
           return;
         }
         f.parens = Math.max(0, f.parens - 1);
       } else if (c == ')' && f.context == Context.COMMAND_SUBSTITUTION) {
         if (f.parens == 0) {
-          pop();
-          i++;
-          wordStart = false;
+          close(1);
           return;
         }
         f.parens--;
@@ -1012,6 +1003,13 @@ public final class CommandTemplate {
 
     private void push(Context context) {
       stack.add(new Frame(context));
+    }
+
+    /** Ends the context on top, whose closing is {@code width} characters at the scan's position. */
+    private void close(int width) {
+      pop();
+      i += width;
+      wordStart = false;
     }
 
     private void pop() {
