@@ -551,7 +551,9 @@ public final class CommandTemplate {
       CONDITIONAL("inside [[ ... ]] (its -eq, -lt and other numeric tests evaluate their operands as arithmetic,"
           + " which runs a $(...) in the value; [ ... ] does not)", false),
       LET("in an argument of let" + ARITHMETIC_WHY, false),
-      INTEGER_DECLARATION("in a declaration of integer variables (declare -i)" + ARITHMETIC_WHY, false);
+      TEST("in a test command, whose numeric comparisons (-eq, -lt...) this shell evaluates as arithmetic, which runs a"
+          + " $(...) in the value (bash's and dash's do not)", false),
+      INTEGER_DECLARATION("in a declaration of numeric variables (declare -i, integer, float)" + ARITHMETIC_WHY, false);
 
       final String where;
       final boolean quotable;
@@ -594,11 +596,20 @@ public final class CommandTemplate {
 
     /** The commands whose options may declare integer variables ({@code -i}), whose values are arithmetic. */
     private static final Set<String> DECLARATIONS = Set.of("declare", "typeset", "local", "export", "readonly");
+    /** Commands that declare numeric variables whatever their options (ksh, zsh). */
+    private static final Set<String> NUMERIC_DECLARATIONS = Set.of("integer", "float");
+    /**
+     * The shells whose {@code test} (and {@code [}) evaluates the operands of {@code -eq}, {@code -lt} and the
+     * rest as arithmetic: the Korn shells and zsh; bash's and dash's take them as integers only.
+     */
+    private static final Set<String> ARITHMETIC_TEST_SHELLS = Set.of("ksh", "ksh93", "mksh", "zsh");
 
     private record Heredoc(String delimiter, boolean stripTabs) {}
 
     private final List<Part> items; // one Part per character (literal of length 1) or placeholder
     private final String shell;
+    /** Whether this shell's {@code test} evaluates arithmetic ({@link #ARITHMETIC_TEST_SHELLS}). */
+    private final boolean arithmeticTest;
     private final ArrayList<Frame> stack = new ArrayList<>();
     private final List<Heredoc> pending = new ArrayList<>();
     private int i;
@@ -617,6 +628,7 @@ public final class CommandTemplate {
       }
       this.items = flat;
       this.shell = shell;
+      this.arithmeticTest = ARITHMETIC_TEST_SHELLS.contains(baseName(shell.split(" ", 2)[0]));
       stack.add(new Frame(Context.CODE));
     }
 
@@ -692,7 +704,8 @@ public final class CommandTemplate {
     /** One character in code (the top level, a command substitution, an expansion or arithmetic). */
     private void code(char c) {
       Frame f = top();
-      if ((f.context == Context.LET || f.context == Context.INTEGER_DECLARATION) && ";&|\n)".indexOf(c) >= 0) {
+      if ((f.context == Context.LET || f.context == Context.INTEGER_DECLARATION || f.context == Context.TEST)
+          && ";&|\n)".indexOf(c) >= 0) {
         pop(); // the command ends: the character is the enclosing context's
         return;
       }
@@ -802,6 +815,18 @@ public final class CommandTemplate {
       if (word.equals("let") && blank(at(i + 3))) {
         push(Context.LET);
         i += 3;
+        wordStart = true;
+        return true;
+      }
+      if (NUMERIC_DECLARATIONS.contains(word) && blank(at(i + word.length()))) {
+        push(Context.INTEGER_DECLARATION);
+        i += word.length();
+        wordStart = true;
+        return true;
+      }
+      if (arithmeticTest && (word.equals("[") || word.equals("test")) && blank(at(i + word.length()))) {
+        push(Context.TEST);
+        i += word.length();
         wordStart = true;
         return true;
       }

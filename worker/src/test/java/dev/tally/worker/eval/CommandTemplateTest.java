@@ -196,8 +196,12 @@ class CommandTemplateTest {
         Arguments.of("bash -c 'echo ${x{id}}'", 18, "inside ${...} before its operator"),
         Arguments.of("bash -c '[[ {id} -eq 0 ]]'", 13, "inside [[ ... ]]"),
         Arguments.of("bash -c 'let v={id}'", 16, "in an argument of let"),
-        Arguments.of("bash -c 'declare -ri v={id}'", 24, "in a declaration of integer variables"),
-        Arguments.of("rbash -c 'echo \"{id}\"'", 17, "inside double quotes"));
+        Arguments.of("bash -c 'declare -ri v={id}'", 24, "in a declaration of numeric variables"),
+        Arguments.of("rbash -c 'echo \"{id}\"'", 17, "inside double quotes"),
+        Arguments.of("ksh -c 'integer v={id}'", 19, "in a declaration of numeric variables"),
+        Arguments.of("zsh -c 'float v={id}'", 17, "in a declaration of numeric variables"),
+        Arguments.of("ksh -c '[ {id} -eq 0 ]'", 11, "in a test command, whose numeric comparisons"),
+        Arguments.of("mksh -c 'if test {id} -gt 1; then :; fi'", 18, "in a test command, whose numeric comparisons"));
   }
 
   @ParameterizedTest(name = "{0}")
@@ -254,6 +258,14 @@ class CommandTemplateTest {
         .containsExactly("env", "-S", "printf %s", "a b");
     assertThat(CommandTemplate.parse("env FOO=1 printf -S {id}").fill(json("{\"id\": \"v\"}"))).as("after env's operand")
         .containsExactly("env", "FOO=1", "printf", "-S", "v");
+  }
+
+  /** bash's and dash's test take -eq's operands as integers, not arithmetic: a test there takes a placeholder. */
+  @Test
+  void aTestCommandTakesAPlaceholderWhereTheShellsTestDoesNoArithmetic() throws Exception {
+    assertThat(CommandTemplate.parse("sh -c '[ {id} -eq 0 ] && test {id} -gt 1'").fill(json("{\"id\": \"7\"}")).get(2))
+        .isEqualTo("[ '7' -eq 0 ] && test '7' -gt 1");
+    assertThat(CommandTemplate.parse("ksh -c 'test 1 -eq 1; echo {id}'").fields()).as("after the test command").containsExactly("id");
   }
 
   @Test
