@@ -1089,7 +1089,7 @@ public abstract class StoreContractTest {
       assertThat(store.commits()).isEqualTo(before + 1);
       List<JobView> jobs = store.jobs(runId);
       assertThat(jobs).extracting(JobView::state).containsExactly(JobState.FAILED, JobState.PENDING, JobState.PENDING);
-      assertThat(jobs.get(0).failureReason()).contains("coordinator_restarted").contains("2 attempts");
+      assertThat(jobs.get(0).failureReason()).contains("coordinator_restarted").contains("out of attempts (2 of 2)");
       assertThat(counters(store, runId)).isEqualTo(RunCounters.builder(3).jobsFailed(1).redeliveries(2).build());
       assertThat(store.attempts(runId)).filteredOn(v -> v.ending().equals("coordinator_restarted"))
           .extracting(AttemptView::worker, AttemptView::endedAtMillis)

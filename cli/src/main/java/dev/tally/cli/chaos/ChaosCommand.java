@@ -1257,7 +1257,7 @@ public final class ChaosCommand implements Callable<Integer> {
       reportTakeovers();
     }
     out.printf("runs: %d (%d finished)%n", checks.size(), finishedRuns);
-    out.printf("cases: %d (%d passed, %d failed, %d errored, %d ended failed after their attempts)%n", cases, passed, failed, errored, endedFailed);
+    out.printf("cases: %d (%d passed, %d failed, %d errored, %d out of attempts)%n", cases, passed, failed, errored, endedFailed);
     out.printf("redeliveries: %d%n", redeliveries);
     out.printf("duplicates suppressed: %d%n", duplicates);
     out.printf("stale results fenced: %d%n", fenced);
