@@ -638,7 +638,9 @@ public final class CoordinatorBuilder {
    * that may not stand by waits up to one lease and one retry for a leader that was just killed to lapse.
    */
   private boolean tryToLead(Leadership leadership, Store opened) throws StartException {
-    long deadline = System.nanoTime() + leaderLease.lease().plus(leaderLease.retryEvery()).toNanos();
+    // Up to two leases: a live row lapses within one, and a row that lapsed just before the first look gets
+    // one more (LeaderLease: its leader may be reconnecting).
+    long deadline = System.nanoTime() + leaderLease.lease().multipliedBy(2).plus(leaderLease.retryEvery()).toNanos();
     while (true) {
       try {
         if (leadership.tryOnce()) {

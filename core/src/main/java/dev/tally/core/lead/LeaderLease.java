@@ -20,7 +20,10 @@ import java.util.Objects;
  *       a whole lease before it takes over, unless the row changes meanwhile: its leader may have been cut
  *       off as long (a database restarting), and renews if it lives. Without that, after an outage longer
  *       than the lease, a standby (looking every half second) usually won the lapsed row before the leader
- *       (renewing every second) could renew it, and a live leader was replaced for nothing;
+ *       (renewing every second) could renew it, and a live leader was replaced for nothing. A standby's
+ *       first look does the same with a row that lapsed less than a lease before: it may have started
+ *       during such an outage ({@code tally chaos} saw a server restarted then take over from a live
+ *       leader whose renewal was a second late); a row that lapsed longer ago is taken at once;
  *   <li>a leader renews while the row is still its epoch: same epoch, expiry one lease from the store's
  *       now;
  *   <li>a leader steps down when the row names another epoch (a standby took over while it could not
@@ -130,6 +133,8 @@ public final class LeaderLease {
   private long renewedAtNanos;
   /** Whether a look of this standby failed since it last read the row ({@link #unanswered}). */
   private boolean blind;
+  /** Whether this coordinator has read the row yet. */
+  private boolean looked;
   /** The row a standby first read after being blind, while it gives that row's leader a lease; else null. */
   private LeaderRow regained;
   /** When (the store's clock, ms) the standby read {@link #regained}. */
@@ -166,7 +171,12 @@ public final class LeaderLease {
       }
       return new Renew(row, new LeaderRow(epoch, holder, text, expires));
     }
-    if (blind) {
+    boolean firstLook = !looked;
+    looked = true;
+    // A standby that just started has seen nothing of the leader either: a row that lapsed less than a lease
+    // ago may be a live leader reconnecting after an outage that also kept this standby from starting.
+    if (blind || firstLook && row.lapsedAt(read.storeNowMillis())
+        && !row.lapsedAt(read.storeNowMillis() - settings.lease().toMillis())) {
       blind = false;
       regained = row;
       regainedAtStoreMillis = read.storeNowMillis();

@@ -125,6 +125,28 @@ class LeaderLeaseTest {
     assertThat(first.decide(new LeaderRead(LeaderRow.NONE, T0), HERE)).isInstanceOf(LeaderLease.Acquire.class);
   }
 
+  /** A standby started during an outage gives a row that lapsed just before its first look a lease (chaos saw it otherwise). */
+  @Test
+  void aStandbysFirstLookGivesARowThatLapsedLessThanALeaseAgoALeaseAndTakesAnOlderOneAtOnce() {
+    LeaderRow led = new LeaderRow(2, "a", null, T0 + 3_000);
+    LeaderLease fresh = new LeaderLease("b", SETTINGS);
+    assertThat(fresh.decide(new LeaderRead(led, T0 + 4_000), HERE)).as("lapsed 1 s ago").isInstanceOf(LeaderLease.StandBy.class);
+    assertThat(fresh.decide(new LeaderRead(led, T0 + 6_999), HERE)).isInstanceOf(LeaderLease.StandBy.class);
+    assertThat(fresh.decide(new LeaderRead(led, T0 + 7_000), HERE)).as("a lease after the first look, not renewed")
+        .isInstanceOf(LeaderLease.Acquire.class);
+
+    LeaderLease renewing = new LeaderLease("c", SETTINGS);
+    assertThat(renewing.decide(new LeaderRead(led, T0 + 4_000), HERE)).isInstanceOf(LeaderLease.StandBy.class);
+    LeaderRow renewed = new LeaderRow(2, "a", null, T0 + 7_500);
+    assertThat(renewing.decide(new LeaderRead(renewed, T0 + 4_500), HERE)).as("the leader was alive").isInstanceOf(LeaderLease.StandBy.class);
+    assertThat(renewing.decide(new LeaderRead(renewed, T0 + 7_500), HERE)).as("then the ordinary rule")
+        .isInstanceOf(LeaderLease.Acquire.class);
+
+    LeaderLease late = new LeaderLease("d", SETTINGS);
+    assertThat(late.decide(new LeaderRead(led, T0 + 6_000), HERE)).as("lapsed a whole lease ago: its leader is gone")
+        .isInstanceOf(LeaderLease.Acquire.class);
+  }
+
   @Test
   void aPatienceOfZeroStepsDownAtTheLapse() {
     LeaderLease lease = new LeaderLease("a", new LeaderLease.Settings(Duration.ofSeconds(3), Duration.ofSeconds(1),
