@@ -73,7 +73,11 @@ public final class PostgresStore extends JdbcStore {
     PGSimpleDataSource source = dataSource(location, password);
     MigrationInfo current;
     try {
-      Flyway flyway = Flyway.configure().dataSource(source).locations(PostgresDialect.INSTANCE.migrations()).load();
+      // A schema change commits durably whatever the server's default: with synchronous_commit=off a crash
+      // right after could lose a migration's history row but not its DDL, and the next open would run it again
+      // and fail (an embedded PostgreSQL, off by default, did exactly that).
+      Flyway flyway = Flyway.configure().dataSource(source).locations(PostgresDialect.INSTANCE.migrations())
+          .initSql("SET synchronous_commit = on").load();
       flyway.migrate();
       current = flyway.info().current();
     } catch (RuntimeException e) {
