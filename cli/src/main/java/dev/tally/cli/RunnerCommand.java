@@ -268,6 +268,9 @@ public abstract class RunnerCommand implements Callable<Integer> {
         }
         err.println("tally: " + e.getMessage());
         return Main.EXIT_USAGE;
+      case STORE_UNREACHABLE:
+        err.println("tally: " + e.getMessage());
+        return Main.EXIT_FAILED;
       default:
         err.println("tally: " + e.getMessage());
         return Main.EXIT_USAGE;

@@ -141,7 +141,9 @@ public final class ServerCommand implements java.util.concurrent.Callable<Intege
       server = TallyServer.start(builder, api);
     } catch (CoordinatorBuilder.StartException | ApiServer.StartException e) {
       err.println("tally server: " + e.getMessage());
-      return Main.EXIT_USAGE;
+      // A database out of reach for the whole patience is the machine's trouble; the rest is the command's.
+      return e instanceof CoordinatorBuilder.StartException s && s.reason() == CoordinatorBuilder.StartException.Reason.STORE_UNREACHABLE
+          ? Main.EXIT_FAILED : Main.EXIT_USAGE;
     } catch (dev.tally.core.store.StaleEpochException e) {
       // It led, and another coordinator took the lead before its start was over (a start slowed past the
       // lease on a loaded machine): the same step-down as later, said the same way.

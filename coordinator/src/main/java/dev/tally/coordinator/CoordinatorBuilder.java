@@ -643,7 +643,9 @@ public final class CoordinatorBuilder {
     long deadline = System.nanoTime() + leaderLease.lease().multipliedBy(2).plus(leaderLease.retryEvery()).toNanos();
     while (true) {
       try {
-        if (leadership.tryOnce()) {
+        // A database restarting as this coordinator starts: wait for it, as a running one does.
+        if (storeLocation != null ? Stores.whileUnreachable(storeLocation, "taking the lead of", leadership::tryOnce)
+            : leadership.tryOnce()) {
           return true;
         }
       } catch (StoreException e) {
@@ -663,6 +665,9 @@ public final class CoordinatorBuilder {
 
   /** A store that failed while this coordinator was taking the lead, as the reason it could not start. */
   private StartException unusable(Store opened, StoreException e) {
+    if (storeLocation != null && Stores.unreachable(storeLocation, e)) {
+      return new StartException(StartException.Reason.STORE_UNREACHABLE, e.getMessage(), e);
+    }
     return new StartException(StartException.Reason.STORE_UNUSABLE,
         (storeLocation != null ? storeLocation.describe() : opened) + " is not a usable Tally store: " + e.getMessage(), e);
   }
@@ -684,8 +689,12 @@ public final class CoordinatorBuilder {
 
   private static Store openStore(StoreLocation location, Stores.Options options) throws StartException {
     try {
-      return Stores.open(location, options);
+      // A database restarting as this coordinator starts: wait for it, as a running one does.
+      return Stores.whileUnreachable(location, "opening", () -> Stores.open(location, options));
     } catch (StoreException e) {
+      if (Stores.unreachable(location, e)) {
+        throw new StartException(StartException.Reason.STORE_UNREACHABLE, e.getMessage(), e);
+      }
       throw new StartException(StartException.Reason.STORE_UNUSABLE,
           location.describe() + " is not a usable Tally store: " + e.getMessage(), e);
     }
@@ -720,6 +729,11 @@ public final class CoordinatorBuilder {
       LOCK_FAILED,
       /** The store could not be opened, created or migrated (not a Tally store, a newer one, a full disk, ...). */
       STORE_UNUSABLE,
+      /**
+       * The database could not be reached (refused, cut, timed out) for {@code JdbcStore.RECONNECT_PATIENCE}
+       * after this coordinator began to start: the machine's trouble, not the command's.
+       */
+      STORE_UNREACHABLE,
       /** The worker port could not be bound (in use, an address of another machine, ...). */
       CANNOT_LISTEN,
       /**

@@ -963,20 +963,27 @@ public abstract class JdbcStore implements Store {
     try (Connection reader = readers.borrow()) {
       // One snapshot for the whole read, ended at once so an idle reader never holds back checkpoints.
       reader.setAutoCommit(false);
+      T result;
       try {
-        T result = work.run(reader);
+        result = work.run(reader);
         reader.commit();
-        return result;
       } catch (SQLException | RuntimeException | Error e) {
+        // The connection may be dead (the pool closes one it finds broken): what failed first is the failure,
+        // not the pool's "connection is closed" from the clean-up, which would hide a lost connection.
         try {
           reader.rollback();
         } catch (SQLException rollback) {
           e.addSuppressed(rollback);
         }
+        try {
+          reader.setAutoCommit(true);
+        } catch (SQLException restore) {
+          e.addSuppressed(restore);
+        }
         throw e;
-      } finally {
-        reader.setAutoCommit(true);
       }
+      reader.setAutoCommit(true);
+      return result;
     } catch (SQLException e) {
       throw new StoreException(operation + ": reading " + where + " failed", e);
     }

@@ -4,6 +4,7 @@ import dev.tally.core.store.Durability;
 import dev.tally.core.store.StoreException;
 import java.nio.file.Path;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.Map;
 
 /**
@@ -13,6 +14,8 @@ import java.util.Map;
  * <p>Thread-safety: stateless.
  */
 public final class Stores {
+  private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(Stores.class);
+
 
   private Stores() {}
 
@@ -91,6 +94,73 @@ public final class Stores {
   /** When the store at {@code location} forces its log to disk at {@code durability}, in words ({@link Dialect#fsyncs}). */
   public static String fsyncs(StoreLocation location, Durability durability) {
     return dialect(location).fsyncs(durability);
+  }
+
+  /**
+   * Whether {@code failure} says the database at {@code location} could not be reached: a connection
+   * refused, cut or timed out, or the server shutting down ({@link Dialect#classify}'s {@code CONNECTION_LOST}
+   * anywhere in its causes, or the socket's own exception). A SQLite file is never unreachable in this sense.
+   *
+   * @param location where the store is
+   * @param failure what opening or using it threw
+   */
+  public static boolean unreachable(StoreLocation location, Throwable failure) {
+    if (location instanceof StoreLocation.SqliteFile) {
+      return false;
+    }
+    Dialect dialect = dialect(location);
+    for (Throwable t = failure; t != null; t = t.getCause() == t ? null : t.getCause()) {
+      if (t instanceof java.sql.SQLException sql && dialect.classify(sql) == Dialect.Failure.CONNECTION_LOST) {
+        return true;
+      }
+      if (t instanceof java.io.EOFException || t instanceof java.net.SocketException
+          || t instanceof java.net.SocketTimeoutException) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * Runs {@code what} (opening the store, a first look at it), and again while it fails because the database
+   * cannot be reached ({@link #unreachable}): backing off as a running store does when its connection is lost
+   * ({@link JdbcStore#RECONNECT_PATIENCE} in all), so that a coordinator started while its database restarts
+   * waits for it instead of giving up at once. Each failed try is logged, naming the store and why.
+   *
+   * @param location where the store is
+   * @param doing what is being done, for the log ({@code "opening"})
+   * @param what the work
+   * @return its result
+   * @throws StoreException what {@code what} threw last: at once for any other failure, or once the patience
+   *     is spent (then with the patience in its message)
+   */
+  public static <T> T whileUnreachable(StoreLocation location, String doing, java.util.function.Supplier<T> what) {
+    dev.failsafe.RetryPolicy<T> policy = dev.failsafe.RetryPolicy.<T>builder()
+        .handleIf(e -> e instanceof StoreException && unreachable(location, e))
+        .withBackoff(JdbcStore.FIRST_RECONNECT_DELAY, JdbcStore.MAX_RECONNECT_DELAY)
+        .withMaxRetries(-1)
+        .withMaxDuration(JdbcStore.RECONNECT_PATIENCE)
+        .onRetryScheduled(e -> log.warn("{} {}: cannot reach the database ({}); trying again in {} ms, for up to {} s in all",
+            doing, location.describe(), rootMessage(e.getLastException()), e.getDelay().toMillis(),
+            JdbcStore.RECONNECT_PATIENCE.toSeconds()))
+        .build();
+    try {
+      return dev.failsafe.Failsafe.with(policy).get(what::get);
+    } catch (StoreException e) {
+      if (unreachable(location, e)) {
+        throw new StoreException(location.describe() + " could not be reached within " + JdbcStore.RECONNECT_PATIENCE.toSeconds()
+            + " s: " + e.getMessage(), e);
+      }
+      throw e;
+    }
+  }
+
+  private static String rootMessage(Throwable e) {
+    Throwable root = e;
+    while (root.getCause() != null && root.getCause() != root) {
+      root = root.getCause();
+    }
+    return root.getMessage() != null ? root.getMessage() : root.getClass().getSimpleName();
   }
 
   private static Dialect dialect(StoreLocation location) {

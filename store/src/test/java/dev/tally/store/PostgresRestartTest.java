@@ -51,6 +51,40 @@ class PostgresRestartTest {
     }
   }
 
+  /**
+   * A store opened while its server is down (a coordinator started during a restart) waits for it and opens
+   * once it is back (chaos found coordinators that gave up at once, exit 2, "not a usable Tally store"); a
+   * store that is not one is refused at once, unreachable or not.
+   */
+  @Test
+  void openingWaitsForAServerThatIsDownAndBackWithinThePatience() throws Exception {
+    try (PostgresFixture.Dedicated server = PostgresFixture.Dedicated.start()) {
+      StoreLocation.Postgres db = server.createDatabase("waited");
+      Stores.Options options = Stores.Options.defaults();
+      try (JdbcStore before = Stores.open(db, options)) {
+        before.leader(); // a reader in the pool, which dies with the server
+        server.stopImmediately();
+        // A read on a connection that died says so (the pool's "connection is closed" from the clean-up hid it).
+        Throwable lost = org.assertj.core.api.Assertions.catchThrowable(before::leader);
+        assertThat(Stores.unreachable(db, lost)).as("%s", lost).isTrue();
+      }
+      CompletableFuture<JdbcStore> opening = CompletableFuture.supplyAsync(
+          () -> Stores.whileUnreachable(db, "opening", () -> Stores.open(db, options)));
+      // While down, opening is refused (never a store half-opened), and it is said to be unreachable.
+      Throwable refused = org.assertj.core.api.Assertions.catchThrowable(() -> Stores.open(db, options));
+      assertThat(Stores.unreachable(db, refused)).as("%s", refused).isTrue();
+      assertThat(opening).as("still waiting").isNotDone();
+      server.restart();
+      try (JdbcStore store = opening.get(60, TimeUnit.SECONDS)) {
+        assertThat(store.runs()).isEmpty();
+      }
+    }
+    assertThat(Stores.unreachable(new StoreLocation.SqliteFile(java.nio.file.Path.of("x.db")), new java.io.EOFException()))
+        .as("a file is never unreachable").isFalse();
+    assertThat(Stores.unreachable(new StoreLocation.Postgres("h", 1, "d", null, null),
+        new dev.tally.core.store.StoreException("is a newer Tally's store"))).isFalse();
+  }
+
   @Test
   void theLeaderRowCanBeSwappedAgainOnceTheServerIsBack() throws Exception {
     try (PostgresFixture.Dedicated server = PostgresFixture.Dedicated.start()) {
