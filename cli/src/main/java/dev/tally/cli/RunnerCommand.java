@@ -587,19 +587,27 @@ public abstract class RunnerCommand implements Callable<Integer> {
           update(bar, line, c);
           return c;
         } catch (TimeoutException e) {
-          RunCounters sofar = coordinator.progress(runId);
-          update(bar, line, sofar);
-          // Paused (a cap reached, or fail fast): no lease is made any more; once what was in flight has
-          // come back, this coordinator's part is over.
-          if (coordinator.inFlight() == 0) {
-            Optional<RunView> view = coordinator.store().run(runId);
-            Optional<String> paused = view.flatMap(RunView::paused);
-            if (paused.isPresent()) {
-              pausedReason = paused.get();
-              // A stored pause (fail fast) comes first in paused(): the cap counts only if it is the reason.
-              pausedCap = view.get().limits().capHit(view.get().counters())
-                  .filter(cap -> cap.reason().equals(paused.get())).orElse(null);
-              return view.get().counters();
+          try {
+            RunCounters sofar = coordinator.progress(runId);
+            update(bar, line, sofar);
+            // Paused (a cap reached, or fail fast): no lease is made any more; once what was in flight has
+            // come back, this coordinator's part is over.
+            if (coordinator.inFlight() == 0) {
+              Optional<RunView> view = coordinator.store().run(runId);
+              Optional<String> paused = view.flatMap(RunView::paused);
+              if (paused.isPresent()) {
+                pausedReason = paused.get();
+                // A stored pause (fail fast) comes first in paused(): the cap counts only if it is the reason.
+                pausedCap = view.get().limits().capHit(view.get().counters())
+                    .filter(cap -> cap.reason().equals(paused.get())).orElse(null);
+                return view.get().counters();
+              }
+            }
+          } catch (StoreException lookFailed) {
+            // A look at the progress while the database cannot be reached decides nothing: the scheduler
+            // waits out the reconnection, and fails the run itself (done, above) if the store stays away.
+            if (!Stores.unreachable(db(), lookFailed)) {
+              throw lookFailed;
             }
           }
           long now = System.nanoTime();
