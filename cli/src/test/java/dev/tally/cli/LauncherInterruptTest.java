@@ -140,7 +140,11 @@ class LauncherInterruptTest {
         + "done\n"
         + "case \"$TALLY_WORKER_JAVA_OPTS\" in -XX:DumpLoadedClassList=*) echo x > \"${TALLY_WORKER_JAVA_OPTS#*=}\";; esac\n"
         + "echo \"$*\" >> \"$marks/other-java\"\n");
-    java.util.List<String> command = new java.util.ArrayList<>(java.util.List.of(prefix));
+    // As from a terminal, whatever this JVM was started under: a build started in the background by a shell
+    // without job control inherits SIGINT ignored, and a shell cannot trap a signal ignored at its entry (the
+    // launcher then never hears the Ctrl-C; a fresh-clone verify run with nohup ... & failed here so).
+    java.util.List<String> command = new java.util.ArrayList<>(java.util.List.of("env", "--default-signal=INT,QUIT"));
+    command.addAll(java.util.List.of(prefix));
     command.addAll(java.util.List.of("bash", clone.resolve("tally").toString(), "--version"));
     ProcessBuilder launch = new ProcessBuilder(command)
         .directory(clone.toFile()).redirectErrorStream(true).redirectOutput(dir.resolve("launcher.out").toFile());
