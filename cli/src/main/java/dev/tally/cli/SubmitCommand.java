@@ -1,7 +1,5 @@
 package dev.tally.cli;
 
-import dev.tally.core.cases.CaseSourceException;
-
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.tally.cli.client.ApiClient;
@@ -11,6 +9,7 @@ import dev.tally.cli.client.SubmissionState;
 import dev.tally.coordinator.CoordinatorBuilder;
 import dev.tally.core.DurationText;
 import dev.tally.core.EvaluatorSpec;
+import dev.tally.core.cases.CaseSourceException;
 import dev.tally.core.RedeliveryPolicy.AttemptLimits;
 import dev.tally.core.store.IdempotencyRules;
 import dev.tally.datasets.ReadOptions;

@@ -665,11 +665,22 @@ public final class CoordinatorBuilder {
 
   /** A store that failed while this coordinator was taking the lead, as the reason it could not start. */
   private StartException unusable(Store opened, StoreException e) {
-    if (storeLocation != null && Stores.unreachable(storeLocation, e)) {
+    return startFailure(storeLocation, storeLocation != null ? storeLocation.describe() : String.valueOf(opened), e);
+  }
+
+  /**
+   * A store's failure while this coordinator starts, as the reason it could not: a database out of reach
+   * ({@link Stores#unreachable}, after {@link Stores#whileUnreachable} waited for it) is {@code
+   * STORE_UNREACHABLE}, the machine's trouble; anything else {@code STORE_UNUSABLE}.
+   *
+   * @param location where the store is, or null for a store given as it is (never unreachable)
+   * @param store the store in words, for the message
+   */
+  private static StartException startFailure(StoreLocation location, String store, StoreException e) {
+    if (location != null && Stores.unreachable(location, e)) {
       return new StartException(StartException.Reason.STORE_UNREACHABLE, e.getMessage(), e);
     }
-    return new StartException(StartException.Reason.STORE_UNUSABLE,
-        (storeLocation != null ? storeLocation.describe() : opened) + " is not a usable Tally store: " + e.getMessage(), e);
+    return new StartException(StartException.Reason.STORE_UNUSABLE, store + " is not a usable Tally store: " + e.getMessage(), e);
   }
 
   private static CoordinatorLock takeLock(Path storeFile) throws StartException {
@@ -692,11 +703,7 @@ public final class CoordinatorBuilder {
       // A database restarting as this coordinator starts: wait for it, as a running one does.
       return Stores.whileUnreachable(location, "opening", () -> Stores.open(location, options));
     } catch (StoreException e) {
-      if (Stores.unreachable(location, e)) {
-        throw new StartException(StartException.Reason.STORE_UNREACHABLE, e.getMessage(), e);
-      }
-      throw new StartException(StartException.Reason.STORE_UNUSABLE,
-          location.describe() + " is not a usable Tally store: " + e.getMessage(), e);
+      throw startFailure(location, location.describe(), e);
     }
   }
 

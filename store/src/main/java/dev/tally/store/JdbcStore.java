@@ -462,12 +462,25 @@ public abstract class JdbcStore implements Store {
    * try. Anything else is not retried.
    */
   private RetryPolicy<Object> reconnectionPolicy() {
-    return RetryPolicy.builder()
-        .handleIf(e -> e instanceof SQLException sql && dialect.classify(sql) == Dialect.Failure.CONNECTION_LOST)
+    return reconnecting(e -> e instanceof SQLException sql && dialect.classify(sql) == Dialect.Failure.CONNECTION_LOST).build();
+  }
+
+  /**
+   * The one backoff for a database out of reach, a running store's lost connection ({@link #write}) and a
+   * starting coordinator's ({@link Stores#whileUnreachable}) alike: from {@link #FIRST_RECONNECT_DELAY},
+   * doubling to {@link #MAX_RECONNECT_DELAY}, until {@link #RECONNECT_PATIENCE} has passed since the first
+   * try; only failures {@code lost} accepts are tried again.
+   *
+   * @param lost whether a failure is the connection's
+   * @param <T> what the retried work returns
+   * @return the policy, to be finished ({@code build()}) by the caller
+   */
+  static <T> dev.failsafe.RetryPolicyBuilder<T> reconnecting(dev.failsafe.function.CheckedPredicate<? extends Throwable> lost) {
+    return RetryPolicy.<T>builder()
+        .handleIf(lost)
         .withBackoff(FIRST_RECONNECT_DELAY, MAX_RECONNECT_DELAY)
         .withMaxRetries(-1)
-        .withMaxDuration(RECONNECT_PATIENCE)
-        .build();
+        .withMaxDuration(RECONNECT_PATIENCE);
   }
 
   // ---------------------------------------------------------------------------------------------

@@ -4,7 +4,6 @@ import dev.tally.core.store.Durability;
 import dev.tally.core.store.StoreException;
 import java.nio.file.Path;
 import java.time.Clock;
-import java.time.Duration;
 import java.util.Map;
 
 /**
@@ -15,7 +14,6 @@ import java.util.Map;
  */
 public final class Stores {
   private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(Stores.class);
-
 
   private Stores() {}
 
@@ -130,18 +128,15 @@ public final class Stores {
    * @param location where the store is
    * @param doing what is being done, for the log ({@code "opening"})
    * @param what the work
+   * @param <T> what the work returns
    * @return its result
    * @throws StoreException what {@code what} threw last: at once for any other failure, or once the patience
    *     is spent (then with the patience in its message)
    */
   public static <T> T whileUnreachable(StoreLocation location, String doing, java.util.function.Supplier<T> what) {
-    dev.failsafe.RetryPolicy<T> policy = dev.failsafe.RetryPolicy.<T>builder()
-        .handleIf(e -> e instanceof StoreException && unreachable(location, e))
-        .withBackoff(JdbcStore.FIRST_RECONNECT_DELAY, JdbcStore.MAX_RECONNECT_DELAY)
-        .withMaxRetries(-1)
-        .withMaxDuration(JdbcStore.RECONNECT_PATIENCE)
+    dev.failsafe.RetryPolicy<T> policy = JdbcStore.<T>reconnecting(e -> e instanceof StoreException && unreachable(location, e))
         .onRetryScheduled(e -> log.warn("{} {}: cannot reach the database ({}); trying again in {} ms, for up to {} s in all",
-            doing, location.describe(), rootMessage(e.getLastException()), e.getDelay().toMillis(),
+            doing, location.describe(), JdbcStore.rootMessage(e.getLastException()), e.getDelay().toMillis(),
             JdbcStore.RECONNECT_PATIENCE.toSeconds()))
         .build();
     try {
@@ -153,14 +148,6 @@ public final class Stores {
       }
       throw e;
     }
-  }
-
-  private static String rootMessage(Throwable e) {
-    Throwable root = e;
-    while (root.getCause() != null && root.getCause() != root) {
-      root = root.getCause();
-    }
-    return root.getMessage() != null ? root.getMessage() : root.getClass().getSimpleName();
   }
 
   private static Dialect dialect(StoreLocation location) {
