@@ -99,9 +99,12 @@ public final class LocalWorkerProcesses implements AutoCloseable {
 
   /**
    * Every worker JVM is small: a worker holds a few cases and their output tails, and the serial collector
-   * keeps a 2-core machine's cores for the cases.
+   * keeps a 2-core machine's cores for the cases. Without the JVM's performance counters
+   * ({@code -XX:-UsePerfData}): their sampler wakes every 50 ms in every JVM for the whole run, 3 to 4 ms of
+   * CPU a second each on a 2-core machine, for {@code jps} and {@code jstat}, which a worker's user does
+   * not need ({@code jcmd PID} still works).
    */
-  static final List<String> SMALL_JVM = List.of("-Xmx512m", "-XX:+UseSerialGC", "-Xss512k");
+  static final List<String> SMALL_JVM = List.of("-Xmx512m", "-XX:+UseSerialGC", "-Xss512k", "-XX:-UsePerfData");
 
   /**
    * Extra options for every local worker's JVM, split at whitespace and put after Tally's own (so they win):
