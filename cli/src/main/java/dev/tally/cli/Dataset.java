@@ -103,10 +103,10 @@ public final class Dataset {
     try (DatasetReader reader = DatasetReader.open(file, options)) {
       for (CaseRecord c; (c = reader.next()) != null; ) {
         if (missingField != null) {
-          Optional<String> missing = missingField.apply(tree(c));
+          JsonNode caseObject = tree(c);
+          Optional<String> missing = missingField.apply(caseObject);
           if (missing.isPresent()) {
-            throw new DatasetException(file, reader.lineOf(c.position()), "case \"" + c.caseId() + "\" has no field \""
-                + missing.get() + "\", which " + what + " uses");
+            throw DatasetException.missingField(file, reader.lineOf(c.position()), c.caseId(), caseObject, missing.get(), what);
           }
         }
         if (count == idHashes.length) {

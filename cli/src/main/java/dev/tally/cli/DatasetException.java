@@ -23,6 +23,24 @@ public final class DatasetException extends Exception {
     return new DatasetException(file, 0, dev.tally.core.cases.CaseSourceException.cannotRead(e));
   }
 
+  /**
+   * A case that lacks a field a template uses, in the words every dataset check uses: {@code case "b" has no
+   * field "meta.lang" ("meta" has "language"), which --cmd uses}, with what stood in the path's way ({@code
+   * CommandTemplate#missingReason}).
+   *
+   * @param file the dataset file
+   * @param line the case's 1-based line
+   * @param caseId the case's id
+   * @param caseObject the case's JSON object
+   * @param path the field path the case lacks
+   * @param what the option whose template uses it ({@code --cmd}, {@code --prompt})
+   */
+  public static DatasetException missingField(Path file, int line, String caseId,
+      com.fasterxml.jackson.databind.JsonNode caseObject, String path, String what) {
+    return new DatasetException(file, line, "case \"" + caseId + "\" has no field \"" + path + "\""
+        + dev.tally.worker.eval.CommandTemplate.missingReason(caseObject, path) + ", which " + what + " uses");
+  }
+
   public Path file() {
     return file;
   }

@@ -895,6 +895,21 @@ class RunCommandTest {
   }
 
   @Test
+  void aFieldPathIntoACsvColumnOfJsonTextSaysHowToReadItAsJson() throws Exception {
+    Path dataset = dir.resolve("c.csv");
+    Files.write(dataset, List.of("id,meta", "a,\"{\"\"lang\"\": \"\"fr\"\"}\""));
+    assertThat(tally("run", dataset.toString(), "--evaluator=exec", "--cmd=echo {meta.lang}", "--db=" + dir.resolve("j.db")))
+        .isEqualTo(Main.EXIT_USAGE);
+    assertThat(err.toString()).contains(dataset + ":2: case \"a\" has no field \"meta.lang\" (\"meta\" is a string of JSON text,"
+        + " not an object or array: for a CSV column, give --csv-types meta:json), which --cmd uses");
+    assertThat(dir.resolve("j.db")).doesNotExist();
+    assertThat(tally("run", dataset.toString(), "--evaluator=exec", "--cmd=echo {meta.lang}", "--csv-types=meta:json",
+        "--workers=0", "--in-process=1", "--db=" + dir.resolve("j.db"), "--out=" + dir.resolve("j.jsonl"),
+        "--summary=" + dir.resolve("j.json"), "--no-progress")).isEqualTo(Main.EXIT_PASSED);
+    assertThat(Files.readString(dir.resolve("j.jsonl"))).contains("\"output\":\"fr\\n\"");
+  }
+
+  @Test
   void anInProcessWorkerAloneRunsTheWholeDataset() throws Exception {
     Path dataset = dir.resolve("c.jsonl");
     List<String> lines = new ArrayList<>();

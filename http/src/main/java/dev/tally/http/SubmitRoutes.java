@@ -20,6 +20,7 @@ import dev.tally.core.store.RunView;
 import dev.tally.core.store.Store;
 import dev.tally.core.store.StoreException;
 import dev.tally.core.store.StoredResponse;
+import dev.tally.worker.eval.CommandTemplate;
 import io.javalin.http.Context;
 import io.javalin.http.HttpStatus;
 import io.javalin.openapi.HttpMethod;
@@ -588,10 +589,12 @@ final class SubmitRoutes implements AutoCloseable {
       }
       if (submission.template() != null) {
         try {
-          var missing = submission.missingField(json.readTree(c.caseJson()));
+          JsonNode caseObject = json.readTree(c.caseJson());
+          var missing = submission.missingField(caseObject);
           if (missing.isPresent()) {
             throw new CaseSourceException(BODY, lines.lineOf(c.position()), "case '" + c.caseId()
-                + "' has no field '" + missing.get() + "', which the evaluator's cmd uses");
+                + "' has no field '" + missing.get() + "'" + CommandTemplate.missingReason(caseObject, missing.get())
+                + ", which the evaluator's cmd uses");
           }
         } catch (JsonProcessingException e) {
           throw new IllegalStateException("the case grammar passed a line that is not JSON", e);

@@ -177,6 +177,13 @@ class SubmitApiTest {
           "{\"evaluator\": {\"kind\": \"noop\"}, \"scorers\": [7]}\n{\"id\": \"a\"}\n"));
       assertThat(TestApi.json(notAString).get("field").asText()).isEqualTo("/scorers/0");
 
+      // A case without a field the cmd uses, with what stood in the path's way.
+      HttpResponse<String> missing = t.send(post(t, RUNS, "k", "application/x-ndjson",
+          "{\"evaluator\": {\"kind\": \"exec\", \"cmd\": \"echo {meta.lang}\"}}\n{\"id\": \"a\", \"meta\": {\"language\": \"fr\"}}\n"));
+      assertThat(missing.statusCode()).isEqualTo(400);
+      assertThat(TestApi.json(missing).get("detail").asText())
+          .isEqualTo("request body line 2: case 'a' has no field 'meta.lang' (\"meta\" has \"language\"), which the evaluator's cmd uses");
+
       HttpResponse<String> unknownField = submit(t, "k", BODY.replace("\"name\"", "\"nmae\""));
       assertThat(unknownField.statusCode()).isEqualTo(400);
       assertThat(TestApi.json(unknownField).get("field").asText()).isEqualTo("/nmae");

@@ -62,10 +62,10 @@ public final class ConvertedDataset implements Closeable {
       int[] lines = new int[64];
       int n = 0;
       for (CaseRecord c; (c = reader.next()) != null; ) {
-        Optional<String> missing = missingField.apply(parse(c));
+        JsonNode caseObject = parse(c);
+        Optional<String> missing = missingField.apply(caseObject);
         if (missing.isPresent()) {
-          throw new DatasetException(file, reader.lineOf(c.position()), "case \"" + c.caseId() + "\" has no field \""
-              + missing.get() + "\", which " + what + " uses");
+          throw DatasetException.missingField(file, reader.lineOf(c.position()), c.caseId(), caseObject, missing.get(), what);
         }
         w.write(c.caseJson());
         w.write('\n');

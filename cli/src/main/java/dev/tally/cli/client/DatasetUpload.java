@@ -90,10 +90,10 @@ public final class DatasetUpload {
       CaseLines reader = CaseLines.of(in, file.toString());
       for (CaseRecord c; (c = reader.next()) != null; ) {
         count++;
-        Optional<String> missing = missingField.apply(parse(c));
+        JsonNode caseObject = parse(c);
+        Optional<String> missing = missingField.apply(caseObject);
         if (missing.isPresent()) {
-          throw new DatasetException(file, reader.lineOf(c.position()), "case \"" + c.caseId() + "\" has no field \""
-              + missing.get() + "\", which " + what + " uses");
+          throw DatasetException.missingField(file, reader.lineOf(c.position()), c.caseId(), caseObject, missing.get(), what);
         }
       }
       byte[] start = new byte[3];

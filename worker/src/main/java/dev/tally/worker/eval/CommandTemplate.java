@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.stream.Collectors;
 
 /**
  * An {@code exec} command line with {@code {field}} placeholders, split into arguments once, filled per
@@ -465,6 +466,70 @@ public final class CommandTemplate {
       start = dot + 1;
     }
     return null;
+  }
+
+  /** The most member names {@link #missingReason} lists of an object that lacks the next step. */
+  static final int MAX_LISTED_MEMBERS = 5;
+
+  /**
+   * What stands in the way of a field path that {@link #valueAt} finds nothing at, for an error message:
+   * empty when the case simply lacks its first step; else, in parentheses after a space, what the path
+   * reached before it ran out: an object's member names (at most {@value #MAX_LISTED_MEMBERS}), an array's
+   * length, or a value of another kind, with a hint when that value is a string of JSON text (a CSV column,
+   * read as a string unless {@code --csv-types} says otherwise). For example {@code ("meta" is a string of
+   * JSON text, not an object or array: for a CSV column, give --csv-types meta:json)}.
+   *
+   * @param caseObject the case's JSON object
+   * @param path a field path that {@link #valueAt} finds nothing at
+   * @return the reason with its leading space, or the empty string
+   */
+  public static String missingReason(JsonNode caseObject, String path) {
+    if (caseObject.get(path) != null) {
+      return "";
+    }
+    JsonNode node = caseObject;
+    int start = 0;
+    while (true) {
+      int dot = path.indexOf('.', start);
+      String step = dot < 0 ? path.substring(start) : path.substring(start, dot);
+      JsonNode next = node.isArray() ? elementAt(node, step) : node.get(step);
+      if (next == null) {
+        return start == 0 ? "" : " (" + blocked(node, path.substring(0, start - 1)) + ")";
+      }
+      if (dot < 0) {
+        return ""; // found: not a missing path
+      }
+      node = next;
+      start = dot + 1;
+    }
+  }
+
+  /** What {@code reached}, the value at {@code walked}, is, when it lacks the path's next step. */
+  private static String blocked(JsonNode reached, String walked) {
+    String name = "\"" + walked + "\"";
+    if (reached.isObject()) {
+      List<String> names = new ArrayList<>();
+      reached.fieldNames().forEachRemaining(names::add);
+      if (names.isEmpty()) {
+        return name + " is an empty object";
+      }
+      String listed = names.stream().limit(MAX_LISTED_MEMBERS).map(n -> "\"" + n + "\"").collect(Collectors.joining(", "));
+      return name + " has " + listed + (names.size() > MAX_LISTED_MEMBERS ? " and " + (names.size() - MAX_LISTED_MEMBERS) + " more" : "");
+    }
+    if (reached.isArray()) {
+      return name + " is an array of " + reached.size() + (reached.size() == 1 ? " element" : " elements")
+          + ", indexed from 0";
+    }
+    if (reached.isTextual()) {
+      String text = reached.textValue().strip();
+      if (text.startsWith("{") || text.startsWith("[")) {
+        return name + " is a string of JSON text, not an object or array"
+            + (walked.indexOf('.') < 0 ? ": for a CSV column, give --csv-types " + walked + ":json" : "");
+      }
+      return name + " is a string, not an object or array";
+    }
+    return name + " is " + (reached.isNull() ? "null" : reached.isBoolean() ? "a boolean" : reached.isNumber() ? "a number"
+        : reached.getNodeType().toString().toLowerCase(java.util.Locale.ROOT)) + ", not an object or array";
   }
 
   private static JsonNode elementAt(JsonNode array, String step) {

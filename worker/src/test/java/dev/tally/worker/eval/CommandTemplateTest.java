@@ -81,6 +81,33 @@ class CommandTemplateTest {
   }
 
   @Test
+  void aMissingPathSaysWhatStoodInItsWay() {
+    // the first step absent: the field is simply not there, nothing to add
+    assertThat(CommandTemplate.missingReason(json("{\"a\": 1}"), "meta.lang")).isEmpty();
+    assertThat(CommandTemplate.missingReason(json("{\"meta\": {\"language\": \"fr\", \"src\": 1}}"), "meta.lang"))
+        .isEqualTo(" (\"meta\" has \"language\", \"src\")");
+    assertThat(CommandTemplate.missingReason(json("{\"m\": {\"a\":1,\"b\":2,\"c\":3,\"d\":4,\"e\":5,\"f\":6,\"g\":7}}"), "m.x"))
+        .isEqualTo(" (\"m\" has \"a\", \"b\", \"c\", \"d\", \"e\" and 2 more)");
+    assertThat(CommandTemplate.missingReason(json("{\"m\": {}}"), "m.x")).isEqualTo(" (\"m\" is an empty object)");
+    assertThat(CommandTemplate.missingReason(json("{\"choices\": [{\"text\": \"a\"}]}"), "choices.1.text"))
+        .isEqualTo(" (\"choices\" is an array of 1 element, indexed from 0)");
+    assertThat(CommandTemplate.missingReason(json("{\"choices\": [{\"text\": \"a\"}]}"), "choices.0.txt"))
+        .isEqualTo(" (\"choices.0\" has \"text\")");
+    // a CSV column is a string unless --csv-types says json: the hint names the column
+    assertThat(CommandTemplate.missingReason(json("{\"meta\": \" {\\\"lang\\\": \\\"fr\\\"}\"}"), "meta.lang"))
+        .isEqualTo(" (\"meta\" is a string of JSON text, not an object or array: for a CSV column, give --csv-types meta:json)");
+    assertThat(CommandTemplate.missingReason(json("{\"a\": {\"b\": \"[1]\"}}"), "a.b.0"))
+        .isEqualTo(" (\"a.b\" is a string of JSON text, not an object or array)");
+    assertThat(CommandTemplate.missingReason(json("{\"meta\": \"fr\"}"), "meta.lang"))
+        .isEqualTo(" (\"meta\" is a string, not an object or array)");
+    assertThat(CommandTemplate.missingReason(json("{\"meta\": null}"), "meta.lang")).isEqualTo(" (\"meta\" is null, not an object or array)");
+    assertThat(CommandTemplate.missingReason(json("{\"meta\": 3}"), "meta.lang")).isEqualTo(" (\"meta\" is a number, not an object or array)");
+    assertThat(CommandTemplate.missingReason(json("{\"meta\": true}"), "meta.lang")).isEqualTo(" (\"meta\" is a boolean, not an object or array)");
+    // a path that is there is not missing
+    assertThat(CommandTemplate.missingReason(json("{\"meta\": {\"lang\": \"fr\"}}"), "meta.lang")).isEmpty();
+  }
+
+  @Test
   void bracesAroundWhatIsNoFieldPathAreLiteral() throws Exception {
     CommandTemplate t = CommandTemplate.parse("x {a.} {.a} {a..b} {1.a} {a.b-c} {a.b c}");
     assertThat(t.fields()).isEmpty();
