@@ -504,6 +504,15 @@ public final class CommandTemplate {
     }
   }
 
+  /** The longest member name {@link #missingReason} lists whole; a longer one is cut, with an ellipsis. */
+  static final int MAX_LISTED_NAME_CHARS = 40;
+
+  /** A member name as listed: as a JSON string (quotes and control characters escaped), cut if long. */
+  private static String memberName(String name) {
+    String shown = name.length() > MAX_LISTED_NAME_CHARS ? name.substring(0, MAX_LISTED_NAME_CHARS) + "\u2026" : name;
+    return new com.fasterxml.jackson.databind.node.TextNode(shown).toString();
+  }
+
   /** What {@code reached}, the value at {@code walked}, is, when it lacks the path's next step. */
   private static String blocked(JsonNode reached, String walked) {
     String name = "\"" + walked + "\"";
@@ -513,7 +522,7 @@ public final class CommandTemplate {
       if (names.isEmpty()) {
         return name + " is an empty object";
       }
-      String listed = names.stream().limit(MAX_LISTED_MEMBERS).map(n -> "\"" + n + "\"").collect(Collectors.joining(", "));
+      String listed = names.stream().limit(MAX_LISTED_MEMBERS).map(CommandTemplate::memberName).collect(Collectors.joining(", "));
       return name + " has " + listed + (names.size() > MAX_LISTED_MEMBERS ? " and " + (names.size() - MAX_LISTED_MEMBERS) + " more" : "");
     }
     if (reached.isArray()) {

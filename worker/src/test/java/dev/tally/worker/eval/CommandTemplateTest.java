@@ -89,6 +89,10 @@ class CommandTemplateTest {
     assertThat(CommandTemplate.missingReason(json("{\"m\": {\"a\":1,\"b\":2,\"c\":3,\"d\":4,\"e\":5,\"f\":6,\"g\":7}}"), "m.x"))
         .isEqualTo(" (\"m\" has \"a\", \"b\", \"c\", \"d\", \"e\" and 2 more)");
     assertThat(CommandTemplate.missingReason(json("{\"m\": {}}"), "m.x")).isEqualTo(" (\"m\" is an empty object)");
+    // names come from the case: escaped as JSON strings, and cut when long
+    String longName = "n".repeat(CommandTemplate.MAX_LISTED_NAME_CHARS + 10);
+    assertThat(CommandTemplate.missingReason(json("{\"m\": {\"a\\\"b\\n\": 1, \"" + longName + "\": 2}}"), "m.x"))
+        .isEqualTo(" (\"m\" has \"a\\\"b\\n\", \"" + "n".repeat(CommandTemplate.MAX_LISTED_NAME_CHARS) + "\u2026\")");
     assertThat(CommandTemplate.missingReason(json("{\"choices\": [{\"text\": \"a\"}]}"), "choices.1.text"))
         .isEqualTo(" (\"choices\" is an array of 1 element, indexed from 0)");
     assertThat(CommandTemplate.missingReason(json("{\"choices\": [{\"text\": \"a\"}]}"), "choices.0.txt"))
