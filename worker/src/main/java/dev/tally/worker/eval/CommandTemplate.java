@@ -509,7 +509,8 @@ public final class CommandTemplate {
 
   /** A member name as listed: as a JSON string (quotes and control characters escaped), cut if long. */
   private static String memberName(String name) {
-    String shown = name.length() > MAX_LISTED_NAME_CHARS ? name.substring(0, MAX_LISTED_NAME_CHARS) + "\u2026" : name;
+    String shown = name.codePointCount(0, name.length()) > MAX_LISTED_NAME_CHARS
+        ? name.substring(0, name.offsetByCodePoints(0, MAX_LISTED_NAME_CHARS)) + "\u2026" : name; // never half a pair
     return new com.fasterxml.jackson.databind.node.TextNode(shown).toString();
   }
 

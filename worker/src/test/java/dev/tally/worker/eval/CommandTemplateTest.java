@@ -93,6 +93,9 @@ class CommandTemplateTest {
     String longName = "n".repeat(CommandTemplate.MAX_LISTED_NAME_CHARS + 10);
     assertThat(CommandTemplate.missingReason(json("{\"m\": {\"a\\\"b\\n\": 1, \"" + longName + "\": 2}}"), "m.x"))
         .isEqualTo(" (\"m\" has \"a\\\"b\\n\", \"" + "n".repeat(CommandTemplate.MAX_LISTED_NAME_CHARS) + "\u2026\")");
+    String emoji = "\uD83D\uDE00".repeat(CommandTemplate.MAX_LISTED_NAME_CHARS + 1); // cut between pairs, never inside one
+    assertThat(CommandTemplate.missingReason(json("{\"m\": {\"" + emoji + "\": 1}}"), "m.x"))
+        .isEqualTo(" (\"m\" has \"" + "\uD83D\uDE00".repeat(CommandTemplate.MAX_LISTED_NAME_CHARS) + "\u2026\")");
     assertThat(CommandTemplate.missingReason(json("{\"choices\": [{\"text\": \"a\"}]}"), "choices.1.text"))
         .isEqualTo(" (\"choices\" is an array of 1 element, indexed from 0)");
     assertThat(CommandTemplate.missingReason(json("{\"choices\": [{\"text\": \"a\"}]}"), "choices.0.txt"))
