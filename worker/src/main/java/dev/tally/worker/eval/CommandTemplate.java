@@ -59,8 +59,13 @@ import java.util.stream.Collectors;
  * backquotes, a comment or a here-document, or right after a backslash or a {@code $}; or where the shell
  * evaluates arithmetic, which takes a quoted value as an expression and runs the {@code $(...)} in its
  * subscripts ({@code $((...))}, {@code ((...))}, {@code $[...]}, an array subscript, an offset {@code
- * ${s:N}}, {@code [[ ... ]]}, {@code let}, {@code declare -i}; see {@link ShellScan}); and a placeholder in
- * the string of {@code env -S}, which env splits again. The ways out are in the message: write the
+ * ${s:N}}, {@code [[ ... ]]}, {@code let}, {@code declare -i}; see {@link ShellScan}); or where the shell
+ * takes the value as a variable's name, whose subscript is arithmetic too (a declaration's name part, a value
+ * of {@code declare -n/-a/-A}, {@code read}, {@code unset}, {@code mapfile}, {@code getopts}, the word after
+ * {@code -v} or {@code -R} of {@code [}, {@code test} and {@code printf}); anywhere after the point where the
+ * scan cannot follow the script (a here-document's delimiter that is not a plain word; {@code $'} in a script
+ * for a shell that may be dash); a placeholder among a shell's options before its {@code -c}; and a
+ * placeholder in the string of {@code env -S}, which env splits again. The ways out are in the message: write the
  * placeholder unquoted (Tally quotes it), pass the value as an argument ({@code sh -c 'echo "$1"' sh {id}}),
  * or use {@code {raw:id}}. Other interpreters' inline code
  * ({@code python3 -c}, {@code perl -e}, {@code node -e}) and commands that hand their arguments to a shell
@@ -346,11 +351,32 @@ public final class CommandTemplate {
         }
         break; // the first operand
       }
+      if (!command && j < args.size() && !args.get(j).literalOnly()) {
+        refuseAmongOptions(args, i, j);
+      }
       if (command && j < args.size()) {
         scripts.add(j);
       }
     }
     return scripts;
+  }
+
+  /**
+   * Refuses the placeholder in argument {@code at}, which stands where shell {@code shell}'s options are read,
+   * when a later argument is an option cluster holding {@code c}: the value could be an option itself, so
+   * which argument is the script cannot be told.
+   */
+  private static void refuseAmongOptions(List<Arg> args, int shell, int at) {
+    for (int k = at + 1; k < args.size(); k++) {
+      String option = args.get(k).literalOnly() ? args.get(k).literalText() : "";
+      if (option.startsWith("-") && !option.startsWith("--") && option.indexOf('c') > 0) {
+        Part p = args.get(at).parts().stream().filter(Part::placeholder).findFirst().orElseThrow();
+        throw new IllegalArgumentException("column " + (p.position() + 1) + ": the placeholder " + p.spelled()
+            + " stands among the options of " + args.get(shell).literalText() + ", before its " + option
+            + ", so a value could be an option and Tally cannot tell which argument is the script. Put it after the"
+            + " script, as an argument of it");
+      }
+    }
   }
 
   /**
@@ -368,27 +394,50 @@ public final class CommandTemplate {
       for (int j = i + 1; j < args.size(); j++) {
         Arg arg = args.get(j);
         String start = arg.parts().get(0).placeholder() ? "" : arg.parts().get(0).literal();
-        boolean attached = start.startsWith("--split-string=") || (start.startsWith("-S") && start.length() > 2);
-        boolean split = attached || (arg.literalOnly() && (start.equals("-S") || start.equals("--split-string")));
-        if (split) {
-          Arg string = attached ? arg : j + 1 < args.size() ? args.get(j + 1) : null;
-          if (string != null) {
-            for (Part p : string.parts()) {
-              if (p.placeholder()) {
-                throw new IllegalArgumentException("column " + (p.position() + 1) + ": the placeholder " + p.spelled()
-                    + " is in the string that env -S splits into arguments again, so its value would not stay one"
-                    + " argument (and a shell there would run it). Pass it as an argument after the string instead");
-              }
+        if (start.equals("--") || !start.startsWith("-")) {
+          break; // env's options end at its first operand
+        }
+        Arg string = null;
+        if (start.startsWith("--")) {
+          if (start.startsWith("--split-string=")) {
+            string = arg;
+          } else if (arg.literalOnly() && start.equals("--split-string")) {
+            string = j + 1 < args.size() ? args.get(j + 1) : null;
+          } else if (arg.literalOnly() && ENV_LONG_OPTIONS_WITH_VALUE.contains(start)) {
+            j++; // its value
+          }
+        } else {
+          // a cluster of short options: -S takes the rest of the cluster, or else the next argument, as its
+          // string; -u and -C take the rest, or the next argument, as their value (-vS, -iu NAME, -C DIR)
+          for (int k = 1; k < start.length(); k++) {
+            char letter = start.charAt(k);
+            boolean rest = k + 1 < start.length() || !arg.literalOnly();
+            if (letter == 'S') {
+              string = rest ? arg : j + 1 < args.size() ? args.get(j + 1) : null;
+              break;
+            }
+            if (letter == 'u' || letter == 'C') {
+              j += rest ? 0 : 1;
+              break;
+            }
+          }
+        }
+        if (string != null) {
+          for (Part p : string.parts()) {
+            if (p.placeholder()) {
+              throw new IllegalArgumentException("column " + (p.position() + 1) + ": the placeholder " + p.spelled()
+                  + " is in the string that env -S splits into arguments again, so its value would not stay one"
+                  + " argument (and a shell there would run it). Pass it as an argument after the string instead");
             }
           }
           break;
         }
-        if (!(arg.literalOnly() && arg.literalText().startsWith("-"))) {
-          break; // env's options end at its first operand
-        }
       }
     }
   }
+
+  /** env's long options that take the next argument as their value. */
+  private static final Set<String> ENV_LONG_OPTIONS_WITH_VALUE = Set.of("--unset", "--chdir");
 
   /** {@code "sh -c"}, {@code "bash -ec"}: the shell and options in front of script {@code index}, for messages. */
   private static String describeShell(List<Arg> args, int index) {
@@ -628,7 +677,14 @@ public final class CommandTemplate {
       LET("in an argument of let" + ARITHMETIC_WHY, false),
       TEST("in a test command, whose numeric comparisons (-eq, -lt...) this shell evaluates as arithmetic, which runs a"
           + " $(...) in the value (bash's and dash's do not)", false),
-      INTEGER_DECLARATION("in a declaration of numeric variables (declare -i, integer, float)" + ARITHMETIC_WHY, false);
+      INTEGER_DECLARATION("in a declaration of numeric variables (declare -i, integer, float)" + ARITHMETIC_WHY, false),
+      /** declare, typeset, local, export, readonly: a name (before {@code =}) is refused, a value is quotable. */
+      DECLARATION("", true),
+      /** read, unset, mapfile, readarray, getopts: every argument may be a variable's name. */
+      NAMES("in an argument of a command that takes variable names (read, unset, mapfile, readarray, getopts),"
+          + " whose subscripts the shell evaluates as arithmetic, which runs a $(...) in the value", false),
+      /** {@code name=( ... )}: an array's elements, each possibly {@code [subscript]=value}. */
+      ARRAY_LITERAL("", true);
 
       final String where;
       final boolean quotable;
@@ -647,6 +703,8 @@ public final class CommandTemplate {
       int parameterPart;
       /** In a {@code ${...}}: the characters seen since its opening. */
       int seen;
+      /** In a {@link Context#DECLARATION}: whether its options make every value a name or an array (-n, -a, -A). */
+      boolean valuesUnsafe;
 
       Frame(Context context) {
         this.context = context;
@@ -654,6 +712,14 @@ public final class CommandTemplate {
 
       /** Why a placeholder cannot be quoted in this frame, or null if it can. */
       String unquotable() {
+        if (context == Context.DECLARATION) {
+          if (valuesUnsafe) {
+            return "in a declaration with -n, -a or -A, whose values are variable names or arrays (their subscripts are"
+                + " arithmetic, which runs a $(...) in the value)";
+          }
+          return parameterPart == 0 ? "in the name of a declared variable (before its =; a subscript there is"
+              + " arithmetic, which runs a $(...) in the value)" : null;
+        }
         if (context == Context.PARAMETER) {
           return switch (parameterPart) {
             case 1 -> null;
@@ -667,12 +733,32 @@ public final class CommandTemplate {
       boolean code() {
         return context == Context.CODE || context == Context.COMMAND_SUBSTITUTION;
       }
+
+      /** Whether this is one command's arguments (let, a declaration, a test...), which a ; or newline ends. */
+      boolean commandArguments() {
+        return context == Context.LET || context == Context.INTEGER_DECLARATION || context == Context.TEST
+            || context == Context.DECLARATION || context == Context.NAMES;
+      }
     }
 
     /** The commands whose options may declare integer variables ({@code -i}), whose values are arithmetic. */
     private static final Set<String> DECLARATIONS = Set.of("declare", "typeset", "local", "export", "readonly");
     /** Commands that declare numeric variables whatever their options (ksh, zsh). */
     private static final Set<String> NUMERIC_DECLARATIONS = Set.of("integer", "float");
+    /** Commands whose arguments are (or may be) variable names, evaluated with their subscripts. */
+    private static final Set<String> NAME_COMMANDS = Set.of("read", "unset", "mapfile", "readarray", "getopts");
+    /**
+     * Options after which the next word is a variable's name: {@code -v} ({@code [ -v name ]}, {@code test -v},
+     * {@code printf -v}) and {@code -R} ({@code [ -R name ]}, a name reference).
+     */
+    private static final Set<String> NAME_OPTIONS = Set.of("-v", "-R");
+    /** The commands whose {@link #NAME_OPTIONS} take a name: {@code [}, {@code test}, {@code printf}. */
+    private static final Set<String> NAME_OPTION_COMMANDS = Set.of("[", "test", "printf");
+    /** Words in front of a simple command's name: reserved words, and builtins that run the next word. */
+    private static final Set<String> COMMAND_PREFIXES = Set.of("if", "then", "elif", "else", "do", "while", "until",
+        "!", "{", "time", "builtin", "command", "exec", "nohup");
+    /** The shells that may be dash, where {@code $'} is a {@code $} then a single quote, not bash's {@code $'...'}. */
+    private static final Set<String> POSIX_SHELLS = Set.of("sh", "dash", "ash", "posh");
     /**
      * The shells whose {@code test} (and {@code [}) evaluates the operands of {@code -eq}, {@code -lt} and the
      * rest as arithmetic: the Korn shells and zsh; bash's and dash's take them as integers only.
@@ -689,6 +775,8 @@ public final class CommandTemplate {
     private final List<Heredoc> pending = new ArrayList<>();
     private int i;
     private boolean wordStart = true;
+    /** Why the scan cannot follow the script past here, once it cannot (every later placeholder is refused). */
+    private String lost;
 
     private ShellScan(List<Part> parts, String shell) {
       List<Part> flat = new ArrayList<>();
@@ -703,8 +791,18 @@ public final class CommandTemplate {
       }
       this.items = flat;
       this.shell = shell;
-      this.arithmeticTest = ARITHMETIC_TEST_SHELLS.contains(baseName(shell.split(" ", 2)[0]));
+      String base = baseName(shell.split(" ", 2)[0]);
+      this.arithmeticTest = ARITHMETIC_TEST_SHELLS.contains(base);
       stack.add(new Frame(Context.CODE));
+      if (POSIX_SHELLS.contains(base)) {
+        for (int k = 0; k + 1 < flat.size(); k++) {
+          if (at(k) == '$' && at(k + 1) == '\'') {
+            lost = "in a script that holds $' (bash reads $'...' as one quoted string, dash as a $ then a quote, and "
+                + base + " may be either)";
+            break;
+          }
+        }
+      }
     }
 
     /** @throws IllegalArgumentException naming the column of the first placeholder that cannot be quoted */
@@ -756,7 +854,9 @@ public final class CommandTemplate {
             } else if (c == '"') {
               pop();
               i++;
-            } else if (!substitution(c)) {
+            } else if (substitution(c)) {
+              wordStart = top().context == Context.COMMAND_SUBSTITUTION;
+            } else {
               i++;
             }
           }
@@ -779,14 +879,39 @@ public final class CommandTemplate {
     /** One character in code (the top level, a command substitution, an expansion or arithmetic). */
     private void code(char c) {
       Frame f = top();
-      if ((f.context == Context.LET || f.context == Context.INTEGER_DECLARATION || f.context == Context.TEST)
-          && ";&|\n)".indexOf(c) >= 0) {
+      if (f.commandArguments() && (";&|\n".indexOf(c) >= 0 || c == ')' && f.parens == 0)) {
         pop(); // the command ends: the character is the enclosing context's
         return;
       }
-      if (c == '#' && wordStart && f.code()) {
+      if (c == '#' && wordStart && (f.code() || f.context == Context.ARRAY_LITERAL)) {
         comment();
         return;
+      }
+      if (f.code() && c == '(' && at(i + 1) == '(') {
+        // an arithmetic command wherever bash reads one: at a word's start, and right after a reserved word
+        // too (for((...)), if((...)), while((...)))
+        push(Context.ARITHMETIC_COMMAND);
+        i += 2;
+        wordStart = false;
+        return;
+      }
+      if (c == '(' && at(i - 1) == '=' && (f.code() || f.context == Context.DECLARATION)) {
+        push(Context.ARRAY_LITERAL); // name=( ... ): its elements, each possibly [subscript]=value
+        i++;
+        wordStart = true;
+        return;
+      }
+      if (c == ')' && f.context == Context.ARRAY_LITERAL && f.parens == 0) {
+        close(1);
+        return;
+      }
+      if (f.context == Context.DECLARATION) {
+        if (wordStart) {
+          f.parameterPart = 0; // a new argument starts with its name
+        }
+        if (c == '=' && f.parameterPart == 0) {
+          f.parameterPart = 1;
+        }
       }
       if (wordStart && f.code() && arithmeticCommand(c)) {
         return;
@@ -809,7 +934,8 @@ public final class CommandTemplate {
         close(2);
         return;
       } else if (c == '[' && f.context != Context.ARITHMETIC && f.context != Context.ARITHMETIC_COMMAND
-          && (!wordStart && identifierChar(at(i - 1)) || at(i - 1) == '(' && !blank(at(i + 1)))) {
+          && (!wordStart && identifierChar(at(i - 1)) || at(i - 1) == '(' && !blank(at(i + 1))
+              || wordStart && f.context == Context.ARRAY_LITERAL)) {
         // name[...] (an array's element, or a glob's bracket), or ([...]=value); not $([ ... ]), a test
         push(Context.SUBSCRIPT);
         i++;
@@ -828,7 +954,7 @@ public final class CommandTemplate {
         placeholder(items.get(i + 1), "right after a $ (write ${{name}} for a shell variable)");
       }
       if (quote(c) || substitution(c)) {
-        wordStart = false;
+        wordStart = top().context == Context.COMMAND_SUBSTITUTION; // $( starts a command: a # there is a comment
         return;
       }
       if (c == '}' && f.context == Context.PARAMETER) {
@@ -836,7 +962,8 @@ public final class CommandTemplate {
         return;
       }
       boolean arithmetic = f.context == Context.ARITHMETIC || f.context == Context.ARITHMETIC_COMMAND;
-      if (c == '(' && (f.context == Context.COMMAND_SUBSTITUTION || arithmetic)) {
+      if (c == '(' && (f.context == Context.COMMAND_SUBSTITUTION || f.context == Context.ARRAY_LITERAL
+          || f.commandArguments() || arithmetic)) {
         f.parens++;
       } else if (c == ')' && arithmetic) {
         if (f.parens == 0 && at(i + 1) == ')') {
@@ -844,13 +971,15 @@ public final class CommandTemplate {
           return;
         }
         f.parens = Math.max(0, f.parens - 1);
+      } else if (c == ')' && (f.context == Context.ARRAY_LITERAL || f.commandArguments())) {
+        f.parens--; // one opened here (a closing one at depth 0 ended the context above)
       } else if (c == ')' && f.context == Context.COMMAND_SUBSTITUTION) {
         if (f.parens == 0) {
           close(1);
           return;
         }
         f.parens--;
-      } else if (c == '<' && at(i + 1) == '<' && f.code()) {
+      } else if (c == '<' && at(i + 1) == '<' && (f.code() || f.commandArguments())) {
         if (at(i + 2) == '<') {
           i += 3; // a here-string: its word is an ordinary word
           wordStart = true;
@@ -886,44 +1015,90 @@ public final class CommandTemplate {
         wordStart = true;
         return true;
       }
-      String word = wordAt(i);
-      if (word.equals("let") && blank(at(i + 3))) {
-        push(Context.LET);
-        i += 3;
-        wordStart = true;
-        return true;
-      }
-      if (NUMERIC_DECLARATIONS.contains(word) && blank(at(i + word.length()))) {
-        push(Context.INTEGER_DECLARATION);
-        i += word.length();
-        wordStart = true;
-        return true;
-      }
-      if (arithmeticTest && (word.equals("[") || word.equals("test")) && blank(at(i + word.length()))) {
-        push(Context.TEST);
-        i += word.length();
-        wordStart = true;
-        return true;
-      }
-      if (DECLARATIONS.contains(word) && blank(at(i + word.length()))) {
-        int k = i + word.length();
+      int end = commandWordEnd(i);
+      String word = dequoted(i, end);
+      boolean ends = blank(at(end)) || placeholderAt(end);
+      Context opened = null;
+      boolean valuesUnsafe = false;
+      if (word.equals("let") && ends) {
+        opened = Context.LET;
+      } else if (NUMERIC_DECLARATIONS.contains(word) && ends) {
+        opened = Context.INTEGER_DECLARATION;
+      } else if (arithmeticTest && (word.equals("[") || word.equals("test")) && ends) {
+        opened = Context.TEST;
+      } else if (NAME_COMMANDS.contains(word) && ends) {
+        opened = Context.NAMES;
+      } else if (DECLARATIONS.contains(word) && ends) {
+        opened = Context.DECLARATION;
+        int k = end;
         while (blank(at(k))) {
           k++;
         }
         for (String option; !(option = wordAt(k)).isEmpty() && (option.startsWith("-") || option.startsWith("+")); ) {
           if (option.startsWith("-") && option.indexOf('i') > 0) {
-            push(Context.INTEGER_DECLARATION);
-            i += word.length();
-            wordStart = true;
-            return true;
+            opened = Context.INTEGER_DECLARATION;
           }
+          valuesUnsafe |= option.startsWith("-") && (option.indexOf('n') > 0 || option.indexOf('a') > 0 || option.indexOf('A') > 0);
           k += option.length();
           while (blank(at(k))) {
             k++;
           }
         }
       }
-      return false;
+      if (opened == null) {
+        return false;
+      }
+      push(opened);
+      top().valuesUnsafe = valuesUnsafe;
+      i = end;
+      wordStart = true;
+      return true;
+    }
+
+    /**
+     * The end of the command word at {@code k}, read as the shell reads it: quotes and backslashes join its
+     * pieces ({@code \let}, {@code 'let'}, {@code l"e"t} are all {@code let}); it ends at a blank, an operator,
+     * a placeholder, a {@code $} or a backquote.
+     */
+    private int commandWordEnd(int k) {
+      while (k < items.size() && !placeholderAt(k)) {
+        char c = at(k);
+        if (c == '\\') {
+          k += placeholderAt(k + 1) ? 1 : 2;
+          continue;
+        }
+        if (c == '\'' || c == '"') {
+          int close = k + 1;
+          while (close < items.size() && !placeholderAt(close) && at(close) != c && at(close) != '$' && at(close) != '`') {
+            close++;
+          }
+          if (at(close) != c) {
+            return k; // a placeholder or an expansion inside: not a plain word
+          }
+          k = close + 1;
+          continue;
+        }
+        if (blank(c) || ";&|()<>$`".indexOf(c) >= 0) {
+          break;
+        }
+        k++;
+      }
+      return k;
+    }
+
+    /** The command word from {@code from} to {@code end} ({@link #commandWordEnd}) with its quotes and backslashes removed. */
+    private String dequoted(int from, int end) {
+      StringBuilder b = new StringBuilder();
+      for (int k = from; k < end; k++) {
+        char c = at(k);
+        if (c == '\\') {
+          k++;
+          b.append(at(k));
+        } else if (c != '\'' && c != '"') {
+          b.append(c);
+        }
+      }
+      return b.toString();
     }
 
     /**
@@ -1076,6 +1251,11 @@ public final class CommandTemplate {
         i++;
       }
       pending.add(new Heredoc(delimiter.toString(), strip));
+      String word = delimiter.toString();
+      if (word.isEmpty() || word.indexOf('$') >= 0 || word.indexOf('`') >= 0 || at(i) == '(') {
+        // bash takes such a delimiter word as written ($(x), `x`), which this scan does not follow
+        lost = "after a here-document whose delimiter (" + (word.isEmpty() ? "empty" : word) + "...) Tally cannot read";
+      }
       wordStart = false;
     }
 
@@ -1105,6 +1285,50 @@ public final class CommandTemplate {
       stack.add(new Frame(context));
     }
 
+    /** Whether the word before the scan's position (after blanks) is {@code -v} or {@code -R} ({@link #NAME_OPTIONS}). */
+    private boolean previousWordIsNameOption() {
+      int k = i - 1;
+      if (!blank(at(k))) {
+        return false;
+      }
+      while (k >= 0 && blank(at(k))) {
+        k--;
+      }
+      int end = k + 1;
+      while (k >= 0 && at(k) != 0 && !blank(at(k)) && ";&|()<>".indexOf(at(k)) < 0) {
+        k--;
+      }
+      StringBuilder word = new StringBuilder();
+      for (int m = k + 1; m < end; m++) {
+        word.append(at(m));
+      }
+      return NAME_OPTIONS.contains(word.toString()) && NAME_OPTION_COMMANDS.contains(commandNameBefore(k));
+    }
+
+    /**
+     * The name of the simple command that position {@code k} is in: its first word after the last {@code ;},
+     * {@code &}, {@code |}, parenthesis or line break, past reserved words ({@code if}, {@code !}...),
+     * {@code builtin} and {@code command}, and assignments. Approximate (quotes are not followed), which errs
+     * towards refusing.
+     */
+    private String commandNameBefore(int k) {
+      int start = k;
+      while (start >= 0 && (at(start) == 0 || ";&|()\n".indexOf(at(start)) < 0)) {
+        start--;
+      }
+      StringBuilder text = new StringBuilder();
+      for (int m = start + 1; m <= k; m++) {
+        text.append(at(m) == 0 ? ' ' : at(m));
+      }
+      for (String word : text.toString().trim().split("[ \t]+")) {
+        String bare = word.replace("\\", "").replace("'", "").replace("\"", "");
+        if (!COMMAND_PREFIXES.contains(bare) && !(bare.indexOf('=') > 0 && identifierChar(bare.charAt(0)))) {
+          return bare;
+        }
+      }
+      return "";
+    }
+
     /** Ends the context on top, whose closing is {@code width} characters at the scan's position. */
     private void close(int width) {
       pop();
@@ -1126,7 +1350,11 @@ public final class CommandTemplate {
       if (p.raw()) {
         return;
       }
-      String where = why;
+      String where = why != null ? why : lost;
+      if (where == null && previousWordIsNameOption()) {
+        where = "right after -v or -R, which take a variable's name (its subscript is arithmetic, which runs a $(...)"
+            + " in the value)";
+      }
       if (where == null) {
         for (int k = stack.size() - 1; k >= 0 && where == null; k--) {
           where = stack.get(k).unquotable();

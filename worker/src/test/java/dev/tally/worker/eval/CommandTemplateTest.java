@@ -259,7 +259,9 @@ class CommandTemplateTest {
   @ValueSource(strings = {"bash -c 'echo {id}'", "bash -c '[ {id} = x ] || echo no'", "bash -c '[ {id} -eq 0 ] 2>/dev/null; echo $?'",
       "bash -c 'echo ${{x:-{id}}} ${{x:+{id}}} ${{x#{id}}} ${{x/{id}/y}}'", "bash -c 'let v=1; echo {id}'",
       "bash -c 'echo a[1] {id}'", "bash -c 'case {id} in x*) echo m;; esac'", "bash -c 'x=$(printf %s {id}); echo \"$x\"'",
-      "bash -c 'declare -r v={id}; echo \"$v\"'", "bash -c 'r=$([ {id} = x ] && echo y); echo \"$r\"'", "bash -c 'f() {{ local v={id}; echo \"$v\"; }}; f'"})
+      "bash -c 'declare -r v={id}; echo \"$v\"'", "bash -c 'r=$([ {id} = x ] && echo y); echo \"$r\"'", "bash -c 'f() {{ local v={id}; echo \"$v\"; }}; f'",
+      "bash -c 'grep -v {id} /dev/null; echo ok'", "bash -c 'export X={id}; echo \"$X\"'", "bash -c 'a=( {id} ); echo \"${{a[0]}}\"'",
+      "bash -c 'printf -v out %s {id}; echo \"$out\"'", "bash -c 'while [ -n {id} ]; do break; done'"})
   void noPlaceTheScanAllowsRunsAValueAsCode(String template, @org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
     java.nio.file.Path victim = dir.resolve("victim");
     List<String> values = List.of("x[$(touch " + victim + ")]", "a; touch " + victim, "$(touch " + victim + ")",
@@ -279,11 +281,33 @@ class CommandTemplateTest {
     return java.nio.file.Files.deleteIfExists(victim);
   }
 
+  /**
+   * The second breaker's round: templates the scan let through, in which a value ran as code. Each is refused
+   * now, at its placeholder's column (the first {id} of a template that has two).
+   */
+  @ParameterizedTest(name = "{0}")
+  @ValueSource(strings = {
+      "bash -c 'for((i=0;i<{id};i++)); do :; done'", "bash -c 'if(({id})); then :; fi'", "bash -c 'while(({id})); do break; done'",
+      "bash -c '\\let y={id}'", "bash -c \"'let' y={id}\"", "bash -c 'l\"e\"t y={id}'", "bash -c 'declare -ia z=() y={id}'",
+      "bash -c 'a=( [{id}]=1 )'", "bash -c 'declare {id}=1'", "bash -c 'export {id}=1'", "bash -c 'printf -v {id} x'",
+      "bash -c 'read {id} <<< x'", "bash -c 'unset {id}'", "bash -c 'mapfile {id} < /dev/null'", "bash -c '[ -v {id} ]'",
+      "bash -c 'test -v {id}'", "bash -c 'if [ -R {id} ]; then :; fi'", "bash -c 'declare -n r={id}; echo $r'",
+      "bash -c 'declare -a a={id}'", "bash -c 'local -A m={id}'",
+      "sh -c \"echo $(#'\necho '{id}' )\"", "sh -c \"echo $'\\'' {id} '\"", "dash -c \"echo $'\\'' {id} '\"",
+      "bash -c \"let x=1 <<E\n{id}\nE\"", "bash -c \"cat <<$(x)\n$\n{id}\n$(x)\"", "bash -c \"cat <<`x`\nx\n`x`\necho {id}\"",
+      "bash {id} -c 'echo {id}'", "sh -e{id} -c 'echo {id}'"})
+  void whatTheSecondBreakerRanAsCodeIsRefused(String template) {
+    assertThatThrownBy(() -> CommandTemplate.parse(template)).isInstanceOf(IllegalArgumentException.class)
+        .hasMessageStartingWith("column " + (template.indexOf("{id}") + 1) + ": the placeholder {id} ");
+  }
+
   /** env -S splits its string again: a value there would not stay one argument (the breaker's round). */
   @Test
   void aPlaceholderInEnvSplitStringIsRefused() throws Exception {
     for (String template : List.of("env -S 'sh -c \"echo {id}\"'", "/usr/bin/env -i '-Secho {id}'", "env '--split-string=echo {id}'",
-        "env --split-string 'echo {id}'")) {
+        "env --split-string 'echo {id}'", "env -vS \"sh -c 'echo {id}'\"", "env -u FOO -S \"sh -c 'echo {id}'\"",
+        "env -C /tmp -S \"sh -c 'echo {id}'\"", "env -iuFOO -S 'echo {id}'", "env --unset FOO --split-string 'echo {id}'",
+        "env --chdir /tmp -S 'echo {id}'")) {
       assertThatThrownBy(() -> CommandTemplate.parse(template)).as(template).isInstanceOf(IllegalArgumentException.class)
           .hasMessageContaining("the placeholder {id} is in the string that env -S splits into arguments again")
           .hasMessageStartingWith("column " + (template.indexOf("{id}") + 1) + ":");
