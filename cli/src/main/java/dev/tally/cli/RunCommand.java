@@ -290,8 +290,10 @@ public final class RunCommand extends RunnerCommand {
           throw new ParameterException(cl, e.getMessage());
         }
       }
-      if (caseTimeout.isZero() || caseTimeout.isNegative()) {
-        throw new ParameterException(cl, "--case-timeout must be positive, got " + DurationConverter.text(caseTimeout));
+      try {
+        EvaluatorSpec.checkCaseTimeout(caseTimeout);
+      } catch (IllegalArgumentException e) {
+        throw new ParameterException(cl, "--case-timeout " + e.getMessage());
       }
       if (!scorers.isEmpty()) {
         try {

@@ -842,8 +842,13 @@ class RunCommandTest {
     assertThat(tally("run", dataset.toString(), "--evaluator=sleep", "--millis=-5")).isEqualTo(Main.EXIT_USAGE);
     assertThat(tally("run", dataset.toString(), "--evaluator=noop", "--millis=5")).isEqualTo(Main.EXIT_USAGE);
     assertThat(tally("run", dataset.toString(), "--evaluator=noop", "--case-timeout=0s")).isEqualTo(Main.EXIT_USAGE);
-    assertThat(err.toString()).as("durations as people write them").contains("--case-timeout must be positive, got 0s")
+    assertThat(err.toString()).as("durations as people write them").contains("--case-timeout must be from 1ms to 365 days, got 0s")
         .doesNotContain("PT0S");
+    // Shorter than the store's millisecond: refused as usage, not stored as 0 (a stack trace, the breaker's round).
+    assertThat(tally("run", dataset.toString(), "--evaluator=noop", "--case-timeout=PT0.0005S", "--db=" + dir.resolve("ct.db")))
+        .isEqualTo(Main.EXIT_USAGE);
+    assertThat(err.toString()).contains("--case-timeout must be from 1ms to 365 days, got PT0.0005S");
+    assertThat(dir.resolve("ct.db")).doesNotExist();
     assertThat(tally("run", dataset.toString(), "--evaluator=noop", "--detection-window=0s")).isEqualTo(Main.EXIT_USAGE);
     assertThat(err.toString()).contains("the detection window must be positive, got 0ms").doesNotContain("PT0S");
     assertThat(tally("run", dataset.toString(), "--evaluator=noop", "--prefetch=sometimes")).isEqualTo(Main.EXIT_USAGE);

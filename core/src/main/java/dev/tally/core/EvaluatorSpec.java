@@ -10,7 +10,7 @@ import java.util.Objects;
  * @param kind the evaluator's name ({@code exec}, {@code sleep}, {@code noop})
  * @param options evaluator options, e.g. {@code cmd} for exec or {@code millis} for sleep (copied,
  *     unmodifiable)
- * @param caseTimeout the wall-clock budget of one attempt; positive, at most {@link Ticker#MAX_DURATION}
+ * @param caseTimeout the wall-clock budget of one attempt; from {@link #MIN_CASE_TIMEOUT} (1 ms) to {@link Ticker#MAX_DURATION} ({@link #checkCaseTimeout})
  */
 public record EvaluatorSpec(String kind, Map<String, String> options, Duration caseTimeout) {
   /**
@@ -66,13 +66,34 @@ public record EvaluatorSpec(String kind, Map<String, String> options, Duration c
         + MAX_FAIL_FAST_CASES + ", got '" + value + "'");
   }
 
+  /** The shortest case timeout: the store keeps a run's timeout in whole milliseconds. */
+  public static final Duration MIN_CASE_TIMEOUT = Duration.ofMillis(1);
+
+  /**
+   * The rule for a case timeout, which every way of making a run checks with it (the command line, the API):
+   * at least {@link #MIN_CASE_TIMEOUT} (a shorter one would be stored as 0) and at most {@link
+   * Ticker#MAX_DURATION}.
+   *
+   * @param caseTimeout the timeout given
+   * @return {@code caseTimeout}
+   * @throws IllegalArgumentException if it is null, shorter than 1 ms or longer than the maximum; the message
+   *     says the bounds and the value, in {@link DurationText}'s words, without naming the option
+   */
+  public static Duration checkCaseTimeout(Duration caseTimeout) {
+    if (caseTimeout == null || caseTimeout.compareTo(MIN_CASE_TIMEOUT) < 0 || caseTimeout.compareTo(Ticker.MAX_DURATION) > 0) {
+      throw new IllegalArgumentException("must be from 1ms to " + Ticker.MAX_DURATION.toDays() + " days, got "
+          + (caseTimeout == null ? "nothing" : DurationText.text(caseTimeout)));
+    }
+    return caseTimeout;
+  }
+
   public EvaluatorSpec {
     Objects.requireNonNull(kind, "kind");
     options = Map.copyOf(options);
-    if (caseTimeout == null || caseTimeout.isZero() || caseTimeout.isNegative()
-        || caseTimeout.compareTo(Ticker.MAX_DURATION) > 0) {
-      throw new IllegalArgumentException("caseTimeout must be positive and at most " + Ticker.MAX_DURATION.toDays()
-          + " days, got " + caseTimeout);
+    try {
+      checkCaseTimeout(caseTimeout);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException("caseTimeout " + e.getMessage(), e);
     }
   }
 }

@@ -97,8 +97,10 @@ record Submission(String name, EvaluatorSpec evaluator, AttemptLimits limits, Co
         } catch (IllegalArgumentException e) {
           throw f.problem("/settings/caseTimeout", "caseTimeout: " + e.getMessage());
         }
-        if (caseTimeout.isZero() || caseTimeout.isNegative()) {
-          throw f.problem("/settings/caseTimeout", "caseTimeout must be positive, got " + timeout.asText());
+        try {
+          EvaluatorSpec.checkCaseTimeout(caseTimeout);
+        } catch (IllegalArgumentException e) {
+          throw f.problem("/settings/caseTimeout", "caseTimeout " + e.getMessage());
         }
       }
     }

@@ -91,6 +91,10 @@ class SubmissionTest {
     assertThat(refusal("{\"evaluator\":{\"kind\":\"noop\"},\"settings\":{\"maxAttempts\":0}}", 0).field()).isEqualTo("/settings/maxAttempts");
     assertThat(refusal("{\"evaluator\":{\"kind\":\"noop\"},\"settings\":{\"caseTimeout\":\"soon\"}}", 0).field()).isEqualTo("/settings/caseTimeout");
     assertThat(refusal("{\"evaluator\":{\"kind\":\"noop\"},\"settings\":{\"caseTimeout\":\"0s\"}}", 0).field()).isEqualTo("/settings/caseTimeout");
+    // shorter than the store's millisecond: a 400 naming the field, not a 500 (the breaker's round)
+    var tooShort = refusal("{\"evaluator\":{\"kind\":\"noop\"},\"settings\":{\"caseTimeout\":\"PT0.0005S\"}}", 0);
+    assertThat(tooShort.field()).isEqualTo("/settings/caseTimeout");
+    assertThat(tooShort.detail()).contains("caseTimeout must be from 1ms to 365 days, got PT0.0005S");
     assertThat(refusal("{\"evaluator\":{\"kind\":\"noop\"},\"name\":7}", 0).field()).isEqualTo("/name");
   }
 
