@@ -52,7 +52,9 @@ public final class ServerOptions {
   int retries;
 
   @Option(names = "--retry-for", paramLabel = "DURATION", converter = DurationConverter.class,
-      description = "No retry begins later than this after the first attempt (default: ${DEFAULT-VALUE}).")
+      description = "No retry begins later than this after the first attempt; "
+          + dev.tally.cli.client.ApiClient.FIRST_BACKOFF_MILLIS + "ms or less (0s), no retry"
+          + " (default: ${DEFAULT-VALUE}).")
   Duration retryFor;
 
   @Option(names = "--request-timeout", paramLabel = "DURATION", converter = DurationConverter.class,

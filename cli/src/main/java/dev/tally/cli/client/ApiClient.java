@@ -82,8 +82,11 @@ public final class ApiClient {
    */
   public static final Duration DEFAULT_REQUEST_TIMEOUT = Duration.ofMinutes(5);
 
+  /** The first wait before a retry, in milliseconds (a constant, for the options' help). */
+  public static final long FIRST_BACKOFF_MILLIS = 500;
+
   /** The first wait before a retry. */
-  public static final Duration FIRST_BACKOFF = Duration.ofMillis(500);
+  public static final Duration FIRST_BACKOFF = Duration.ofMillis(FIRST_BACKOFF_MILLIS);
 
   /** The longest wait between retries: a restarting server is back within this, and a client should notice. */
   public static final Duration MAX_BACKOFF = Duration.ofSeconds(30);
@@ -110,7 +113,8 @@ public final class ApiClient {
    * @param token the API token to send as a bearer token, or null for none
    * @param trust the authorities an {@code https} server's certificate must lead to, or null for the JDK's
    * @param maxRetries retries after the first attempt, at least 0
-   * @param retryFor no retry begins later than this after the first attempt
+   * @param retryFor no retry begins later than this after the first attempt; at most {@link #FIRST_BACKOFF}
+   *     (0s, say), there is no retry
    * @param requestTimeout the longest one attempt may take
    */
   public record Settings(URI server, Secret token, TlsTrust trust, int maxRetries, Duration retryFor, Duration requestTimeout,
@@ -331,14 +335,17 @@ public final class ApiClient {
    */
   public Response send(Request request, String what, String suffix) throws Unreachable, InterruptedException {
     long startedNanos = System.nanoTime();
+    // A bound no longer than the first wait leaves no time for a retry to begin: none is made (Failsafe refuses
+    // a maximum duration that is not longer than its delay).
+    boolean retrying = settings.retryFor().compareTo(FIRST_BACKOFF) > 0;
     RetryPolicy<Response> policy = RetryPolicy.<Response>builder()
         .handle(Retryable.class)
         .withBackoff(FIRST_BACKOFF, MAX_BACKOFF)
         .withJitter(JITTER)
         .withDelayFn(ctx -> ctx.getLastException() instanceof Retryable r && r.retryAfter != null
             ? shortestWaitFor(r.retryAfter) : Duration.ofMillis(-1))
-        .withMaxRetries(settings.maxRetries())
-        .withMaxDuration(settings.retryFor())
+        .withMaxRetries(retrying ? settings.maxRetries() : 0)
+        .withMaxDuration(retrying ? settings.retryFor() : FIRST_BACKOFF.multipliedBy(2))
         // A server asking to wait past the retries' end is not waited for: it would end in giving up anyway.
         .abortOn(e -> e instanceof Retryable r && beyondRetries(r, startedNanos))
         .onRetryScheduled(e -> {

@@ -99,6 +99,21 @@ class ApiClientTest {
     }
   }
 
+  /** Regression (the third breaker's round): a --retry-for no longer than the first wait threw Failsafe's error. */
+  @Test
+  void aRetryForNoLongerThanTheFirstWaitMakesNoRetry() throws Exception {
+    for (Duration retryFor : List.of(Duration.ZERO, Duration.ofMillis(1), ApiClient.FIRST_BACKOFF)) {
+      try (ScriptedServer server = new ScriptedServer(List.of(
+          Answer.problem(503, ProblemType.UNAVAILABLE.uri(), "busy", Map.of()), new Answer(201, Map.of(), "{\"id\":7}")))) {
+        ApiClient client = new ApiClient(new ApiClient.Settings(server.url(), null, null, 3, retryFor, Duration.ofSeconds(20)),
+            new PrintWriter(said, true));
+        assertThatThrownBy(() -> client.send(keyedPost(), "submitting", "")).as("--retry-for %s", retryFor)
+            .isInstanceOf(ApiClient.Unreachable.class).hasMessageContaining("gave up after 1 attempt");
+        assertThat(server.received).hasSize(1);
+      }
+    }
+  }
+
   @Test
   void a409ThatIsNotAKeyInUseIsFinal() throws Exception {
     try (ScriptedServer server = new ScriptedServer(List.of(
