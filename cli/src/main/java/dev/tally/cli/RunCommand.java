@@ -16,7 +16,6 @@ import dev.tally.worker.eval.CommandTemplate;
 import dev.tally.worker.eval.EvaluatorFactory;
 import dev.tally.worker.eval.ServeEvaluator;
 import dev.tally.worker.eval.ModelSettings;
-import dev.tally.worker.eval.PromptTemplate;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -341,12 +340,9 @@ public final class RunCommand extends RunnerCommand {
     record FieldCheck(java.util.function.Function<com.fasterxml.jackson.databind.JsonNode, java.util.Optional<String>> missingField,
         String flag) {
       static FieldCheck of(EvaluatorSpec spec, picocli.CommandLine cl) {
-        CommandTemplate cmd = template(spec, cl);
-        if (cmd != null) {
-          return new FieldCheck(cmd::missingField, "--cmd");
-        }
-        String prompt = spec.kind().equals(Kind.model.name()) ? spec.options().get(ModelSettings.Option.PROMPT.key) : null;
-        return prompt == null ? null : new FieldCheck(PromptTemplate.parse(prompt)::missingField, "--prompt");
+        template(spec, cl); // --cmd's own refusal, named as such
+        return dev.tally.worker.eval.CaseFields.of(spec).map(f -> new FieldCheck(f.missingField(), "--" + f.option()))
+            .orElse(null);
       }
     }
 

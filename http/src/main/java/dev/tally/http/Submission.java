@@ -30,9 +30,10 @@ import java.util.Optional;
  * @param name the run's name (may be empty)
  * @param evaluator the evaluator, its options and the case timeout
  * @param limits attempts and timeout retries
- * @param template exec's command template, to check each case has the fields it needs; null otherwise
+ * @param fields the fields the evaluator's cmd or prompt needs of each case, to check them before the run; null
+ *     for an evaluator without a template
  */
-record Submission(String name, EvaluatorSpec evaluator, AttemptLimits limits, CommandTemplate template) {
+record Submission(String name, EvaluatorSpec evaluator, AttemptLimits limits, dev.tally.worker.eval.CaseFields fields) {
   Submission {
     Objects.requireNonNull(name, "name");
     Objects.requireNonNull(evaluator, "evaluator");
@@ -118,7 +119,6 @@ record Submission(String name, EvaluatorSpec evaluator, AttemptLimits limits, Co
     }
     String kind = kindNode.asText();
     Map<String, String> options = new LinkedHashMap<>();
-    CommandTemplate template = null;
     switch (kind) {
       case "exec" -> {
         f.onlyKnown(evaluator, "/evaluator", List.of("kind", "cmd", ServeEvaluator.OPTION));
@@ -127,7 +127,7 @@ record Submission(String name, EvaluatorSpec evaluator, AttemptLimits limits, Co
           throw f.problem("/evaluator/cmd", "exec needs cmd, the command per case, e.g. \"python3 -m test {id}\"");
         }
         try {
-          template = CommandTemplate.parse(cmd.asText()); // the worker's own grammar
+          CommandTemplate.parse(cmd.asText()); // the worker's own grammar, refused here with the field
         } catch (IllegalArgumentException e) {
           throw f.problem("/evaluator/cmd", "cmd: " + e.getMessage());
         }
@@ -179,8 +179,10 @@ record Submission(String name, EvaluatorSpec evaluator, AttemptLimits limits, Co
     }
     try {
       EvaluatorFactory.create(kind, options); // what a worker will do with it, checked now
-      return new Submission(name, new EvaluatorSpec(kind, options, caseTimeout), new AttemptLimits(maxAttempts, timeoutRetries),
-          template);
+      EvaluatorSpec spec = new EvaluatorSpec(kind, options, caseTimeout);
+      return new Submission(name, spec, new AttemptLimits(maxAttempts, timeoutRetries),
+          dev.tally.worker.eval.CaseFields.of(spec).orElse(null)); // the cmd's or the prompt's fields
+
     } catch (IllegalArgumentException e) {
       throw f.problem("/evaluator", e.getMessage());
     }
@@ -221,9 +223,9 @@ record Submission(String name, EvaluatorSpec evaluator, AttemptLimits limits, Co
     return dev.tally.core.score.Judge.of(specs);
   }
 
-  /** The first field the template needs that {@code caseObject} lacks, if any. */
+  /** The first field the evaluator's template (its cmd or its prompt) needs that {@code caseObject} lacks, if any. */
   Optional<String> missingField(JsonNode caseObject) {
-    return template == null ? Optional.empty() : template.missingField(caseObject);
+    return fields == null ? Optional.empty() : fields.missingField().apply(caseObject);
   }
 
   /** Reads fields of one JSON object, refusing with the place: the field's JSON pointer, and the line. */

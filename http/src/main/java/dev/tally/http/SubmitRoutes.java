@@ -587,14 +587,14 @@ final class SubmitRoutes implements AutoCloseable {
         }
         return null;
       }
-      if (submission.template() != null) {
+      if (submission.fields() != null) {
         try {
           JsonNode caseObject = json.readTree(c.caseJson());
           var missing = submission.missingField(caseObject);
           if (missing.isPresent()) {
             throw new CaseSourceException(BODY, lines.lineOf(c.position()), "case '" + c.caseId()
                 + "' has no field '" + missing.get() + "'" + CommandTemplate.missingReason(caseObject, missing.get())
-                + ", which the evaluator's cmd uses");
+                + ", which the evaluator's " + submission.fields().option() + " uses");
           }
         } catch (JsonProcessingException e) {
           throw new IllegalStateException("the case grammar passed a line that is not JSON", e);
