@@ -407,7 +407,7 @@ public final class ApiClient {
           ? HttpResponse.BodySubscribers.mapping(HttpResponse.BodySubscribers.ofFile(request.saveTo()), p -> (Object) new byte[0])
           : HttpResponse.BodySubscribers.mapping(HttpResponse.BodySubscribers.ofByteArray(), bytes -> (Object) bytes));
     } catch (IOException e) {
-      RuntimeException judged = judge(e);
+      RuntimeException judged = judge(e, settings.requestTimeout());
       if (judged instanceof Retryable r) {
         throw r.at(switchServer(server, null));
       }
@@ -446,9 +446,9 @@ public final class ApiClient {
   /**
    * Whether a failure to get an answer is worth another attempt: every I/O failure is (refused, reset,
    * closed, timed out), except a TLS handshake refused on the certificate and a body that refused to be sent
-   * ({@link BodyFailure}), which are final.
+   * ({@link BodyFailure}), which are final. {@code requestTimeout} is the attempt's timeout, for the words.
    */
-  static RuntimeException judge(IOException e) {
+  static RuntimeException judge(IOException e, Duration requestTimeout) {
     for (Throwable t = e; t != null; t = t.getCause()) {
       if (t instanceof BodyFailure body) {
         return new Fatal(body.getMessage(), e);
@@ -460,7 +460,8 @@ public final class ApiClient {
     }
     String why;
     if (e instanceof HttpConnectTimeoutException) {
-      why = "no connection within " + DurationText.text(CONNECT_TIMEOUT);
+      // the request's own timeout counts the connection too: the shorter of the two ran out
+      why = "no connection within " + DurationText.text(requestTimeout.compareTo(CONNECT_TIMEOUT) < 0 ? requestTimeout : CONNECT_TIMEOUT);
     } else if (e instanceof HttpTimeoutException) {
       why = "no answer within the request timeout";
     } else if (e instanceof ConnectException) {

@@ -99,6 +99,15 @@ class ApiClientTest {
     }
   }
 
+  /** The request's timeout counts the connection too: with --request-timeout 1ms it said "no connection within 10s". */
+  @Test
+  void aConnectionTimeoutNamesTheShorterOfTheTwoTimeouts() {
+    var timedOut = new java.net.http.HttpConnectTimeoutException("HTTP connect timed out");
+    assertThat(ApiClient.judge(timedOut, Duration.ofMillis(1))).hasMessage("no connection within 1ms");
+    assertThat(ApiClient.judge(timedOut, Duration.ofMinutes(5))).hasMessage("no connection within "
+        + dev.tally.core.DurationText.text(ApiClient.CONNECT_TIMEOUT));
+  }
+
   /** Regression (the third breaker's round): a --retry-for no longer than the first wait threw Failsafe's error. */
   @Test
   void aRetryForNoLongerThanTheFirstWaitMakesNoRetry() throws Exception {
