@@ -37,6 +37,12 @@ public final class JsonErrors {
     m = m.replaceAll(", from `[^`]*`", "");
     m = m.replaceAll(" \\(bound as `[^`]*`\\)", "");
     m = m.replaceAll("`[A-Za-z0-9_.$]+\\.[A-Z][A-Za-z0-9_$]*(\\.[A-Za-z0-9_$]+)*(\\(\\))?`", "a parser setting");
+    // jackson-dataformat-yaml names SnakeYAML's event where a field name was due: a key that is a list or a map
+    m = m.replaceAll("Expected a field name \\(Scalar value in YAML\\), got this instead: <[^>]*SequenceStartEvent[^>]*>",
+        "a key must be plain text, got a list");
+    m = m.replaceAll("Expected a field name \\(Scalar value in YAML\\), got this instead: <[^>]*MappingStartEvent[^>]*>",
+        "a key must be plain text, got a map");
+    m = m.replaceAll("<org\\.yaml\\.snakeyaml\\.events\\.([A-Za-z]+)Event\\([^>]*\\)>", "a YAML $1");
     return m.strip();
   }
 

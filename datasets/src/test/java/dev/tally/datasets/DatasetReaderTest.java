@@ -157,6 +157,16 @@ class DatasetReaderTest {
         + " (a control character other than tab, line feed or carriage return)");
   }
 
+  /** The breaker's round: a key that is a list or a map named SnakeYAML's event class and its fields. */
+  @Test
+  void aYamlKeyThatIsAListOrAMapIsSaidInYamlsWords() throws Exception {
+    Path list = file("listkey.yaml", "- id: a\n  ? [x, y]\n  : 1\n");
+    assertThatThrownBy(() -> read(list)).hasMessageContaining(list + " line 2: not valid: a key must be plain text, got a list")
+        .hasMessageNotContaining("snakeyaml");
+    Path map = file("mapkey.yaml", "- id: a\n  {x: 1}: 2\n");
+    assertThatThrownBy(() -> read(map)).hasMessageContaining("a key must be plain text, got a map").hasMessageNotContaining("snakeyaml");
+  }
+
   @Test
   void csvTypesGrammarRefusesWhatItCannotRead() {
     assertThatThrownBy(() -> CsvTypes.parse("n")).hasMessageContaining("\"n\" is not COLUMN:TYPE");
