@@ -543,7 +543,7 @@ public final class CommandTemplate {
       String step = dot < 0 ? path.substring(start) : path.substring(start, dot);
       JsonNode next = node.isArray() ? elementAt(node, step) : node.get(step);
       if (next == null) {
-        return start == 0 ? "" : " (" + blocked(node, path.substring(0, start - 1)) + ")";
+        return start == 0 ? "" : " (" + blocked(node, path.substring(0, start - 1), path.substring(start)) + ")";
       }
       if (dot < 0) {
         return ""; // found: not a missing path
@@ -563,8 +563,11 @@ public final class CommandTemplate {
     return new com.fasterxml.jackson.databind.node.TextNode(shown).toString();
   }
 
-  /** What {@code reached}, the value at {@code walked}, is, when it lacks the path's next step. */
-  private static String blocked(JsonNode reached, String walked) {
+  /**
+   * What {@code reached}, the value at {@code walked}, is, when it lacks the path's next step ({@code rest}
+   * is the path from that step on).
+   */
+  private static String blocked(JsonNode reached, String walked, String rest) {
     String name = "\"" + walked + "\"";
     if (reached.isObject()) {
       List<String> names = new ArrayList<>();
@@ -573,7 +576,11 @@ public final class CommandTemplate {
         return name + " is an empty object";
       }
       String listed = names.stream().limit(MAX_LISTED_MEMBERS).map(CommandTemplate::memberName).collect(Collectors.joining(", "));
-      return name + " has " + listed + (names.size() > MAX_LISTED_MEMBERS ? " and " + (names.size() - MAX_LISTED_MEMBERS) + " more" : "");
+      String dotted = names.stream().filter(n -> n.indexOf('.') >= 0 && (rest.equals(n) || rest.startsWith(n + ".")))
+          .findFirst().map(n -> ", but a path steps at every dot: a member whose name holds one (" + memberName(n)
+              + ") is found only at the top level").orElse("");
+      return name + " has " + listed + (names.size() > MAX_LISTED_MEMBERS ? " and " + (names.size() - MAX_LISTED_MEMBERS) + " more" : "")
+          + dotted;
     }
     if (reached.isArray()) {
       return name + " is an array of " + reached.size() + (reached.size() == 1 ? " element" : " elements")

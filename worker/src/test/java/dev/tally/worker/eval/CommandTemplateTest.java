@@ -89,6 +89,9 @@ class CommandTemplateTest {
     assertThat(CommandTemplate.missingReason(json("{\"m\": {\"a\":1,\"b\":2,\"c\":3,\"d\":4,\"e\":5,\"f\":6,\"g\":7}}"), "m.x"))
         .isEqualTo(" (\"m\" has \"a\", \"b\", \"c\", \"d\", \"e\" and 2 more)");
     assertThat(CommandTemplate.missingReason(json("{\"m\": {}}"), "m.x")).isEqualTo(" (\"m\" is an empty object)");
+    assertThat(CommandTemplate.missingReason(json("{\"meta\": {\"x.y\": 1}}"), "meta.x.y"))
+        .isEqualTo(" (\"meta\" has \"x.y\", but a path steps at every dot: a member whose name holds one (\"x.y\") is found only at"
+            + " the top level)");
     // names come from the case: escaped as JSON strings, and cut when long
     String longName = "n".repeat(CommandTemplate.MAX_LISTED_NAME_CHARS + 10);
     assertThat(CommandTemplate.missingReason(json("{\"m\": {\"a\\\"b\\n\": 1, \"" + longName + "\": 2}}"), "m.x"))
