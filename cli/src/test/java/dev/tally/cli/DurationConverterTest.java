@@ -40,7 +40,12 @@ class DurationConverterTest {
         .isInstanceOf(picocli.CommandLine.TypeConversionException.class).hasMessageContaining("'-0s' is not a duration: use a whole number");
     org.assertj.core.api.Assertions.assertThatThrownBy(() -> converter.convert("banana"))
         .isInstanceOf(picocli.CommandLine.TypeConversionException.class)
-        .hasMessageContaining("'banana' is not a duration: use a whole number with ms, s, m or h (e.g. 30s), or ISO-8601 (PT30S)");
+        .hasMessageContaining("'banana' is not a duration: use a whole number with ms, s, m or h (e.g. 30s; 0 alone is zero),"
+            + " or ISO-8601 (PT30S)");
+    assertThat(converter.convert("0")).as("zero needs no unit").isEqualTo(Duration.ZERO);
+    assertThat(converter.convert(" 0 ")).isEqualTo(Duration.ZERO);
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> converter.convert("5")).hasMessageContaining("'5' is not a duration");
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> converter.convert("00")).hasMessageContaining("'00' is not a duration");
   }
 
   @org.junit.jupiter.api.Test

@@ -47,7 +47,8 @@ public final class DurationText {
   }
 
   /** The grammar in words, for refusals. */
-  private static final String GRAMMAR = "a duration is a whole number with ms, s, m or h (e.g. 30s), or ISO-8601 (PT30S)";
+  private static final String GRAMMAR = "a duration is a whole number with ms, s, m or h (e.g. 30s; 0 alone is zero), or"
+      + " ISO-8601 (PT30S)";
 
   /**
    * Reads a duration.
@@ -74,6 +75,9 @@ public final class DurationText {
   }
 
   private static Duration parseUnbounded(String value) {
+    if (value.trim().equals("0")) {
+      return Duration.ZERO; // zero is zero in any unit: --case-timeout 0 is then refused for its value, not its spelling
+    }
     Matcher m = SIMPLE.matcher(value.trim());
     if (m.matches()) {
       long n;
