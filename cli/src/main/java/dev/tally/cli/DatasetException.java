@@ -34,6 +34,7 @@ public final class DatasetException extends Exception {
    * @param caseObject the case's JSON object
    * @param path the field path the case lacks
    * @param what the option whose template uses it ({@code --cmd}, {@code --prompt})
+   * @return the exception, to throw
    */
   public static DatasetException missingField(Path file, int line, String caseId,
       com.fasterxml.jackson.databind.JsonNode caseObject, String path, String what) {

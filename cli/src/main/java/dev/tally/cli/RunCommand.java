@@ -12,6 +12,7 @@ import dev.tally.core.RedeliveryPolicy.AttemptLimits;
 import dev.tally.core.store.RunSpec;
 import dev.tally.core.store.RunView;
 import dev.tally.datasets.ReadOptions;
+import dev.tally.worker.eval.CaseFields;
 import dev.tally.worker.eval.CommandTemplate;
 import dev.tally.worker.eval.EvaluatorFactory;
 import dev.tally.worker.eval.ServeEvaluator;
@@ -19,6 +20,7 @@ import dev.tally.worker.eval.ModelSettings;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Optional;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import picocli.CommandLine.Command;
@@ -73,11 +75,11 @@ public final class RunCommand extends RunnerCommand {
     }
     limits = attemptOptions.limits();
     evaluator = evaluatorOptions.toSpec(spec.commandLine());
-    EvaluatorOptions.FieldCheck fieldCheck = EvaluatorOptions.FieldCheck.of(evaluator, spec.commandLine());
+    Optional<CaseFields> fields = EvaluatorOptions.caseFields(evaluator, spec.commandLine());
     ReadOptions reading = datasetOptions.readOptions();
     try {
-      cases = fieldCheck == null ? Dataset.read(dataset, reading)
-          : Dataset.read(dataset, reading, fieldCheck.missingField(), fieldCheck.flag());
+      cases = fields.isEmpty() ? Dataset.read(dataset, reading)
+          : Dataset.read(dataset, reading, fields.get().missingField(), EvaluatorOptions.flag(fields.get()));
       return true;
     } catch (DatasetException e) {
       err.println("tally: " + e.getMessage());
@@ -331,19 +333,18 @@ public final class RunCommand extends RunnerCommand {
 
     /**
      * What the evaluator needs of every case, checked before anything is submitted: the fields of exec's
-     * {@code --cmd} or of the model's {@code --prompt}, each by its owner's grammar. Null when it needs none.
+     * {@code --cmd} or of the model's {@code --prompt} ({@link CaseFields#of}); empty when it needs none.
      *
-     * @param missingField the first field a case lacks, if any
-     * @param flag the flag whose template names the fields, for the message
-     * @throws ParameterException naming the flag if the template is refused
+     * @throws ParameterException naming --cmd if its template is refused
      */
-    record FieldCheck(java.util.function.Function<com.fasterxml.jackson.databind.JsonNode, java.util.Optional<String>> missingField,
-        String flag) {
-      static FieldCheck of(EvaluatorSpec spec, picocli.CommandLine cl) {
-        template(spec, cl); // --cmd's own refusal, named as such
-        return dev.tally.worker.eval.CaseFields.of(spec).map(f -> new FieldCheck(f.missingField(), "--" + f.option()))
-            .orElse(null);
-      }
+    static Optional<CaseFields> caseFields(EvaluatorSpec spec, picocli.CommandLine cl) {
+      template(spec, cl); // --cmd's own refusal, named as such
+      return CaseFields.of(spec);
+    }
+
+    /** The flag whose template names {@code fields}, for messages: {@code --cmd} or {@code --prompt}. */
+    static String flag(CaseFields fields) {
+      return "--" + fields.option();
     }
 
     /**

@@ -105,7 +105,7 @@ public final class SubmitCommand extends ClientCommand {
   int run(ApiClient client, PrintWriter out, PrintWriter err) throws Exception {
     AttemptLimits limits = attemptOptions.limits();
     EvaluatorSpec evaluator = evaluatorOptions.toSpec(spec.commandLine());
-    RunCommand.EvaluatorOptions.FieldCheck fieldCheck = RunCommand.EvaluatorOptions.FieldCheck.of(evaluator, spec.commandLine());
+    Optional<dev.tally.worker.eval.CaseFields> caseFields = RunCommand.EvaluatorOptions.caseFields(evaluator, spec.commandLine());
     if (idempotencyKey != null) {
       IdempotencyRules.keyProblem(idempotencyKey).ifPresent(problem -> {
         throw new ParameterException(spec.commandLine(), "--idempotency-key: " + problem);
@@ -117,7 +117,8 @@ public final class SubmitCommand extends ClientCommand {
     ConvertedDataset converted;
     try {
       converted = ConvertedDataset.of(dataset, reading,
-          fieldCheck == null ? node -> Optional.empty() : fieldCheck.missingField(), fieldCheck == null ? "--cmd" : fieldCheck.flag());
+          caseFields.isEmpty() ? node -> Optional.empty() : caseFields.get().missingField(),
+          caseFields.map(RunCommand.EvaluatorOptions::flag).orElse("--cmd"));
     } catch (DatasetException e) {
       err.println("tally: " + e.getMessage());
       return Main.EXIT_USAGE;

@@ -81,7 +81,8 @@ public record EvaluatorSpec(String kind, Map<String, String> options, Duration c
    */
   public static Duration checkCaseTimeout(Duration caseTimeout) {
     if (caseTimeout == null || caseTimeout.compareTo(MIN_CASE_TIMEOUT) < 0 || caseTimeout.compareTo(Ticker.MAX_DURATION) > 0) {
-      throw new IllegalArgumentException("must be from 1ms to " + Ticker.MAX_DURATION.toDays() + " days, got "
+      throw new IllegalArgumentException("must be from " + DurationText.text(MIN_CASE_TIMEOUT) + " to "
+          + Ticker.MAX_DURATION.toDays() + " days, got "
           + (caseTimeout == null ? "nothing" : DurationText.text(caseTimeout)));
     }
     return caseTimeout;

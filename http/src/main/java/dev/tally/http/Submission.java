@@ -182,7 +182,6 @@ record Submission(String name, EvaluatorSpec evaluator, AttemptLimits limits, de
       EvaluatorSpec spec = new EvaluatorSpec(kind, options, caseTimeout);
       return new Submission(name, spec, new AttemptLimits(maxAttempts, timeoutRetries),
           dev.tally.worker.eval.CaseFields.of(spec).orElse(null)); // the cmd's or the prompt's fields
-
     } catch (IllegalArgumentException e) {
       throw f.problem("/evaluator", e.getMessage());
     }

@@ -338,14 +338,13 @@ public final class ApiClient {
     // A bound no longer than the first wait leaves no time for a retry to begin: none is made (Failsafe refuses
     // a maximum duration that is not longer than its delay).
     boolean retrying = settings.retryFor().compareTo(FIRST_BACKOFF) > 0;
-    RetryPolicy<Response> policy = RetryPolicy.<Response>builder()
+    dev.failsafe.RetryPolicyBuilder<Response> retries = RetryPolicy.<Response>builder()
         .handle(Retryable.class)
         .withBackoff(FIRST_BACKOFF, MAX_BACKOFF)
         .withJitter(JITTER)
         .withDelayFn(ctx -> ctx.getLastException() instanceof Retryable r && r.retryAfter != null
             ? shortestWaitFor(r.retryAfter) : Duration.ofMillis(-1))
         .withMaxRetries(retrying ? settings.maxRetries() : 0)
-        .withMaxDuration(retrying ? settings.retryFor() : FIRST_BACKOFF.multipliedBy(2))
         // A server asking to wait past the retries' end is not waited for: it would end in giving up anyway.
         .abortOn(e -> e instanceof Retryable r && beyondRetries(r, startedNanos))
         .onRetryScheduled(e -> {
@@ -353,8 +352,11 @@ public final class ApiClient {
           err.printf("tally: %s: %s; retry %d of %d in %s%s%n", what, r.getMessage(), e.getAttemptCount(),
               settings.maxRetries(), waitText(e.getDelay()), suffix.isEmpty() ? "" : " " + suffix);
           err.flush();
-        })
-        .build();
+        });
+    if (retrying) {
+      retries.withMaxDuration(settings.retryFor());
+    }
+    RetryPolicy<Response> policy = retries.build();
     int[] attempts = {0};
     try {
       Response r = Failsafe.with(policy).get(() -> {

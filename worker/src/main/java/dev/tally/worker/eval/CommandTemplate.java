@@ -706,7 +706,10 @@ public final class CommandTemplate {
     private static final class Frame {
       final Context context;
       int parens;
-      /** In a {@code ${...}}: 0 in its name (a subscript, a prefix), 1 in its word, 2 in its offset. */
+      /**
+       * In a {@code ${...}}: 0 in its name (a subscript, a prefix), 1 in its word, 2 in its offset. In a
+       * {@link Context#DECLARATION}: 0 in an argument's name, 1 in its value (after its {@code =}).
+       */
       int parameterPart;
       /** In a {@code ${...}}: the characters seen since its opening. */
       int seen;
