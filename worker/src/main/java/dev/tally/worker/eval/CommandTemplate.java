@@ -490,8 +490,8 @@ public final class CommandTemplate {
    * The value a placeholder's field path names in a case, or null if there is none. A case member whose
    * name is the whole path ({@code "a.b"}) is that value; else each step of the path looks up a member of
    * the value so far: in an object, the member of that name; in an array, for a step that is a number of at
-   * most 9 digits, the element at that 0-based index. Anything else (a step into a string, a number or
-   * {@code null}, an index past the end, a member that is not there) finds nothing. The path is one of
+   * most 9 digits with no leading zero, the element at that 0-based index. Anything else (a step into a
+   * string, a number or {@code null}, an index past the end, a member that is not there) finds nothing. The path is one of
    * {@link #fields()}, as {@link #parse} read it: {@code id}, {@code meta.lang}, {@code choices.0}.
    *
    * @param caseObject the case's JSON object
@@ -583,8 +583,10 @@ public final class CommandTemplate {
           + dotted;
     }
     if (reached.isArray()) {
+      String step = rest.indexOf('.') < 0 ? rest : rest.substring(0, rest.indexOf('.'));
+      boolean padded = step.length() > 1 && step.charAt(0) == '0' && step.chars().allMatch(c -> c >= '0' && c <= '9');
       return name + " is an array of " + reached.size() + (reached.size() == 1 ? " element" : " elements")
-          + ", indexed from 0";
+          + ", indexed from 0" + (padded ? " with no leading zeros" : "");
     }
     if (reached.isTextual()) {
       String text = reached.textValue().strip();
@@ -598,8 +600,14 @@ public final class CommandTemplate {
         : reached.getNodeType().toString().toLowerCase(java.util.Locale.ROOT)) + ", not an object or array";
   }
 
+  /**
+   * The element of {@code array} that {@code step} indexes, or null: an index is written in decimal with no
+   * leading zero (so that one element has one name: {@code 01} is no index, as in JSON Pointer, RFC 6901)
+   * and at most 9 digits.
+   */
   private static JsonNode elementAt(JsonNode array, String step) {
-    if (step.isEmpty() || step.length() > 9 || !step.chars().allMatch(c -> c >= '0' && c <= '9')) {
+    if (step.isEmpty() || step.length() > 9 || !step.chars().allMatch(c -> c >= '0' && c <= '9')
+        || step.length() > 1 && step.charAt(0) == '0') {
       return null;
     }
     return array.get(Integer.parseInt(step));

@@ -101,6 +101,13 @@ class CommandTemplateTest {
         .isEqualTo(" (\"m\" has \"" + "\uD83D\uDE00".repeat(CommandTemplate.MAX_LISTED_NAME_CHARS) + "\u2026\")");
     assertThat(CommandTemplate.missingReason(json("{\"choices\": [{\"text\": \"a\"}]}"), "choices.1.text"))
         .isEqualTo(" (\"choices\" is an array of 1 element, indexed from 0)");
+    // an index has one spelling: 01 is no index (it read element 1 before)
+    assertThat(CommandTemplate.valueAt(json("{\"a\": [\"x\", \"y\"]}"), "a.01")).isNull();
+    assertThat(CommandTemplate.valueAt(json("{\"a\": [\"x\", \"y\"]}"), "a.00")).isNull();
+    assertThat(CommandTemplate.valueAt(json("{\"a\": [\"x\", \"y\"]}"), "a.0").textValue()).isEqualTo("x");
+    assertThat(CommandTemplate.valueAt(json("{\"a\": {\"01\": \"m\"}}"), "a.01").textValue()).isEqualTo("m");
+    assertThat(CommandTemplate.missingReason(json("{\"a\": [\"x\", \"y\"]}"), "a.01"))
+        .isEqualTo(" (\"a\" is an array of 2 elements, indexed from 0 with no leading zeros)");
     assertThat(CommandTemplate.missingReason(json("{\"choices\": [{\"text\": \"a\"}]}"), "choices.0.txt"))
         .isEqualTo(" (\"choices.0\" has \"text\")");
     // a CSV column is a string unless --csv-types says json: the hint names the column
