@@ -24,9 +24,9 @@ public final class DatasetException extends Exception {
   }
 
   /**
-   * A case that lacks a field a template uses, in the words every dataset check uses: {@code case "b" has no
-   * field "meta.lang" ("meta" has "language"), which --cmd uses}, with what stood in the path's way ({@code
-   * CommandTemplate#missingReason}).
+   * A case that lacks a field a template uses, at its file and line, in the words the API uses too ({@link
+   * dev.tally.worker.eval.CaseFields#missingFieldDetail}): {@code case "b" has no field "meta.lang" ("meta"
+   * has "language"), which --cmd uses}.
    *
    * @param file the dataset file
    * @param line the case's 1-based line
@@ -38,8 +38,7 @@ public final class DatasetException extends Exception {
    */
   public static DatasetException missingField(Path file, int line, String caseId,
       com.fasterxml.jackson.databind.JsonNode caseObject, String path, String what) {
-    return new DatasetException(file, line, "case \"" + caseId + "\" has no field \"" + path + "\""
-        + dev.tally.worker.eval.CommandTemplate.missingReason(caseObject, path) + ", which " + what + " uses");
+    return new DatasetException(file, line, dev.tally.worker.eval.CaseFields.missingFieldDetail(caseId, caseObject, path, what));
   }
 
   public Path file() {

@@ -32,7 +32,7 @@ public record CaseRecord(int position, String caseId, String caseJson) {
     Set<Integer> positions = new HashSet<>(cases.size() * 2);
     for (CaseRecord c : cases) {
       if (!ids.add(c.caseId())) {
-        throw new IllegalArgumentException("cases must have unique ids, but id '" + c.caseId() + "' appears twice");
+        throw new IllegalArgumentException("cases must have unique ids, but id " + dev.tally.core.cases.CaseLines.quotedId(c.caseId()) + " appears twice");
       }
       if (!positions.add(c.position())) {
         throw new IllegalArgumentException(

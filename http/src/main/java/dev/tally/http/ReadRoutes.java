@@ -214,7 +214,7 @@ final class ReadRoutes {
     String caseId = ctx.pathParam("caseId");
     run(runId);
     List<AttemptView> attempts = store().attempts(runId, caseId).orElseThrow(() ->
-        ProblemException.parameter(ProblemType.NOT_FOUND, "caseId", "run " + runId + " has no case '" + caseId + "'"));
+        ProblemException.parameter(ProblemType.NOT_FOUND, "caseId", "run " + runId + " has no case " + dev.tally.core.cases.CaseLines.quotedId(caseId)));
     ctx.json(new AttemptList(attempts.stream().map(ApiViews::attempt).toList()));
   }
 

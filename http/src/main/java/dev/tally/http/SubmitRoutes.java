@@ -20,7 +20,7 @@ import dev.tally.core.store.RunView;
 import dev.tally.core.store.Store;
 import dev.tally.core.store.StoreException;
 import dev.tally.core.store.StoredResponse;
-import dev.tally.worker.eval.CommandTemplate;
+import dev.tally.worker.eval.CaseFields;
 import io.javalin.http.Context;
 import io.javalin.http.HttpStatus;
 import io.javalin.openapi.HttpMethod;
@@ -592,9 +592,8 @@ final class SubmitRoutes implements AutoCloseable {
           JsonNode caseObject = json.readTree(c.caseJson());
           var missing = submission.missingField(caseObject);
           if (missing.isPresent()) {
-            throw new CaseSourceException(BODY, lines.lineOf(c.position()), "case '" + c.caseId()
-                + "' has no field '" + missing.get() + "'" + CommandTemplate.missingReason(caseObject, missing.get())
-                + ", which the evaluator's " + submission.fields().option() + " uses");
+            throw new CaseSourceException(BODY, lines.lineOf(c.position()), CaseFields.missingFieldDetail(c.caseId(),
+                caseObject, missing.get(), "the evaluator's " + submission.fields().option()));
           }
         } catch (JsonProcessingException e) {
           throw new IllegalStateException("the case grammar passed a line that is not JSON", e);

@@ -144,6 +144,9 @@ class ReadApiTest {
       HttpResponse<String> none = t.get(ApiServer.BASE + "/runs/1/cases/nope/attempts");
       assertThat(none.statusCode()).isEqualTo(404);
       assertThat(TestApi.json(none).get("parameter").asText()).isEqualTo("caseId");
+      // the id as the path gave it, quoted as every message quotes a case id (%22 is a double quote)
+      HttpResponse<String> quoted = t.get(ApiServer.BASE + "/runs/1/cases/n%22o'pe/attempts");
+      assertThat(TestApi.json(quoted).get("detail").asText()).isEqualTo("run 1 has no case \"n\\\"o'pe\"");
     }
   }
 

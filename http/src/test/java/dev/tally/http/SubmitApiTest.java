@@ -182,14 +182,14 @@ class SubmitApiTest {
           "{\"evaluator\": {\"kind\": \"exec\", \"cmd\": \"echo {meta.lang}\"}}\n{\"id\": \"a\", \"meta\": {\"language\": \"fr\"}}\n"));
       assertThat(missing.statusCode()).isEqualTo(400);
       assertThat(TestApi.json(missing).get("detail").asText())
-          .isEqualTo("request body line 2: case 'a' has no field 'meta.lang' (\"meta\" has \"language\"), which the evaluator's cmd uses");
+          .isEqualTo("request body line 2: case \"a\" has no field \"meta.lang\" (\"meta\" has \"language\"), which the evaluator's cmd uses");
       // The model's prompt is checked the same way, before the run (it used to be made, and every case to error).
       HttpResponse<String> missingInPrompt = t.send(post(t, RUNS, "k", "application/x-ndjson",
           "{\"evaluator\": {\"kind\": \"model\", \"baseUrl\": \"http://127.0.0.1:9/v1\", \"model\": \"m\","
               + " \"prompt\": \"Say {meta.lang}\"}}\n{\"id\": \"a\", \"meta\": {\"lan\": \"en\"}}\n"));
       assertThat(missingInPrompt.statusCode()).isEqualTo(400);
       assertThat(TestApi.json(missingInPrompt).get("detail").asText())
-          .isEqualTo("request body line 2: case 'a' has no field 'meta.lang' (\"meta\" has \"lan\"), which the evaluator's prompt uses");
+          .isEqualTo("request body line 2: case \"a\" has no field \"meta.lang\" (\"meta\" has \"lan\"), which the evaluator's prompt uses");
 
       HttpResponse<String> unknownField = submit(t, "k", BODY.replace("\"name\"", "\"nmae\""));
       assertThat(unknownField.statusCode()).isEqualTo(400);

@@ -517,7 +517,7 @@ public final class ConnectionCore {
       Envelope frame = frames.get(i);
       int size = frame.getSerializedSize();
       if (size > settings.maxFrameBytes()) {
-        String detail = "case " + a.caseId() + " is " + size + " bytes on the wire, above the frame limit of "
+        String detail = "case " + dev.tally.core.cases.CaseLines.quotedId(a.caseId()) + " is " + size + " bytes on the wire, above the frame limit of "
             + settings.maxFrameBytes() + " bytes";
         log.warn("job {}: {}; not sent to {}", a.jobId(), detail, workerId);
         events.attemptEnded(handle, AttemptReport.failed(a.jobId(), a.token(),

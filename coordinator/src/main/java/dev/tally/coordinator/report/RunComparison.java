@@ -72,7 +72,7 @@ public record RunComparison(
       String id = line.path("id").asText();
       String verdict = verdict(line);
       if (before.put(id, verdict) != null) {
-        throw new IOException("run A has the case " + id + " twice");
+        throw new IOException("run A has the case " + dev.tally.core.cases.CaseLines.quotedId(id) + " twice");
       }
       tally(judgedA, verdict);
     });
@@ -85,7 +85,7 @@ public record RunComparison(
       String id = line.path("id").asText();
       String after = verdict(line);
       if (seenInB.put(id, Boolean.TRUE) != null) {
-        throw new IOException("run B has the case " + id + " twice");
+        throw new IOException("run B has the case " + dev.tally.core.cases.CaseLines.quotedId(id) + " twice");
       }
       tally(judgedB, after);
       String was = before.get(id);

@@ -850,7 +850,7 @@ class ConnectionCoreTest {
       assertThat(report.failure().kind()).isEqualTo(InfraFailure.Kind.EVALUATOR_CRASHED);
       int size = Envelope.newBuilder().setAssign(WireMapping.toWire(huge)).build().getSerializedSize();
       assertThat(report.failure().detail())
-          .isEqualTo("case big is " + size + " bytes on the wire, above the frame limit of 1024 bytes");
+          .isEqualTo("case \"big\" is " + size + " bytes on the wire, above the frame limit of 1024 bytes");
       assertThat(small.recorded.lost(c.handle())).isEmpty();
       small.events.verify();
     }

@@ -241,7 +241,7 @@ class ReportsTest {
   void aRunWithACaseTwiceIsRefused() throws Exception {
     Path a = dir.resolve("a.jsonl");
     Files.write(a, List.of(line("1", "pass"), line("1", "fail")));
-    assertThatThrownBy(() -> RunComparison.of(ResultLines.of(a), ResultLines.of(a))).hasMessageContaining("run A has the case 1 twice");
+    assertThatThrownBy(() -> RunComparison.of(ResultLines.of(a), ResultLines.of(a))).hasMessageContaining("run A has the case \"1\" twice");
   }
 
   private static String line(String id, String verdict) {

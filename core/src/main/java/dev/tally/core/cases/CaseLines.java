@@ -382,6 +382,19 @@ public final class CaseLines implements CaseSource {
     return dev.tally.core.HiddenCharacters.problem(caseId).map(p -> "\"id\" " + p);
   }
 
+  /**
+   * A case id as every message quotes it: a JSON string literal ({@code "a"}, {@code "say \"hi\""}), so that
+   * an id holding a quote, an apostrophe or a backslash reads as one id and can be copied back into a
+   * dataset or a query. Ids hold no control or hidden character ({@link #idProblem}), so nothing else is
+   * escaped. The one quoting rule for a case id in a message, on the command line and over HTTP.
+   *
+   * @param caseId a case id
+   * @return the id between double quotes, its quotes and backslashes escaped
+   */
+  public static String quotedId(String caseId) {
+    return '"' + new String(com.fasterxml.jackson.core.io.JsonStringEncoder.getInstance().quoteAsString(caseId)) + '"';
+  }
+
   private CaseSourceException refuseLine(String detail) {
     return new CaseSourceException(name, lineNumber, detail);
   }

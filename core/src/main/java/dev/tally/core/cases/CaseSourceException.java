@@ -51,7 +51,7 @@ public class CaseSourceException extends Exception {
 
   public static CaseSourceException duplicateId(CaseSource source, int position, int firstPosition, String caseId) {
     int firstLine = source.lineOf(firstPosition);
-    return source.refuse(position, "duplicate id \"" + caseId + "\" ("
+    return source.refuse(position, "duplicate id " + CaseLines.quotedId(caseId) + " ("
         + (firstLine > 0 ? FIRST_ON_LINE + firstLine : "first at case " + (firstPosition + 1)) + ")");
   }
 

@@ -87,6 +87,17 @@ class CaseLinesTest {
     assertThat(all(reader(text))).hasSize(3); // a stream leaves ids to the store's constraint
     assertThatThrownBy(() -> all(reader(text).rejectingDuplicateIds()))
         .hasMessage("request body line 4: duplicate id \"a\" (first on line 1)");
+    // an id with quotes in it reads as one id: quoted as a JSON string, as every message quotes a case id
+    String quoted = "{\"id\":\"say \\\"hi\\\" o'k \\\\\"}\n{\"id\":\"say \\\"hi\\\" o'k \\\\\"}\n";
+    assertThatThrownBy(() -> all(reader(quoted).rejectingDuplicateIds()))
+        .hasMessage("request body line 2: duplicate id \"say \\\"hi\\\" o'k \\\\\" (first on line 1)");
+  }
+
+  @Test
+  void aCaseIdIsQuotedAsAJsonString() {
+    assertThat(CaseLines.quotedId("a")).isEqualTo("\"a\"");
+    assertThat(CaseLines.quotedId("a\"b'c\\d")).isEqualTo("\"a\\\"b'c\\\\d\"");
+    assertThat(CaseLines.quotedId("caf\u00e9 \uD83D\uDE00")).isEqualTo("\"caf\u00e9 \uD83D\uDE00\""); // shown as it is
   }
 
   @Test

@@ -32,4 +32,19 @@ public record CaseFields(String option, Function<JsonNode, Optional<String>> mis
     String prompt = spec.kind().equals("model") ? spec.options().get(ModelSettings.Option.PROMPT.key) : null;
     return prompt == null ? Optional.empty() : Optional.of(new CaseFields("prompt", PromptTemplate.parse(prompt)::missingField));
   }
+
+  /**
+   * The sentence that refuses a case lacking a field its template uses, the one wording of the command line
+   * and the API: {@code case "a" has no field "meta.lang" ("meta" has "name"), which --cmd uses}, with what
+   * stood in the path's way ({@link CommandTemplate#missingReason}).
+   *
+   * @param caseId the case's id (quoted by {@link dev.tally.core.cases.CaseLines#quotedId})
+   * @param caseObject the case's JSON object
+   * @param path the field path it lacks
+   * @param user what uses the field: {@code --cmd}, {@code the evaluator's cmd}
+   */
+  public static String missingFieldDetail(String caseId, JsonNode caseObject, String path, String user) {
+    return "case " + dev.tally.core.cases.CaseLines.quotedId(caseId) + " has no field \"" + path + "\""
+        + CommandTemplate.missingReason(caseObject, path) + ", which " + user + " uses";
+  }
 }
