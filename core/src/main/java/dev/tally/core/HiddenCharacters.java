@@ -82,4 +82,34 @@ public final class HiddenCharacters {
     }
     return Optional.empty();
   }
+
+  /**
+   * {@code text} with every character that does not show as itself ({@link #isHiddenAt}) written as JSON
+   * escapes (a backslash, {@code u} and four hex digits for each of its UTF-16 units: RFC 8259, section 7),
+   * and the rest as it is: for text from a dataset quoted as a JSON string in a message (a member's name),
+   * where a terminal would show a {@code ?} or nothing at all. Escape quotes and backslashes first: this
+   * adds only escapes of its own.
+   *
+   * @param text the text, such as the inside of a JSON string literal
+   * @return the text with its hidden characters escaped ({@code text} itself when it holds none)
+   */
+  public static String escaped(String text) {
+    StringBuilder shown = null;
+    for (int i = 0; i < text.length(); ) {
+      int cp = text.codePointAt(i);
+      int units = Character.charCount(cp);
+      if (isHiddenAt(text, i)) {
+        if (shown == null) {
+          shown = new StringBuilder(text.length() + 12).append(text, 0, i);
+        }
+        for (int k = i; k < i + units; k++) {
+          shown.append(String.format(Locale.ROOT, "\\u%04X", (int) text.charAt(k)));
+        }
+      } else if (shown != null) {
+        shown.append(text, i, i + units);
+      }
+      i += units;
+    }
+    return shown == null ? text : shown.toString();
+  }
 }

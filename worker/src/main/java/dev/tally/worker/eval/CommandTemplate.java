@@ -556,11 +556,14 @@ public final class CommandTemplate {
   /** The longest member name {@link #missingReason} lists whole; a longer one is cut, with an ellipsis. */
   static final int MAX_LISTED_NAME_CHARS = 40;
 
-  /** A member name as listed: as a JSON string (quotes and control characters escaped), cut if long. */
+  /**
+   * A member name as listed: as a JSON string (quotes, control characters and the other characters that do
+   * not show as themselves escaped: {@link dev.tally.core.HiddenCharacters#escaped}), cut if long.
+   */
   private static String memberName(String name) {
     String shown = name.codePointCount(0, name.length()) > MAX_LISTED_NAME_CHARS
         ? name.substring(0, name.offsetByCodePoints(0, MAX_LISTED_NAME_CHARS)) + "\u2026" : name; // never half a pair
-    return new com.fasterxml.jackson.databind.node.TextNode(shown).toString();
+    return dev.tally.core.HiddenCharacters.escaped(new com.fasterxml.jackson.databind.node.TextNode(shown).toString());
   }
 
   /**

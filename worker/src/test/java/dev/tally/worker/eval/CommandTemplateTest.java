@@ -96,6 +96,9 @@ class CommandTemplateTest {
     String longName = "n".repeat(CommandTemplate.MAX_LISTED_NAME_CHARS + 10);
     assertThat(CommandTemplate.missingReason(json("{\"m\": {\"a\\\"b\\n\": 1, \"" + longName + "\": 2}}"), "m.x"))
         .isEqualTo(" (\"m\" has \"a\\\"b\\n\", \"" + "n".repeat(CommandTemplate.MAX_LISTED_NAME_CHARS) + "\u2026\")");
+    // a character that would not show (a bidirectional override, a zero-width space) is written as its escape
+    assertThat(CommandTemplate.missingReason(json("{\"m\": {\"a\u202Eb\u200B\": 1, \"\u0628\u200C\u0627\": 2}}"), "m.x"))
+        .isEqualTo(" (\"m\" has \"a\\u202Eb\\u200B\", \"\u0628\u200C\u0627\")"); // a joiner inside a word stays
     String emoji = "\uD83D\uDE00".repeat(CommandTemplate.MAX_LISTED_NAME_CHARS + 1); // cut between pairs, never inside one
     assertThat(CommandTemplate.missingReason(json("{\"m\": {\"" + emoji + "\": 1}}"), "m.x"))
         .isEqualTo(" (\"m\" has \"" + "\uD83D\uDE00".repeat(CommandTemplate.MAX_LISTED_NAME_CHARS) + "\u2026\")");
