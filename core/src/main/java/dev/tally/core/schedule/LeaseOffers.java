@@ -96,6 +96,7 @@ final class LeaseOffers implements Duty {
       Holdings h = fleet.holdings(l.holder());
       for (Assignment a : l.assignments()) {
         governor.leased(a.runId(), 1);
+        runs.leased(a.runId());
         h.inFlight.put(a.jobId(), new InFlight(a.runId(), a.token(), a.attempt(), step.nowMillis, step.nowNanos));
       }
       l.holder().assign(l.assignments());

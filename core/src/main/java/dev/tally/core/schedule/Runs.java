@@ -11,7 +11,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * The runs the scheduler serves: which are active (it leases only from those, in activation order), their
+ * The runs the scheduler serves: which are active (it leases only from those, in {@link #leaseOrder}), their
  * specs, their latest counters and the futures waiting for their end.
  *
  * <p>Thread-safety: {@link #counters} and {@link #completion} are safe from any thread; everything else
@@ -25,6 +25,10 @@ final class Runs {
   private final Map<Long, String> caseKinds = new HashMap<>();
   private final Map<Long, RunCounters> latest = new ConcurrentHashMap<>();
   private final Map<Long, CompletableFuture<RunCounters>> completions = new ConcurrentHashMap<>();
+  /** When each active run was last leased from, as {@link #leaseCount} stood then; absent: never. */
+  private final Map<Long, Long> lastLeased = new HashMap<>();
+  /** Leases counted so far, the clock of {@link #lastLeased}: an order, not a time. */
+  private long leaseCount;
 
   Runs(Store store, SchedulerObserver observer) {
     this.store = store;
@@ -62,6 +66,27 @@ final class Runs {
     return List.copyOf(active);
   }
 
+  /**
+   * The active runs in the order a step offers them leases, which decides fair share's ties ({@link
+   * dev.tally.core.store.BatchRules}: slot by slot to the run with the fewest leased, ties to the earlier):
+   * a run never leased from first, then the others by how long ago they were last leased from, longest
+   * first; activation order among equals. Ties going always to the older run starved a later one: with as
+   * many runs as the fleet has slots, each holding one, the slot one run's end freed tied it (none leased)
+   * with the later run, and the older run took it every time, until a run ended.
+   */
+  List<Long> leaseOrder() {
+    List<Long> order = new java.util.ArrayList<>(active);
+    if (!lastLeased.isEmpty()) {
+      order.sort(java.util.Comparator.comparingLong(runId -> lastLeased.getOrDefault(runId, Long.MIN_VALUE))); // stable
+    }
+    return order;
+  }
+
+  /** Notes that a step leased one of the run's jobs, for {@link #leaseOrder}. */
+  void leased(long runId) {
+    lastLeased.put(runId, ++leaseCount);
+  }
+
   boolean anyActive() {
     return !active.isEmpty();
   }
@@ -92,6 +117,7 @@ final class Runs {
       observer.runCounters(runId, c);
       if (c.finished()) {
         active.remove(runId);
+        lastLeased.remove(runId);
         completion(runId).complete(c);
       }
     });

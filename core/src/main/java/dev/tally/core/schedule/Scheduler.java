@@ -284,7 +284,7 @@ public final class Scheduler implements WorkerEvents {
     }
     connectedWorkers = fleet.size();
 
-    Step step = new Step(nowMillis, nowNanos, runs.activeIds(), redelivery);
+    Step step = new Step(nowMillis, nowNanos, runs.leaseOrder(), redelivery);
     pausesToStore.forEach(step::pause);
     pausesToStore.clear(); // a failed commit loses them from the store only: the governor keeps the run paused
     for (Duty d : duties) {

@@ -65,7 +65,8 @@ import java.util.Map;
  *       RedeliveryPolicy}'s judgement with the job's stored history.
  *   <li><b>Fair share.</b> Each lease request's slots are divided among the batch's runs that have
  *       leasable jobs, max-min fair: slot by slot, to the run with the fewest jobs leased at that moment
- *       (ties to the earlier run in the batch's order), so a run of a million cases cannot starve a run of
+ *       (ties to the earlier run in the batch's order: the scheduler's lease order, which puts the run leased
+ *       from least recently first), so a run of a million cases cannot starve a run of
  *       ten submitted after it: the small run's jobs go out in the first request after its activation.
  *       Within a run, dataset order. A run that yields fewer jobs than its share leaves the rest to the
  *       others. With one run this is plain dataset order.

@@ -168,6 +168,50 @@ class ManyRunsSchedulerTest {
         .containsExactly(small, small);
   }
 
+  /**
+   * As many big runs as the fleet has slots, each holding one: a slot freed by one of them used to tie
+   * (0 leased) with a small run activated later, and the tie went to the older run every time, so the small
+   * run waited until a big run ended (a breaker's server: 90 s). Ties now go to the run leased from least
+   * recently, and a run never leased from comes first.
+   */
+  @Test
+  void aSmallRunIsNotStarvedWhenAsManyBigRunsAsSlotsEachHoldOne() {
+    FakeWorker w = new FakeWorker("w1", 4);
+    scheduler.workerJoined(w);
+    List<Long> big = new ArrayList<>();
+    for (int i = 0; i < 4; i++) {
+      big.add(createRun(1_000));
+      scheduler.activate(big.get(i));
+    }
+    scheduler.step();
+    List<Assignment> held = new ArrayList<>(w.takeAssigned());
+    assertThat(held).extracting(Assignment::runId).containsExactlyInAnyOrderElementsOf(big);
+
+    long small = createRun(1);
+    CompletableFuture<RunCounters> smallDone = scheduler.activate(small);
+    Assignment freed = held.remove(0); // the oldest run's case ends first: its run now holds none, as the small one
+    scheduler.attemptEnded(w, AttemptReport.of(freed.jobId(), freed.token(), pass()));
+    scheduler.step();
+    assertThat(w.takeAssigned()).as("the freed slot goes to the run never leased from").extracting(Assignment::runId)
+        .containsExactly(small);
+
+    // and the big runs take turns at the slots their own ends free: none gets two while another holds none
+    List<Assignment> now = new ArrayList<>(held);
+    Map<Long, Integer> leases = new java.util.HashMap<>();
+    for (int round = 0; round < 40; round++) {
+      Assignment done = now.remove(0);
+      scheduler.attemptEnded(w, AttemptReport.of(done.jobId(), done.token(), pass()));
+      scheduler.step();
+      for (Assignment a : w.takeAssigned()) {
+        now.add(a);
+        leases.merge(a.runId(), 1, Integer::sum);
+      }
+    }
+    assertThat(smallDone).isNotDone(); // its one case is still out: the fake worker has not ended it
+    assertThat(leases.keySet()).containsExactlyInAnyOrderElementsOf(big);
+    assertThat(leases.values()).allSatisfy(n -> assertThat(n).isBetween(9, 11));
+  }
+
   @Test
   void eachObserverHookFiresAndABrokenObserverNeitherStopsTheRunNorSilencesTheOthers() {
     long runId = createRun(3);
