@@ -189,7 +189,8 @@ public final class DatasetReader implements CaseSource, Closeable {
   }
 
   private CaseRecord emit(Pass.Case c, String id, String json) throws CaseSourceException {
-    Optional<String> problem = CaseLines.idProblem(JsonNodeFactory.instance.textNode(id));
+    Optional<String> problem = CaseLines.idProblem(JsonNodeFactory.instance.textNode(id))
+        .or(() -> CaseLines.numberProblem(c.object));
     if (problem.isPresent()) {
       throw pass.refuse(c.record, new RecordProblem(null, problem.get()));
     }

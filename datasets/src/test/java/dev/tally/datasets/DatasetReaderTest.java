@@ -81,6 +81,27 @@ class DatasetReaderTest {
     assertThat(c.caseJson()).startsWith("{\"id\":\"" + c.caseId() + "\",\"question\":\"1+1\"");
   }
 
+  /**
+   * A number beyond a double's range was read as infinity: a local run stored it as the string "Infinity"
+   * and the server passed Infinity to the command. Every format refuses it, naming the field.
+   */
+  @Test
+  void aNumberBeyondADoublesRangeIsRefusedInEveryFormatNamingItsField() throws Exception {
+    String why = " is a number beyond the range of a double (about 1.8e308 either way), which Tally would change to"
+        + " infinity; write it as a string";
+    Path jsonl = file("big.jsonl", "{\"id\":\"a\",\"v\":1}\n{\"id\":\"b\",\"m\":{\"w\":[0, -1e400]}}\n");
+    assertThatThrownBy(() -> read(jsonl)).hasMessage(jsonl + " line 2: field \"m.w.1\"" + why);
+    Path noId = file("noid.jsonl", "{\"v\":1e999999999}\n");
+    assertThatThrownBy(() -> read(noId)).hasMessage(noId + " line 1: field \"v\"" + why);
+    Path yaml = file("big.yaml", "- id: a\n  v: 1.0e+400\n");
+    assertThatThrownBy(() -> read(yaml)).hasMessageContaining("field \"v\"" + why);
+    Path json = file("big.json", "[{\"id\": \"a\", \"v\": 2e308}]");
+    assertThatThrownBy(() -> read(json)).hasMessageContaining("field \"v\"" + why);
+    // the largest double, a long integer and a tiny fraction are numbers as before
+    Path fine = file("fine.jsonl", "{\"id\":\"a\",\"v\":1.7976931348623157e308,\"n\":123456789012345678901234567}\n");
+    assertThat(json(read(fine).get(0)).get("n").bigIntegerValue()).isEqualTo(new java.math.BigInteger("123456789012345678901234567"));
+  }
+
   @Test
   void jsonLinesErrorsAreTheCaseGrammarsWithFileAndLine() throws Exception {
     Path f = file("cases.jsonl", "{\"id\":\"a\"}\n[1]\n");

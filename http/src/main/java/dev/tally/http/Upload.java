@@ -166,6 +166,11 @@ final class Upload implements AutoCloseable {
                 throw ProblemException.field(ProblemType.INVALID_CASE, "/cases/" + index, "/cases/" + index + ": a case must be a JSON object with a string id");
               }
               JsonNode c = p.readValueAsTree();
+              // Checked here, not by the case grammar after: written out, an infinity is the string "Infinity".
+              java.util.Optional<String> number = dev.tally.core.cases.CaseLines.numberProblem(c);
+              if (number.isPresent()) {
+                throw ProblemException.field(ProblemType.INVALID_CASE, "/cases/" + index, "/cases/" + index + ": " + number.get());
+              }
               g.writeTree(c);
               g.flush();
               cases.write('\n');

@@ -159,6 +159,12 @@ class SubmitApiTest {
       assertThat(badJson.statusCode()).isEqualTo(400);
       assertThat(TestApi.json(badJson).get("field").asText()).isEqualTo("/cases/1");
 
+      // A number beyond a double's range reached the command as Infinity: refused, naming the field.
+      HttpResponse<String> huge = submit(t, "k", BODY.replace("{\"id\": \"b\"}", "{\"id\": \"b\", \"v\": 1e999999999}"));
+      assertThat(huge.statusCode()).isEqualTo(400);
+      assertThat(TestApi.json(huge).get("field").asText()).isEqualTo("/cases/1");
+      assertThat(TestApi.json(huge).get("detail").asText()).startsWith("/cases/1: field \"v\" is a number beyond the range of a double");
+
       HttpResponse<String> duplicate = submit(t, "k", BODY.replace("{\"id\": \"c\"}", "{\"id\": \"a\"}"));
       assertThat(duplicate.statusCode()).isEqualTo(400);
       assertThat(TestApi.json(duplicate).get("detail").asText()).isEqualTo("/cases/2: duplicate id \"a\" (first on /cases/0)");

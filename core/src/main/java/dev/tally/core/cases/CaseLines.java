@@ -353,7 +353,51 @@ public final class CaseLines implements CaseSource {
       // changed, and two such ids could become one.
       throw refuseLine(broken + " holds an unpaired surrogate escape (half of a \\u pair), which is no character");
     }
+    Optional<String> number = numberProblem(node);
+    if (number.isPresent()) {
+      throw refuseLine(number.get());
+    }
     return (ObjectNode) node;
+  }
+
+  /**
+   * What is wrong with a case's numbers, or empty: a number too large for a double (its magnitude above
+   * about 1.8e308, which JSON's grammar allows) was read as infinity, and would reach an evaluator as {@code
+   * Infinity}, or be stored as the string {@code "Infinity"}. Such a number is refused, naming its field, as
+   * I-JSON advises against it (RFC 7493, section 2.2). Integers are kept exactly whatever their length; a
+   * fraction is kept as the nearest double, as ever. The one number rule of every reader of cases.
+   *
+   * @param caseObject a case as read (an object; any other value has no field to name)
+   * @return the problem as a sentence without the place, or empty
+   */
+  public static Optional<String> numberProblem(JsonNode caseObject) {
+    String path = nonFinite(caseObject, "");
+    return path == null ? Optional.empty() : Optional.of("field \"" + path + "\" is a number beyond the range of a"
+        + " double (about 1.8e308 either way), which Tally would change to infinity; write it as a string");
+  }
+
+  /** The path of the first number in {@code node} that was read as infinity (or NaN), or null. */
+  private static String nonFinite(JsonNode node, String path) {
+    if (node.isFloatingPointNumber()) {
+      return Double.isFinite(node.doubleValue()) ? null : path;
+    }
+    if (node.isObject()) {
+      for (Iterator<Map.Entry<String, JsonNode>> it = node.fields(); it.hasNext(); ) {
+        Map.Entry<String, JsonNode> e = it.next();
+        String inner = nonFinite(e.getValue(), path.isEmpty() ? e.getKey() : path + "." + e.getKey());
+        if (inner != null) {
+          return inner;
+        }
+      }
+    } else if (node.isArray()) {
+      for (int i = 0; i < node.size(); i++) {
+        String inner = nonFinite(node.get(i), path.isEmpty() ? Integer.toString(i) : path + "." + i);
+        if (inner != null) {
+          return inner;
+        }
+      }
+    }
+    return null;
   }
 
   /**
