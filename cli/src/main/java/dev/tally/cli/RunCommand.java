@@ -137,6 +137,10 @@ public final class RunCommand extends RunnerCommand {
           + " (tally resume %d --db %s finishes the old one with the cases it stored)%n",
           dataset, old.runId(), old.runId(), db().describe());
     }
+    choice.finishedBefore().ifPresent(old -> err.printf("tally: run %d of this dataset and these settings finished"
+        + " before; this is a new run of every case (if run %d's results were never written, stop this one:"
+        + " tally resume %d --db %s writes them without running any case)%n", old.runId(), old.runId(), old.runId(),
+        db().describe()));
     choice.resumed().ifPresent(t -> reportTakeOver(t, err));
     return choice.runId();
   }

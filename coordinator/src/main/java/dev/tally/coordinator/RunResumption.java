@@ -63,11 +63,16 @@ public final class RunResumption {
    * @param resumed how the unfinished run was taken over, or empty if the run is new
    * @param changedSince unfinished runs of the same dataset path, evaluator and attempt limit whose cases
    *     differ from these (the file was edited since): not resumed, finishable by id
+   * @param finishedBefore for a new run, the latest run of the same spec that finished (every case ended),
+   *     if any: a coordinator killed after its run's end and before it wrote the results leaves one, whose
+   *     results {@code tally resume} writes without running a case; the same command runs the whole dataset
+   *     again, which a user paying per eval would rather know at once
    */
-  public record Choice(long runId, Optional<TakeOver> resumed, List<RunView> changedSince) {
+  public record Choice(long runId, Optional<TakeOver> resumed, List<RunView> changedSince, Optional<RunView> finishedBefore) {
     public Choice {
       Objects.requireNonNull(resumed, "resumed");
       changedSince = List.copyOf(changedSince);
+      Objects.requireNonNull(finishedBefore, "finishedBefore");
     }
   }
 
@@ -130,11 +135,16 @@ public final class RunResumption {
     List<RunView> runs = store.runs();
     for (RunView r : runs) {
       if (!r.ended() && r.spec().equals(spec) && sameIds(r, cases)) {
-        return new Choice(r.runId(), Optional.of(takeOver(r)), List.of());
+        return new Choice(r.runId(), Optional.of(takeOver(r)), List.of(), Optional.empty());
       }
     }
     List<RunView> changed = new ArrayList<>();
+    Optional<RunView> finished = Optional.empty();
     for (RunView r : runs) {
+      if (r.state() == dev.tally.core.store.RunState.FINISHED && r.spec().equals(spec)
+          && finished.map(f -> f.runId() < r.runId()).orElse(true)) {
+        finished = Optional.of(r);
+      }
       RunSpec old = r.spec();
       if (!r.ended() && old.dataset().equals(spec.dataset()) && old.evaluator().equals(spec.evaluator())
           && old.limits().equals(spec.limits())) {
@@ -150,7 +160,7 @@ public final class RunResumption {
     } finally {
       close(source);
     }
-    return new Choice(runId, Optional.empty(), changed);
+    return new Choice(runId, Optional.empty(), changed, finished);
   }
 
   /** Whether run {@code r}'s cases have the ids of {@code cases}, in the same order (both streamed). */

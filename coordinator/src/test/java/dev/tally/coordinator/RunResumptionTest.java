@@ -77,6 +77,21 @@ class RunResumptionTest {
     assertThat(c.changedSince()).extracting(RunView::runId).containsExactly(old);
   }
 
+  /** A coordinator killed after its run's end, before the results: the same command says which run finished. */
+  @Test
+  void aNewRunNamesTheLatestFinishedRunOfTheSameSpec() {
+    long older = store.createRun(spec("d1"), List.of()); // no cases: finished at once
+    long latest = store.createRun(spec("d1"), List.of());
+    store.createRun(spec("d2"), List.of());
+    long cancelled = store.createRun(spec("d1"), CASES);
+    store.cancelRun(cancelled, NOW.toEpochMilli());
+    RunResumption.Choice c = onEphemeralPort.runFor(spec("d1"), CASES);
+    assertThat(c.resumed()).isEmpty();
+    assertThat(c.finishedBefore()).map(RunView::runId).hasValue(latest);
+    assertThat(older).isLessThan(latest);
+    assertThat(onEphemeralPort.runFor(spec("d3"), CASES).finishedBefore()).isEmpty();
+  }
+
   @Test
   void theSameSpecWithCasesInAnotherOrderIsANewRun() {
     long old = store.createRun(spec("d1"), CASES);

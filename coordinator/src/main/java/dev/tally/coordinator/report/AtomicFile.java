@@ -79,7 +79,7 @@ public final class AtomicFile {
         return;
       }
     }
-    Path temp = absolute.resolveSibling("." + absolute.getFileName() + "." + ProcessHandle.current().pid() + ".tmp");
+    Path temp = absolute.resolveSibling("." + absolute.getFileName() + "." + ProcessHandle.current().pid() + TEMP_SUFFIX);
     try {
       Files.deleteIfExists(temp);
       filler.fill(temp);
@@ -92,10 +92,37 @@ public final class AtomicFile {
         Files.move(temp, absolute, StandardCopyOption.REPLACE_EXISTING);
       }
       forceDirectory(absolute.getParent());
+      removeLeftovers(absolute);
     } finally {
       Files.deleteIfExists(temp);
     }
   }
+
+  /**
+   * Deletes the temporary files of {@code target} that processes no longer running left (killed with {@code
+   * kill -9} midway: {@code .results.jsonl.20625.tmp}); one of a live process is its own, being written. A pid
+   * reused since by another process keeps its file until a later write. Best effort: never throws.
+   */
+  private static void removeLeftovers(Path target) {
+    String prefix = "." + target.getFileName() + ".";
+    try (var siblings = Files.newDirectoryStream(target.getParent(), p -> {
+      String name = p.getFileName().toString();
+      return name.startsWith(prefix) && name.endsWith(TEMP_SUFFIX) && name.length() > prefix.length() + TEMP_SUFFIX.length();
+    })) {
+      for (Path leftover : siblings) {
+        String name = leftover.getFileName().toString();
+        String pid = name.substring(prefix.length(), name.length() - TEMP_SUFFIX.length());
+        if (pid.chars().allMatch(c -> c >= '0' && c <= '9') && pid.length() <= 18
+            && ProcessHandle.of(Long.parseLong(pid)).isEmpty()) {
+          Files.deleteIfExists(leftover);
+        }
+      }
+    } catch (IOException | RuntimeException e) {
+      // a directory that cannot be listed, a file gone meanwhile: the write itself succeeded
+    }
+  }
+
+  private static final String TEMP_SUFFIX = ".tmp";
 
   /**
    * Writes {@code bytes} to {@code target} as {@link #write(Path, Filler)} does.

@@ -24,6 +24,23 @@ class AtomicFileTest {
     }
   }
 
+  /** A writer killed midway (kill -9) left its temporary file; the next write of the target removes it. */
+  @Test
+  void aTemporaryFileOfAProcessThatIsGoneIsRemovedByTheNextWriteAndOneOfALiveProcessIsKept() throws Exception {
+    Process gone = new ProcessBuilder("true").start();
+    gone.waitFor();
+    Path f = dir.resolve("results.jsonl");
+    Path leftover = Files.writeString(dir.resolve(".results.jsonl." + gone.pid() + ".tmp"), "half");
+    Path live = Files.writeString(dir.resolve(".results.jsonl." + ProcessHandle.current().parent().orElseThrow().pid() + ".tmp"), "being written");
+    Path other = Files.writeString(dir.resolve(".results.jsonl.x.tmp"), "not ours");
+    Path otherFile = Files.writeString(dir.resolve(".summary.json." + gone.pid() + ".tmp"), "another target's");
+    AtomicFile.write(f, "new".getBytes(StandardCharsets.UTF_8));
+    assertThat(leftover).doesNotExist();
+    assertThat(live).exists();
+    assertThat(other).exists();
+    assertThat(otherFile).as("another target's is left for its own next write").exists();
+  }
+
   @Test
   void aLinkIsWrittenThroughAndStaysALink() throws Exception {
     Path real = dir.resolve("real.jsonl");
