@@ -102,7 +102,7 @@ public final class StatusCommand implements Callable<Integer> {
 
   /** The leader row's lease at the store's time {@code nowMillis}: released, renewed (with what is left), or lapsed. */
   private static String leaseText(dev.tally.core.lead.LeaderRow row, long nowMillis) {
-    if (row.holder() == null) {
+    if (row.holder() == null || row.released()) {
       return "released: the next server to look leads";
     }
     long left = row.expiresAtMillis() - nowMillis;

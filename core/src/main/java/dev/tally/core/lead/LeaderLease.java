@@ -175,7 +175,10 @@ public final class LeaderLease {
     looked = true;
     // A standby that just started has seen nothing of the leader either: a row that lapsed less than a lease
     // ago may be a live leader reconnecting after an outage that also kept this standby from starting.
-    if (blind || firstLook && row.lapsedAt(read.storeNowMillis())
+    // A row given up on closing has no leader to come back: taken at once.
+    if (row.released()) {
+      blind = false;
+    } else if (blind || firstLook && row.lapsedAt(read.storeNowMillis())
         && !row.lapsedAt(read.storeNowMillis() - settings.lease().toMillis())) {
       blind = false;
       regained = row;
@@ -278,8 +281,9 @@ public final class LeaderLease {
   }
 
   /**
-   * The swap that gives the lead up at once, for a leader closing cleanly: its own row, expiring at the
-   * store's now, so that a standby takes over at its next look instead of a whole lease later. Ends the lead
+   * The swap that gives the lead up at once, for a leader closing cleanly: its own row, marked given up
+   * ({@link LeaderRow#RELEASED_EXPIRY}), so that a standby, or a coordinator's first look, takes over at once
+   * instead of a whole lease later (a row that merely lapsed may have a leader coming back; this one has not). Ends the lead
    * here, whether or not the swap is then won.
    *
    * @param read the row and the store's clock, just read
@@ -292,7 +296,7 @@ public final class LeaderLease {
     if (mine == 0 || row.epoch() != mine) {
       return null;
     }
-    return new Renew(row, new LeaderRow(mine, row.holder(), row.address(), read.storeNowMillis()));
+    return new Renew(row, new LeaderRow(mine, row.holder(), row.address(), LeaderRow.RELEASED_EXPIRY));
   }
 
   /** Whether this coordinator leads, as far as it knows. */

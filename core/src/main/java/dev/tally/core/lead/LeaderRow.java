@@ -28,9 +28,20 @@ public record LeaderRow(long epoch, String holder, String address, long expiresA
     }
   }
 
+  /**
+   * The expiry of a row its leader gave up on closing ({@link LeaderLease#release}): lapsed long before any
+   * store's now, so that no coordinator mistakes it for a leader that just failed to renew and may be back.
+   */
+  public static final long RELEASED_EXPIRY = 0;
+
   /** Whether the lease has lapsed (or was never held) at {@code storeNowMillis}, the store's clock. */
   public boolean lapsedAt(long storeNowMillis) {
     return holder == null || storeNowMillis >= expiresAtMillis;
+  }
+
+  /** Whether its leader gave the lead up on closing ({@link #RELEASED_EXPIRY}): the next to look leads. */
+  public boolean released() {
+    return holder != null && expiresAtMillis == RELEASED_EXPIRY;
   }
 
   /** Where the leader said it can be reached, parsed; {@link LeaderAddress#UNKNOWN} if it said nothing. */
