@@ -17,8 +17,10 @@ import java.util.Set;
  * for long while another run, already holding more, gets leases. Fair share is max-min over the runs'
  * leased jobs ({@code BatchRules}), so after each committed batch that leased jobs of more than one active
  * run, a run Y is <i>passed over</i> if it still has jobs some asking worker may lease, got none in the
- * batch, and a run X that got some holds at least two more leases than Y now (one more is a tie broken by
- * run order). A run passed over in {@link #PATIENCE} batches in a row is starved: a violation.
+ * batch, and a run X that got some holds more leases than Y now. One more is a tie broken against Y, which
+ * happens (the runs take turns at ties: the scheduler's lease order), but not batch after batch: ties that
+ * went to the older run every time starved a later run while as many runs as slots each held one. A run
+ * passed over in {@link #PATIENCE} batches in a row is starved: a violation.
  *
  * <p>The leased counts and leasable jobs are read from the store's data itself ({@link
  * InMemoryStore#leasingView}), not through the primitives a planted bug may break.
@@ -79,7 +81,7 @@ final class FairShareWatch {
       if (!granted.containsKey(y) && vy.leasable()) {
         for (long x : granted.keySet()) {
           InMemoryStore.LeasingView vx = views.get(x);
-          if (vx != null && vx.leased() > vy.leased() + 1) {
+          if (vx != null && vx.leased() > vy.leased()) {
             unfairTo = x;
             break;
           }
