@@ -364,8 +364,8 @@ public final class CaseLines implements CaseSource {
    * What is wrong with a case's numbers, or empty: a number too large for a double (its magnitude above
    * about 1.8e308, which JSON's grammar allows) was read as infinity, and would reach an evaluator as {@code
    * Infinity}, or be stored as the string {@code "Infinity"}. Such a number is refused, naming its field, as
-   * I-JSON advises against it (RFC 7493, section 2.2). Integers are kept exactly whatever their length; a
-   * fraction is kept as the nearest double, as ever. The one number rule of every reader of cases.
+   * I-JSON advises against it (RFC 7493, section 2.2). An integer is kept exactly whatever its length. The
+   * one number rule of every reader of cases (JSON Lines, the API's JSON body, the other formats' readers).
    *
    * @param caseObject a case as read (an object; any other value has no field to name)
    * @return the problem as a sentence without the place, or empty
