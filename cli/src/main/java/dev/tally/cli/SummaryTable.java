@@ -51,6 +51,12 @@ final class SummaryTable {
           EstimateText.Written.textOf(g.get("accuracy")),
           g.path("meanScore").isObject() ? ", mean score " + EstimateText.Written.textOf(g.get("meanScore")) : "");
     }
+    com.fasterxml.jackson.databind.JsonNode values = groups.path("values");
+    if (values.size() == 1 && dev.tally.core.stats.GroupedEstimates.MISSING.equals(values.get(0).path("value").asText())) {
+      // a misspelt field groups every case under (missing): say so, rather than let it pass for a figure
+      String by = TerminalText.safe(groups.path("by").asText(), ID_CHARS);
+      out.printf("  (no case has %s, as metadata.%s or from the case's top: check the field's name)%n", by, by);
+    }
     out.flush();
   }
 

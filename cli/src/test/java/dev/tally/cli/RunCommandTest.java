@@ -174,6 +174,19 @@ class RunCommandTest {
     assertThat(table.toString()).contains("by c?[2J").contains("x?[31mRED?]0;PWNED?").doesNotContain("\u001b").doesNotContain("\u0007");
   }
 
+  /** A field no case has groups every case under (missing): the table says so instead of passing it off. */
+  @Test
+  void aGroupByFieldNoCaseHasIsSaid() throws Exception {
+    StringWriter table = new StringWriter();
+    SummaryTable.printGroups(new PrintWriter(table), JSON.readTree("{\"by\": \"lnag\", \"values\": ["
+        + "{\"value\": \"(missing)\", \"n\": 2, \"accuracy\": null}]}"));
+    assertThat(table.toString()).contains("(no case has lnag, as metadata.lnag or from the case's top: check the field's name)");
+    StringWriter some = new StringWriter();
+    SummaryTable.printGroups(new PrintWriter(some), JSON.readTree("{\"by\": \"lang\", \"values\": ["
+        + "{\"value\": \"en\", \"n\": 1, \"accuracy\": null}, {\"value\": \"(missing)\", \"n\": 1, \"accuracy\": null}]}"));
+    assertThat(some.toString()).doesNotContain("no case has");
+  }
+
   @Test
   void aRunPausedByFailFastGoesOnWithTallyResumeOnceItsEnvironmentIsFixed() throws Exception {
     Path dataset = dir.resolve("many.jsonl");

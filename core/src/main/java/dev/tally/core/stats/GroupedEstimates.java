@@ -14,7 +14,7 @@ import java.util.TreeMap;
  * group's figures through {@link Estimates}, as the run's own figures are stated.
  *
  * <p>What a case's group is has one owner, {@link #groupOf}: the case's {@code metadata.FIELD}, else its
- * top-level {@code FIELD}, else {@link #MISSING}.
+ * {@code FIELD}, a field path either way, else {@link #MISSING}.
  *
  * <p>Memory is bounded: at most {@link #MAX_GROUPS} groups are kept; cases of later groups are counted
  * together under {@link #OTHER} and {@link #truncated()} says so.
@@ -57,8 +57,10 @@ public final class GroupedEstimates {
   private boolean truncated;
 
   /**
-   * The group of a case for {@code field}: {@code metadata.FIELD} if the case has it, else a top-level
-   * {@code FIELD}, else {@link #MISSING}. A string is its text; any other JSON value its JSON text ({@code
+   * The group of a case for {@code field}: {@code metadata.FIELD} if the case has it, else {@code FIELD} from
+   * the case's top, else {@link #MISSING}. {@code FIELD} is a field path as a template's placeholder reads it
+   * ({@link dev.tally.core.cases.FieldPath}: {@code meta.lang} steps into {@code meta}); it was a plain
+   * name, and a path grouped every case under {@link #MISSING}. A string is its text; any other JSON value its JSON text ({@code
    * 3}, {@code true}, {@code ["a"]}).
    *
    * @param caseFields the case's JSON object
@@ -68,11 +70,12 @@ public final class GroupedEstimates {
   public static String groupOf(JsonNode caseFields, String field) {
     Objects.requireNonNull(caseFields, "caseFields");
     Objects.requireNonNull(field, "field");
-    JsonNode value = caseFields.path("metadata").path(field);
-    if (value.isMissingNode() || value.isNull()) {
-      value = caseFields.path(field);
+    JsonNode metadata = caseFields.get("metadata");
+    JsonNode value = metadata != null && metadata.isObject() ? dev.tally.core.cases.FieldPath.valueAt(metadata, field) : null;
+    if (value == null || value.isNull()) {
+      value = dev.tally.core.cases.FieldPath.valueAt(caseFields, field);
     }
-    if (value.isMissingNode() || value.isNull()) {
+    if (value == null || value.isNull()) {
       return MISSING;
     }
     return value.isTextual() ? value.textValue() : value.toString();

@@ -20,6 +20,12 @@ class GroupedEstimatesTest {
     assertThat(GroupedEstimates.groupOf(JSON.readTree("{\"id\":\"a\",\"subject\":null}"), "subject"))
         .isEqualTo(GroupedEstimates.MISSING);
     assertThat(GroupedEstimates.groupOf(JSON.readTree("{\"id\":\"a\"}"), "subject")).isEqualTo(GroupedEstimates.MISSING);
+    // a field path, as a template's placeholder reads it (it grouped every case under (missing) before)
+    assertThat(GroupedEstimates.groupOf(JSON.readTree("{\"id\":\"a\",\"meta\":{\"lang\":\"en\"}}"), "meta.lang")).isEqualTo("en");
+    assertThat(GroupedEstimates.groupOf(JSON.readTree("{\"id\":\"a\",\"metadata\":{\"src\":\"x\"}}"), "metadata.src")).isEqualTo("x");
+    assertThat(GroupedEstimates.groupOf(JSON.readTree("{\"id\":\"a\",\"metadata\":{\"m\":{\"k\":2}}}"), "m.k")).isEqualTo("2");
+    assertThat(GroupedEstimates.groupOf(JSON.readTree("{\"id\":\"a\",\"tags\":[\"t0\",\"t1\"]}"), "tags.1")).isEqualTo("t1");
+    assertThat(GroupedEstimates.groupOf(JSON.readTree("{\"id\":\"a\",\"metadata\":\"text\",\"subject\":\"s\"}"), "subject")).isEqualTo("s");
   }
 
   @Test

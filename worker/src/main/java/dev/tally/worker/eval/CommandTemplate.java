@@ -487,34 +487,12 @@ public final class CommandTemplate {
   }
 
   /**
-   * The value a placeholder's field path names in a case, or null if there is none. A case member whose
-   * name is the whole path ({@code "a.b"}) is that value; else each step of the path looks up a member of
-   * the value so far: in an object, the member of that name; in an array, for a step that is a number of at
-   * most 9 digits with no leading zero, the element at that 0-based index. Anything else (a step into a
-   * string, a number or {@code null}, an index past the end, a member that is not there) finds nothing. The path is one of
-   * {@link #fields()}, as {@link #parse} read it: {@code id}, {@code meta.lang}, {@code choices.0}.
-   *
-   * @param caseObject the case's JSON object
-   * @param path a field path
-   * @return the value (a JSON {@code null} is a value), or null
+   * The value a placeholder's field path names in a case, or null if there is none, by the one path rule
+   * ({@link dev.tally.core.cases.FieldPath#valueAt}). The path is one of {@link #fields()}, as {@link #parse}
+   * read it.
    */
   static JsonNode valueAt(JsonNode caseObject, String path) {
-    JsonNode whole = caseObject.get(path);
-    if (whole != null) {
-      return whole; // a flat "a.b": the case's own name for it wins over the path
-    }
-    JsonNode node = caseObject;
-    int start = 0;
-    while (node != null) {
-      int dot = path.indexOf('.', start);
-      String step = dot < 0 ? path.substring(start) : path.substring(start, dot);
-      node = node.isArray() ? elementAt(node, step) : node.get(step);
-      if (dot < 0) {
-        return node;
-      }
-      start = dot + 1;
-    }
-    return null;
+    return dev.tally.core.cases.FieldPath.valueAt(caseObject, path);
   }
 
   /** The most member names {@link #missingReason} lists of an object that lacks the next step. */
@@ -541,7 +519,7 @@ public final class CommandTemplate {
     while (true) {
       int dot = path.indexOf('.', start);
       String step = dot < 0 ? path.substring(start) : path.substring(start, dot);
-      JsonNode next = node.isArray() ? elementAt(node, step) : node.get(step);
+      JsonNode next = dev.tally.core.cases.FieldPath.step(node, step);
       if (next == null) {
         return start == 0 ? "" : " (" + blocked(node, path.substring(0, start - 1), path.substring(start)) + ")";
       }
@@ -601,19 +579,6 @@ public final class CommandTemplate {
     }
     return name + " is " + (reached.isNull() ? "null" : reached.isBoolean() ? "a boolean" : reached.isNumber() ? "a number"
         : reached.getNodeType().toString().toLowerCase(java.util.Locale.ROOT)) + ", not an object or array";
-  }
-
-  /**
-   * The element of {@code array} that {@code step} indexes, or null: an index is written in decimal with no
-   * leading zero (so that one element has one name: {@code 01} is no index, as in JSON Pointer, RFC 6901)
-   * and at most 9 digits.
-   */
-  private static JsonNode elementAt(JsonNode array, String step) {
-    if (step.isEmpty() || step.length() > 9 || !step.chars().allMatch(c -> c >= '0' && c <= '9')
-        || step.length() > 1 && step.charAt(0) == '0') {
-      return null;
-    }
-    return array.get(Integer.parseInt(step));
   }
 
   /** A placeholder's value as inserted: a string as it is, anything else as its JSON text. */
