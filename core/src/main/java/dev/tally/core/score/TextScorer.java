@@ -49,9 +49,10 @@ final class TextScorer implements Scorer {
         return ScoreResult.pass(seen, (kind.equals(EXACT) ? "equals " : "includes ") + which(i, targets.size()) + Targets.quote(target));
       }
     }
-    return ScoreResult.fail(seen, (kind.equals(EXACT) ? "equals " : "includes ") + (targets.size() == 1
-        ? "not the target " + Targets.quote(normalizer.apply(targets.get(0)))
-        : "none of the " + targets.size() + " targets"));
+    // "equals not the target" read as a typo: the failing sentence is said the other way round
+    return ScoreResult.fail(seen, (kind.equals(EXACT) ? "does not equal " : "does not include ") + (targets.size() == 1
+        ? "the target " + Targets.quote(normalizer.apply(targets.get(0)))
+        : "any of the " + targets.size() + " targets"));
   }
 
   private static String which(int i, int n) {

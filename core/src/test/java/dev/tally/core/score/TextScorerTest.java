@@ -19,7 +19,7 @@ class TextScorerTest {
     ScoreResult wrong = scorer("exact").score(target("\"Paris\""), "paris");
     assertThat(wrong.passed()).isFalse();
     assertThat(wrong.value()).isZero();
-    assertThat(wrong.explanation()).isEqualTo("equals not the target \"Paris\"");
+    assertThat(wrong.explanation()).isEqualTo("does not equal the target \"Paris\"");
   }
 
   @Test
@@ -46,7 +46,7 @@ class TextScorerTest {
     ScoreResult r = scorer("exact:ignore-case").score(target("[\"NYC\", \"New York\"]"), "new york");
     assertThat(r.passed()).isTrue();
     assertThat(r.explanation()).isEqualTo("equals target 2 of 2, \"new york\"");
-    assertThat(scorer("exact").score(target("[\"a\", \"b\"]"), "c").explanation()).isEqualTo("equals none of the 2 targets");
+    assertThat(scorer("exact").score(target("[\"a\", \"b\"]"), "c").explanation()).isEqualTo("does not equal any of the 2 targets");
     assertThat(scorer("exact").score(target("42"), "42").passed()).isTrue();
   }
 
