@@ -142,7 +142,7 @@ public final class RunResumption {
     Optional<RunView> finished = Optional.empty();
     for (RunView r : runs) {
       if (r.state() == dev.tally.core.store.RunState.FINISHED && r.spec().equals(spec)
-          && finished.map(f -> f.runId() < r.runId()).orElse(true)) {
+          && (finished.isEmpty() || finished.get().runId() < r.runId())) {
         finished = Optional.of(r);
       }
       RunSpec old = r.spec();

@@ -1,6 +1,7 @@
 package dev.tally.worker;
 
 import dev.tally.core.JournalEntry;
+import dev.tally.core.cases.CaseLines;
 import dev.tally.worker.eval.EvalContext;
 import dev.tally.worker.eval.ResponseJournal;
 import java.util.Map;
@@ -61,7 +62,7 @@ final class AttemptJournal implements ResponseJournal {
     String problem = JournalEntry.problem(Objects.requireNonNull(requestDigest, "requestDigest"),
         Objects.requireNonNull(response, "response"));
     if (problem != null) {
-      throw new JournalException("case " + dev.tally.core.cases.CaseLines.quotedId(job.caseId()) + ": cannot journal the response: " + problem);
+      throw new JournalException("case " + CaseLines.quotedId(job.caseId()) + ": cannot journal the response: " + problem);
     }
     JournalEntry entry = new JournalEntry(job.key().jobId(), job.key().token(), requestDigest, response,
         Objects.requireNonNull(usage, "usage"));
@@ -73,15 +74,15 @@ final class AttemptJournal implements ResponseJournal {
       long leftMillis = context.timeout().toMillis() - context.elapsedMillis();
       JournalEntry.Status status = answer.get(Math.max(1, leftMillis), TimeUnit.MILLISECONDS);
       if (status == JournalEntry.Status.FENCED) {
-        throw new JournalException("case " + dev.tally.core.cases.CaseLines.quotedId(job.caseId()) + ": the coordinator refused the journal entry: the lease "
+        throw new JournalException("case " + CaseLines.quotedId(job.caseId()) + ": the coordinator refused the journal entry: the lease "
             + job.key() + " is no longer current");
       }
       recorded.put(requestDigest, response);
     } catch (ExecutionException e) {
-      throw new JournalException("case " + dev.tally.core.cases.CaseLines.quotedId(job.caseId()) + ": the response was not journalled: "
+      throw new JournalException("case " + CaseLines.quotedId(job.caseId()) + ": the response was not journalled: "
           + e.getCause().getMessage());
     } catch (TimeoutException e) {
-      throw new JournalException("case " + dev.tally.core.cases.CaseLines.quotedId(job.caseId()) + ": the coordinator did not confirm the journal entry within"
+      throw new JournalException("case " + CaseLines.quotedId(job.caseId()) + ": the coordinator did not confirm the journal entry within"
           + " the case's timeout of " + context.timeout().toMillis() + " ms");
     } finally {
       unregister.run();

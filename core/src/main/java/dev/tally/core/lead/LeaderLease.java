@@ -283,8 +283,8 @@ public final class LeaderLease {
   /**
    * The swap that gives the lead up at once, for a leader closing cleanly: its own row, marked given up
    * ({@link LeaderRow#RELEASED_EXPIRY}), so that a standby, or a coordinator's first look, takes over at once
-   * instead of a whole lease later (a row that merely lapsed may have a leader coming back; this one has not). Ends the lead
-   * here, whether or not the swap is then won.
+   * instead of a whole lease later (a row that merely lapsed may have a leader coming back; this one has
+   * not). Ends the lead here, whether or not the swap is then won.
    *
    * @param read the row and the store's clock, just read
    * @return the swap to make, or null if this coordinator does not lead or the row is no longer its epoch

@@ -75,10 +75,11 @@ final class Runs {
    * with the later run, and the older run took it every time, until a run ended.
    */
   List<Long> leaseOrder() {
-    List<Long> order = new java.util.ArrayList<>(active);
-    if (!lastLeased.isEmpty()) {
-      order.sort(java.util.Comparator.comparingLong(runId -> lastLeased.getOrDefault(runId, Long.MIN_VALUE))); // stable
+    if (active.size() < 2) {
+      return List.copyOf(active); // every step of a lone run: nothing to order
     }
+    List<Long> order = new java.util.ArrayList<>(active);
+    order.sort(java.util.Comparator.comparingLong(runId -> lastLeased.getOrDefault(runId, Long.MIN_VALUE))); // stable
     return order;
   }
 

@@ -59,12 +59,11 @@ public final class GroupedEstimates {
   /**
    * The group of a case for {@code field}: {@code metadata.FIELD} if the case has it, else {@code FIELD} from
    * the case's top, else {@link #MISSING}. {@code FIELD} is a field path as a template's placeholder reads it
-   * ({@link dev.tally.core.cases.FieldPath}: {@code meta.lang} steps into {@code meta}); it was a plain
-   * name, and a path grouped every case under {@link #MISSING}. A string is its text; any other JSON value its JSON text ({@code
-   * 3}, {@code true}, {@code ["a"]}).
+   * ({@link dev.tally.core.cases.FieldPath}: {@code meta.lang} steps into {@code meta}). A string is its
+   * text; any other JSON value its JSON text ({@code 3}, {@code true}, {@code ["a"]}).
    *
    * @param caseFields the case's JSON object
-   * @param field the field's name
+   * @param field the field's path
    * @throws NullPointerException if an argument is null
    */
   public static String groupOf(JsonNode caseFields, String field) {

@@ -42,6 +42,7 @@ public record CaseFields(String option, Function<JsonNode, Optional<String>> mis
    * @param caseObject the case's JSON object
    * @param path the field path it lacks
    * @param user what uses the field: {@code --cmd}, {@code the evaluator's cmd}
+   * @return the sentence, without a place (the caller puts the file and line, or the request's, in front)
    */
   public static String missingFieldDetail(String caseId, JsonNode caseObject, String path, String user) {
     return "case " + dev.tally.core.cases.CaseLines.quotedId(caseId) + " has no field \"" + path + "\""
