@@ -82,7 +82,10 @@ public abstract class RunnerCommand implements Callable<Integer> {
   @Option(names = "--workers", defaultValue = "2", description = "Local worker processes to start (default: ${DEFAULT-VALUE}); 0 waits for remote workers on --listen.", paramLabel = "N")
   int workers;
 
-  @Option(names = "--in-process", defaultValue = "0", description = "Slots of a worker inside this process, beside (or instead of) the worker processes (default: ${DEFAULT-VALUE}).", paramLabel = "N")
+  /** {@code --in-process}'s help, for every command that has the option ({@code tally run}, {@code resume}, {@code server}). */
+  static final String IN_PROCESS_DESCRIPTION = "Slots of a worker inside this process, beside (or instead of) the worker processes (default: ${DEFAULT-VALUE}).";
+
+  @Option(names = "--in-process", defaultValue = "0", description = IN_PROCESS_DESCRIPTION, paramLabel = "N")
   int inProcessSlots;
 
   @Option(names = "--slots", description = "Cases each local worker runs at once (default: the number of cores).", paramLabel = "N")
@@ -117,9 +120,7 @@ public abstract class RunnerCommand implements Callable<Integer> {
     if (workers < 0 || workers > MAX_LOCAL_WORKERS) {
       throw new ParameterException(spec.commandLine(), "--workers must be from 0 to " + MAX_LOCAL_WORKERS + ", got " + workers);
     }
-    if (inProcessSlots < 0 || inProcessSlots > WorkerServer.MAX_WORKER_SLOTS) {
-      throw new ParameterException(spec.commandLine(), "--in-process must be from 0 to " + WorkerServer.MAX_WORKER_SLOTS + ", got " + inProcessSlots);
-    }
+    requireInProcessSlots(spec.commandLine(), inProcessSlots);
     if (workers == 0 && inProcessSlots == 0 && (listen == null || listen.port() == 0)) {
       throw new ParameterException(spec.commandLine(), "--workers 0 needs --listen HOST:PORT with a fixed port, so remote workers can find the coordinator (or --in-process K)");
     }
@@ -340,8 +341,7 @@ public abstract class RunnerCommand implements Callable<Integer> {
     LocalWorkerProcesses already = early.takeFor(runId, connectTo);
     try (LocalWorkerProcesses local = already != null ? already
             : LocalWorkerProcesses.start(workers, workerSlots, connectTo, logDir(dbFile, runId), workerToken);
-        InProcessWorker inProcess = new InProcessWorker(inProcessSlots > 0 ? LocalWorker.start("in-process", inProcessSlots, inProcessSlots, coordinator.scheduler(),
-            coordinator.store().storeId()) : null)) {
+        InProcessWorker inProcess = new InProcessWorker(startInProcess(inProcessSlots, coordinator))) {
       RunView run = coordinator.store().run(runId).orElseThrow();
       err.printf("tally: run %d: %s; %s; store %s%n", runId, Words.count(run.counters().total(), "case"),
           fleet(workerSlots, bound), db().describe());
@@ -474,6 +474,17 @@ public abstract class RunnerCommand implements Callable<Integer> {
    * remote workers says so rather than announcing zero of something.
    */
   String fleet(int workerSlots, HostPort address) {
+    boolean none = workers == 0 && inProcessSlots == 0;
+    return localFleet(workers, workerSlots, inProcessSlots) + "; " + (none
+        ? "waiting for remote workers (tally worker --coordinator " + address + ")"
+        : "remote workers may connect to " + address);
+  }
+
+  /**
+   * The local fleet in words, as {@code tally run} and {@code tally server} say it: {@code "3 local workers x
+   * 1 slot + 2 in-process slots"}, or {@code "no local workers"}.
+   */
+  static String localFleet(int workers, int workerSlots, int inProcessSlots) {
     List<String> parts = new ArrayList<>();
     if (workers > 0) {
       parts.add(Words.count(workers, "local worker") + " x " + Words.count(workerSlots, "slot"));
@@ -481,9 +492,28 @@ public abstract class RunnerCommand implements Callable<Integer> {
     if (inProcessSlots > 0) {
       parts.add(Words.count(inProcessSlots, "in-process slot"));
     }
-    String local = parts.isEmpty() ? "no local workers" : String.join(" + ", parts);
-    return local + "; " + (parts.isEmpty() ? "waiting for remote workers (tally worker --coordinator " + address + ")"
-        : "remote workers may connect to " + address);
+    return parts.isEmpty() ? "no local workers" : String.join(" + ", parts);
+  }
+
+  /**
+   * Refuses an {@code --in-process} count out of its range, 0 to {@link WorkerServer#MAX_WORKER_SLOTS}.
+   *
+   * @throws ParameterException naming the option and the value, if it is out of range
+   */
+  static void requireInProcessSlots(picocli.CommandLine commandLine, int inProcessSlots) {
+    if (inProcessSlots < 0 || inProcessSlots > WorkerServer.MAX_WORKER_SLOTS) {
+      throw new ParameterException(commandLine, "--in-process must be from 0 to " + WorkerServer.MAX_WORKER_SLOTS + ", got " + inProcessSlots);
+    }
+  }
+
+  /**
+   * Starts the worker inside this process that {@code --in-process} asks for: {@code slots} slot threads
+   * taking cases straight from the coordinator's scheduler (no connection, no heartbeat: it lives and dies
+   * with the coordinator), holding up to as many more assigned in advance. Null for 0 slots. Called only
+   * while the coordinator leads.
+   */
+  static LocalWorker startInProcess(int slots, Coordinator coordinator) {
+    return slots > 0 ? LocalWorker.start("in-process", slots, slots, coordinator.scheduler(), coordinator.store().storeId()) : null;
   }
 
   /**

@@ -6,12 +6,12 @@ import dev.tally.coordinator.RunResumption;
 import dev.tally.core.DurationText;
 import dev.tally.http.ApiServer;
 import dev.tally.http.TallyServer;
+import dev.tally.worker.LocalWorker;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -88,6 +88,9 @@ public final class ServerCommand implements java.util.concurrent.Callable<Intege
   @Option(names = "--slots", description = "Cases each local worker runs at once (default: the number of cores).", paramLabel = "N")
   Integer slots;
 
+  @Option(names = "--in-process", defaultValue = "0", description = RunnerCommand.IN_PROCESS_DESCRIPTION, paramLabel = "N")
+  int inProcessSlots;
+
   @Option(names = "--stop-grace", converter = DurationConverter.class,
       description = "On SIGTERM, SIGINT or SIGHUP, how long to wait for the results of cases in flight (default: ${DEFAULT-VALUE}).", paramLabel = "DURATION")
   Duration stopGrace;
@@ -99,8 +102,9 @@ public final class ServerCommand implements java.util.concurrent.Callable<Intege
     if (workers < 0 || workers > RunnerCommand.MAX_LOCAL_WORKERS) {
       throw new ParameterException(spec.commandLine(), "--workers must be from 0 to " + RunnerCommand.MAX_LOCAL_WORKERS + ", got " + workers);
     }
-    if (workers == 0 && (listen == null || listen.port() == 0)) {
-      throw new ParameterException(spec.commandLine(), "--workers 0 needs --listen HOST:PORT with a fixed port, so remote workers can find the server");
+    RunnerCommand.requireInProcessSlots(spec.commandLine(), inProcessSlots);
+    if (workers == 0 && inProcessSlots == 0 && (listen == null || listen.port() == 0)) {
+      throw new ParameterException(spec.commandLine(), "--workers 0 needs --listen HOST:PORT with a fixed port, so remote workers can find the server (or --in-process K)");
     }
     int workerSlots = WorkerCommand.slots(spec.commandLine(), slots);
     if (stopGrace == null || !spec.commandLine().getParseResult().hasMatchedOption("--stop-grace")) {
@@ -156,6 +160,7 @@ public final class ServerCommand implements java.util.concurrent.Callable<Intege
     // Local workers start once this server leads: a standby's worker port is not bound yet (with port 0 it
     // has no number), so workers started now could never reach it.
     LocalWorkerProcesses local = null;
+    LocalWorker inProcess = null;
     if (coordinator.leading()) {
       try {
         local = startLocalWorkers(coordinator, workerSlots, builder);
@@ -164,6 +169,7 @@ public final class ServerCommand implements java.util.concurrent.Callable<Intege
         err.println("tally server: cannot start the local workers: " + e.getMessage());
         return Main.EXIT_FAILED;
       }
+      inProcess = RunnerCommand.startInProcess(inProcessSlots, coordinator);
     }
     int reported = reportResumed(server, 0, err);
     String url = server.api().url();
@@ -205,6 +211,9 @@ public final class ServerCommand implements java.util.concurrent.Callable<Intege
             break;
           }
         }
+        if (inProcess == null) {
+          inProcess = RunnerCommand.startInProcess(inProcessSlots, coordinator);
+        }
       }
       // Resumed on taking the lead, just after leading() turns true: said as they come.
       int now = reportResumed(server, reported, err);
@@ -237,6 +246,9 @@ public final class ServerCommand implements java.util.concurrent.Callable<Intege
     }
     if (local != null) {
       local.stop(SERVER_STOPPING);
+    }
+    if (inProcess != null) {
+      inProcess.close(SERVER_STOPPING); // a case still running after the grace is stopped; the next server runs it again
     }
     long unfinished = -1; // unknown: the store could not say
     if (!steppedDown) {
@@ -339,11 +351,7 @@ public final class ServerCommand implements java.util.concurrent.Callable<Intege
   }
 
   private String fleet(int workerSlots) {
-    List<String> parts = new ArrayList<>();
-    if (workers > 0) {
-      parts.add(Words.count(workers, "local worker") + " x " + Words.count(workerSlots, "slot"));
-    }
-    return parts.isEmpty() ? "no local workers" : String.join(" + ", parts);
+    return RunnerCommand.localFleet(workers, workerSlots, inProcessSlots);
   }
 
   /** Beside the store, named after it: {@code tally.db-logs/server}. */

@@ -75,6 +75,20 @@ class HelpTest {
     assertThat(java.nio.file.Path.of("/nonexistent-tally-dir")).doesNotExist();
   }
 
+  /** A server's fleet: in-process slots in range, and without them a fixed worker port for remote workers. */
+  @Test
+  void aServerWithNoWorkerAndNoFixedPortOrWithInProcessSlotsOutOfRangeIsRefused() {
+    Help none = mistaken("server", "--workers", "0");
+    assertThat(none.exit()).isEqualTo(Main.EXIT_USAGE);
+    assertThat(none.out()).startsWith("tally: --workers 0 needs --listen HOST:PORT with a fixed port, so remote workers"
+        + " can find the server (or --in-process K)");
+    for (String bad : new String[] {"-1", "100000"}) {
+      Help refused = mistaken("server", "--in-process", bad);
+      assertThat(refused.exit()).as(bad).isEqualTo(Main.EXIT_USAGE);
+      assertThat(refused.out()).as(bad).startsWith("tally: --in-process must be from 0 to ").contains("got " + bad);
+    }
+  }
+
   @Test
   void theApisOptionsWithoutItsAddressAreRefusedNotIgnored() {
     for (String option : ApiOptions.API_ONLY) {

@@ -149,6 +149,55 @@ class ServerProcessTest {
     }
   }
 
+  /**
+   * {@code --workers 0 --in-process 2}: no worker process and no fixed worker port, the cases run on slots
+   * inside the server (the lightest server for one machine). Every case is recorded once, each by the
+   * in-process worker; SIGTERM while a second run's cases are running waits for them as for any worker's.
+   */
+  @Test
+  void aServerWithInProcessSlotsOnlyRunsItsRunsAndStopsCleanly() throws Exception {
+    Path db = dir.resolve("in-process.db");
+    List<List<String>> ids = seed(db, 1, 12, 30);
+    List<String> args = new ArrayList<>(serverArgs(db, tokenFile(), "--in-process=2", "--stop-grace=60s"));
+    args.removeIf(a -> a.startsWith("--workers=") || a.startsWith("--slots="));
+    args.add("--workers=0");
+    Path started = Files.createDirectories(dir.resolve("started"));
+    try (TallyProcess server = TallyProcess.start(dir, "server.log", args)) {
+      String url = server.serverUrl();
+      assertThat(server.output()).contains("2 in-process slots").doesNotContain("local worker");
+      await("run 1 finished").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100))
+          .until(() -> get(url + "/api/v1/runs/1").get("state").asText().equals("finished"));
+      assertThat(get(url + "/api/v1/runs/1").get("counters").get("passed").asLong()).isEqualTo(12);
+      JsonNode workers = get(url + "/api/v1/workers").get("workers");
+      assertThat(workers).extracting(w -> w.get("name").asText()).containsExactly("in-process");
+
+      // A second run over the API, whose cases are still running when SIGTERM comes.
+      String body = "{\"evaluator\": {\"kind\": \"exec\", \"cmd\": \"sh -c 'touch \\\"$1/$2\\\"; sleep 1' sh " + started
+          + " {id}\"}, \"cases\": [{\"id\": \"a\"}, {\"id\": \"b\"}, {\"id\": \"c\"}]}";
+      HttpResponse<String> created = http.send(HttpRequest.newBuilder(URI.create(url + "/api/v1/runs"))
+          .header("Authorization", "Bearer " + TOKEN).header("Idempotency-Key", "in-process-1")
+          .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(body))
+          .timeout(Duration.ofSeconds(30)).build(), HttpResponse.BodyHandlers.ofString());
+      assertThat(created.statusCode()).as(created.body()).isEqualTo(201);
+      await("a case of run 2 started").atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(20))
+          .until(() -> listing(started).size() > 0);
+      Set<String> startedBeforeTerm = listing(started);
+      Signals.send(server.process.pid(), "TERM");
+      assertThat(server.waitFor(90)).as(server.output()).isZero();
+      assertThat(server.output()).contains("tally server: SIGTERM: stopping").contains("every result in flight recorded");
+      try (SqliteStore store = SqliteStore.openExisting(db)) {
+        Checker.RunCheck check = Checker.checkRun(store, 1, ids.get(0));
+        assertThat(check.violations()).isEmpty();
+        assertThat(check.counters().recorded()).isEqualTo(12);
+        assertThat(store.jobs(2).stream().filter(j -> j.state() == JobState.LEASED)).isEmpty();
+        for (String id : startedBeforeTerm) {
+          assertThat(store.attempts(2, id).orElseThrow()).extracting(dev.tally.core.store.AttemptView::ending)
+              .as("case %s had started", id).contains("recorded");
+        }
+      }
+    }
+  }
+
   @Test
   void sigtermWaitsForTheResultsInFlightThenExitsZeroSayingSo() throws Exception {
     Path db = dir.resolve("stop.db");
