@@ -61,6 +61,8 @@ public final class Coordinator implements AutoCloseable {
   private final Map<Long, Long> finishedAfterNanos = new ConcurrentHashMap<>();
   /** The futures {@link #submit} gave that have not completed: a step-down fails them. */
   private final java.util.Set<CompletableFuture<RunCounters>> waiting = ConcurrentHashMap.newKeySet();
+  /** Told of each run's end: {@link #onRunEnded}. */
+  private final java.util.List<java.util.function.LongConsumer> runEndListeners = new java.util.concurrent.CopyOnWriteArrayList<>();
   /** The listeners' TLS identity, or null for plaintext. */
   private final TlsIdentity tls;
 
@@ -415,13 +417,36 @@ public final class Coordinator implements AutoCloseable {
   private CompletableFuture<RunCounters> submit(long runId, long beganNanos) {
     requireLeading();
     CompletableFuture<RunCounters> done = scheduler.activate(runId);
-    done.thenRun(() -> finishedAfterNanos.putIfAbsent(runId, System.nanoTime() - beganNanos));
+    // A run activated again after its end (retry-errors) gets the future of that end back, done already: its
+    // listeners are not told of an end that is not this one's.
+    boolean endedBefore = done.isDone();
+    done.thenRun(() -> {
+      finishedAfterNanos.putIfAbsent(runId, System.nanoTime() - beganNanos);
+      for (java.util.function.LongConsumer listener : endedBefore ? java.util.List.<java.util.function.LongConsumer>of() : runEndListeners) {
+        try {
+          listener.accept(runId);
+        } catch (RuntimeException e) {
+          log.warn("a listener of run {}'s end failed: {}", runId, e.toString());
+        }
+      }
+    });
     waiting.add(done);
     done.whenComplete((counters, failure) -> waiting.remove(done));
     if (steppedDown != null) {
       done.completeExceptionally(deposed(steppedDown)); // stepped down meanwhile: the scheduler is stopping
     }
     return done;
+  }
+
+  /**
+   * Registers {@code listener}, called with a run's id when a run this coordinator serves ends (every job
+   * ended, the end committed), on the thread that completes the run (the scheduler's): it must return at
+   * once. What it throws is logged and does not reach the scheduler. Not called for the second end of a run
+   * whose errors were retried (the scheduler keeps one completion per run, done at its first end). Safe from
+   * any thread.
+   */
+  public void onRunEnded(java.util.function.LongConsumer listener) {
+    runEndListeners.add(java.util.Objects.requireNonNull(listener, "listener"));
   }
 
   /** What a run's future fails with when this coordinator steps down before the run ends. */

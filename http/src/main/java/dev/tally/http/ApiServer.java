@@ -137,6 +137,7 @@ public final class ApiServer implements AutoCloseable {
     FleetRoutes fleetRoutes = new FleetRoutes(fleet, coordinator, clock);
     ApiMetrics metrics = new ApiMetrics(coordinator, live);
     EventStream events = new EventStream(coordinator.store(), fleet, settings.eventPeriodMillis, clock::millis);
+    coordinator.onRunEnded(events::runEnded);
     List<Route> routes = Collections.synchronizedList(new ArrayList<>());
     ObjectMapper json = new ObjectMapper().disable(SerializationFeature.FAIL_ON_EMPTY_BEANS);
     Javalin app = Javalin.create(config -> {

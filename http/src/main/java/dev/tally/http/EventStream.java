@@ -12,6 +12,7 @@ import io.javalin.openapi.HttpMethod;
 import io.javalin.openapi.OpenApi;
 import io.javalin.openapi.OpenApiContent;
 import io.javalin.openapi.OpenApiResponse;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -46,6 +47,11 @@ import org.slf4j.LoggerFactory;
  * rescan; a run ended again ({@code retry-errors} ran its errored cases, quickly) has a later end time,
  * and is sent again. The window is wider than a rescan and than clocks disagree between coordinators (the
  * run's end time is its leader's); a client merges a repeated run object with what it has.
+ *
+ * <p><b>An end is sent at once.</b> When a run this server serves ends, the coordinator says so ({@link
+ * #runEnded}) and the publisher looks at once instead of at its next period, so a client waiting for the end
+ * (a script, {@code tally wait}) hears it within milliseconds rather than up to a period later. Ends that
+ * come while such a look is pending are one look.
  *
  * <p><b>Clients that go.</b> A client is dropped when a write to it fails (Javalin then closes it and runs
  * its close callback) and when it closes its side; a comment is written every {@value
@@ -91,6 +97,10 @@ final class EventStream implements AutoCloseable {
   /** Runs sent ended within {@link #RECENTLY_ENDED_MILLIS}, with the end time sent (to forget them after). */
   private final Map<Long, Long> sentEnded = new HashMap<>();
   private long tick;
+  /** Runs the coordinator said ended, for the next look (from any thread). */
+  private final java.util.Queue<Long> endedNow = new java.util.concurrent.ConcurrentLinkedQueue<>();
+  /** Whether a look for {@link #endedNow} is queued on the publisher and has not begun. */
+  private final java.util.concurrent.atomic.AtomicBoolean lookPending = new java.util.concurrent.atomic.AtomicBoolean();
 
   EventStream(Store store, FleetHistory fleet, long periodMillis, java.util.function.LongSupplier nowMillis) {
     this.store = Objects.requireNonNull(store, "store");
@@ -100,7 +110,7 @@ final class EventStream implements AutoCloseable {
   }
 
   void start() {
-    publisher.scheduleWithFixedDelay(this::publishSafely, periodMillis, periodMillis, TimeUnit.MILLISECONDS);
+    publisher.scheduleWithFixedDelay(() -> publishSafely(true), periodMillis, periodMillis, TimeUnit.MILLISECONDS);
   }
 
   @OpenApi(path = PATH, methods = HttpMethod.GET, operationId = "events", tags = "events",
@@ -132,9 +142,40 @@ final class EventStream implements AutoCloseable {
     }
   }
 
-  /** Looks once now, on the caller's thread: for a test whose publisher's period never comes. */
+  /**
+   * Looks once now, on the publisher's thread (a look's state is that thread's alone), and waits for it: for
+   * a test whose publisher's period never comes.
+   *
+   * @throws IllegalStateException if the look failed, or the wait was interrupted
+   */
   void publishNow() {
-    publish();
+    try {
+      publisher.submit(() -> publish(true)).get();
+    } catch (java.util.concurrent.ExecutionException e) {
+      throw new IllegalStateException("the event stream's look failed", e.getCause());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while the event stream looked", e);
+    }
+  }
+
+  /**
+   * Says that run {@code runId} ended: the publisher looks at once (on its own thread) and sends its end.
+   * Returns at once; safe from any thread (the scheduler's, which completes a run); after {@link #close},
+   * does nothing.
+   */
+  void runEnded(long runId) {
+    endedNow.add(runId);
+    if (lookPending.compareAndSet(false, true)) {
+      try {
+        publisher.execute(() -> {
+          lookPending.set(false);
+          publishSafely(false);
+        });
+      } catch (java.util.concurrent.RejectedExecutionException e) {
+        // closed: no client is left to tell
+      }
+    }
   }
 
   /** How many clients listen now. */
@@ -143,21 +184,28 @@ final class EventStream implements AutoCloseable {
     return clients.size();
   }
 
-  private void publishSafely() {
+  /** A look: {@code periodic} for the period's, which counts the period (rescans, workers, keep-alive). */
+  private void publishSafely(boolean periodic) {
     try {
-      publish();
+      publish(periodic);
     } catch (RuntimeException e) {
       // A store hiccup costs one period's events, not the stream.
       log.warn("event stream: cannot read the store this time: {}", e.toString());
     }
   }
 
-  private void publish() {
-    tick++;
+  private void publish(boolean periodic) {
+    if (periodic) {
+      tick++;
+    }
     clients.removeIf(SseClient::terminated);
     List<FleetHistory.Change> changes = fleet.events(fleetSeq);
     if (!changes.isEmpty()) {
       fleetSeq = changes.get(changes.size() - 1).seq();
+    }
+    List<Long> ended = new ArrayList<>();
+    for (Long id; (id = endedNow.poll()) != null; ) {
+      ended.add(id);
     }
     if (clients.isEmpty()) {
       sentRuns.clear(); // a client that connects later starts from what is true then
@@ -168,12 +216,15 @@ final class EventStream implements AutoCloseable {
     for (FleetHistory.Change c : changes) {
       send("fleet", FleetRoutes.event(c));
     }
-    if (tick % KEEP_ALIVE_PERIODS == 0) {
+    for (Long runId : ended) {
+      sentRuns.putIfAbsent(runId, null); // read below and sent ended, unless that end was sent already
+    }
+    if (periodic && tick % KEEP_ALIVE_PERIODS == 0) {
       for (SseClient c : clients) {
         c.sendComment("keep-alive");
       }
     }
-    if (sentRuns.isEmpty() || tick % RESCAN_PERIODS == 0) {
+    if (periodic && (sentRuns.isEmpty() || tick % RESCAN_PERIODS == 0)) {
       long recent = nowMillis.getAsLong() - RECENTLY_ENDED_MILLIS;
       sentEnded.values().removeIf(endedAt -> endedAt < recent);
       for (RunView r : store.runs()) {
@@ -188,7 +239,7 @@ final class EventStream implements AutoCloseable {
     for (Long runId : sentRuns.keySet().toArray(Long[]::new)) {
       RunView now = store.run(runId).orElse(null);
       RunView before = sentRuns.get(runId);
-      if (now == null) {
+      if (now == null || before == null && now.ended() && Objects.equals(sentEnded.get(runId), now.finishedAtMillis())) {
         sentRuns.remove(runId);
         continue;
       }
@@ -202,7 +253,7 @@ final class EventStream implements AutoCloseable {
         sentRuns.put(runId, now);
       }
     }
-    if (tick % WORKER_PERIODS == 1) {
+    if (periodic && tick % WORKER_PERIODS == 1) {
       long at = nowMillis.getAsLong();
       for (WorkerStatus w : store.workerStatuses()) {
         WorkerObject now = ApiViews.worker(w, at);

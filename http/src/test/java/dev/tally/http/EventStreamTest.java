@@ -115,6 +115,31 @@ class EventStreamTest {
   }
 
   @Test
+  @Timeout(value = 60, threadMode = Timeout.ThreadMode.SEPARATE_THREAD) // a missing event leaves the read waiting
+  void aRunsEndIsSentAtOnceWithoutWaitingForThePublishersPeriod() throws Exception {
+    // The period never comes: only the coordinator's word that the run ended can make the publisher look.
+    try (TestApi t = TestApi.start(dir, ApiServer.Settings.builder().eventPeriodMillis(3_600_000), null)) {
+      HttpResponse<InputStream> stream = listenAndLookOnce(t);
+      t.withWorker(2);
+      RunCounters ended = t.runToEnd("ends.jsonl", 4);
+      assertThat(ended.passed()).isEqualTo(4);
+      try (BufferedReader in = new BufferedReader(new InputStreamReader(stream.body(), StandardCharsets.UTF_8))) {
+        String event = null;
+        for (String line; (line = in.readLine()) != null; ) {
+          if (line.startsWith("event: ")) {
+            event = line.substring(7);
+          } else if (line.startsWith("data: ") && "run".equals(event)) {
+            JsonNode run = TestApi.JSON.readTree(line.substring(6));
+            assertThat(run.get("state").asText()).isEqualTo("finished");
+            assertThat(run.get("counters").get("passed").asLong()).isEqualTo(4);
+            break;
+          }
+        }
+      }
+    }
+  }
+
+  @Test
   @Timeout(value = 120, threadMode = Timeout.ThreadMode.SEPARATE_THREAD) // a missing event leaves the read waiting
   void aRunWhoseErrorsAreRetriedQuicklyIsSentEndedAgain() throws Exception {
     try (TestApi t = TestApi.start(dir, ApiServer.Settings.builder().eventPeriodMillis(3_600_000), null)) {
