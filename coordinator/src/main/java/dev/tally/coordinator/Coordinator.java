@@ -419,17 +419,10 @@ public final class Coordinator implements AutoCloseable {
     CompletableFuture<RunCounters> done = scheduler.activate(runId);
     // A run activated again after its end (retry-errors) gets the future of that end back, done already: its
     // listeners are not told of an end that is not this one's.
-    boolean endedBefore = done.isDone();
-    done.thenRun(() -> {
-      finishedAfterNanos.putIfAbsent(runId, System.nanoTime() - beganNanos);
-      for (java.util.function.LongConsumer listener : endedBefore ? java.util.List.<java.util.function.LongConsumer>of() : runEndListeners) {
-        try {
-          listener.accept(runId);
-        } catch (RuntimeException e) {
-          log.warn("a listener of run {}'s end failed: {}", runId, e.toString());
-        }
-      }
-    });
+    if (!done.isDone()) {
+      done.thenRun(() -> tellRunEnded(runId));
+    }
+    done.thenRun(() -> finishedAfterNanos.putIfAbsent(runId, System.nanoTime() - beganNanos));
     waiting.add(done);
     done.whenComplete((counters, failure) -> waiting.remove(done));
     if (steppedDown != null) {
@@ -447,6 +440,16 @@ public final class Coordinator implements AutoCloseable {
    */
   public void onRunEnded(java.util.function.LongConsumer listener) {
     runEndListeners.add(java.util.Objects.requireNonNull(listener, "listener"));
+  }
+
+  private void tellRunEnded(long runId) {
+    for (java.util.function.LongConsumer listener : runEndListeners) {
+      try {
+        listener.accept(runId);
+      } catch (RuntimeException e) {
+        log.warn("a listener of run {}'s end failed: {}", runId, e.toString());
+      }
+    }
   }
 
   /** What a run's future fails with when this coordinator steps down before the run ends. */
