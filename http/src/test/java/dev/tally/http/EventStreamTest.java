@@ -124,17 +124,9 @@ class EventStreamTest {
       RunCounters ended = t.runToEnd("ends.jsonl", 4);
       assertThat(ended.passed()).isEqualTo(4);
       try (BufferedReader in = new BufferedReader(new InputStreamReader(stream.body(), StandardCharsets.UTF_8))) {
-        String event = null;
-        for (String line; (line = in.readLine()) != null; ) {
-          if (line.startsWith("event: ")) {
-            event = line.substring(7);
-          } else if (line.startsWith("data: ") && "run".equals(event)) {
-            JsonNode run = TestApi.JSON.readTree(line.substring(6));
-            assertThat(run.get("state").asText()).isEqualTo("finished");
-            assertThat(run.get("counters").get("passed").asLong()).isEqualTo(4);
-            break;
-          }
-        }
+        JsonNode run = nextRunEvent(in);
+        assertThat(run.get("state").asText()).isEqualTo("finished");
+        assertThat(run.get("counters").get("passed").asLong()).isEqualTo(4);
       }
     }
   }
