@@ -48,6 +48,11 @@ import org.slf4j.LoggerFactory;
  * and is sent again. The window is wider than a rescan and than clocks disagree between coordinators (the
  * run's end time is its leader's); a client merges a repeated run object with what it has.
  *
+ * <p><b>A new client hears the runs as they are.</b> When a client connects it is sent every run not ended,
+ * and every run that ended in the last {@value #RECENTLY_ENDED_MILLIS} ms, once each: a client that connects
+ * after the end it waits for (a script that submitted a run, then listens) is not left waiting. Then it gets
+ * the changes, with every other client.
+ *
  * <p><b>An end is sent at once.</b> When a run this server serves ends, the coordinator says so ({@link
  * #runEnded}) and the publisher looks at once instead of at its next period, so a client waiting for the end
  * (a script, {@code tally wait}) hears it within milliseconds rather than up to a period later. Ends that
@@ -129,6 +134,30 @@ final class EventStream implements AutoCloseable {
     client.onClose(() -> clients.remove(client));
     clients.add(client);
     client.sendComment("connected");
+    try {
+      publisher.execute(() -> greet(client));
+    } catch (java.util.concurrent.RejectedExecutionException e) {
+      // closing: the client is closed with the rest
+    }
+  }
+
+  /**
+   * Sends a client that has just connected every run not ended and every run that ended in the last
+   * {@value #RECENTLY_ENDED_MILLIS} ms, as they are now: a client that connects after a run's end (a script
+   * that submitted, then waits) still hears of it. On the publisher's thread, as every event.
+   */
+  private void greet(SseClient client) {
+    try {
+      long recent = nowMillis.getAsLong() - RECENTLY_ENDED_MILLIS;
+      for (RunView r : store.runs()) {
+        if ((!r.ended() || r.finishedAtMillis() >= recent) && !client.terminated()) {
+          client.sendEvent("run", JSON.writeValueAsString(ApiViews.run(r)));
+        }
+      }
+    } catch (RuntimeException | com.fasterxml.jackson.core.JsonProcessingException e) {
+      // The next looks send what changes; a store hiccup costs this client its first picture only.
+      log.warn("event stream: cannot send a new client the runs: {}", e.toString());
+    }
   }
 
   /**

@@ -131,6 +131,31 @@ class EventStreamTest {
     }
   }
 
+  /**
+   * A client that connects after the end it waits for (a script that submitted, then listens), while another
+   * client has heard that end already: it is sent the run as it is, ended, when it connects.
+   */
+  @Test
+  @Timeout(value = 60, threadMode = Timeout.ThreadMode.SEPARATE_THREAD) // a missing event leaves the read waiting
+  void aClientThatConnectsAfterARunEndedIsSentItsEnd() throws Exception {
+    try (TestApi t = TestApi.start(dir, ApiServer.Settings.builder().eventPeriodMillis(3_600_000), null)) {
+      HttpResponse<InputStream> first = listenAndLookOnce(t);
+      t.withWorker(2);
+      assertThat(t.runToEnd("early.jsonl", 3).passed()).isEqualTo(3);
+      try (BufferedReader in = new BufferedReader(new InputStreamReader(first.body(), StandardCharsets.UTF_8))) {
+        assertThat(nextRunEvent(in).get("state").asText()).as("the first client heard the end").isEqualTo("finished");
+      }
+      HttpResponse<InputStream> late = t.client.send(t.request(ApiServer.BASE + "/events").header("Accept", "text/event-stream").GET().build(),
+          HttpResponse.BodyHandlers.ofInputStream());
+      try (BufferedReader in = new BufferedReader(new InputStreamReader(late.body(), StandardCharsets.UTF_8))) {
+        JsonNode run = nextRunEvent(in);
+        assertThat(run.get("dataset").asText()).isEqualTo("early.jsonl");
+        assertThat(run.get("state").asText()).isEqualTo("finished");
+        assertThat(run.get("counters").get("passed").asLong()).isEqualTo(3);
+      }
+    }
+  }
+
   @Test
   @Timeout(value = 120, threadMode = Timeout.ThreadMode.SEPARATE_THREAD) // a missing event leaves the read waiting
   void aRunWhoseErrorsAreRetriedQuicklyIsSentEndedAgain() throws Exception {
