@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Time CPython's regression tests three ways, N at a time: CPython's own runner, xargs, and tally run.
+"""Time CPython's regression tests N at a time: CPython's own runner, xargs, tally run and a warm tally server.
 
 The same modules (make_dataset.py's, --limit of them) run as:
 
@@ -234,9 +234,10 @@ def check_tally(cwd: Path, modules: list) -> str:
     return "ok"
 
 
-def where_time_went(store: Path, run: int, wall: float, started_at: float) -> str:
+def where_time_went(store: Path, run: int, wall: float, started_at: float, submitted: bool = False) -> str:
     """A tally run's wall time in parts, from its store: start to the run's creation (the JVM, the store),
-    creation to the first case leased (the workers joining), the run, and its end to the process's exit."""
+    creation to the first case leased (the workers joining), the run, and its end to the process's exit; for
+    a run submitted to a server, from the submission, and to the results fetched."""
     try:
         import sqlite3
         db = sqlite3.connect(f"file:{store}?mode=ro", uri=True)
@@ -247,8 +248,9 @@ def where_time_went(store: Path, run: int, wall: float, started_at: float) -> st
     except Exception as e:  # noqa: BLE001 - a breakdown is a nicety; the run's own check says what matters
         return f"no breakdown ({e})"
     start_ms, end_ms = started_at * 1000, (started_at + wall) * 1000
-    return (f"start to run created {(created - start_ms) / 1000:.2f} s, to first case leased {(first - created) / 1000:.2f} s,"
-            f" cases {(finished - first) / 1000:.2f} s, end to exit {(end_ms - finished) / 1000:.2f} s")
+    begin, finish = ("submission", "results fetched") if submitted else ("start", "exit")
+    return (f"{begin} to run created {(created - start_ms) / 1000:.2f} s, to first case leased {(first - created) / 1000:.2f} s,"
+            f" cases {(finished - first) / 1000:.2f} s, end to {finish} {(end_ms - finished) / 1000:.2f} s")
 
 
 def text_of(argv: list) -> str:
@@ -362,7 +364,7 @@ def run_rounds(args, variants: list, modules: list, dataset: Path, work: Path, r
                   f"  exit {m['exit']}  load before {m['load']:.1f}  {m['check'] if m['check'] != '-' else ''}".rstrip())
             if v.startswith("tally"):
                 own = f"; tally's own CPU {m['tally_own']:.2f} s" if "tally_own" in m else ""
-                print(f"        {v}: {where_time_went(store, m.get('run', 1), m['wall'], m['started_at'])}{own}")
+                print(f"        {v}: {where_time_went(store, m.get('run', 1), m['wall'], m['started_at'], 'run' in m)}{own}")
             sys.stdout.flush()
 
 
