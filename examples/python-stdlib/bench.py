@@ -96,11 +96,11 @@ def measure(argv: list, cwd: Path, stdin_text: str) -> dict:
             "exit": process.returncode, "load": load, "started_at": started_at}
 
 
-def tree_cpu(root: int, own: bool = False) -> float:
+def tree_cpu(root: int) -> tuple:
     """CPU seconds (user + system) of a process and all its live descendants, with what each has reaped of its
-    children: a process is counted either live or in its reaper's cutime/cstime, never twice (/proc/PID/stat).
-    With own, only the Java processes' own time: the server and its worker JVMs, without their cases."""
-    parents, cpu, java = {}, {}, set()
+    children: a process is counted either live or in its reaper's cutime/cstime, never twice (/proc/PID/stat);
+    and the Java processes' own time alone (the server and its worker JVMs, without their cases)."""
+    parents, cpu, own, java = {}, {}, {}, set()
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
@@ -111,7 +111,8 @@ def tree_cpu(root: int, own: bool = False) -> float:
             continue  # ended meanwhile
         # After the command's name: state ppid ... utime(14) stime cutime cstime, counting from the pid as 1.
         parents[int(entry)] = int(fields[1])
-        cpu[int(entry)] = sum(int(x) for x in fields[11:13 if own else 15])
+        cpu[int(entry)] = sum(int(x) for x in fields[11:15])
+        own[int(entry)] = sum(int(x) for x in fields[11:13])
         try:
             if os.path.basename(os.readlink(f"/proc/{entry}/exe")) == "java":
                 java.add(int(entry))
@@ -123,7 +124,8 @@ def tree_cpu(root: int, own: bool = False) -> float:
         children = [pid for pid, ppid in parents.items() if ppid == parent]
         tree.update(children)
         frontier.extend(children)
-    return sum(cpu.get(pid, 0) for pid in tree if not own or pid in java) / os.sysconf("SC_CLK_TCK")
+    tick = os.sysconf("SC_CLK_TCK")
+    return sum(cpu.get(pid, 0) for pid in tree) / tick, sum(own.get(pid, 0) for pid in tree if pid in java) / tick
 
 
 class Server:
@@ -180,10 +182,10 @@ class Server:
     def measure(self, dataset: Path, cmd: str, results: Path) -> dict:
         """Submits the dataset as a run of cmd, waits for its end on the event stream and writes its
         results to `results`; wall time, and the CPU of the server's process tree and this client meanwhile."""
+        server_cpu, server_own = tree_cpu(self.process.pid)
         load = os.getloadavg()[0]
         started_at = time.time()
         started = time.monotonic()
-        server_cpu, server_own = tree_cpu(self.process.pid), tree_cpu(self.process.pid, own=True)
         own = resource.getrusage(resource.RUSAGE_SELF)
         # The event stream first, so that the run's end cannot pass before it is open.
         events, events_connection = self.open("GET", "/events", headers={"Accept": "text/event-stream"}, timeout=600)
@@ -206,8 +208,9 @@ class Server:
         wall = time.monotonic() - started
         done = resource.getrusage(resource.RUSAGE_SELF)
         client_user, client_sys = done.ru_utime - own.ru_utime, done.ru_stime - own.ru_stime
-        cpu = tree_cpu(self.process.pid) - server_cpu + client_user + client_sys
-        tally_own = tree_cpu(self.process.pid, own=True) - server_own
+        server_cpu_after, server_own_after = tree_cpu(self.process.pid)
+        cpu = server_cpu_after - server_cpu + client_user + client_sys
+        tally_own = server_own_after - server_own
         # The server's tree is not split into user and system time: "user" is all of it, "sys" the client's.
         return {"wall": wall, "cpu": cpu, "user": cpu - client_sys, "sys": client_sys, "exit": 0, "load": load,
                 "started_at": started_at, "run": created["id"], "tally_own": tally_own}

@@ -437,6 +437,9 @@ public final class Coordinator implements AutoCloseable {
    * once. What it throws is logged and does not reach the scheduler. Not called for the second end of a run
    * whose errors were retried (the scheduler keeps one completion per run, done at its first end). Safe from
    * any thread.
+   *
+   * @param listener takes the id of the run that ended
+   * @throws NullPointerException if {@code listener} is null
    */
   public void onRunEnded(java.util.function.LongConsumer listener) {
     runEndListeners.add(java.util.Objects.requireNonNull(listener, "listener"));

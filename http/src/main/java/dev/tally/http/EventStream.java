@@ -148,13 +148,13 @@ final class EventStream implements AutoCloseable {
    */
   private void greet(SseClient client) {
     try {
-      long recent = nowMillis.getAsLong() - RECENTLY_ENDED_MILLIS;
+      long recent = recentlyEndedSince();
       for (RunView r : store.runs()) {
-        if ((!r.ended() || r.finishedAtMillis() >= recent) && !client.terminated()) {
-          client.sendEvent("run", JSON.writeValueAsString(ApiViews.run(r)));
+        if (current(r, recent) && !client.terminated()) {
+          client.sendEvent("run", json(ApiViews.run(r)));
         }
       }
-    } catch (RuntimeException | com.fasterxml.jackson.core.JsonProcessingException e) {
+    } catch (RuntimeException e) {
       // The next looks send what changes; a store hiccup costs this client its first picture only.
       log.warn("event stream: cannot send a new client the runs: {}", e.toString());
     }
@@ -254,13 +254,12 @@ final class EventStream implements AutoCloseable {
       }
     }
     if (periodic && (sentRuns.isEmpty() || tick % RESCAN_PERIODS == 0)) {
-      long recent = nowMillis.getAsLong() - RECENTLY_ENDED_MILLIS;
+      long recent = recentlyEndedSince();
       sentEnded.values().removeIf(endedAt -> endedAt < recent);
       for (RunView r : store.runs()) {
         // An end is the run's end time: a run whose errors were retried ends again, later, and is sent again.
-        boolean endNotSent = r.ended() && r.finishedAtMillis() >= recent
-            && !Objects.equals(sentEnded.get(r.runId()), r.finishedAtMillis());
-        if ((!r.ended() || endNotSent) && !sentRuns.containsKey(r.runId())) {
+        boolean endNotSent = !r.ended() || !Objects.equals(sentEnded.get(r.runId()), r.finishedAtMillis());
+        if (current(r, recent) && endNotSent && !sentRuns.containsKey(r.runId())) {
           sentRuns.put(r.runId(), null);
         }
       }
@@ -309,13 +308,26 @@ final class EventStream implements AutoCloseable {
         || a.timesEjected() != b.timesEjected() || a.inFlight() != b.inFlight();
   }
 
-  private void send(String event, Object data) {
-    String json;
+  /** The time (epoch ms) after which an ended run still counts as recently ended. */
+  private long recentlyEndedSince() {
+    return nowMillis.getAsLong() - RECENTLY_ENDED_MILLIS;
+  }
+
+  /** Whether a run is worth a client's picture: not ended, or ended at or after {@code recentlyEndedSince}. */
+  private static boolean current(RunView r, long recentlyEndedSince) {
+    return !r.ended() || r.finishedAtMillis() >= recentlyEndedSince;
+  }
+
+  private static String json(Object data) {
     try {
-      json = JSON.writeValueAsString(data);
+      return JSON.writeValueAsString(data);
     } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
       throw new IllegalStateException("an API object cannot fail to serialize", e);
     }
+  }
+
+  private void send(String event, Object data) {
+    String json = json(data);
     for (SseClient c : clients) {
       if (!c.terminated()) {
         c.sendEvent(event, json); // a failed write terminates the client, which is then dropped
